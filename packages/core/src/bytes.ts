@@ -1,0 +1,125 @@
+/**
+ * Byte helpers shared by every package: hex, concatenation, comparison and the fixed-width
+ * integer encodings of spec section 2 (`be32`, `be64`, `i2osp`). Browser-safe.
+ */
+
+const HEX = '0123456789abcdef';
+const HEX_PAIRS: string[] = Array.from({ length: 256 }, (_, i) => HEX[i >> 4]! + HEX[i & 15]!);
+
+/** Lowercase hex of `bytes`. */
+export function toHex(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i]!]!;
+  return out;
+}
+
+function hexNibble(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 97 && code <= 102) return code - 87;
+  if (code >= 65 && code <= 70) return code - 55;
+  return -1;
+}
+
+/**
+ * Decodes hex, either case (upstream's vectors are lowercase, its fixtures uppercase).
+ * @throws TypeError when `hex` has an odd length or a non-hex character.
+ */
+export function fromHex(hex: string, name = 'hex'): Uint8Array {
+  if (hex.length % 2 !== 0) throw new TypeError(`${name}: hex string has an odd length`);
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) {
+    const hi = hexNibble(hex.charCodeAt(2 * i));
+    const lo = hexNibble(hex.charCodeAt(2 * i + 1));
+    if (hi < 0 || lo < 0) throw new TypeError(`${name}: not a hex string`);
+    out[i] = (hi << 4) | lo;
+  }
+  return out;
+}
+
+/** Concatenates byte arrays into a new array. */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
+/** Byte equality (not constant time: every compared value here is public). */
+export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Unsigned lexicographic order: negative, zero or positive. */
+export function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const d = a[i]! - b[i]!;
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** Checks that `v` fits an unsigned 64-bit integer. */
+export function assertU64(v: bigint, name: string): void {
+  if (typeof v !== 'bigint') throw new TypeError(`${name} must be a bigint`);
+  if (v < 0n || v > U64_MAX) throw new RangeError(`${name} must be an unsigned 64-bit integer`);
+}
+
+/** `be32(v)`, spec section 2. */
+export function be32(v: number): Uint8Array {
+  const out = new Uint8Array(4);
+  new DataView(out.buffer).setUint32(0, v >>> 0, false);
+  return out;
+}
+
+/** `be64(v)`, spec section 2. */
+export function be64(v: bigint): Uint8Array {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, v, false);
+  return out;
+}
+
+/** Writes `be64(v)` into `out` at `offset` (hot paths avoid the allocation of `be64`). */
+export function writeBe64(out: Uint8Array, offset: number, v: bigint): void {
+  new DataView(out.buffer, out.byteOffset, out.byteLength).setBigUint64(offset, v, false);
+}
+
+/** `i2osp(b) = be64(len(b)) || b`, spec section 2. */
+export function i2osp(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(8 + bytes.length);
+  writeBe64(out, 0, BigInt(bytes.length));
+  out.set(bytes, 8);
+  return out;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+/** UTF-8 bytes of a string. */
+export function utf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+/** Decodes UTF-8 (invalid sequences become U+FFFD; use for display only). */
+export function fromUtf8(bytes: Uint8Array): string {
+  return decoder.decode(bytes);
+}
+
+/** True when `bytes` is valid UTF-8 (used to choose how to display a label). */
+export function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}

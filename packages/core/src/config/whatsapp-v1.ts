@@ -1,0 +1,73 @@
+/**
+ * WhatsAppV1Configuration (spec 3.2): plain BLAKE3 without domain separation, label values
+ * hashed, and a two-level parent hash. The configuration WhatsApp runs in production.
+ */
+
+import { concatBytes, writeBe64 } from '../bytes.js';
+import { NodeLabel } from '../node-label.js';
+import { BaseConfiguration } from './configuration.js';
+import { blake3 } from './hash.js';
+
+const H = blake3;
+const ROOT_LABEL_VALUE = H(NodeLabel.root().toBytes());
+const EMPTY_LABEL = new NodeLabel(new Uint8Array(32).fill(0x01), 0);
+const H_ZERO = H(Uint8Array.of(0));
+
+/**
+ * The WhatsApp v1 configuration.
+ *
+ * @example
+ * ```ts
+ * const config = new WhatsAppV1Configuration();
+ * toHex(config.computeRootHashFromVal(config.emptyRootValue)); // 'f48ded41...'
+ * ```
+ */
+export class WhatsAppV1Configuration extends BaseConfiguration {
+  readonly name = 'whatsapp_v1' as const;
+  readonly emptyLabel = EMPTY_LABEL;
+  readonly emptyRootValue = H_ZERO;
+  readonly staleAzksValue = H_ZERO;
+  readonly emptyNodeHash = H(concatBytes(H_ZERO, H(EMPTY_LABEL.toBytes())));
+
+  hash(data: Uint8Array): Uint8Array {
+    return H(data);
+  }
+
+  nodeLabelValue(label: NodeLabel): Uint8Array {
+    return H(label.toBytes());
+  }
+
+  getCommitmentNonce(
+    commitmentKey: Uint8Array,
+    label: NodeLabel,
+    version: bigint,
+    value: Uint8Array,
+  ): Uint8Array {
+    // spec 3.2: H(ck || to_bytes(label) || be64(version) || i2osp(value))
+    const ck = commitmentKey.length;
+    const buf = new Uint8Array(ck + 36 + 8 + 8 + value.length);
+    buf.set(commitmentKey, 0);
+    buf.set(label.toBytes(), ck);
+    writeBe64(buf, ck + 36, version);
+    writeBe64(buf, ck + 44, BigInt(value.length));
+    buf.set(value, ck + 52);
+    return H(buf);
+  }
+
+  computeParentHashFromChildren(
+    leftValue: Uint8Array,
+    leftLabelValue: Uint8Array,
+    rightValue: Uint8Array,
+    rightLabelValue: Uint8Array,
+  ): Uint8Array {
+    // spec 3.2: H(H(lv || ll) || H(rv || rl))
+    return H(
+      concatBytes(H(concatBytes(leftValue, leftLabelValue)), H(concatBytes(rightValue, rightLabelValue))),
+    );
+  }
+
+  computeRootHashFromVal(rootValue: Uint8Array): Uint8Array {
+    // spec 3.2: H(v || H(to_bytes(ROOT)))
+    return H(concatBytes(rootValue, ROOT_LABEL_VALUE));
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The one domain error of akd-ts. Untrusted input (a proof, an encoding, a storage record, a
+ * request) fails with an `AkdError` whose `code` comes from the closed union below, so callers
+ * and the HTTP server can branch on it; caller mistakes (wrong argument types) throw
+ * TypeError / RangeError instead. Messages never contain secret bytes.
+ */
+
+/** Every stable error code, grouped by the layer that raises it. */
+export const ERROR_CODES = [
+  // Wire format (spec 15.4)
+  'DECODE_MALFORMED',
+  'DECODE_MISSING_FIELD',
+  'DECODE_INVALID_LENGTH',
+  'DECODE_INVALID_VALUE',
+  // VRF (spec 5)
+  'VRF_INVALID_PUBLIC_KEY',
+  'VRF_INVALID_SECRET_KEY',
+  'VRF_INVALID_PROOF',
+  'VRF_VERIFY_FAILED',
+  'VRF_LABEL_MISMATCH',
+  // Client verification (spec 11.1-11.4)
+  'VERIFY_ROOT_MISMATCH',
+  'VERIFY_VALUE_MISMATCH',
+  'VERIFY_STALE_MISMATCH',
+  'VERIFY_NONMEMBERSHIP',
+  'VERIFY_LOOKUP',
+  'VERIFY_HISTORY',
+  'VERIFY_FUTURE_MARKER',
+  // Audit verification (spec 11.5, 16)
+  'AUDIT_LENGTH_MISMATCH',
+  'AUDIT_MALFORMED_PROOF',
+  'AUDIT_START_HASH_MISMATCH',
+  'AUDIT_END_HASH_MISMATCH',
+  'AUDIT_EPOCH_GAP',
+  'AUDIT_BLOB_NAME',
+  'AUDIT_BLOB_EPOCH',
+  // Storage (spec 14)
+  'STORAGE_NOT_FOUND',
+  'STORAGE_TRANSACTION',
+  'STORAGE_CONNECTION',
+  'STORAGE_CORRUPT',
+  'STORAGE_SCHEMA',
+  'STORAGE_LOCKED',
+  // Directory (spec 12)
+  'DIRECTORY_INVALID_EPOCH',
+  'DIRECTORY_INVALID_VERSION',
+  'DIRECTORY_DUPLICATE_LABEL',
+  'DIRECTORY_LIMIT',
+  'DIRECTORY_LABEL_NOT_FOUND',
+  'DIRECTORY_READ_ONLY',
+  'DIRECTORY_TREE',
+] as const;
+
+export type AkdErrorCode = (typeof ERROR_CODES)[number];
+
+export interface AkdErrorOptions {
+  /** The field or argument the error is about (a protobuf field path, a storage key, ...). */
+  field?: string;
+  cause?: unknown;
+}
+
+/**
+ * A domain error with a stable `code`.
+ *
+ * @example
+ * ```ts
+ * try { lookupVerify(config, pk, root, epoch, label, proof) }
+ * catch (e) { if (isAkdError(e, 'VERIFY_ROOT_MISMATCH')) console.log(e.message) }
+ * ```
+ */
+export class AkdError extends Error {
+  readonly code: AkdErrorCode;
+  readonly field: string | undefined;
+
+  constructor(code: AkdErrorCode, message: string, options: AkdErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AkdError';
+    this.code = code;
+    this.field = options.field;
+  }
+}
+
+/** True when `e` is an AkdError, optionally with the given code. */
+export function isAkdError(e: unknown, code?: AkdErrorCode): e is AkdError {
+  return e instanceof AkdError && (code === undefined || e.code === code);
+}

@@ -1,0 +1,52 @@
+/**
+ * @akd-ts/core: everything a client or auditor needs to check facebook/akd proofs, with no
+ * Node dependency. Byte layouts follow the akd specification section by section.
+ */
+
+export {
+  toHex,
+  fromHex,
+  concatBytes,
+  bytesEqual,
+  compareBytes,
+  be32,
+  be64,
+  i2osp,
+  utf8,
+  fromUtf8,
+  isUtf8,
+  assertU64,
+} from './bytes.js';
+export { AkdError, isAkdError, ERROR_CODES } from './errors.js';
+export type { AkdErrorCode, AkdErrorOptions } from './errors.js';
+export {
+  NodeLabel,
+  LEAF_LEN,
+  Direction,
+  PrefixOrdering,
+  compareNodeLabels,
+  orderingToDirection,
+} from './node-label.js';
+export { VersionFreshness, BaseConfiguration } from './config/configuration.js';
+export type { Configuration, ConfigurationName } from './config/configuration.js';
+export { WhatsAppV1Configuration } from './config/whatsapp-v1.js';
+export { ExperimentalConfiguration, EXAMPLE_DOMAIN_LABEL } from './config/experimental.js';
+export { configurationByName, CONFIGURATION_NAMES } from './config/index.js';
+export type {
+  AkdLabel,
+  AkdValue,
+  Digest,
+  AzksElement,
+  SiblingProof,
+  MembershipProof,
+  NonMembershipProof,
+  LookupProof,
+  UpdateProof,
+  HistoryProof,
+  SingleAppendOnlyProof,
+  AppendOnlyProof,
+  VerifyResult,
+  EpochHash,
+  HistoryParams,
+  HistoryVerificationParams,
+} from './types.js';
