@@ -50,3 +50,14 @@ export type {
   HistoryParams,
   HistoryVerificationParams,
 } from './types.js';
+export { getMarkerVersions, markerVersion } from './markers.js';
+export { verifyMembership, verifyNonMembership, membershipRootValue } from './verify/membership.js';
+export { lookupVerify } from './verify/lookup.js';
+export type { PublicKeyInput } from './verify/lookup.js';
+export { keyHistoryVerify } from './verify/history.js';
+export {
+  auditVerify,
+  verifyConsecutiveAppendOnly,
+  rootHashOfElements,
+} from './verify/audit.js';
+export type { AuditVerifyResult } from './verify/audit.js';
