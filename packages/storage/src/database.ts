@@ -1,0 +1,74 @@
+/**
+ * The storage seam (spec 14.1): a small record-oriented interface every driver implements.
+ * Caching, transactions and batching live in the StorageManager above it, so a driver only
+ * stores and fetches records. The shared conformance suite (`@akd-ts/storage/conformance`)
+ * pins down every method's semantics below.
+ */
+
+import type {
+  DbRecord,
+  RecordFor,
+  StorageKey,
+  ValueStateFlag,
+  ValueStateRecord,
+} from './records.js';
+
+/** Why a batch is written: informational for drivers (spec 14.1 `DbSetState`). */
+export type DbSetState = 'transactionCommit' | 'general';
+
+/** A user's latest version and value under some flag (spec 14.1 `get_user_state_versions`). */
+export interface UserVersion {
+  username: Uint8Array;
+  version: bigint;
+  value: Uint8Array;
+}
+
+/** Proof that this process is the store's only writer, until released. */
+export interface WriterLock {
+  release(): Promise<void>;
+}
+
+/**
+ * A storage backend. Every method is async; failures are AkdErrors with a `STORAGE_*` code.
+ */
+export interface Database {
+  /** Upserts one record. */
+  set(record: DbRecord): Promise<void>;
+
+  /**
+   * Upserts many records atomically: when it fails, none of them is visible. Readers never see
+   * part of a batch; an `azks` record in the batch becomes visible together with the rest.
+   * An empty batch is a no-op.
+   */
+  batchSet(records: DbRecord[], state?: DbSetState): Promise<void>;
+
+  /** One record; `STORAGE_NOT_FOUND` when there is none under `key`. */
+  get<K extends StorageKey>(key: K): Promise<RecordFor<K>>;
+
+  /**
+   * Many records, any kinds: keys with no record are silently omitted and the order of the
+   * result is unspecified. Duplicate keys yield one record.
+   */
+  batchGet(keys: StorageKey[]): Promise<DbRecord[]>;
+
+  /** All value states of a user, by ascending epoch; `STORAGE_NOT_FOUND` when it has none. */
+  getUserData(username: Uint8Array): Promise<ValueStateRecord[]>;
+
+  /** The value state `flag` selects (spec 14.1); `STORAGE_NOT_FOUND` when none matches. */
+  getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord>;
+
+  /**
+   * For each user with a state matching `flag`, that state's version and value. Users without
+   * one are absent from the result (not an error). Order unspecified.
+   */
+  getUserStateVersions(usernames: Uint8Array[], flag: ValueStateFlag): Promise<UserVersion[]>;
+
+  /**
+   * Takes the store's exclusive writer lock, or fails at once with `STORAGE_LOCKED` when
+   * another writer (in this or another process) holds it.
+   */
+  acquireWriterLock(): Promise<WriterLock>;
+
+  /** Releases connections and files. The database is unusable afterwards. */
+  close(): Promise<void>;
+}

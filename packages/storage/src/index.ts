@@ -1,0 +1,38 @@
+/**
+ * @akd-ts/storage: the storage seam of akd-ts. Drivers implement `Database`; the directory
+ * reads and writes through a `StorageManager`.
+ */
+
+export {
+  NodeType,
+  AZKS_KEY,
+  nodeKey,
+  keyOf,
+  fullKey,
+  recordFullKey,
+  recordSize,
+  selectValueState,
+  nodeAtEpoch,
+} from './records.js';
+export type {
+  TreeNode,
+  AzksRecord,
+  TreeNodeRecord,
+  ValueStateRecord,
+  DbRecord,
+  RecordKind,
+  AzksKey,
+  TreeNodeKey,
+  ValueStateKey,
+  StorageKey,
+  RecordFor,
+  ValueStateFlag,
+} from './records.js';
+export type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
+export { MemoryDatabase } from './memory-database.js';
+export { TimedCache } from './timed-cache.js';
+export type { CacheOptions } from './timed-cache.js';
+export { StorageManager } from './storage-manager.js';
+export type { StorageManagerOptions, StorageMetrics, RecordReader } from './storage-manager.js';
+export { Transaction } from './transaction.js';
+export { copyRecord } from './copy.js';

@@ -1,0 +1,145 @@
+/**
+ * The in-memory database (spec 14.5): a map of records by full key, and each user's value
+ * states by epoch. For tests, benchmarks, auditors and short-lived directories; a `memory:`
+ * store forgets everything when the process ends.
+ */
+
+import { AkdError, toHex } from '@akd-ts/core';
+import { copyRecord } from './copy.js';
+import type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
+import { notFound } from './errors.js';
+import {
+  fullKey,
+  recordFullKey,
+  selectValueState,
+  type DbRecord,
+  type RecordFor,
+  type StorageKey,
+  type ValueStateFlag,
+  type ValueStateRecord,
+} from './records.js';
+
+/**
+ * A Database held in this process's memory.
+ *
+ * @example
+ * ```ts
+ * const db = new MemoryDatabase();
+ * await db.set({ kind: 'azks', latestEpoch: 0n, numNodes: 1n });
+ * ```
+ */
+export class MemoryDatabase implements Database {
+  private readonly records = new Map<string, DbRecord>();
+  /** username hex -> epoch -> state */
+  private readonly users = new Map<string, Map<bigint, ValueStateRecord>>();
+  private locked = false;
+  private closed = false;
+
+  private check(): void {
+    if (this.closed) throw new AkdError('STORAGE_CONNECTION', 'the in-memory database is closed');
+  }
+
+  private put(record: DbRecord): void {
+    const copy = copyRecord(record);
+    if (copy.kind === 'valueState') {
+      const user = toHex(copy.username);
+      let states = this.users.get(user);
+      if (states === undefined) this.users.set(user, (states = new Map()));
+      states.set(copy.epoch, copy);
+    } else {
+      this.records.set(recordFullKey(copy), copy);
+    }
+  }
+
+  async set(record: DbRecord): Promise<void> {
+    this.check();
+    this.put(record);
+  }
+
+  async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
+    this.check();
+    // synchronous, so no reader can observe part of the batch
+    for (const r of records) this.put(r);
+  }
+
+  private lookup(key: StorageKey): DbRecord | undefined {
+    if (key.kind === 'valueState') {
+      return this.users.get(toHex(key.username))?.get(key.epoch);
+    }
+    return this.records.get(fullKey(key));
+  }
+
+  async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    this.check();
+    const found = this.lookup(key);
+    if (found === undefined) throw notFound(`record ${fullKey(key)}`);
+    return copyRecord(found) as RecordFor<K>;
+  }
+
+  async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    this.check();
+    const out = new Map<string, DbRecord>();
+    for (const key of keys) {
+      const found = this.lookup(key);
+      if (found !== undefined) out.set(fullKey(key), copyRecord(found));
+    }
+    return [...out.values()];
+  }
+
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    this.check();
+    const states = this.users.get(toHex(username));
+    if (states === undefined || states.size === 0) throw notFound(`user ${toHex(username)}`);
+    return [...states.values()].sort((a, b) => (a.epoch < b.epoch ? -1 : 1)).map(copyRecord);
+  }
+
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    this.check();
+    const found = selectValueState(this.users.get(toHex(username))?.values() ?? [], flag);
+    if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
+    return copyRecord(found);
+  }
+
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    this.check();
+    const out = new Map<string, UserVersion>();
+    for (const username of usernames) {
+      const user = toHex(username);
+      const found = selectValueState(this.users.get(user)?.values() ?? [], flag);
+      if (found !== undefined) {
+        out.set(user, { username: found.username, version: found.version, value: found.value });
+      }
+    }
+    return [...out.values()];
+  }
+
+  async acquireWriterLock(): Promise<WriterLock> {
+    this.check();
+    if (this.locked) {
+      throw new AkdError('STORAGE_LOCKED', 'another writer holds this in-memory database');
+    }
+    this.locked = true;
+    let released = false;
+    return {
+      release: async () => {
+        if (!released) {
+          released = true;
+          this.locked = false;
+        }
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */
+  allRecords(): DbRecord[] {
+    const states = [...this.users.values()].flatMap((m) => [...m.values()]);
+    return [...this.records.values(), ...states].map(copyRecord);
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Storage records (spec 9.1): the AZKS record, tree nodes with their previous copy, and value
+ * states, plus their keys. These are what every driver stores and what the StorageManager
+ * caches; the tree and the directory build on them.
+ */
+
+import { NodeLabel, toHex } from '@akd-ts/core';
+
+/** Node types with the numeric codes SQL storage uses (spec 7.2). */
+export const NodeType = { Leaf: 1, Root: 2, Interior: 3 } as const;
+export type NodeType = (typeof NodeType)[keyof typeof NodeType];
+
+/** One version of a tree node (spec 7.2). */
+export interface TreeNode {
+  label: NodeLabel;
+  /** Last epoch in which this node or anything below it changed; a leaf's insertion epoch. */
+  lastEpoch: bigint;
+  /** Least `lastEpoch` over the node's leaf descendants (audit proofs prune with it). */
+  minDescendantEpoch: bigint;
+  /** The parent's label; the root points to itself. */
+  parent: NodeLabel;
+  nodeType: NodeType;
+  leftChild: NodeLabel | undefined;
+  rightChild: NodeLabel | undefined;
+  /** The node's stored value (spec 7.3): a leaf's raw value, an interior node's hash. */
+  hash: Uint8Array;
+}
+
+/** The AZKS record (spec 7.4): latest published epoch and the number of nodes ever created. */
+export interface AzksRecord {
+  kind: 'azks';
+  latestEpoch: bigint;
+  numNodes: bigint;
+}
+
+/** A tree node's latest version and at most one earlier version (spec 9.2). */
+export interface TreeNodeRecord {
+  kind: 'treeNode';
+  label: NodeLabel;
+  latest: TreeNode;
+  previous: TreeNode | undefined;
+}
+
+/** One version of one user's value (spec 9.1). */
+export interface ValueStateRecord {
+  kind: 'valueState';
+  /** The AkdLabel (user id). */
+  username: Uint8Array;
+  /** Epoch in which this version was published. */
+  epoch: bigint;
+  version: bigint;
+  /** The node label of this version's fresh leaf. */
+  label: NodeLabel;
+  /** The plaintext value; empty once tombstoned. */
+  value: Uint8Array;
+}
+
+export type DbRecord = AzksRecord | TreeNodeRecord | ValueStateRecord;
+export type RecordKind = DbRecord['kind'];
+
+/** Keys of the three record kinds (spec 9.1 `StorageKey`). */
+export type AzksKey = { kind: 'azks' };
+export type TreeNodeKey = { kind: 'treeNode'; label: NodeLabel };
+export type ValueStateKey = { kind: 'valueState'; username: Uint8Array; epoch: bigint };
+export type StorageKey = AzksKey | TreeNodeKey | ValueStateKey;
+
+/** The record type a key addresses. */
+export type RecordFor<K extends StorageKey> = K extends AzksKey
+  ? AzksRecord
+  : K extends TreeNodeKey
+    ? TreeNodeRecord
+    : ValueStateRecord;
+
+export const AZKS_KEY: AzksKey = { kind: 'azks' };
+
+/** The key of a tree node. */
+export function nodeKey(label: NodeLabel): TreeNodeKey {
+  return { kind: 'treeNode', label };
+}
+
+/** The key under which `record` is stored. */
+export function keyOf(record: DbRecord): StorageKey {
+  switch (record.kind) {
+    case 'azks':
+      return AZKS_KEY;
+    case 'treeNode':
+      return { kind: 'treeNode', label: record.label };
+    case 'valueState':
+      return { kind: 'valueState', username: record.username, epoch: record.epoch };
+  }
+}
+
+/**
+ * The "full binary key" of spec 9.1 as a hex string, for maps (cache, transaction log, the
+ * in-memory database): Azks `0101`, TreeNode `02 || be32(len) || val`, ValueState
+ * `04 || be64(epoch) || username`.
+ */
+export function fullKey(key: StorageKey): string {
+  switch (key.kind) {
+    case 'azks':
+      return '0101';
+    case 'treeNode':
+      return '02' + key.label.len.toString(16).padStart(8, '0') + toHex(key.label.val);
+    case 'valueState':
+      return '04' + key.epoch.toString(16).padStart(16, '0') + toHex(key.username);
+  }
+}
+
+/** `fullKey(keyOf(record))`. */
+export function recordFullKey(record: DbRecord): string {
+  return fullKey(keyOf(record));
+}
+
+/** Approximate in-memory size of a record (spec 14.3), for the cache's memory bound. */
+export function recordSize(record: DbRecord): number {
+  const nodeSize = (n: TreeNode) =>
+    36 + 16 + 36 + 1 + (n.leftChild ? 44 : 8) + (n.rightChild ? 44 : 8) + 32;
+  switch (record.kind) {
+    case 'azks':
+      return 16;
+    case 'treeNode':
+      return 36 + nodeSize(record.latest) + (record.previous ? nodeSize(record.previous) + 8 : 8);
+    case 'valueState':
+      return record.value.length + 8 + 36 + 8 + record.username.length;
+  }
+}
+
+/** How `getUserState` picks one of a user's value states (spec 14.1). */
+export type ValueStateFlag =
+  | { kind: 'specificVersion'; version: bigint }
+  | { kind: 'specificEpoch'; epoch: bigint }
+  | { kind: 'leqEpoch'; epoch: bigint }
+  | { kind: 'maxEpoch' }
+  | { kind: 'minEpoch' };
+
+/**
+ * Picks the state `flag` selects from a user's states (any order), or undefined. The one
+ * definition every in-process implementation shares (spec 14.5).
+ */
+export function selectValueState(
+  states: Iterable<ValueStateRecord>,
+  flag: ValueStateFlag,
+): ValueStateRecord | undefined {
+  let best: ValueStateRecord | undefined;
+  for (const s of states) {
+    switch (flag.kind) {
+      case 'specificVersion':
+        if (s.version === flag.version && (best === undefined || s.epoch < best.epoch)) best = s;
+        break;
+      case 'specificEpoch':
+        if (s.epoch === flag.epoch) best = s;
+        break;
+      case 'leqEpoch':
+        if (s.epoch <= flag.epoch && (best === undefined || s.epoch > best.epoch)) best = s;
+        break;
+      case 'maxEpoch':
+        if (best === undefined || s.epoch > best.epoch) best = s;
+        break;
+      case 'minEpoch':
+        if (best === undefined || s.epoch < best.epoch) best = s;
+        break;
+    }
+  }
+  return best;
+}
+
+/** The tree node version visible at `targetEpoch` (spec 9.2 `determine_node_to_get`). */
+export function nodeAtEpoch(record: TreeNodeRecord, targetEpoch: bigint): TreeNode | undefined {
+  return record.latest.lastEpoch > targetEpoch ? record.previous : record.latest;
+}

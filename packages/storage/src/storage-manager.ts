@@ -1,0 +1,247 @@
+/**
+ * The StorageManager (spec 14.2): a Database with a record cache and single-writer
+ * transactions on top. Reads on the manager see committed data only (cache, then database);
+ * a publish works inside a `Transaction`, which sees its own writes first. A commit writes
+ * the whole log to the database in one atomic batch (the AZKS record last) and only then
+ * updates the cache, so a failed commit leaves nothing of the new epoch visible anywhere.
+ *
+ * Records handed out are shared with the cache: treat them as read-only.
+ */
+
+import { AkdError } from '@akd-ts/core';
+import type { Database, UserVersion } from './database.js';
+import { transactionError } from './errors.js';
+import {
+  fullKey,
+  recordFullKey,
+  type DbRecord,
+  type RecordFor,
+  type StorageKey,
+  type ValueStateFlag,
+  type ValueStateRecord,
+} from './records.js';
+import { TimedCache, type CacheOptions } from './timed-cache.js';
+import { Transaction } from './transaction.js';
+
+export interface StorageManagerOptions {
+  /** Cache settings, or `false` for no cache (every read goes to the database). */
+  cache?: CacheOptions | false;
+}
+
+/** Counters for metrics and tests. */
+export interface StorageMetrics {
+  /** Single-record database reads. */
+  dbGets: number;
+  /** Batched database reads, and the keys they asked for. */
+  dbBatchGets: number;
+  dbBatchKeys: number;
+  /** Reads answered by the cache. */
+  cacheHits: number;
+  /** Database writes (set / batchSet calls) and records written. */
+  dbWrites: number;
+  dbRecordsWritten: number;
+}
+
+/** A read view of records: the manager (committed data) or a transaction (its own writes first). */
+export interface RecordReader {
+  get<K extends StorageKey>(key: K): Promise<RecordFor<K>>;
+  batchGet(keys: StorageKey[]): Promise<DbRecord[]>;
+  getFromCacheOnly(key: StorageKey): DbRecord | undefined;
+  hasCache(): boolean;
+}
+
+/**
+ * @example
+ * ```ts
+ * const storage = new StorageManager(new MemoryDatabase());
+ * const tx = storage.beginTransaction();
+ * tx.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n });
+ * await tx.commit();
+ * ```
+ */
+export class StorageManager implements RecordReader {
+  readonly db: Database;
+  private readonly cache: TimedCache | undefined;
+  private active: Transaction | undefined;
+  readonly metrics: StorageMetrics = {
+    dbGets: 0,
+    dbBatchGets: 0,
+    dbBatchKeys: 0,
+    cacheHits: 0,
+    dbWrites: 0,
+    dbRecordsWritten: 0,
+  };
+
+  constructor(db: Database, options: StorageManagerOptions = {}) {
+    this.db = db;
+    this.cache = options.cache === false ? undefined : new TimedCache(options.cache ?? {});
+  }
+
+  hasCache(): boolean {
+    return this.cache !== undefined;
+  }
+
+  /** Number of cached records (0 without a cache). */
+  get cacheSize(): number {
+    return this.cache?.size ?? 0;
+  }
+
+  /** One committed record: cache, then database (and the result is cached). */
+  async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    const k = fullKey(key);
+    const cached = this.cache?.get(k);
+    if (cached !== undefined) {
+      this.metrics.cacheHits++;
+      return cached as RecordFor<K>;
+    }
+    this.metrics.dbGets++;
+    const record = await this.db.get(key);
+    this.cache?.put(k, record);
+    return record;
+  }
+
+  /** Many committed records; those not cached come from one database batch read. */
+  async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    const out: DbRecord[] = [];
+    const missing: StorageKey[] = [];
+    const seen = new Set<string>();
+    for (const key of keys) {
+      const k = fullKey(key);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      const cached = this.cache?.get(k);
+      if (cached !== undefined) {
+        this.metrics.cacheHits++;
+        out.push(cached);
+      } else missing.push(key);
+    }
+    if (missing.length > 0) {
+      this.metrics.dbBatchGets++;
+      this.metrics.dbBatchKeys += missing.length;
+      const found = await this.db.batchGet(missing);
+      this.cache?.putMany(found.map((r) => [recordFullKey(r), r]));
+      out.push(...found);
+    }
+    return out;
+  }
+
+  /** One record straight from the database, bypassing (and not filling) the cache. */
+  async getDirect<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    this.metrics.dbGets++;
+    return this.db.get(key);
+  }
+
+  /** The cached record, never touching the database. */
+  getFromCacheOnly(key: StorageKey): DbRecord | undefined {
+    return this.cache?.get(fullKey(key));
+  }
+
+  /** Writes one record to the database, then the cache. Not allowed during a transaction. */
+  async set(record: DbRecord): Promise<void> {
+    await this.batchSet([record]);
+  }
+
+  /** Writes records to the database atomically, then caches them. */
+  async batchSet(records: DbRecord[]): Promise<void> {
+    if (this.active !== undefined) {
+      throw transactionError('write through the active transaction, not the storage manager');
+    }
+    await this.write(records, 'general');
+  }
+
+  private async write(records: DbRecord[], state: 'general' | 'transactionCommit'): Promise<void> {
+    if (records.length === 0) return;
+    this.metrics.dbWrites++;
+    this.metrics.dbRecordsWritten += records.length;
+    await this.db.batchSet(records, state);
+    this.cache?.putMany(records.map((r) => [recordFullKey(r), r]));
+  }
+
+  /**
+   * Starts the single write transaction.
+   * @throws AkdError `STORAGE_TRANSACTION` when one is already active.
+   */
+  beginTransaction(): Transaction {
+    if (this.active !== undefined) throw transactionError('a transaction is already active');
+    this.cache?.suspendCleaning();
+    const tx = new Transaction(this, (t, records) => this.finish(t, records));
+    this.active = tx;
+    return tx;
+  }
+
+  /** Whether a transaction is active. */
+  isTransactionActive(): boolean {
+    return this.active !== undefined;
+  }
+
+  /** Ends `tx`: writes its records when given (commit), otherwise just discards it. */
+  private async finish(tx: Transaction, records: DbRecord[] | undefined): Promise<number> {
+    if (this.active !== tx) throw transactionError('the transaction is no longer active');
+    this.active = undefined;
+    this.cache?.resumeCleaning();
+    if (records === undefined || records.length === 0) return 0;
+    // readers that see the new AZKS record must see every node of its epoch (spec 14.2)
+    const ordered = [
+      ...records.filter((r) => r.kind !== 'azks'),
+      ...records.filter((r) => r.kind === 'azks'),
+    ];
+    if (ordered[ordered.length - 1]!.kind !== 'azks') {
+      throw transactionError('the last record of a transaction must be the AZKS record');
+    }
+    await this.write(ordered, 'transactionCommit');
+    return ordered.length;
+  }
+
+  /** Suspends cache expiry (an audit keeps its preloaded nodes); pair with `enableCacheCleaning`. */
+  disableCacheCleaning(): void {
+    this.cache?.suspendCleaning();
+  }
+
+  enableCacheCleaning(): void {
+    this.cache?.resumeCleaning();
+  }
+
+  /** Drops every cached record, including the AZKS record. */
+  flushCache(): void {
+    this.cache?.flush();
+  }
+
+  /** The user's state selected by `flag` from committed data (spec 14.2). */
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    return this.db.getUserState(username, flag);
+  }
+
+  /** All committed states of a user, by ascending epoch. */
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    return this.db.getUserData(username);
+  }
+
+  /** Latest version and value per user under `flag`, committed data only. */
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    return this.db.getUserStateVersions(usernames, flag);
+  }
+
+  /**
+   * Erases the values of a user's states published at or before `epoch` (spec 14.6): the
+   * tree is untouched, so proofs stay valid, and history verification then needs
+   * `allowMissingValues`.
+   * @returns the number of states erased.
+   */
+  async tombstoneValueStates(username: Uint8Array, epoch: bigint): Promise<number> {
+    let states: ValueStateRecord[];
+    try {
+      states = await this.db.getUserData(username);
+    } catch (e) {
+      if (e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND') return 0;
+      throw e;
+    }
+    const erased = states
+      .filter((s) => s.epoch <= epoch && s.value.length > 0)
+      .map((s) => ({ ...s, value: new Uint8Array(0) }));
+    await this.batchSet(erased);
+    return erased.length;
+  }
+}

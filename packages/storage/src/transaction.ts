@@ -1,0 +1,193 @@
+/**
+ * A write transaction (spec 14.2): a log of records keyed by full key (the last write wins)
+ * that its owner reads through before committed data, so a publish sees its own writes while
+ * every other reader keeps seeing the last committed epoch. `commit` hands the log to the
+ * StorageManager, which writes it atomically.
+ */
+
+import { AkdError, toHex } from '@akd-ts/core';
+import type { UserVersion } from './database.js';
+import { notFound, transactionError } from './errors.js';
+import {
+  fullKey,
+  recordFullKey,
+  selectValueState,
+  type DbRecord,
+  type RecordFor,
+  type StorageKey,
+  type ValueStateFlag,
+  type ValueStateRecord,
+} from './records.js';
+import type { RecordReader, StorageManager } from './storage-manager.js';
+
+type Finish = (tx: Transaction, records: DbRecord[] | undefined) => Promise<number>;
+
+function isNotFound(e: unknown): boolean {
+  return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
+}
+
+export class Transaction implements RecordReader {
+  private readonly log = new Map<string, DbRecord>();
+  /** username hex -> epoch -> state, mirroring the value states in `log`. */
+  private readonly states = new Map<string, Map<bigint, ValueStateRecord>>();
+  private done = false;
+
+  constructor(
+    private readonly storage: StorageManager,
+    private readonly finish: Finish,
+  ) {}
+
+  private open(): void {
+    if (this.done) throw transactionError('the transaction has ended');
+  }
+
+  hasCache(): boolean {
+    return this.storage.hasCache();
+  }
+
+  /** Number of records logged so far. */
+  get size(): number {
+    return this.log.size;
+  }
+
+  /** Logs a record (replacing an earlier write of the same key). */
+  set(record: DbRecord): void {
+    this.open();
+    this.log.set(recordFullKey(record), record);
+    if (record.kind === 'valueState') {
+      const user = toHex(record.username);
+      let map = this.states.get(user);
+      if (map === undefined) this.states.set(user, (map = new Map()));
+      map.set(record.epoch, record);
+    }
+  }
+
+  batchSet(records: DbRecord[]): void {
+    for (const r of records) this.set(r);
+  }
+
+  async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    this.open();
+    const logged = this.log.get(fullKey(key));
+    return logged !== undefined ? (logged as RecordFor<K>) : this.storage.get(key);
+  }
+
+  async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    this.open();
+    const out: DbRecord[] = [];
+    const rest: StorageKey[] = [];
+    for (const key of keys) {
+      const logged = this.log.get(fullKey(key));
+      if (logged !== undefined) out.push(logged);
+      else rest.push(key);
+    }
+    if (rest.length > 0) out.push(...(await this.storage.batchGet(rest)));
+    return out;
+  }
+
+  getFromCacheOnly(key: StorageKey): DbRecord | undefined {
+    return this.log.get(fullKey(key)) ?? this.storage.getFromCacheOnly(key);
+  }
+
+  /** The state `flag` selects, with this transaction's states merged in (spec 14.2). */
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    this.open();
+    let db: ValueStateRecord | undefined;
+    try {
+      db = await this.storage.getUserState(username, flag);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    const tx = selectValueState(this.states.get(toHex(username))?.values() ?? [], flag);
+    const chosen = pickMerged(db, tx, flag);
+    if (chosen === undefined) throw notFound(`value state of user ${toHex(username)}`);
+    return chosen;
+  }
+
+  /** All states of a user, committed and logged (logged ones override by epoch), by epoch. */
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    this.open();
+    const byEpoch = new Map<bigint, ValueStateRecord>();
+    try {
+      for (const s of await this.storage.getUserData(username)) byEpoch.set(s.epoch, s);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    for (const s of this.states.get(toHex(username))?.values() ?? []) byEpoch.set(s.epoch, s);
+    return [...byEpoch.values()].sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
+  }
+
+  /**
+   * Latest version and value per user under `flag`, merged with the log. Unlike upstream's
+   * merge (spec 14.2), the version comes from the record's version, not its epoch.
+   */
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    this.open();
+    const merged = new Map<string, ValueStateRecord | UserVersion>();
+    for (const v of await this.storage.getUserStateVersions(usernames, flag)) {
+      merged.set(toHex(v.username), v);
+    }
+    for (const username of usernames) {
+      const user = toHex(username);
+      const tx = selectValueState(this.states.get(user)?.values() ?? [], flag);
+      if (tx === undefined) continue;
+      const db = merged.get(user);
+      // a committed entry carries no epoch: the log, being newer, wins for every flag but
+      // minEpoch, where the committed state (older) wins
+      if (db === undefined || flag.kind !== 'minEpoch') merged.set(user, tx);
+    }
+    return [...merged.values()].map((v) => ({
+      username: v.username,
+      version: v.version,
+      value: v.value,
+    }));
+  }
+
+  /** The logged records (for inspection and tests). */
+  records(): DbRecord[] {
+    return [...this.log.values()];
+  }
+
+  /**
+   * Writes the log atomically (the AZKS record last) and ends the transaction.
+   * @returns the number of records written.
+   * @throws AkdError `STORAGE_TRANSACTION` when the log does not end with an AZKS record, or
+   * the database's error; either way nothing of the log is visible.
+   */
+  async commit(): Promise<number> {
+    this.open();
+    this.done = true;
+    return this.finish(this, [...this.log.values()]);
+  }
+
+  /** Discards the log and ends the transaction. */
+  async rollback(): Promise<void> {
+    this.open();
+    this.done = true;
+    this.log.clear();
+    this.states.clear();
+    await this.finish(this, undefined);
+  }
+}
+
+/** Spec 14.2's rule for choosing between a committed and a logged state. */
+function pickMerged(
+  db: ValueStateRecord | undefined,
+  tx: ValueStateRecord | undefined,
+  flag: ValueStateFlag,
+): ValueStateRecord | undefined {
+  if (db === undefined || tx === undefined) return tx ?? db;
+  switch (flag.kind) {
+    case 'specificVersion':
+    case 'specificEpoch':
+      return tx;
+    case 'leqEpoch':
+    case 'maxEpoch':
+      return tx.epoch >= db.epoch ? tx : db;
+    case 'minEpoch':
+      return tx.epoch <= db.epoch ? tx : db;
+  }
+}

@@ -1,0 +1,242 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AkdError, NodeLabel, utf8 } from '@akd-ts/core';
+import {
+  AZKS_KEY,
+  MemoryDatabase,
+  StorageManager,
+  TimedCache,
+  nodeKey,
+  type DbRecord,
+  type TreeNodeRecord,
+  type ValueStateRecord,
+} from '@akd-ts/storage';
+
+function leaf(fill: number, epoch: bigint): TreeNodeRecord {
+  const label = new NodeLabel(new Uint8Array(32).fill(fill), 256);
+  return {
+    kind: 'treeNode',
+    label,
+    latest: {
+      label,
+      lastEpoch: epoch,
+      minDescendantEpoch: epoch,
+      parent: NodeLabel.root(),
+      nodeType: 1,
+      leftChild: undefined,
+      rightChild: undefined,
+      hash: new Uint8Array(32).fill(fill),
+    },
+    previous: undefined,
+  };
+}
+
+function state(name: string, epoch: bigint, version: bigint, value = `${name}${version}`): ValueStateRecord {
+  return {
+    kind: 'valueState',
+    username: utf8(name),
+    epoch,
+    version,
+    label: NodeLabel.root(),
+    value: utf8(value),
+  };
+}
+
+const isCode = (code: string) => (e: unknown) => e instanceof AkdError && e.code === code;
+
+test('reads go cache first, then the database, and fill the cache', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([leaf(1, 1n), leaf(2, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 3n }]);
+  const sm = new StorageManager(db);
+  await sm.get(nodeKey(leaf(1, 1n).label));
+  assert.equal(sm.metrics.dbGets, 1);
+  await sm.get(nodeKey(leaf(1, 1n).label));
+  assert.equal(sm.metrics.dbGets, 1);
+  assert.equal(sm.metrics.cacheHits, 1);
+  const batch = await sm.batchGet([nodeKey(leaf(1, 1n).label), nodeKey(leaf(2, 1n).label), nodeKey(leaf(3, 1n).label)]);
+  assert.equal(batch.length, 2);
+  assert.equal(sm.metrics.dbBatchGets, 1);
+  assert.equal(sm.metrics.dbBatchKeys, 2, 'only the uncached keys go to the database');
+  assert.ok(sm.getFromCacheOnly(nodeKey(leaf(2, 1n).label)));
+  assert.equal(sm.getFromCacheOnly(nodeKey(leaf(3, 1n).label)), undefined);
+  await sm.get(AZKS_KEY);
+  await sm.getDirect(AZKS_KEY);
+  assert.equal(sm.metrics.dbGets, 3, 'getDirect bypasses the cache');
+  sm.flushCache();
+  assert.equal(sm.cacheSize, 0);
+  assert.equal(sm.getFromCacheOnly(AZKS_KEY), undefined);
+});
+
+test('without a cache every read reaches the database', async () => {
+  const db = new MemoryDatabase();
+  await db.set(leaf(1, 1n));
+  const sm = new StorageManager(db, { cache: false });
+  assert.equal(sm.hasCache(), false);
+  await sm.get(nodeKey(leaf(1, 1n).label));
+  await sm.get(nodeKey(leaf(1, 1n).label));
+  assert.equal(sm.metrics.dbGets, 2);
+  assert.equal(sm.getFromCacheOnly(nodeKey(leaf(1, 1n).label)), undefined);
+});
+
+test('a transaction reads its own writes; others see committed data only', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([leaf(1, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 2n }]);
+  const sm = new StorageManager(db);
+  const tx = sm.beginTransaction();
+  assert.ok(sm.isTransactionActive());
+  assert.throws(() => sm.beginTransaction(), isCode('STORAGE_TRANSACTION'));
+  tx.set(leaf(1, 2n));
+  tx.set(leaf(5, 2n));
+  tx.set({ kind: 'azks', latestEpoch: 2n, numNodes: 3n });
+  assert.equal((await tx.get(nodeKey(leaf(1, 1n).label))).latest.lastEpoch, 2n);
+  assert.equal((await sm.get(nodeKey(leaf(1, 1n).label))).latest.lastEpoch, 1n);
+  assert.equal((await tx.get(AZKS_KEY)).latestEpoch, 2n);
+  assert.equal((await sm.get(AZKS_KEY)).latestEpoch, 1n);
+  assert.equal((await tx.batchGet([nodeKey(leaf(5, 0n).label), nodeKey(leaf(1, 0n).label)])).length, 2);
+  assert.equal((await sm.batchGet([nodeKey(leaf(5, 0n).label)])).length, 0);
+  assert.ok(tx.getFromCacheOnly(nodeKey(leaf(5, 0n).label)));
+  await assert.rejects(sm.set(leaf(9, 1n)), isCode('STORAGE_TRANSACTION'));
+  assert.equal(await tx.commit(), 3);
+  assert.equal(sm.isTransactionActive(), false);
+  assert.equal((await sm.get(AZKS_KEY)).latestEpoch, 2n);
+  assert.equal((await db.get(nodeKey(leaf(5, 0n).label))).latest.lastEpoch, 2n);
+  await assert.rejects(tx.commit(), isCode('STORAGE_TRANSACTION'));
+  await assert.rejects(tx.get(AZKS_KEY), isCode('STORAGE_TRANSACTION'));
+});
+
+test('the commit writes the AZKS record last, and refuses a log without one', async () => {
+  const written: DbRecord[][] = [];
+  const db = new MemoryDatabase();
+  const spy = Object.assign(Object.create(db) as MemoryDatabase, {
+    batchSet: async (records: DbRecord[]) => {
+      written.push(records);
+      await db.batchSet(records);
+    },
+  });
+  const sm = new StorageManager(spy);
+  const tx = sm.beginTransaction();
+  tx.set({ kind: 'azks', latestEpoch: 1n, numNodes: 2n });
+  tx.set(leaf(1, 1n));
+  tx.set(state('a', 1n, 1n));
+  await tx.commit();
+  assert.deepEqual(written[0]!.map((r) => r.kind), ['treeNode', 'valueState', 'azks']);
+
+  const bad = sm.beginTransaction();
+  bad.set(leaf(2, 2n));
+  await assert.rejects(bad.commit(), isCode('STORAGE_TRANSACTION'));
+  assert.equal(sm.isTransactionActive(), false);
+  await assert.rejects(db.get(nodeKey(leaf(2, 0n).label)), isCode('STORAGE_NOT_FOUND'));
+  const empty = sm.beginTransaction();
+  assert.equal(await empty.commit(), 0);
+});
+
+test('a failed commit leaves nothing visible, in the database or the cache', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([leaf(1, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 2n }]);
+  const failing = Object.assign(Object.create(db) as MemoryDatabase, {
+    batchSet: async () => {
+      throw new AkdError('STORAGE_CONNECTION', 'disk on fire');
+    },
+  });
+  const sm = new StorageManager(failing);
+  await sm.get(AZKS_KEY);
+  const tx = sm.beginTransaction();
+  tx.set(leaf(1, 2n));
+  tx.set({ kind: 'azks', latestEpoch: 2n, numNodes: 2n });
+  await assert.rejects(tx.commit(), isCode('STORAGE_CONNECTION'));
+  assert.equal((await sm.get(AZKS_KEY)).latestEpoch, 1n);
+  assert.equal((await sm.get(nodeKey(leaf(1, 0n).label))).latest.lastEpoch, 1n);
+  assert.equal(sm.isTransactionActive(), false, 'a new publish can start');
+});
+
+test('rollback discards the log', async () => {
+  const sm = new StorageManager(new MemoryDatabase());
+  const tx = sm.beginTransaction();
+  tx.batchSet([leaf(1, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 1n }]);
+  assert.equal(tx.size, 2);
+  assert.equal(tx.records().length, 2);
+  await tx.rollback();
+  await assert.rejects(sm.get(AZKS_KEY), isCode('STORAGE_NOT_FOUND'));
+  await assert.rejects(tx.rollback(), isCode('STORAGE_TRANSACTION'));
+  sm.beginTransaction();
+});
+
+test('value-state reads merge the transaction with committed data (spec 14.2)', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([state('a', 1n, 1n), state('a', 3n, 2n), state('b', 2n, 1n)]);
+  const sm = new StorageManager(db);
+  const tx = sm.beginTransaction();
+  tx.set(state('a', 5n, 3n));
+  tx.set(state('c', 5n, 1n));
+  assert.equal((await tx.getUserState(utf8('a'), { kind: 'maxEpoch' })).version, 3n);
+  assert.equal((await tx.getUserState(utf8('a'), { kind: 'leqEpoch', epoch: 4n })).version, 2n);
+  assert.equal((await tx.getUserState(utf8('a'), { kind: 'minEpoch' })).version, 1n);
+  assert.equal((await tx.getUserState(utf8('a'), { kind: 'specificVersion', version: 3n })).epoch, 5n);
+  assert.equal((await tx.getUserState(utf8('c'), { kind: 'specificEpoch', epoch: 5n })).version, 1n);
+  assert.equal((await tx.getUserState(utf8('b'), { kind: 'maxEpoch' })).version, 1n);
+  await assert.rejects(tx.getUserState(utf8('zz'), { kind: 'maxEpoch' }), isCode('STORAGE_NOT_FOUND'));
+  assert.deepEqual((await tx.getUserData(utf8('a'))).map((s) => s.version), [1n, 2n, 3n]);
+  assert.deepEqual((await tx.getUserData(utf8('zz'))).length, 0);
+  await assert.rejects(sm.getUserData(utf8('c')), isCode('STORAGE_NOT_FOUND'));
+  const versions = async (flag: Parameters<typeof tx.getUserStateVersions>[1]) =>
+    new Map(
+      (await tx.getUserStateVersions([utf8('a'), utf8('b'), utf8('c'), utf8('d')], flag)).map((v) => [
+        new TextDecoder().decode(v.username),
+        v.version,
+      ]),
+    );
+  assert.deepEqual(versions, versions);
+  assert.deepEqual([...(await versions({ kind: 'maxEpoch' })).entries()].sort(), [['a', 3n], ['b', 1n], ['c', 1n]]);
+  assert.deepEqual([...(await versions({ kind: 'minEpoch' })).entries()].sort(), [['a', 1n], ['b', 1n], ['c', 1n]]);
+  assert.deepEqual([...(await versions({ kind: 'leqEpoch', epoch: 2n })).entries()].sort(), [['a', 1n], ['b', 1n]]);
+  await tx.rollback();
+});
+
+test('tombstoning erases values at or before an epoch', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([state('a', 1n, 1n), state('a', 3n, 2n), state('a', 5n, 3n)]);
+  const sm = new StorageManager(db);
+  assert.equal(await sm.tombstoneValueStates(utf8('a'), 3n), 2);
+  const data = await sm.getUserData(utf8('a'));
+  assert.deepEqual(data.map((s) => s.value.length), [0, 0, 2]);
+  assert.equal(await sm.tombstoneValueStates(utf8('a'), 3n), 0, 'already erased');
+  assert.equal(await sm.tombstoneValueStates(utf8('nobody'), 3n), 0);
+});
+
+test('cache entries expire, cleaning can be suspended, and the memory bound evicts the oldest', () => {
+  let now = 1_000;
+  const cache = new TimedCache({ itemLifetimeMs: 100, cleanFrequencyMs: 50, now: () => now });
+  cache.put('a', leaf(1, 1n));
+  now += 60;
+  cache.put('b', leaf(2, 1n));
+  assert.ok(cache.get('a'));
+  now += 50; // a expired at 1100
+  assert.equal(cache.get('a'), undefined);
+  cache.suspendCleaning();
+  assert.ok(cache.cleaningSuspended);
+  now += 1_000;
+  assert.ok(cache.get('b'), 'expired entries are served while cleaning is suspended');
+  cache.resumeCleaning();
+  cache.resumeCleaning(); // unbalanced resume is harmless
+  assert.equal(cache.get('b'), undefined);
+  assert.equal(cache.size, 0);
+
+  const bounded = new TimedCache({ itemLifetimeMs: 10_000, cleanFrequencyMs: 2, memoryLimitBytes: 2_000, now: () => now });
+  for (let i = 0; i < 20; i++) bounded.put(`k${i}`, leaf(i, 1n));
+  assert.ok(bounded.retainedBytes > 2_000);
+  now += 10;
+  bounded.put('last', leaf(99, 1n));
+  assert.ok(bounded.retainedBytes <= 2_000 + 400, `retained ${bounded.retainedBytes}`);
+  assert.equal(bounded.get('k0'), undefined, 'the oldest entries go first');
+  assert.ok(bounded.get('last'));
+  bounded.put('last', leaf(98, 1n));
+  bounded.put('0101', { kind: 'azks', latestEpoch: 1n, numNodes: 1n });
+  now += 1_000_000;
+  assert.ok(bounded.get('0101'), 'the AZKS record never expires');
+  bounded.flush();
+  assert.equal(bounded.get('0101'), undefined);
+
+  const defaults = new TimedCache({ itemLifetimeMs: 1, cleanFrequencyMs: 0 });
+  defaults.put('x', leaf(1, 1n));
+  assert.ok(defaults.get('x'), 'a lifetime <= 1 ms falls back to the default');
+});
