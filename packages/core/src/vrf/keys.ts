@@ -1,0 +1,209 @@
+/**
+ * ECVRF keys (spec 5.2): the 32-byte secret seed and its RFC 8032 expansion, and the 32-byte
+ * public key with upstream's parsing rules (`VRFPublicKey::try_from`). Both classes keep their
+ * decoded form so that proving or verifying many inputs under one key does not redo the work.
+ */
+
+import { sha512 } from '@noble/hashes/sha2.js';
+import { toHex } from '../bytes.js';
+import { AkdError } from '../errors.js';
+import { Point, bytesToScalarLE, decodePointLenient, modL, type EdwardsPoint } from './curve.js';
+
+/** Length of a VRF secret key and of a public key (spec 5.2). */
+export const VRF_KEY_LENGTH = 32;
+
+function assertBytes(value: unknown, name: string): asserts value is Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new TypeError(`${name} must be a Uint8Array`);
+}
+
+/** The two halves of `SHA512(sk)` after clamping (spec 5.2). Secret: never log them. */
+export interface ExpandedSecretKeyBytes {
+  /** `h[0..32]` clamped: the little-endian secret scalar `x` (not reduced mod L). */
+  scalarBytes: Uint8Array;
+  /** `h[32..64]`: the key of the nonce hash (RFC 9381 5.4.2.2). */
+  nonceKey: Uint8Array;
+}
+
+/**
+ * The key expansion of spec 5.2 (RFC 8032 5.1.5): `h = SHA512(sk)`, `x_bytes = h[0..32]` with
+ * `x_bytes[0] &= 248`, `x_bytes[31] &= 63`, `x_bytes[31] |= 64`, and `nonce_key = h[32..64]`.
+ *
+ * @throws AkdError `VRF_INVALID_SECRET_KEY` when `sk` is not 32 bytes
+ * @example
+ * const { scalarBytes } = expandSecretKeyBytes(fromHex('9d61b19d...7f60'));
+ * toHex(scalarBytes); // '307c8386...' (RFC 9381 example 16, `x`)
+ */
+export function expandSecretKeyBytes(sk: Uint8Array): ExpandedSecretKeyBytes {
+  assertBytes(sk, 'secretKey');
+  if (sk.length !== VRF_KEY_LENGTH) {
+    // spec 5.2: upstream's SigningKey("Wrong length, expected 32 byte private key"); the
+    // message names only the length, never the bytes.
+    throw new AkdError(
+      'VRF_INVALID_SECRET_KEY',
+      `VRF secret key must be ${VRF_KEY_LENGTH} bytes, got ${sk.length}`,
+      { field: 'secretKey' },
+    );
+  }
+  const h = sha512(sk);
+  const scalarBytes = h.slice(0, 32);
+  scalarBytes[0]! &= 248;
+  scalarBytes[31]! &= 63;
+  scalarBytes[31]! |= 64;
+  return { scalarBytes, nonceKey: h.slice(32, 64) };
+}
+
+let createPublicKey: (bytes: Uint8Array, point: EdwardsPoint) => VrfPublicKey;
+
+/**
+ * A parsed VRF public key `Y` (spec 5.2). It keeps the bytes exactly as received, because
+ * upstream hashes those bytes (not a re-encoding) into encode_to_curve and the challenge, and
+ * the decoded point.
+ */
+export class VrfPublicKey {
+  readonly #bytes: Uint8Array;
+  /** The decoded point `Y` (not small order; it may still carry a torsion component). */
+  readonly point: EdwardsPoint;
+
+  static {
+    createPublicKey = (bytes, point) => new VrfPublicKey(bytes, point);
+  }
+
+  private constructor(bytes: Uint8Array, point: EdwardsPoint) {
+    this.#bytes = bytes;
+    this.point = point;
+  }
+
+  /**
+   * Parses a public key like upstream's `VRFPublicKey::try_from` (spec 5.2): 32 bytes,
+   * dalek-lenient decompression (non-canonical `y` and `x = 0` with the sign bit are
+   * accepted), then small-order points are refused.
+   *
+   * @throws AkdError `VRF_INVALID_PUBLIC_KEY` on a wrong length, an undecodable encoding or a
+   *   small-order point
+   * @example
+   * const pk = VrfPublicKey.fromBytes(fromHex('f6ec49c8...702d')); // HardCodedAkdVRF key
+   */
+  static fromBytes(bytes: Uint8Array): VrfPublicKey {
+    assertBytes(bytes, 'publicKey');
+    if (bytes.length !== VRF_KEY_LENGTH) {
+      throw new AkdError(
+        'VRF_INVALID_PUBLIC_KEY',
+        `VRF public key must be ${VRF_KEY_LENGTH} bytes, got ${bytes.length}`,
+        { field: 'publicKey' },
+      );
+    }
+    const point = decodePointLenient(bytes);
+    if (point === undefined) {
+      throw new AkdError('VRF_INVALID_PUBLIC_KEY', 'VRF public key is not a curve point', {
+        field: 'publicKey',
+      });
+    }
+    if (point.isSmallOrder()) {
+      throw new AkdError('VRF_INVALID_PUBLIC_KEY', 'VRF public key is a small-order point', {
+        field: 'publicKey',
+      });
+    }
+    return new VrfPublicKey(bytes.slice(), point);
+  }
+
+  /** The 32 bytes the key was parsed from (a copy). */
+  toBytes(): Uint8Array {
+    return this.#bytes.slice();
+  }
+
+  /** True when both keys were parsed from the same bytes. */
+  equals(other: VrfPublicKey): boolean {
+    return toHex(this.#bytes) === toHex(other.#bytes);
+  }
+
+  /** Lowercase hex of the key bytes. */
+  toString(): string {
+    return toHex(this.#bytes);
+  }
+
+  /** `JSON.stringify` gives the hex of the key bytes. */
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+/** The secret half of a `VrfSecretKey`, kept outside the object (see `secretParts`). */
+interface SecretParts {
+  /** `x mod L`; spec 5.2: reducing changes nothing, every point it multiplies has order L. */
+  scalar: bigint;
+  nonceKey: Uint8Array;
+}
+
+const SECRETS = new WeakMap<VrfSecretKey, SecretParts>();
+
+/**
+ * An expanded VRF secret key (spec 5.2): the secret scalar `x`, the nonce key and the public
+ * key, computed once. The secret parts are not properties of the object (they sit in a
+ * module-private map), so neither `JSON.stringify`, `console.log` nor `Object.keys` shows them.
+ */
+export class VrfSecretKey {
+  /** `Y = x·B`, the RFC 8032 public key of the same seed. */
+  readonly publicKey: VrfPublicKey;
+
+  private constructor(publicKey: VrfPublicKey) {
+    this.publicKey = publicKey;
+  }
+
+  /**
+   * Expands a 32-byte secret seed (spec 5.2).
+   *
+   * @throws AkdError `VRF_INVALID_SECRET_KEY` when `sk` is not 32 bytes
+   * @example
+   * const key = VrfSecretKey.fromBytes(fromHex('c9afa9d8...6721'));
+   * key.publicKey.toString(); // 'f6ec49c8...702d'
+   */
+  static fromBytes(sk: Uint8Array): VrfSecretKey {
+    const { scalarBytes, nonceKey } = expandSecretKeyBytes(sk);
+    // x is in [2^254, 2^255) and a multiple of 8 while L is odd and 8L > 2^255, so x mod L is
+    // never 0 and noble's constant-time multiply (1 <= k < L) always accepts it.
+    const scalar = modL(bytesToScalarLE(scalarBytes));
+    const point = Point.BASE.multiply(scalar);
+    const key = new VrfSecretKey(createPublicKey(point.toBytes(), point));
+    SECRETS.set(key, { scalar, nonceKey });
+    return key;
+  }
+
+  /** The 32-byte public key. */
+  get publicKeyBytes(): Uint8Array {
+    return this.publicKey.toBytes();
+  }
+
+  /** Names the public key only. */
+  toString(): string {
+    return `VrfSecretKey(public ${this.publicKey.toString()})`;
+  }
+
+  /** `JSON.stringify` shows the public key only. */
+  toJSON(): { publicKey: string } {
+    return { publicKey: this.publicKey.toString() };
+  }
+}
+
+/**
+ * The secret scalar and nonce key of `key`, for the prover (ecvrf.ts). Not exported from the
+ * package: only this directory reads secrets.
+ */
+export function secretParts(key: VrfSecretKey): SecretParts {
+  return SECRETS.get(key)!;
+}
+
+/**
+ * The 32-byte VRF public key of a secret seed: the RFC 8032 Ed25519 public key (spec 5.2).
+ *
+ * @throws AkdError `VRF_INVALID_SECRET_KEY` when `sk` is not 32 bytes
+ * @example
+ * toHex(vrfPublicKeyFromSecret(fromHex('c9afa9d8...6721'))); // 'f6ec49c8...702d'
+ */
+export function vrfPublicKeyFromSecret(sk: Uint8Array): Uint8Array {
+  return VrfSecretKey.fromBytes(sk).publicKeyBytes;
+}
+
+/** Accepts a parsed key or raw bytes (parsed with `VrfSecretKey.fromBytes`). */
+export function toSecretKey(key: VrfSecretKey | Uint8Array): VrfSecretKey {
+  return key instanceof VrfSecretKey ? key : VrfSecretKey.fromBytes(key);
+}

@@ -1,0 +1,410 @@
+// ECVRF (spec 5): the RFC 9381 vectors upstream carries (5.7) with every intermediate value,
+// the HardCodedAkdVRF key and the worked VRF values of spec 3.5 under both configurations, and
+// the rejections upstream's tests check (5.2, 5.3, 5.7).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { fromHex, toHex, utf8 } from '../src/bytes.js';
+import { AkdError, isAkdError, type AkdErrorCode } from '../src/errors.js';
+import { NodeLabel } from '../src/node-label.js';
+import { VersionFreshness, type Configuration } from '../src/config/configuration.js';
+import { WhatsAppV1Configuration } from '../src/config/whatsapp-v1.js';
+import { ExperimentalConfiguration } from '../src/config/experimental.js';
+import {
+  VRF_KEY_LENGTH,
+  VRF_OUTPUT_LENGTH,
+  VRF_PROOF_LENGTH,
+  VrfPublicKey,
+  VrfSecretKey,
+  encodeToCurve,
+  expandSecretKeyBytes,
+  proveWithTrace,
+  verifyWithTrace,
+  vrfEvaluate,
+  vrfProofToHash,
+  vrfProve,
+  vrfPublicKeyFromSecret,
+  vrfVerify,
+} from '../src/vrf/ecvrf.js';
+import {
+  nodeLabelFromVrfOutput,
+  verifyVrfLabel,
+  vrfLabelProof,
+  vrfNodeLabel,
+} from '../src/vrf/vrf-label.js';
+
+/** Asserts that `fn` throws an AkdError with `code`. */
+export function assertAkdError(fn: () => unknown, code: AkdErrorCode): AkdError {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (e) {
+    caught = e;
+  }
+  assert.ok(isAkdError(caught), `expected AkdError ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  return caught;
+}
+
+interface RfcVector {
+  name: string;
+  sk: string;
+  pk: string;
+  alpha: string;
+  x: string;
+  h: string;
+  counter: number;
+  k: string;
+  u: string;
+  v: string;
+  pi: string;
+  beta: string;
+}
+
+// spec 5.7 (RFC 9381 appendix B.3, examples 16-18)
+const RFC_VECTORS: RfcVector[] = [
+  {
+    name: 'example 16',
+    sk: '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60',
+    pk: 'd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+    alpha: '',
+    x: '307c83864f2833cb427a2ef1c00a013cfdff2768d980c0a3a520f006904de94f',
+    h: '91bbed02a99461df1ad4c6564a5f5d829d0b90cfc7903e7a5797bd658abf3318',
+    counter: 0,
+    k: '7100f3d9eadb6dc4743b029736ff283f5be494128df128df2817106f345b8594b6d6da2d6fb0b4c0257eb337675d96eab49cf39e66cc2c9547c2bf8b2a6afae4',
+    u: 'aef27c725be964c6a9bf4c45ca8e35df258c1878b838f37d9975523f09034071',
+    v: '5016572f71466c646c119443455d6cb9b952f07d060ec8286d678615d55f954f',
+    pi: '8657106690b5526245a92b003bb079ccd1a92130477671f6fc01ad16f26f723f26f8a57ccaed74ee1b190bed1f479d9727d2d0f9b005a6e456a35d4fb0daab1268a1b0db10836d9826a528ca76567805',
+    beta: '90cf1df3b703cce59e2a35b925d411164068269d7b2d29f3301c03dd757876ff66b71dda49d2de59d03450451af026798e8f81cd2e333de5cdf4f3e140fdd8ae',
+  },
+  {
+    name: 'example 17',
+    sk: '4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb',
+    pk: '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c',
+    alpha: '72',
+    x: '68bd9ed75882d52815a97585caf4790a7f6c6b3b7f821c5e259a24b02e502e51',
+    h: '5b659fc3d4e9263fd9a4ed1d022d75eaacc20df5e09f9ea937502396598dc551',
+    counter: 1,
+    k: '42589bbf0c485c3c91c1621bb4bfe04aed7be76ee48f9b00793b2342acb9c167cab856f9f9d4febc311330c20b0a8afd3743d05433e8be8d32522ecdc16cc5ce',
+    u: '1dcb0a4821a2c48bf53548228b7f170962988f6d12f5439f31987ef41f034ab3',
+    v: 'fd03c0bf498c752161bae4719105a074630a2aa5f200ff7b3995f7bfb1513423',
+    pi: 'f3141cd382dc42909d19ec5110469e4feae18300e94f304590abdced48aed5933bf0864a62558b3ed7f2fea45c92a465301b3bbf5e3e54ddf2d935be3b67926da3ef39226bbc355bdc9850112c8f4b02',
+    beta: 'eb4440665d3891d668e7e0fcaf587f1b4bd7fbfe99d0eb2211ccec90496310eb5e33821bc613efb94db5e5b54c70a848a0bef4553a41befc57663b56373a5031',
+  },
+  {
+    name: 'example 18',
+    sk: 'c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7',
+    pk: 'fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025',
+    alpha: 'af82',
+    x: '909a8b755ed902849023a55b15c23d11ba4d7f4ec5c2f51b1325a181991ea95c',
+    h: 'bf4339376f5542811de615e3313d2b36f6f53c0acfebb482159711201192576a',
+    counter: 0,
+    k: '38b868c335ccda94a088428cbf3ec8bc7955bfaffe1f3bd2aa2c59fc31a0febc59d0e1af3715773ce11b3bbdd7aba8e3505d4b9de6f7e4a96e67e0d6bb6d6c3a',
+    u: '2bae73e15a64042fcebf062abe7e432b2eca6744f3e8265bc38e009cd577ecd5',
+    v: '88cba1cb0d4f9b649d9a86026b69de076724a93a65c349c988954f0961c5d506',
+    pi: '9bc0f79119cc5604bf02d23b4caede71393cedfbb191434dd016d30177ccbf8096bb474e53895c362d8628ee9f9ea3c0e52c7a5c691b6c18c9979866568add7a2d41b00b05081ed0f58ee5e31b3a970e',
+    beta: '645427e5d00c62a23fb703732fa5d892940935942101e456ecca7bb217c61c452118fec1219202a0edcf038bb6373241578be7217ba85a2687f7a0310b2df19f',
+  },
+];
+
+for (const vec of RFC_VECTORS) {
+  test(`RFC 9381 ${vec.name}: keys, encode_to_curve, prove intermediates (spec 5.7)`, () => {
+    const sk = fromHex(vec.sk);
+    const alpha = fromHex(vec.alpha);
+    assert.equal(toHex(expandSecretKeyBytes(sk).scalarBytes), vec.x);
+    assert.equal(toHex(vrfPublicKeyFromSecret(sk)), vec.pk);
+    assert.equal(toHex(ed25519.getPublicKey(sk)), vec.pk, 'the VRF key is the Ed25519 key');
+    const key = VrfSecretKey.fromBytes(sk);
+    assert.equal(toHex(key.publicKeyBytes), vec.pk);
+
+    const encoded = encodeToCurve(fromHex(vec.pk), alpha);
+    assert.equal(toHex(encoded.point.toBytes()), vec.h);
+    assert.equal(encoded.counter, vec.counter);
+
+    const trace = proveWithTrace(key, alpha);
+    assert.equal(toHex(trace.h), vec.h);
+    assert.equal(trace.counter, vec.counter);
+    assert.equal(toHex(trace.nonceHash), vec.k);
+    assert.equal(toHex(trace.u), vec.u);
+    assert.equal(toHex(trace.v), vec.v);
+    assert.equal(toHex(trace.proof), vec.pi);
+    assert.equal(toHex(vrfProve(key, alpha)), vec.pi);
+    assert.equal(toHex(vrfProve(sk, alpha)), vec.pi, 'raw seed');
+  });
+
+  test(`RFC 9381 ${vec.name}: verify, proof_to_hash and evaluate (spec 5.7)`, () => {
+    const alpha = fromHex(vec.alpha);
+    const pi = fromHex(vec.pi);
+    assert.equal(toHex(vrfProofToHash(pi)), vec.beta);
+    assert.equal(toHex(vrfEvaluate(fromHex(vec.sk), alpha)), vec.beta);
+    assert.equal(toHex(vrfEvaluate(VrfSecretKey.fromBytes(fromHex(vec.sk)), alpha)), vec.beta);
+    const pk = VrfPublicKey.fromBytes(fromHex(vec.pk));
+    for (const key of [pk, pk, fromHex(vec.pk)]) {
+      assert.equal(toHex(vrfVerify(key, pi, alpha)), vec.beta);
+    }
+    const trace = verifyWithTrace(pk, pi, alpha);
+    assert.equal(trace.valid, true);
+    assert.equal(toHex(trace.h), vec.h);
+    assert.equal(trace.counter, vec.counter);
+    assert.equal(toHex(trace.u), vec.u);
+    assert.equal(toHex(trace.v), vec.v);
+    assert.equal(toHex(trace.challenge), vec.pi.slice(64, 96));
+    assert.equal(toHex(trace.output), vec.beta);
+  });
+}
+
+// spec 5.6
+const HARD_CODED_SK = fromHex('c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721');
+const HARD_CODED_PK = 'f6ec49c8085f4d4be69db8e248bf11ce288026f5b8c5f6599defe58303d0702d';
+
+test('HardCodedAkdVRF key (spec 5.6)', () => {
+  assert.equal(toHex(vrfPublicKeyFromSecret(HARD_CODED_SK)), HARD_CODED_PK);
+  const key = VrfSecretKey.fromBytes(HARD_CODED_SK);
+  assert.equal(key.publicKey.toString(), HARD_CODED_PK);
+  assert.ok(key.publicKey.equals(VrfPublicKey.fromBytes(fromHex(HARD_CODED_PK))));
+  assert.equal(JSON.stringify(key.publicKey), JSON.stringify(HARD_CODED_PK));
+});
+
+test('a VrfSecretKey never shows secret bytes (architecture: errors and logs)', () => {
+  const key = VrfSecretKey.fromBytes(HARD_CODED_SK);
+  const { scalarBytes, nonceKey } = expandSecretKeyBytes(HARD_CODED_SK);
+  const shown = [
+    String(key),
+    JSON.stringify(key),
+    JSON.stringify(Object.entries(key)),
+    Object.keys(key).join(','),
+  ].join('\n');
+  for (const secret of [HARD_CODED_SK, scalarBytes, nonceKey]) {
+    assert.ok(!shown.includes(toHex(secret)));
+  }
+  assert.ok(shown.includes(HARD_CODED_PK));
+});
+
+interface WorkedValues {
+  config: Configuration;
+  proof: string;
+  freshLabel1: string;
+  staleLabel1: string;
+  freshLabel2: string;
+}
+
+// spec 3.5
+const WORKED: WorkedValues[] = [
+  {
+    config: new WhatsAppV1Configuration(),
+    proof:
+      'f1e4b9dd4b547b1c2b090dd4b212b09acf7470174983aa1b141b818501e2a088' +
+      '50043b762018b80454f1e91f2b128aa1f388eb4d49bf3c321836811a802d4eb7' +
+      '0f3996b43c3d746d6a21df626bc5c201',
+    freshLabel1: '35973b407c2f9bbd7258e4b827ce6374ada8cdb306616f4698a2324a14ac2be2',
+    staleLabel1: 'b2bf229926955cb4f0af54ebef90d724a552fb721b40a1c220658e1b6730fa9c',
+    freshLabel2: 'f3e5f535007982bb233742bf46ef575ee64529491cc1c8dd4e28f40d585cfbf0',
+  },
+  {
+    config: new ExperimentalConfiguration(),
+    proof:
+      '38d575a504522d463d47e8a41caf02cf4c969f7dee676c5abd250df033d79055' +
+      'd1e97ecd7a7dc0d241a2d53e15ff1ef795f92f5e3bdacf81d07e7fe8d32fc502' +
+      'd0a79f0a7229aaf1ebddba15f89ba90e',
+    freshLabel1: 'e2be063020e44fedb3a3a884112cefe21099ae8cd0bb5401e3dd4bb0f246c34d',
+    staleLabel1: '479f2e2207236b59950445ee326c032b5fa53fd80bbaeaa83537c5d968bdb5d4',
+    freshLabel2: 'b9ac121b2af1e5912df1f233afe90087f204169c1042bed5fb9401e43f8e8f76',
+  },
+];
+
+const HELLO = utf8('hello');
+const { Fresh, Stale } = VersionFreshness;
+
+for (const w of WORKED) {
+  test(`${w.config.name}: VRF proof and node labels of "hello" (spec 3.5, 5.4, 5.8)`, () => {
+    const key = VrfSecretKey.fromBytes(HARD_CODED_SK);
+    const proof = vrfLabelProof(w.config, key, HELLO, Fresh, 1n);
+    assert.equal(proof.length, VRF_PROOF_LENGTH);
+    assert.equal(toHex(proof), w.proof);
+    assert.equal(toHex(vrfLabelProof(w.config, HARD_CODED_SK, HELLO, Fresh, 1n)), w.proof);
+    const alpha = w.config.getHashFromLabelInput(HELLO, Fresh, 1n);
+    assert.equal(toHex(vrfProve(key, alpha)), w.proof);
+
+    const cases: [VersionFreshness, bigint, string][] = [
+      [Fresh, 1n, w.freshLabel1],
+      [Stale, 1n, w.staleLabel1],
+      [Fresh, 2n, w.freshLabel2],
+    ];
+    for (const [freshness, version, hex] of cases) {
+      const expected = new NodeLabel(fromHex(hex), 256);
+      assert.ok(vrfNodeLabel(w.config, key, HELLO, freshness, version).equals(expected));
+      assert.ok(vrfNodeLabel(w.config, HARD_CODED_SK, HELLO, freshness, version).equals(expected));
+      const p = vrfLabelProof(w.config, key, HELLO, freshness, version);
+      assert.ok(nodeLabelFromVrfOutput(vrfProofToHash(p)).equals(expected));
+      verifyVrfLabel(w.config, key.publicKey, HELLO, freshness, version, p, expected);
+      verifyVrfLabel(w.config, fromHex(HARD_CODED_PK), HELLO, freshness, version, p, expected);
+    }
+  });
+
+  test(`${w.config.name}: verifyVrfLabel rejects a wrong label, input or key (spec 5.4)`, () => {
+    const proof = fromHex(w.proof);
+    const label = new NodeLabel(fromHex(w.freshLabel1), 256);
+    const pk = fromHex(HARD_CODED_PK);
+    // the proof is fine, the claimed label is another one (or the right bytes at another length)
+    const wrong = new NodeLabel(fromHex(w.staleLabel1), 256);
+    const err = assertAkdError(
+      () => verifyVrfLabel(w.config, pk, HELLO, Fresh, 1n, proof, wrong),
+      'VRF_LABEL_MISMATCH',
+    );
+    assert.equal(err.field, 'label');
+    assertAkdError(
+      () => verifyVrfLabel(w.config, pk, HELLO, Fresh, 1n, proof, label.getPrefix(255)),
+      'VRF_LABEL_MISMATCH',
+    );
+    // the proof was made for (hello, Fresh, 1)
+    assertAkdError(
+      () => verifyVrfLabel(w.config, pk, HELLO, Stale, 1n, proof, label),
+      'VRF_VERIFY_FAILED',
+    );
+    assertAkdError(
+      () => verifyVrfLabel(w.config, pk, HELLO, Fresh, 2n, proof, label),
+      'VRF_VERIFY_FAILED',
+    );
+    assertAkdError(
+      () => verifyVrfLabel(w.config, pk, utf8('hellO'), Fresh, 1n, proof, label),
+      'VRF_VERIFY_FAILED',
+    );
+    const other = vrfPublicKeyFromSecret(new Uint8Array(32).fill(7));
+    assertAkdError(
+      () => verifyVrfLabel(w.config, other, HELLO, Fresh, 1n, proof, label),
+      'VRF_VERIFY_FAILED',
+    );
+    assertAkdError(
+      () => verifyVrfLabel(w.config, pk.subarray(1), HELLO, Fresh, 1n, proof, label),
+      'VRF_INVALID_PUBLIC_KEY',
+    );
+    assertAkdError(
+      () => verifyVrfLabel(w.config, pk, HELLO, Fresh, 1n, proof.subarray(1), label),
+      'VRF_INVALID_PROOF',
+    );
+  });
+}
+
+test('the configurations give different labels for the same input (spec 3.5)', () => {
+  const [wa, ex] = WORKED;
+  assert.notEqual(wa!.freshLabel1, ex!.freshLabel1);
+});
+
+test('nodeLabelFromVrfOutput takes the first 32 of 64 bytes (spec 5.4)', () => {
+  const output = Uint8Array.from({ length: 64 }, (_, i) => i);
+  const label = nodeLabelFromVrfOutput(output);
+  assert.equal(label.len, 256);
+  assert.equal(toHex(label.val), toHex(output.subarray(0, 32)));
+  output[0] = 99; // the label owns its bytes
+  assert.equal(label.val[0], 0);
+  assert.throws(() => nodeLabelFromVrfOutput(new Uint8Array(32)), TypeError);
+  assert.throws(() => nodeLabelFromVrfOutput('00' as unknown as Uint8Array), TypeError);
+});
+
+test('secret keys of a length other than 32 are rejected without echoing them (spec 5.2)', () => {
+  for (const len of [0, 31, 33, 64]) {
+    const sk = new Uint8Array(len).fill(0xab);
+    for (const fn of [
+      () => VrfSecretKey.fromBytes(sk),
+      () => vrfPublicKeyFromSecret(sk),
+      () => expandSecretKeyBytes(sk),
+      () => vrfProve(sk, HELLO),
+      () => vrfEvaluate(sk, HELLO),
+      () => vrfNodeLabel(WORKED[0]!.config, sk, HELLO, Fresh, 1n),
+    ]) {
+      const err = assertAkdError(fn, 'VRF_INVALID_SECRET_KEY');
+      assert.equal(err.field, 'secretKey');
+      assert.ok(!err.message.includes('abab'));
+    }
+  }
+  assert.equal(VRF_KEY_LENGTH, 32);
+  assert.throws(() => VrfSecretKey.fromBytes('00'.repeat(32) as unknown as Uint8Array), TypeError);
+});
+
+test('public keys of a length other than 32 are rejected (spec 5.2)', () => {
+  const pk = fromHex(HARD_CODED_PK);
+  const proof = fromHex(WORKED[0]!.proof);
+  for (const bad of [pk.subarray(1), new Uint8Array(33), new Uint8Array(0)]) {
+    const err = assertAkdError(() => VrfPublicKey.fromBytes(bad), 'VRF_INVALID_PUBLIC_KEY');
+    assert.equal(err.field, 'publicKey');
+    assertAkdError(() => vrfVerify(bad, proof, HELLO), 'VRF_INVALID_PUBLIC_KEY');
+  }
+  assert.throws(() => VrfPublicKey.fromBytes([1, 2] as unknown as Uint8Array), TypeError);
+  assert.throws(() => vrfVerify(HARD_CODED_PK as unknown as Uint8Array, proof, HELLO), TypeError);
+});
+
+test('proofs of a length other than 80 are rejected (spec 5.3)', () => {
+  const proof = fromHex(WORKED[0]!.proof);
+  const longer = new Uint8Array(81);
+  longer.set(proof);
+  const pk = fromHex(HARD_CODED_PK);
+  for (const bad of [proof.subarray(0, 79), longer, new Uint8Array(0)]) {
+    const err = assertAkdError(() => vrfVerify(pk, bad, HELLO), 'VRF_INVALID_PROOF');
+    assert.equal(err.field, 'proof');
+    assertAkdError(() => vrfProofToHash(bad), 'VRF_INVALID_PROOF');
+  }
+  assert.throws(() => vrfProofToHash(WORKED[0]!.proof as unknown as Uint8Array), TypeError);
+});
+
+test('a proof for input A does not verify for input B; flipped bits in c or s fail (spec 5.7)', () => {
+  const key = VrfSecretKey.fromBytes(HARD_CODED_SK);
+  const a = utf8('input A');
+  const proof = vrfProve(key, a);
+  assert.equal(toHex(vrfVerify(key.publicKey, proof, a)), toHex(vrfEvaluate(key, a)));
+  assertAkdError(() => vrfVerify(key.publicKey, proof, utf8('input B')), 'VRF_VERIFY_FAILED');
+  for (const bit of [0, 7, 64, 127]) {
+    const c = proof.slice();
+    c[32 + (bit >> 3)]! ^= 1 << (bit & 7);
+    const err = assertAkdError(() => vrfVerify(key.publicKey, c, a), 'VRF_VERIFY_FAILED');
+    assert.equal(err.field, 'proof');
+  }
+  for (const bit of [0, 100, 250, 255]) {
+    const s = proof.slice();
+    s[48 + (bit >> 3)]! ^= 1 << (bit & 7);
+    assertAkdError(() => vrfVerify(key.publicKey, s, a), 'VRF_VERIFY_FAILED');
+  }
+  // A flipped bit in Gamma either leaves the curve or gives another point.
+  for (const bit of [0, 1, 100, 254, 255]) {
+    const g = proof.slice();
+    g[bit >> 3]! ^= 1 << (bit & 7);
+    let code: string | undefined;
+    try {
+      vrfVerify(key.publicKey, g, a);
+    } catch (e) {
+      code = (e as AkdError).code;
+    }
+    assert.ok(code === 'VRF_VERIFY_FAILED' || code === 'VRF_INVALID_PROOF', `bit ${bit}`);
+  }
+});
+
+test('evaluate equals proof_to_hash(prove) equals verify on random keys and inputs', () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.uint8Array({ maxLength: 100 }),
+      (sk, alpha) => {
+        const key = VrfSecretKey.fromBytes(sk);
+        const proof = vrfProve(key, alpha);
+        const output = vrfEvaluate(key, alpha);
+        assert.equal(output.length, VRF_OUTPUT_LENGTH);
+        assert.equal(toHex(vrfProofToHash(proof)), toHex(output));
+        assert.equal(toHex(vrfVerify(key.publicKeyBytes, proof, alpha)), toHex(output));
+        assert.equal(toHex(vrfPublicKeyFromSecret(sk)), toHex(ed25519.getPublicKey(sk)));
+      },
+    ),
+    { numRuns: 25 },
+  );
+});
+
+test('vrfVerify with raw key bytes works across more keys than its parse cache holds', () => {
+  const proofs = Array.from({ length: 6 }, (_, i) => {
+    const key = VrfSecretKey.fromBytes(new Uint8Array(32).fill(i + 1));
+    return { pk: key.publicKeyBytes, proof: vrfProve(key, HELLO), out: vrfEvaluate(key, HELLO) };
+  });
+  for (let round = 0; round < 2; round++) {
+    for (const { pk, proof, out } of proofs) {
+      assert.equal(toHex(vrfVerify(pk, proof, HELLO)), toHex(out));
+    }
+  }
+});
