@@ -333,8 +333,22 @@ export function verifyVectors(v: VectorInputs): {
   mostRecent1: VerifyResult[];
 } {
   const config = configFor(v.configuration);
-  const lookup = lookupVerify(config, v.publicKey, v.epochHash, v.epoch, v.label, decodeLookupProof(v.lookupProof));
-  const complete = keyHistoryVerify(config, v.publicKey, v.epochHash, v.epoch, v.label, decodeHistoryProof(v.historyComplete));
+  const lookup = lookupVerify(
+    config,
+    v.publicKey,
+    v.epochHash,
+    v.epoch,
+    v.label,
+    decodeLookupProof(v.lookupProof),
+  );
+  const complete = keyHistoryVerify(
+    config,
+    v.publicKey,
+    v.epochHash,
+    v.epoch,
+    v.label,
+    decodeHistoryProof(v.historyComplete),
+  );
   const mostRecent1 = keyHistoryVerify(
     config,
     v.publicKey,
@@ -368,7 +382,13 @@ export function runMutations(v: VectorInputs): {
     lookup: run(lookupMutations, v.lookupProof, base, decodeLookupProof, (c, p) =>
       lookupVerify(c.config, c.publicKey, c.root, c.epoch, c.label, p),
     ),
-    complete: run(historyMutations, v.historyComplete, base, decodeHistoryProof, history({ historyParams: { kind: 'complete' } })),
+    complete: run(
+      historyMutations,
+      v.historyComplete,
+      base,
+      decodeHistoryProof,
+      history({ historyParams: { kind: 'complete' } }),
+    ),
     mostRecent1: run(
       historyMutations,
       v.historyMostRecent1,

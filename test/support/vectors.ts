@@ -38,7 +38,8 @@ export function loadVectors(configuration: VectorConfig): UpstreamVectors {
   const text = readFileSync(`${VECTOR_DIR}${configuration}.yaml`, 'utf8');
   const docs = parseAllDocuments(text).map((d) => d.toJS() as unknown);
   const meta = docs[0] as { configuration: string; domain_label: string };
-  if (meta.configuration !== configuration) throw new Error('vector file names another configuration');
+  if (meta.configuration !== configuration)
+    throw new Error('vector file names another configuration');
   return {
     configuration,
     domainLabel: meta.domain_label,

@@ -55,9 +55,39 @@ export { verifyMembership, verifyNonMembership, membershipRootValue } from './ve
 export { lookupVerify } from './verify/lookup.js';
 export type { PublicKeyInput } from './verify/lookup.js';
 export { keyHistoryVerify } from './verify/history.js';
-export {
-  auditVerify,
-  verifyConsecutiveAppendOnly,
-  rootHashOfElements,
-} from './verify/audit.js';
+export { auditVerify, verifyConsecutiveAppendOnly, rootHashOfElements } from './verify/audit.js';
 export type { AuditVerifyResult } from './verify/audit.js';
+export {
+  encodeLookupProof,
+  decodeLookupProof,
+  encodeHistoryProof,
+  decodeHistoryProof,
+  encodeAppendOnlyProof,
+  decodeAppendOnlyProof,
+  encodeSingleAppendOnlyProof,
+  decodeSingleAppendOnlyProof,
+  encodeMembershipProof,
+  decodeMembershipProof,
+  encodeNonMembershipProof,
+  decodeNonMembershipProof,
+} from './proto/codec.js';
+export { nodeLabelToMessage, azksElementToMessage } from './proto/to-message.js';
+export { nodeLabelFromMessage, azksElementFromMessage } from './proto/from-message.js';
+export {
+  VrfPublicKey,
+  VrfSecretKey,
+  VRF_KEY_LENGTH,
+  VRF_PROOF_LENGTH,
+  VRF_OUTPUT_LENGTH,
+  vrfPublicKeyFromSecret,
+  vrfProve,
+  vrfEvaluate,
+  vrfVerify,
+  vrfProofToHash,
+} from './vrf/ecvrf.js';
+export {
+  nodeLabelFromVrfOutput,
+  verifyVrfLabel,
+  vrfNodeLabel,
+  vrfLabelProof,
+} from './vrf/vrf-label.js';

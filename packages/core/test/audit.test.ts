@@ -82,12 +82,32 @@ for (const ex of EXAMPLES) {
       return code(() => auditVerify(config, h, p));
     };
     const step = (p: AppendOnlyProof) => p.proofs[0]!;
-    assert.equal(mutate(() => {}, [hashes[0]!]), 'AUDIT_LENGTH_MISMATCH');
-    assert.equal(mutate((p) => p.epochs.push(2n)), 'AUDIT_LENGTH_MISMATCH');
-    assert.equal(mutate((p) => p.proofs.pop() && p.epochs.pop(), [hashes[0]!]), 'AUDIT_LENGTH_MISMATCH');
-    assert.equal(code(() => auditVerify(config, hashes, fresh(), { startEpoch: 2n })), 'AUDIT_EPOCH_GAP');
-    assert.equal(mutate((p) => (p.epochs[0] = 2n)), 'AUDIT_END_HASH_MISMATCH', 'leaves bound to another epoch');
-    assert.equal(mutate((p) => step(p).unchangedNodes.pop()), 'AUDIT_START_HASH_MISMATCH', 'leaf removed');
+    assert.equal(
+      mutate(() => {}, [hashes[0]!]),
+      'AUDIT_LENGTH_MISMATCH',
+    );
+    assert.equal(
+      mutate((p) => p.epochs.push(2n)),
+      'AUDIT_LENGTH_MISMATCH',
+    );
+    assert.equal(
+      mutate((p) => p.proofs.pop() && p.epochs.pop(), [hashes[0]!]),
+      'AUDIT_LENGTH_MISMATCH',
+    );
+    assert.equal(
+      code(() => auditVerify(config, hashes, fresh(), { startEpoch: 2n })),
+      'AUDIT_EPOCH_GAP',
+    );
+    assert.equal(
+      mutate((p) => (p.epochs[0] = 2n)),
+      'AUDIT_END_HASH_MISMATCH',
+      'leaves bound to another epoch',
+    );
+    assert.equal(
+      mutate((p) => step(p).unchangedNodes.pop()),
+      'AUDIT_START_HASH_MISMATCH',
+      'leaf removed',
+    );
     assert.equal(
       mutate((p) => (step(p).unchangedNodes[0]!.value = new Uint8Array(32))),
       'AUDIT_START_HASH_MISMATCH',
@@ -98,7 +118,11 @@ for (const ex of EXAMPLES) {
       'AUDIT_END_HASH_MISMATCH',
       'inserted value replaced',
     );
-    assert.equal(mutate((p) => step(p).inserted.pop()), 'AUDIT_END_HASH_MISMATCH', 'insertion hidden');
+    assert.equal(
+      mutate((p) => step(p).inserted.pop()),
+      'AUDIT_END_HASH_MISMATCH',
+      'insertion hidden',
+    );
     assert.equal(
       mutate((p) => step(p).inserted.push(step(p).unchangedNodes[0]!)),
       'AUDIT_MALFORMED_PROOF',
@@ -110,7 +134,12 @@ for (const ex of EXAMPLES) {
       'duplicate inserted label',
     );
     assert.equal(
-      mutate((p) => step(p).unchangedNodes.push({ label: step(p).inserted[0]!.label.getPrefix(3), value: new Uint8Array(32) })),
+      mutate((p) =>
+        step(p).unchangedNodes.push({
+          label: step(p).inserted[0]!.label.getPrefix(3),
+          value: new Uint8Array(32),
+        }),
+      ),
       'AUDIT_MALFORMED_PROOF',
       'nested label',
     );
@@ -128,7 +157,9 @@ for (const ex of EXAMPLES) {
       'junk bits beyond the label length',
     );
     assert.equal(
-      mutate((p) => step(p).unchangedNodes.push({ label: NodeLabel.root(), value: new Uint8Array(32) })),
+      mutate((p) =>
+        step(p).unchangedNodes.push({ label: NodeLabel.root(), value: new Uint8Array(32) }),
+      ),
       'AUDIT_MALFORMED_PROOF',
       'root label as an element',
     );
@@ -137,7 +168,10 @@ for (const ex of EXAMPLES) {
   test(`${config.name}: two-step audits reject a skipped epoch`, () => {
     const p = fresh();
     const two: AppendOnlyProof = { proofs: [p.proofs[0]!, p.proofs[0]!], epochs: [1n, 3n] };
-    assert.equal(code(() => auditVerify(config, [...hashes, hashes[1]!], two)), 'AUDIT_EPOCH_GAP');
+    assert.equal(
+      code(() => auditVerify(config, [...hashes, hashes[1]!], two)),
+      'AUDIT_EPOCH_GAP',
+    );
   });
 
   test(`${config.name}: the nested-label rewrite that upstream 0.12 accepted is rejected`, () => {
@@ -148,29 +182,58 @@ for (const ex of EXAMPLES) {
     const rewritten = [leaf(0x00, 0xaa), leaf(0x10, 0xbb)];
     const added = leaf(0xc0);
     const endEpoch = 2n;
-    const bound = (e: AzksElement) => ({ label: e.label, value: config.hashLeafWithCommitment(e.value, endEpoch) });
-    const endHash = rootHashOfElements(config, [old[2]!, old[3]!, ...rewritten.map(bound), bound(added)]);
+    const bound = (e: AzksElement) => ({
+      label: e.label,
+      value: config.hashLeafWithCommitment(e.value, endEpoch),
+    });
+    const endHash = rootHashOfElements(config, [
+      old[2]!,
+      old[3]!,
+      ...rewritten.map(bound),
+      bound(added),
+    ]);
     // The proof claims the whole "0" subtree unchanged (its old hash), and smuggles the
     // rewritten leaves in below it: upstream dropped the nested subtree root while rebuilding.
-    const subtree0 = { label: old[0]!.label.getPrefix(3), value: subtreeValue(config, [old[0]!, old[1]!]) };
-    const subtree1 = { label: old[2]!.label.getPrefix(3), value: subtreeValue(config, [old[2]!, old[3]!]) };
-    assert.deepEqual(rootHashOfElements(config, [subtree0, subtree1]), startHash, "subtree roots rebuild the old root");
+    const subtree0 = {
+      label: old[0]!.label.getPrefix(3),
+      value: subtreeValue(config, [old[0]!, old[1]!]),
+    };
+    const subtree1 = {
+      label: old[2]!.label.getPrefix(3),
+      value: subtreeValue(config, [old[2]!, old[3]!]),
+    };
+    assert.deepEqual(
+      rootHashOfElements(config, [subtree0, subtree1]),
+      startHash,
+      'subtree roots rebuild the old root',
+    );
     const proof: AppendOnlyProof = {
       epochs: [1n],
       proofs: [{ unchangedNodes: [subtree0, subtree1], inserted: [...rewritten, added] }],
     };
-    assert.equal(code(() => auditVerify(config, [startHash, endHash], proof)), 'AUDIT_MALFORMED_PROOF');
+    assert.equal(
+      code(() => auditVerify(config, [startHash, endHash], proof)),
+      'AUDIT_MALFORMED_PROOF',
+    );
   });
 }
 
 /** Value of the interior node above two sibling leaves (spec 7.3, auditor mode). */
 function subtreeValue(config: Configuration, [a, b]: AzksElement[]): Uint8Array {
-  return config.computeParentHashFromChildren(a!.value, config.nodeLabelValue(a!.label), b!.value, config.nodeLabelValue(b!.label));
+  return config.computeParentHashFromChildren(
+    a!.value,
+    config.nodeLabelValue(a!.label),
+    b!.value,
+    config.nodeLabelValue(b!.label),
+  );
 }
 
 test('rootHashOfElements: empty set is the empty tree; one side empty uses the empty node', () => {
   for (const config of [new WhatsAppV1Configuration(), new ExperimentalConfiguration()]) {
-    assert.deepEqual(rootHashOfElements(config, []), config.computeRootHashFromVal(config.emptyRootValue));
+    assert.deepEqual(
+      rootHashOfElements(config, []),
+      config.computeRootHashFromVal(config.emptyRootValue),
+    );
     const one = leaf(0x80);
     const expected = config.computeRootHashFromVal(
       config.computeParentHashFromChildren(

@@ -28,46 +28,107 @@ test('blake3-jit agrees with @noble/hashes on random inputs of every size the tr
 
 test('WhatsAppV1 worked values (spec 3.5)', () => {
   const c = new WhatsAppV1Configuration();
-  assert.equal(toHex(c.hash(new Uint8Array(0))), 'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262');
-  assert.equal(toHex(c.emptyRootValue), '2d3adedff11b61f14c886e35afa036736dcd87a74d27b5c1510225d0f592e213');
+  assert.equal(
+    toHex(c.hash(new Uint8Array(0))),
+    'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262',
+  );
+  assert.equal(
+    toHex(c.emptyRootValue),
+    '2d3adedff11b61f14c886e35afa036736dcd87a74d27b5c1510225d0f592e213',
+  );
   assert.equal(toHex(c.staleAzksValue), toHex(c.emptyRootValue));
   assert.equal(toHex(c.emptyLabel.toBytes()), '00000000' + '01'.repeat(32));
-  assert.equal(toHex(c.nodeLabelValue(c.emptyLabel)), 'af0af37cd5f4b0e068e612ad6327d79066fd9fdcd9ea360b438059abafd1d992');
-  assert.equal(toHex(c.emptyNodeHash), '8d0447ac34e4607db4d20d403824e7dd4d384dab5ee5c11bbdebf0df9be57e6d');
-  assert.equal(toHex(c.nodeLabelValue(NodeLabel.root())), '245097bfbd7049db2fb9a8004cb070f1175011ba47b11ed9240864cc87072d33');
-  assert.equal(toHex(c.computeRootHashFromVal(c.emptyRootValue)), 'f48ded419214732a2c610c1e280543744bab3c17aec33e444997fa2d8f79792a');
+  assert.equal(
+    toHex(c.nodeLabelValue(c.emptyLabel)),
+    'af0af37cd5f4b0e068e612ad6327d79066fd9fdcd9ea360b438059abafd1d992',
+  );
+  assert.equal(
+    toHex(c.emptyNodeHash),
+    '8d0447ac34e4607db4d20d403824e7dd4d384dab5ee5c11bbdebf0df9be57e6d',
+  );
+  assert.equal(
+    toHex(c.nodeLabelValue(NodeLabel.root())),
+    '245097bfbd7049db2fb9a8004cb070f1175011ba47b11ed9240864cc87072d33',
+  );
+  assert.equal(
+    toHex(c.computeRootHashFromVal(c.emptyRootValue)),
+    'f48ded419214732a2c610c1e280543744bab3c17aec33e444997fa2d8f79792a',
+  );
   const half = new Uint8Array(32);
   half[0] = 0x80;
-  assert.equal(toHex(c.nodeLabelValue(new NodeLabel(half, 1))), 'bddaa514f712b2effefa66c607fe55f28529ae0f67f3b7b2b33b363ce7726319');
-  assert.equal(toHex(c.commitmentKey(HARD_CODED_SK)), '1ec16faa07c5e5024f95a339e395f8c1299a3d1c3f65e4bd9246ff33ada10a65');
-  assert.equal(toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Fresh, 1n)), '8fefb2a552d5a71e7f1463a25db936b49604e5e85fc74c8bb618614ca758b8c0');
-  assert.equal(toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Stale, 1n)), 'd306ddf1693d4de56f9918b9fe35dded40a09d3f15cbb8eb1a94ad2e37b4ea4c');
+  assert.equal(
+    toHex(c.nodeLabelValue(new NodeLabel(half, 1))),
+    'bddaa514f712b2effefa66c607fe55f28529ae0f67f3b7b2b33b363ce7726319',
+  );
+  assert.equal(
+    toHex(c.commitmentKey(HARD_CODED_SK)),
+    '1ec16faa07c5e5024f95a339e395f8c1299a3d1c3f65e4bd9246ff33ada10a65',
+  );
+  assert.equal(
+    toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Fresh, 1n)),
+    '8fefb2a552d5a71e7f1463a25db936b49604e5e85fc74c8bb618614ca758b8c0',
+  );
+  assert.equal(
+    toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Stale, 1n)),
+    'd306ddf1693d4de56f9918b9fe35dded40a09d3f15cbb8eb1a94ad2e37b4ea4c',
+  );
   const ck = c.commitmentKey(HARD_CODED_SK);
-  const nl = new NodeLabel(fromHex('35973b407c2f9bbd7258e4b827ce6374ada8cdb306616f4698a2324a14ac2be2'), 256);
+  const nl = new NodeLabel(
+    fromHex('35973b407c2f9bbd7258e4b827ce6374ada8cdb306616f4698a2324a14ac2be2'),
+    256,
+  );
   const nonce = c.getCommitmentNonce(ck, nl, 1n, utf8('world'));
   assert.equal(toHex(nonce), '7915ab06197dda3d13fcdb0c47f719a8f3aabb85c7dd04ef1b77b639d77decd5');
   const fresh = c.computeFreshAzksValue(ck, nl, 1n, utf8('world'));
   assert.equal(toHex(fresh), '91ef2e35879be7cd133d187e6a08a9eba8925b18f406be9ffe17c4eee79b29f7');
-  assert.equal(toHex(c.hashLeafWithCommitment(fresh, 1n)), 'c808614ea61081d33722259ac79b3d589b52ec14deea8b3a7b371ab240ccf037');
-  assert.equal(toHex(c.hashLeafWithValue(utf8('world'), 1n, nonce)), 'c808614ea61081d33722259ac79b3d589b52ec14deea8b3a7b371ab240ccf037');
+  assert.equal(
+    toHex(c.hashLeafWithCommitment(fresh, 1n)),
+    'c808614ea61081d33722259ac79b3d589b52ec14deea8b3a7b371ab240ccf037',
+  );
+  assert.equal(
+    toHex(c.hashLeafWithValue(utf8('world'), 1n, nonce)),
+    'c808614ea61081d33722259ac79b3d589b52ec14deea8b3a7b371ab240ccf037',
+  );
 });
 
 test('Experimental worked values (spec 3.5)', () => {
   const c = new ExperimentalConfiguration();
-  assert.equal(toHex(c.hash(new Uint8Array(0))), '491bf950d50bdfe210cd85f9691385be532299c0dad8c3d8ce740af099f766c1');
-  assert.equal(toHex(c.hash(Uint8Array.of(0))), '776d19fd0c3fdfb3c717d269f57255ba2b138ca4f69e696a9bdb5b4c82624da8');
-  for (const v of [c.emptyRootValue, c.emptyNodeHash, c.staleAzksValue]) assert.equal(toHex(v), '00'.repeat(32));
+  assert.equal(
+    toHex(c.hash(new Uint8Array(0))),
+    '491bf950d50bdfe210cd85f9691385be532299c0dad8c3d8ce740af099f766c1',
+  );
+  assert.equal(
+    toHex(c.hash(Uint8Array.of(0))),
+    '776d19fd0c3fdfb3c717d269f57255ba2b138ca4f69e696a9bdb5b4c82624da8',
+  );
+  for (const v of [c.emptyRootValue, c.emptyNodeHash, c.staleAzksValue])
+    assert.equal(toHex(v), '00'.repeat(32));
   assert.equal(toHex(c.nodeLabelValue(c.emptyLabel)), '00000000' + '01' + '00'.repeat(31));
   assert.equal(toHex(c.computeRootHashFromVal(c.emptyRootValue)), '00'.repeat(32));
   const ck = c.commitmentKey(HARD_CODED_SK);
   assert.equal(toHex(ck), '268214effba46cc5f0b7cb976cf47c177aa061c8aa6e84a8e542088a17982889');
-  assert.equal(toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Fresh, 1n)), '6a2092cdc1939bb48e612dfaff54bf71c211d81fbedbd475323dd510aafef2bd');
-  assert.equal(toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Stale, 1n)), '3c37ed3fd00186b0be16853830cc45195fe7e07603f96669dca26afce09a5a2e');
-  const nl = new NodeLabel(fromHex('e2be063020e44fedb3a3a884112cefe21099ae8cd0bb5401e3dd4bb0f246c34d'), 256);
+  assert.equal(
+    toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Fresh, 1n)),
+    '6a2092cdc1939bb48e612dfaff54bf71c211d81fbedbd475323dd510aafef2bd',
+  );
+  assert.equal(
+    toHex(c.getHashFromLabelInput(utf8('hello'), VersionFreshness.Stale, 1n)),
+    '3c37ed3fd00186b0be16853830cc45195fe7e07603f96669dca26afce09a5a2e',
+  );
+  const nl = new NodeLabel(
+    fromHex('e2be063020e44fedb3a3a884112cefe21099ae8cd0bb5401e3dd4bb0f246c34d'),
+    256,
+  );
   const nonce = c.getCommitmentNonce(ck, nl, 1n, utf8('world'));
   assert.equal(toHex(nonce), '033c0162b204c5a5f61cbcb5cfebb0f22bb3a84fc306dd0ee15e3e95d8f9496d');
-  assert.equal(toHex(c.computeFreshAzksValue(ck, nl, 1n, utf8('world'))), 'ebd0399e519404b47c5cb76784a4b9cc19e7ae6fd0bbfbfd0e3f77fd5855abe2');
-  assert.equal(toHex(c.hashLeafWithValue(utf8('world'), 1n, nonce)), 'd7875c515584973ae13b18af01a4e129ba0eee994ee0d6690a1af9e5ae1aaf04');
+  assert.equal(
+    toHex(c.computeFreshAzksValue(ck, nl, 1n, utf8('world'))),
+    'ebd0399e519404b47c5cb76784a4b9cc19e7ae6fd0bbfbfd0e3f77fd5855abe2',
+  );
+  assert.equal(
+    toHex(c.hashLeafWithValue(utf8('world'), 1n, nonce)),
+    'd7875c515584973ae13b18af01a4e129ba0eee994ee0d6690a1af9e5ae1aaf04',
+  );
 });
 
 test('a different domain label changes every hash; names resolve', () => {

@@ -19,14 +19,21 @@ const cases: [bigint, bigint, bigint, bigint[], bigint[]][] = [
 
 test('get_marker_versions reproduces every case of spec 10.4', () => {
   for (const [start, end, epoch, past, future] of cases) {
-    assert.deepEqual(getMarkerVersions(start, end, epoch), { past, future }, `(${start}, ${end}, ${epoch})`);
+    assert.deepEqual(
+      getMarkerVersions(start, end, epoch),
+      { past, future },
+      `(${start}, ${end}, ${epoch})`,
+    );
   }
 });
 
 test('markers beyond 2^32 use the whole skiplist', () => {
   const { future } = getMarkerVersions(1n, 1n, 1n << 33n);
   assert.ok(future.includes(1n << 32n));
-  assert.ok(future.every((f, i) => i === 0 || f > future[i - 1]!), 'ascending');
+  assert.ok(
+    future.every((f, i) => i === 0 || f > future[i - 1]!),
+    'ascending',
+  );
   assert.ok(future.every((f) => f <= 1n << 33n && f > 1n));
 });
 

@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { NodeLabel, PrefixOrdering, WhatsAppV1Configuration, ExperimentalConfiguration } from '@akd-ts/core';
+import {
+  NodeLabel,
+  PrefixOrdering,
+  WhatsAppV1Configuration,
+  ExperimentalConfiguration,
+} from '@akd-ts/core';
 
 /** A label from a bit string such as "1010" (bits MSB-first, zero-padded). */
 function bits(s: string, len = s.length): NodeLabel {
@@ -15,7 +20,10 @@ const ex = new ExperimentalConfiguration();
 
 test('getBit reads MSB-first and rejects indexes past the length (spec 4.3)', () => {
   const l = bits('1010');
-  assert.deepEqual([0, 1, 2, 3].map((i) => l.getBit(i)), [1, 0, 1, 0]);
+  assert.deepEqual(
+    [0, 1, 2, 3].map((i) => l.getBit(i)),
+    [1, 0, 1, 0],
+  );
   for (const i of [4, 100, 255]) assert.throws(() => l.getBit(i), RangeError);
 });
 
@@ -73,7 +81,9 @@ test('constructor rejects wrong sizes', () => {
 });
 
 test('property: isPrefixOf, commonPrefixLength and prefixOrdering agree with a bit-string model', () => {
-  const bitString = fc.array(fc.boolean(), { minLength: 0, maxLength: 256 }).map((a) => a.map((b) => (b ? '1' : '0')).join(''));
+  const bitString = fc
+    .array(fc.boolean(), { minLength: 0, maxLength: 256 })
+    .map((a) => a.map((b) => (b ? '1' : '0')).join(''));
   fc.assert(
     fc.property(bitString, bitString, (a, b) => {
       const la = bits(a);

@@ -4,7 +4,11 @@ import { ERROR_CODES, fromUtf8 } from '@akd-ts/core';
 import { loadVectors } from '../../../test/support/vectors.js';
 import { runMutations, verifyVectors } from '../../../test/support/mutations.js';
 
-const summary = (r: { epoch: bigint; version: bigint; value: Uint8Array }) => [r.epoch, r.version, fromUtf8(r.value)];
+const summary = (r: { epoch: bigint; version: bigint; value: Uint8Array }) => [
+  r.epoch,
+  r.version,
+  fromUtf8(r.value),
+];
 
 for (const name of ['whatsapp_v1', 'experimental'] as const) {
   const vectors = loadVectors(name);

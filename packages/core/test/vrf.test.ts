@@ -35,7 +35,7 @@ import {
 } from '../src/vrf/vrf-label.js';
 
 /** Asserts that `fn` throws an AkdError with `code`. */
-export function assertAkdError(fn: () => unknown, code: AkdErrorCode): AkdError {
+function assertAkdError(fn: () => unknown, code: AkdErrorCode): AkdError {
   let caught: unknown;
   try {
     fn();

@@ -47,7 +47,12 @@ function treeRecord(l: NodeLabel, epoch: bigint, previous?: TreeNode): TreeNodeR
   return { kind: 'treeNode', label: l, latest: node(l, epoch), previous };
 }
 
-function state(username: string | Uint8Array, epoch: bigint, version: bigint, value = `v${version}`): ValueStateRecord {
+function state(
+  username: string | Uint8Array,
+  epoch: bigint,
+  version: bigint,
+  value = `v${version}`,
+): ValueStateRecord {
   return {
     kind: 'valueState',
     username: typeof username === 'string' ? new TextEncoder().encode(username) : username,
@@ -121,175 +126,247 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
   };
 
   describe(`Database conformance: ${name}`, () => {
-    test('an empty store has no records of any kind', withDb(async (db) => {
-      await expectCode(db.get(AZKS_KEY), 'STORAGE_NOT_FOUND');
-      await expectCode(db.get(nodeKey(NodeLabel.root())), 'STORAGE_NOT_FOUND');
-      await expectCode(db.get({ kind: 'valueState', username: u('a'), epoch: 1n }), 'STORAGE_NOT_FOUND');
-      assert.deepEqual(await db.batchGet([AZKS_KEY, nodeKey(label(1))]), []);
-      await expectCode(db.getUserData(u('a')), 'STORAGE_NOT_FOUND');
-      await expectCode(db.getUserState(u('a'), { kind: 'maxEpoch' }), 'STORAGE_NOT_FOUND');
-      assert.deepEqual(await db.getUserStateVersions([u('a')], { kind: 'maxEpoch' }), []);
-    }));
-
-    test('each record kind round-trips every field, u64 extremes included', withDb(async (db) => {
-      const azks: AzksRecord = { kind: 'azks', latestEpoch: U64_MAX, numNodes: U64_MAX - 1n };
-      await db.set(azks);
-      assertRecordEqual(await db.get(AZKS_KEY), azks);
-
-      const wa = new NodeLabel(new Uint8Array(32).fill(1), 0); // junk bits beyond the length
-      const interior: TreeNodeRecord = {
-        kind: 'treeNode',
-        label: label(0x80, 1),
-        latest: node(label(0x80, 1), U64_MAX, {
-          nodeType: NodeType.Interior,
-          leftChild: label(0x80, 2),
-          rightChild: label(0xc0, 256),
-          parent: wa,
-          minDescendantEpoch: 0n,
-        }),
-        previous: node(label(0x80, 1), 3n, { nodeType: NodeType.Root, leftChild: label(0x00, 7) }),
-      };
-      await db.set(interior);
-      assertRecordEqual(await db.get(nodeKey(label(0x80, 1))), interior);
-      const leaf = treeRecord(label(0x5a), 7n);
-      await db.set(leaf);
-      assertRecordEqual(await db.get(nodeKey(label(0x5a))), leaf);
-
-      const vs = state(new Uint8Array([0, 255, 0, 1]), U64_MAX, U64_MAX);
-      vs.value = new Uint8Array(0);
-      await db.set(vs);
-      assertRecordEqual(await db.get({ kind: 'valueState', username: vs.username, epoch: U64_MAX }), vs);
-    }));
-
-    test('labels of equal bytes but different lengths are different keys', withDb(async (db) => {
-      await db.batchSet([treeRecord(label(0, 1), 1n), treeRecord(label(0, 2), 2n), treeRecord(NodeLabel.root(), 3n)]);
-      assert.equal((await db.get(nodeKey(label(0, 1)))).latest.lastEpoch, 1n);
-      assert.equal((await db.get(nodeKey(label(0, 2)))).latest.lastEpoch, 2n);
-      assert.equal((await db.get(nodeKey(NodeLabel.root()))).latest.lastEpoch, 3n);
-    }));
-
-    test('set overwrites; batchSet of nothing is a no-op', withDb(async (db) => {
-      await db.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n });
-      await db.set({ kind: 'azks', latestEpoch: 2n, numNodes: 5n });
-      assert.equal((await db.get(AZKS_KEY)).latestEpoch, 2n);
-      await db.set(treeRecord(label(9), 1n));
-      await db.set(treeRecord(label(9), 2n, node(label(9), 1n)));
-      const r = await db.get(nodeKey(label(9)));
-      assert.equal(r.latest.lastEpoch, 2n);
-      assert.equal(r.previous?.lastEpoch, 1n);
-      await db.batchSet([]);
-      assert.equal((await db.get(AZKS_KEY)).numNodes, 5n);
-    }));
-
-    test('batchGet omits missing keys, returns duplicates once, mixes kinds', withDb(async (db) => {
-      const records: DbRecord[] = [
-        { kind: 'azks', latestEpoch: 4n, numNodes: 9n },
-        treeRecord(label(1), 1n),
-        treeRecord(label(2, 5), 2n),
-        state('alice', 1n, 1n),
-      ];
-      await db.batchSet(records);
-      const got = await db.batchGet([
-        AZKS_KEY,
-        nodeKey(label(1)),
-        nodeKey(label(1)),
-        nodeKey(label(2, 5)),
-        nodeKey(label(3)),
-        { kind: 'valueState', username: u('alice'), epoch: 1n },
-        { kind: 'valueState', username: u('alice'), epoch: 2n },
-      ]);
-      assert.equal(got.length, 4);
-      assert.deepEqual(got.map((r) => r.kind).sort(), ['azks', 'treeNode', 'treeNode', 'valueState']);
-      assert.deepEqual(await db.batchGet([]), []);
-    }));
-
-    test('large batches round-trip', withDb(async (db) => {
-      const records: TreeNodeRecord[] = [];
-      for (let i = 0; i < 5000; i++) {
-        const val = new Uint8Array(32);
-        new DataView(val.buffer).setUint32(0, i * 2654435761);
-        val[31] = i & 0xff;
-        records.push(treeRecord(new NodeLabel(val, 256), BigInt(i + 1)));
-      }
-      await db.batchSet(records);
-      const got = await db.batchGet(records.map((r) => nodeKey(r.label)));
-      assert.equal(got.length, records.length);
-      const byEpoch = new Map(got.map((r) => [(r as TreeNodeRecord).latest.lastEpoch, r]));
-      for (const r of records) assertRecordEqual(byEpoch.get(r.latest.lastEpoch)!, r);
-    }));
-
-    test('concurrent reads return the right records', withDb(async (db) => {
-      const records = Array.from({ length: 64 }, (_, i) => treeRecord(label(i + 1), BigInt(i + 1)));
-      await db.batchSet(records);
-      const results = await Promise.all(
-        records.map((r, i) =>
-          i % 2 === 0 ? db.get(nodeKey(r.label)).then((x) => [x]) : db.batchGet([nodeKey(r.label)]),
-        ),
-      );
-      results.forEach((got, i) => assertRecordEqual(got[0]!, records[i]!));
-    }));
-
-    test('user data comes back by ascending epoch; the same epoch overwrites', withDb(async (db) => {
-      await db.batchSet([state('bob', 9n, 3n), state('bob', 2n, 1n), state('bob', 5n, 2n), state('carol', 1n, 1n)]);
-      assert.deepEqual((await db.getUserData(u('bob'))).map((s) => s.epoch), [2n, 5n, 9n]);
-      await db.set({ ...state('bob', 5n, 2n), value: new Uint8Array(0) });
-      const data = await db.getUserData(u('bob'));
-      assert.equal(data.length, 3);
-      assert.equal(data[1]!.value.length, 0, 'tombstoned in place');
-      await expectCode(db.getUserData(u('bo')), 'STORAGE_NOT_FOUND');
-    }));
-
-    test('getUserState honours every flag', withDb(async (db) => {
-      await db.batchSet([state('dave', 2n, 1n), state('dave', 5n, 2n), state('dave', 9n, 3n)]);
-      const pick = async (flag: Parameters<Database['getUserState']>[1]) =>
-        (await db.getUserState(u('dave'), flag)).epoch;
-      assert.equal(await pick({ kind: 'maxEpoch' }), 9n);
-      assert.equal(await pick({ kind: 'minEpoch' }), 2n);
-      assert.equal(await pick({ kind: 'specificVersion', version: 2n }), 5n);
-      assert.equal(await pick({ kind: 'specificEpoch', epoch: 9n }), 9n);
-      assert.equal(await pick({ kind: 'leqEpoch', epoch: 8n }), 5n);
-      assert.equal(await pick({ kind: 'leqEpoch', epoch: 5n }), 5n);
-      assert.equal(await pick({ kind: 'leqEpoch', epoch: U64_MAX }), 9n);
-      await expectCode(db.getUserState(u('dave'), { kind: 'leqEpoch', epoch: 1n }), 'STORAGE_NOT_FOUND');
-      await expectCode(db.getUserState(u('dave'), { kind: 'specificEpoch', epoch: 3n }), 'STORAGE_NOT_FOUND');
-      await expectCode(db.getUserState(u('dave'), { kind: 'specificVersion', version: 4n }), 'STORAGE_NOT_FOUND');
-    }));
-
-    test('getUserStateVersions answers per user and omits users without a match', withDb(async (db) => {
-      await db.batchSet([
-        state('erin', 1n, 1n, 'e1'),
-        state('erin', 4n, 2n, 'e2'),
-        state('frank', 3n, 1n, 'f1'),
-        state(new Uint8Array(300).fill(0xff), 2n, 1n, 'long'),
-      ]);
-      const names = [u('erin'), u('frank'), u('grace'), new Uint8Array(300).fill(0xff)];
-      const asMap = async (flag: Parameters<Database['getUserStateVersions']>[1]) =>
-        new Map(
-          (await db.getUserStateVersions(names, flag)).map((v) => [
-            new TextDecoder().decode(v.username.subarray(0, 5)),
-            `${v.version}:${new TextDecoder().decode(v.value)}`,
-          ]),
+    test(
+      'an empty store has no records of any kind',
+      withDb(async (db) => {
+        await expectCode(db.get(AZKS_KEY), 'STORAGE_NOT_FOUND');
+        await expectCode(db.get(nodeKey(NodeLabel.root())), 'STORAGE_NOT_FOUND');
+        await expectCode(
+          db.get({ kind: 'valueState', username: u('a'), epoch: 1n }),
+          'STORAGE_NOT_FOUND',
         );
-      const latest = await asMap({ kind: 'maxEpoch' });
-      assert.equal(latest.size, 3);
-      assert.equal(latest.get('erin'), '2:e2');
-      assert.equal(latest.get('frank'), '1:f1');
-      const at2 = await asMap({ kind: 'leqEpoch', epoch: 2n });
-      assert.deepEqual([...at2.keys()].length, 2);
-      assert.equal(at2.get('erin'), '1:e1');
-      assert.equal(at2.has('frank'), false);
-      const v2 = await asMap({ kind: 'specificVersion', version: 2n });
-      assert.deepEqual([...v2.values()], ['2:e2']);
-      assert.deepEqual(await db.getUserStateVersions([], { kind: 'maxEpoch' }), []);
-    }));
+        assert.deepEqual(await db.batchGet([AZKS_KEY, nodeKey(label(1))]), []);
+        await expectCode(db.getUserData(u('a')), 'STORAGE_NOT_FOUND');
+        await expectCode(db.getUserState(u('a'), { kind: 'maxEpoch' }), 'STORAGE_NOT_FOUND');
+        assert.deepEqual(await db.getUserStateVersions([u('a')], { kind: 'maxEpoch' }), []);
+      }),
+    );
 
-    test('the writer lock admits one writer at a time', withDb(async (db) => {
-      const lock = await db.acquireWriterLock();
-      await expectCode(db.acquireWriterLock(), 'STORAGE_LOCKED');
-      await lock.release();
-      await lock.release(); // idempotent
-      const again = await db.acquireWriterLock();
-      await again.release();
-    }));
+    test(
+      'each record kind round-trips every field, u64 extremes included',
+      withDb(async (db) => {
+        const azks: AzksRecord = { kind: 'azks', latestEpoch: U64_MAX, numNodes: U64_MAX - 1n };
+        await db.set(azks);
+        assertRecordEqual(await db.get(AZKS_KEY), azks);
+
+        const wa = new NodeLabel(new Uint8Array(32).fill(1), 0); // junk bits beyond the length
+        const interior: TreeNodeRecord = {
+          kind: 'treeNode',
+          label: label(0x80, 1),
+          latest: node(label(0x80, 1), U64_MAX, {
+            nodeType: NodeType.Interior,
+            leftChild: label(0x80, 2),
+            rightChild: label(0xc0, 256),
+            parent: wa,
+            minDescendantEpoch: 0n,
+          }),
+          previous: node(label(0x80, 1), 3n, {
+            nodeType: NodeType.Root,
+            leftChild: label(0x00, 7),
+          }),
+        };
+        await db.set(interior);
+        assertRecordEqual(await db.get(nodeKey(label(0x80, 1))), interior);
+        const leaf = treeRecord(label(0x5a), 7n);
+        await db.set(leaf);
+        assertRecordEqual(await db.get(nodeKey(label(0x5a))), leaf);
+
+        const vs = state(new Uint8Array([0, 255, 0, 1]), U64_MAX, U64_MAX);
+        vs.value = new Uint8Array(0);
+        await db.set(vs);
+        assertRecordEqual(
+          await db.get({ kind: 'valueState', username: vs.username, epoch: U64_MAX }),
+          vs,
+        );
+      }),
+    );
+
+    test(
+      'labels of equal bytes but different lengths are different keys',
+      withDb(async (db) => {
+        await db.batchSet([
+          treeRecord(label(0, 1), 1n),
+          treeRecord(label(0, 2), 2n),
+          treeRecord(NodeLabel.root(), 3n),
+        ]);
+        assert.equal((await db.get(nodeKey(label(0, 1)))).latest.lastEpoch, 1n);
+        assert.equal((await db.get(nodeKey(label(0, 2)))).latest.lastEpoch, 2n);
+        assert.equal((await db.get(nodeKey(NodeLabel.root()))).latest.lastEpoch, 3n);
+      }),
+    );
+
+    test(
+      'set overwrites; batchSet of nothing is a no-op',
+      withDb(async (db) => {
+        await db.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n });
+        await db.set({ kind: 'azks', latestEpoch: 2n, numNodes: 5n });
+        assert.equal((await db.get(AZKS_KEY)).latestEpoch, 2n);
+        await db.set(treeRecord(label(9), 1n));
+        await db.set(treeRecord(label(9), 2n, node(label(9), 1n)));
+        const r = await db.get(nodeKey(label(9)));
+        assert.equal(r.latest.lastEpoch, 2n);
+        assert.equal(r.previous?.lastEpoch, 1n);
+        await db.batchSet([]);
+        assert.equal((await db.get(AZKS_KEY)).numNodes, 5n);
+      }),
+    );
+
+    test(
+      'batchGet omits missing keys, returns duplicates once, mixes kinds',
+      withDb(async (db) => {
+        const records: DbRecord[] = [
+          { kind: 'azks', latestEpoch: 4n, numNodes: 9n },
+          treeRecord(label(1), 1n),
+          treeRecord(label(2, 5), 2n),
+          state('alice', 1n, 1n),
+        ];
+        await db.batchSet(records);
+        const got = await db.batchGet([
+          AZKS_KEY,
+          nodeKey(label(1)),
+          nodeKey(label(1)),
+          nodeKey(label(2, 5)),
+          nodeKey(label(3)),
+          { kind: 'valueState', username: u('alice'), epoch: 1n },
+          { kind: 'valueState', username: u('alice'), epoch: 2n },
+        ]);
+        assert.equal(got.length, 4);
+        assert.deepEqual(got.map((r) => r.kind).sort(), [
+          'azks',
+          'treeNode',
+          'treeNode',
+          'valueState',
+        ]);
+        assert.deepEqual(await db.batchGet([]), []);
+      }),
+    );
+
+    test(
+      'large batches round-trip',
+      withDb(async (db) => {
+        const records: TreeNodeRecord[] = [];
+        for (let i = 0; i < 5000; i++) {
+          const val = new Uint8Array(32);
+          new DataView(val.buffer).setUint32(0, i * 2654435761);
+          val[31] = i & 0xff;
+          records.push(treeRecord(new NodeLabel(val, 256), BigInt(i + 1)));
+        }
+        await db.batchSet(records);
+        const got = await db.batchGet(records.map((r) => nodeKey(r.label)));
+        assert.equal(got.length, records.length);
+        const byEpoch = new Map(got.map((r) => [(r as TreeNodeRecord).latest.lastEpoch, r]));
+        for (const r of records) assertRecordEqual(byEpoch.get(r.latest.lastEpoch)!, r);
+      }),
+    );
+
+    test(
+      'concurrent reads return the right records',
+      withDb(async (db) => {
+        const records = Array.from({ length: 64 }, (_, i) =>
+          treeRecord(label(i + 1), BigInt(i + 1)),
+        );
+        await db.batchSet(records);
+        const results = await Promise.all(
+          records.map((r, i) =>
+            i % 2 === 0
+              ? db.get(nodeKey(r.label)).then((x) => [x])
+              : db.batchGet([nodeKey(r.label)]),
+          ),
+        );
+        results.forEach((got, i) => assertRecordEqual(got[0]!, records[i]!));
+      }),
+    );
+
+    test(
+      'user data comes back by ascending epoch; the same epoch overwrites',
+      withDb(async (db) => {
+        await db.batchSet([
+          state('bob', 9n, 3n),
+          state('bob', 2n, 1n),
+          state('bob', 5n, 2n),
+          state('carol', 1n, 1n),
+        ]);
+        assert.deepEqual(
+          (await db.getUserData(u('bob'))).map((s) => s.epoch),
+          [2n, 5n, 9n],
+        );
+        await db.set({ ...state('bob', 5n, 2n), value: new Uint8Array(0) });
+        const data = await db.getUserData(u('bob'));
+        assert.equal(data.length, 3);
+        assert.equal(data[1]!.value.length, 0, 'tombstoned in place');
+        await expectCode(db.getUserData(u('bo')), 'STORAGE_NOT_FOUND');
+      }),
+    );
+
+    test(
+      'getUserState honours every flag',
+      withDb(async (db) => {
+        await db.batchSet([state('dave', 2n, 1n), state('dave', 5n, 2n), state('dave', 9n, 3n)]);
+        const pick = async (flag: Parameters<Database['getUserState']>[1]) =>
+          (await db.getUserState(u('dave'), flag)).epoch;
+        assert.equal(await pick({ kind: 'maxEpoch' }), 9n);
+        assert.equal(await pick({ kind: 'minEpoch' }), 2n);
+        assert.equal(await pick({ kind: 'specificVersion', version: 2n }), 5n);
+        assert.equal(await pick({ kind: 'specificEpoch', epoch: 9n }), 9n);
+        assert.equal(await pick({ kind: 'leqEpoch', epoch: 8n }), 5n);
+        assert.equal(await pick({ kind: 'leqEpoch', epoch: 5n }), 5n);
+        assert.equal(await pick({ kind: 'leqEpoch', epoch: U64_MAX }), 9n);
+        await expectCode(
+          db.getUserState(u('dave'), { kind: 'leqEpoch', epoch: 1n }),
+          'STORAGE_NOT_FOUND',
+        );
+        await expectCode(
+          db.getUserState(u('dave'), { kind: 'specificEpoch', epoch: 3n }),
+          'STORAGE_NOT_FOUND',
+        );
+        await expectCode(
+          db.getUserState(u('dave'), { kind: 'specificVersion', version: 4n }),
+          'STORAGE_NOT_FOUND',
+        );
+      }),
+    );
+
+    test(
+      'getUserStateVersions answers per user and omits users without a match',
+      withDb(async (db) => {
+        await db.batchSet([
+          state('erin', 1n, 1n, 'e1'),
+          state('erin', 4n, 2n, 'e2'),
+          state('frank', 3n, 1n, 'f1'),
+          state(new Uint8Array(300).fill(0xff), 2n, 1n, 'long'),
+        ]);
+        const names = [u('erin'), u('frank'), u('grace'), new Uint8Array(300).fill(0xff)];
+        const asMap = async (flag: Parameters<Database['getUserStateVersions']>[1]) =>
+          new Map(
+            (await db.getUserStateVersions(names, flag)).map((v) => [
+              new TextDecoder().decode(v.username.subarray(0, 5)),
+              `${v.version}:${new TextDecoder().decode(v.value)}`,
+            ]),
+          );
+        const latest = await asMap({ kind: 'maxEpoch' });
+        assert.equal(latest.size, 3);
+        assert.equal(latest.get('erin'), '2:e2');
+        assert.equal(latest.get('frank'), '1:f1');
+        const at2 = await asMap({ kind: 'leqEpoch', epoch: 2n });
+        assert.deepEqual([...at2.keys()].length, 2);
+        assert.equal(at2.get('erin'), '1:e1');
+        assert.equal(at2.has('frank'), false);
+        const v2 = await asMap({ kind: 'specificVersion', version: 2n });
+        assert.deepEqual([...v2.values()], ['2:e2']);
+        assert.deepEqual(await db.getUserStateVersions([], { kind: 'maxEpoch' }), []);
+      }),
+    );
+
+    test(
+      'the writer lock admits one writer at a time',
+      withDb(async (db) => {
+        const lock = await db.acquireWriterLock();
+        await expectCode(db.acquireWriterLock(), 'STORAGE_LOCKED');
+        await lock.release();
+        await lock.release(); // idempotent
+        const again = await db.acquireWriterLock();
+        await again.release();
+      }),
+    );
   });
 }

@@ -35,5 +35,8 @@ test('the in-memory database keeps its own copies of records', async () => {
 test('a closed in-memory database refuses every call', async () => {
   const db = new MemoryDatabase();
   await db.close();
-  await assert.rejects(db.get({ kind: 'azks' }), (e: unknown) => e instanceof AkdError && e.code === 'STORAGE_CONNECTION');
+  await assert.rejects(
+    db.get({ kind: 'azks' }),
+    (e: unknown) => e instanceof AkdError && e.code === 'STORAGE_CONNECTION',
+  );
 });

@@ -31,7 +31,12 @@ function leaf(fill: number, epoch: bigint): TreeNodeRecord {
   };
 }
 
-function state(name: string, epoch: bigint, version: bigint, value = `${name}${version}`): ValueStateRecord {
+function state(
+  name: string,
+  epoch: bigint,
+  version: bigint,
+  value = `${name}${version}`,
+): ValueStateRecord {
   return {
     kind: 'valueState',
     username: utf8(name),
@@ -53,7 +58,11 @@ test('reads go cache first, then the database, and fill the cache', async () => 
   await sm.get(nodeKey(leaf(1, 1n).label));
   assert.equal(sm.metrics.dbGets, 1);
   assert.equal(sm.metrics.cacheHits, 1);
-  const batch = await sm.batchGet([nodeKey(leaf(1, 1n).label), nodeKey(leaf(2, 1n).label), nodeKey(leaf(3, 1n).label)]);
+  const batch = await sm.batchGet([
+    nodeKey(leaf(1, 1n).label),
+    nodeKey(leaf(2, 1n).label),
+    nodeKey(leaf(3, 1n).label),
+  ]);
   assert.equal(batch.length, 2);
   assert.equal(sm.metrics.dbBatchGets, 1);
   assert.equal(sm.metrics.dbBatchKeys, 2, 'only the uncached keys go to the database');
@@ -92,7 +101,10 @@ test('a transaction reads its own writes; others see committed data only', async
   assert.equal((await sm.get(nodeKey(leaf(1, 1n).label))).latest.lastEpoch, 1n);
   assert.equal((await tx.get(AZKS_KEY)).latestEpoch, 2n);
   assert.equal((await sm.get(AZKS_KEY)).latestEpoch, 1n);
-  assert.equal((await tx.batchGet([nodeKey(leaf(5, 0n).label), nodeKey(leaf(1, 0n).label)])).length, 2);
+  assert.equal(
+    (await tx.batchGet([nodeKey(leaf(5, 0n).label), nodeKey(leaf(1, 0n).label)])).length,
+    2,
+  );
   assert.equal((await sm.batchGet([nodeKey(leaf(5, 0n).label)])).length, 0);
   assert.ok(tx.getFromCacheOnly(nodeKey(leaf(5, 0n).label)));
   await assert.rejects(sm.set(leaf(9, 1n)), isCode('STORAGE_TRANSACTION'));
@@ -119,7 +131,10 @@ test('the commit writes the AZKS record last, and refuses a log without one', as
   tx.set(leaf(1, 1n));
   tx.set(state('a', 1n, 1n));
   await tx.commit();
-  assert.deepEqual(written[0]!.map((r) => r.kind), ['treeNode', 'valueState', 'azks']);
+  assert.deepEqual(
+    written[0]!.map((r) => r.kind),
+    ['treeNode', 'valueState', 'azks'],
+  );
 
   const bad = sm.beginTransaction();
   bad.set(leaf(2, 2n));
@@ -171,24 +186,46 @@ test('value-state reads merge the transaction with committed data (spec 14.2)', 
   assert.equal((await tx.getUserState(utf8('a'), { kind: 'maxEpoch' })).version, 3n);
   assert.equal((await tx.getUserState(utf8('a'), { kind: 'leqEpoch', epoch: 4n })).version, 2n);
   assert.equal((await tx.getUserState(utf8('a'), { kind: 'minEpoch' })).version, 1n);
-  assert.equal((await tx.getUserState(utf8('a'), { kind: 'specificVersion', version: 3n })).epoch, 5n);
-  assert.equal((await tx.getUserState(utf8('c'), { kind: 'specificEpoch', epoch: 5n })).version, 1n);
+  assert.equal(
+    (await tx.getUserState(utf8('a'), { kind: 'specificVersion', version: 3n })).epoch,
+    5n,
+  );
+  assert.equal(
+    (await tx.getUserState(utf8('c'), { kind: 'specificEpoch', epoch: 5n })).version,
+    1n,
+  );
   assert.equal((await tx.getUserState(utf8('b'), { kind: 'maxEpoch' })).version, 1n);
-  await assert.rejects(tx.getUserState(utf8('zz'), { kind: 'maxEpoch' }), isCode('STORAGE_NOT_FOUND'));
-  assert.deepEqual((await tx.getUserData(utf8('a'))).map((s) => s.version), [1n, 2n, 3n]);
+  await assert.rejects(
+    tx.getUserState(utf8('zz'), { kind: 'maxEpoch' }),
+    isCode('STORAGE_NOT_FOUND'),
+  );
+  assert.deepEqual(
+    (await tx.getUserData(utf8('a'))).map((s) => s.version),
+    [1n, 2n, 3n],
+  );
   assert.deepEqual((await tx.getUserData(utf8('zz'))).length, 0);
   await assert.rejects(sm.getUserData(utf8('c')), isCode('STORAGE_NOT_FOUND'));
   const versions = async (flag: Parameters<typeof tx.getUserStateVersions>[1]) =>
     new Map(
-      (await tx.getUserStateVersions([utf8('a'), utf8('b'), utf8('c'), utf8('d')], flag)).map((v) => [
-        new TextDecoder().decode(v.username),
-        v.version,
-      ]),
+      (await tx.getUserStateVersions([utf8('a'), utf8('b'), utf8('c'), utf8('d')], flag)).map(
+        (v) => [new TextDecoder().decode(v.username), v.version],
+      ),
     );
   assert.deepEqual(versions, versions);
-  assert.deepEqual([...(await versions({ kind: 'maxEpoch' })).entries()].sort(), [['a', 3n], ['b', 1n], ['c', 1n]]);
-  assert.deepEqual([...(await versions({ kind: 'minEpoch' })).entries()].sort(), [['a', 1n], ['b', 1n], ['c', 1n]]);
-  assert.deepEqual([...(await versions({ kind: 'leqEpoch', epoch: 2n })).entries()].sort(), [['a', 1n], ['b', 1n]]);
+  assert.deepEqual([...(await versions({ kind: 'maxEpoch' })).entries()].sort(), [
+    ['a', 3n],
+    ['b', 1n],
+    ['c', 1n],
+  ]);
+  assert.deepEqual([...(await versions({ kind: 'minEpoch' })).entries()].sort(), [
+    ['a', 1n],
+    ['b', 1n],
+    ['c', 1n],
+  ]);
+  assert.deepEqual([...(await versions({ kind: 'leqEpoch', epoch: 2n })).entries()].sort(), [
+    ['a', 1n],
+    ['b', 1n],
+  ]);
   await tx.rollback();
 });
 
@@ -198,7 +235,10 @@ test('tombstoning erases values at or before an epoch', async () => {
   const sm = new StorageManager(db);
   assert.equal(await sm.tombstoneValueStates(utf8('a'), 3n), 2);
   const data = await sm.getUserData(utf8('a'));
-  assert.deepEqual(data.map((s) => s.value.length), [0, 0, 2]);
+  assert.deepEqual(
+    data.map((s) => s.value.length),
+    [0, 0, 2],
+  );
   assert.equal(await sm.tombstoneValueStates(utf8('a'), 3n), 0, 'already erased');
   assert.equal(await sm.tombstoneValueStates(utf8('nobody'), 3n), 0);
 });
@@ -221,7 +261,12 @@ test('cache entries expire, cleaning can be suspended, and the memory bound evic
   assert.equal(cache.get('b'), undefined);
   assert.equal(cache.size, 0);
 
-  const bounded = new TimedCache({ itemLifetimeMs: 10_000, cleanFrequencyMs: 2, memoryLimitBytes: 2_000, now: () => now });
+  const bounded = new TimedCache({
+    itemLifetimeMs: 10_000,
+    cleanFrequencyMs: 2,
+    memoryLimitBytes: 2_000,
+    now: () => now,
+  });
   for (let i = 0; i < 20; i++) bounded.put(`k${i}`, leaf(i, 1n));
   assert.ok(bounded.retainedBytes > 2_000);
   now += 10;

@@ -86,13 +86,9 @@ function subtree(
   };
 }
 
-/**
- * The published root hash of the tree whose leaves (or subtree roots) are `elements`, with
- * values used as given (spec 8, Auditor mode; spec 7.3 for the empty tree and missing children).
- */
-export function rootHashOfElements(config: Configuration, elements: AzksElement[]): Digest {
-  if (elements.length === 0) return config.computeRootHashFromVal(config.emptyRootValue);
-  const sorted = sortedChecked(elements);
+/** The published root hash of the tree over already sorted and checked elements. */
+function rootHashOfSorted(config: Configuration, sorted: AzksElement[]): Digest {
+  if (sorted.length === 0) return config.computeRootHashFromVal(config.emptyRootValue);
   let mid = 0;
   while (mid < sorted.length && sorted[mid]!.label.getBit(0) === 0) mid++;
   const side = (lo: number, hi: number) =>
@@ -111,8 +107,20 @@ export function rootHashOfElements(config: Configuration, elements: AzksElement[
 }
 
 /**
+ * The published root hash of the tree whose leaves (or subtree roots) are `elements`, with
+ * values used as given (spec 8, Auditor mode; spec 7.3 for the empty tree and missing children).
+ *
+ * @throws AkdError `AUDIT_MALFORMED_PROOF` for duplicate or nested labels.
+ * @example rootHashOfElements(config, []) // the empty tree's root hash
+ */
+export function rootHashOfElements(config: Configuration, elements: AzksElement[]): Digest {
+  return rootHashOfSorted(config, sortedChecked(elements));
+}
+
+/**
  * Verifies one epoch step: `proof` turns the tree with root `startHash` into the tree with
  * root `endHash`, inserting leaves at `endEpoch` (spec 11.5 `verify_consecutive_append_only`).
+ * The labels of both sets together are checked first: the new tree is built from their union.
  *
  * @throws AkdError `AUDIT_MALFORMED_PROOF`, `AUDIT_START_HASH_MISMATCH` or
  * `AUDIT_END_HASH_MISMATCH`.
@@ -127,18 +135,23 @@ export function verifyConsecutiveAppendOnly(
   for (const e of proof.inserted) {
     if (e.label.len !== LEAF_LEN) throw malformed(`inserted element ${e.label} is not a leaf`);
   }
-  const before = rootHashOfElements(config, proof.unchangedNodes);
+  const unchanged = new Set(proof.unchangedNodes);
+  const inserted = proof.inserted.map((e) => ({
+    label: e.label,
+    value: config.hashLeafWithCommitment(e.value, endEpoch),
+  }));
+  const all = sortedChecked([...proof.unchangedNodes, ...inserted]);
+  const before = rootHashOfSorted(
+    config,
+    all.filter((e) => unchanged.has(e)),
+  );
   if (!bytesEqual(before, startHash)) {
     throw new AkdError(
       'AUDIT_START_HASH_MISMATCH',
       `unchanged nodes rebuild ${toHex(before)}, not the epoch ${endEpoch - 1n} root ${toHex(startHash)}`,
     );
   }
-  const inserted = proof.inserted.map((e) => ({
-    label: e.label,
-    value: config.hashLeafWithCommitment(e.value, endEpoch),
-  }));
-  const after = rootHashOfElements(config, [...proof.unchangedNodes, ...inserted]);
+  const after = rootHashOfSorted(config, all);
   if (!bytesEqual(after, endHash)) {
     throw new AkdError(
       'AUDIT_END_HASH_MISMATCH',
@@ -183,11 +196,17 @@ export function auditVerify(
   }
   const first = proof.epochs[0]!;
   if (options.startEpoch !== undefined && first !== options.startEpoch) {
-    throw new AkdError('AUDIT_EPOCH_GAP', `the proof starts at epoch ${first}, not ${options.startEpoch}`);
+    throw new AkdError(
+      'AUDIT_EPOCH_GAP',
+      `the proof starts at epoch ${first}, not ${options.startEpoch}`,
+    );
   }
   proof.epochs.forEach((epoch, i) => {
     if (epoch !== first + BigInt(i)) {
-      throw new AkdError('AUDIT_EPOCH_GAP', `step ${i} starts at epoch ${epoch}, not ${first + BigInt(i)}`);
+      throw new AkdError(
+        'AUDIT_EPOCH_GAP',
+        `step ${i} starts at epoch ${epoch}, not ${first + BigInt(i)}`,
+      );
     }
   });
   proof.proofs.forEach((step, i) => {

@@ -47,7 +47,8 @@ function checkShape(
     throw historyError(`version ${end} is greater than the current epoch ${currentEpoch}`);
   }
   if (params.kind === 'complete') {
-    if (start !== 1n) throw historyError(`a complete history must start at version 1, not ${start}`);
+    if (start !== 1n)
+      throw historyError(`a complete history must start at version 1, not ${start}`);
   } else {
     if (!Number.isSafeInteger(params.count) || params.count < 0) {
       throw new RangeError('mostRecent count must be a non-negative integer');
@@ -90,7 +91,15 @@ function verifyUpdate(
       `the stale leaf of version ${update.version - 1n} was not inserted in epoch ${update.epoch}`,
     );
   }
-  verifyVrfLabel(config, key, label, VersionFreshness.Stale, update.version - 1n, vrfProof, proof.label);
+  verifyVrfLabel(
+    config,
+    key,
+    label,
+    VersionFreshness.Stale,
+    update.version - 1n,
+    vrfProof,
+    proof.label,
+  );
   verifyMembership(config, rootHash, proof, `stale proof of version ${update.version - 1n}`);
 }
 

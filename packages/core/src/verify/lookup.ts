@@ -58,7 +58,12 @@ export function verifyExistence(
     update.existenceVrfProof,
     update.existenceProof.label,
   );
-  verifyMembership(config, rootHash, update.existenceProof, `existence proof of version ${update.version}`);
+  verifyMembership(
+    config,
+    rootHash,
+    update.existenceProof,
+    `existence proof of version ${update.version}`,
+  );
 }
 
 /**
