@@ -1,1 +1,24 @@
-export {};
+/**
+ * @akd-ts/directory: the key directory. `Directory` publishes epochs and serves proofs;
+ * `ReadOnlyDirectory` serves proofs from a store another process publishes to.
+ */
+
+export { Directory } from './directory.js';
+export type { Update, WritableDirectoryOptions } from './directory.js';
+export { ReadOnlyDirectory } from './read-only-directory.js';
+export type { DirectoryOptions } from './read-only-directory.js';
+export { DEFAULT_LIMITS } from './limits.js';
+export type { PublishLimits } from './limits.js';
+export {
+  Parallelism,
+  DEFAULT_PARALLELISM,
+  NO_PARALLELISM,
+  parallelDegree,
+  parallelLevels,
+} from './parallelism.js';
+export type { ParallelismConfig, ParallelismOption } from './parallelism.js';
+export { InMemoryVrfKeyStore } from './vrf/key-store.js';
+export type { VrfKeyStore } from './vrf/key-store.js';
+export { LocalVrfEngine } from './vrf/engine.js';
+export type { VrfEngine, VrfJob, VrfLabelProof } from './vrf/engine.js';
+export { Azks } from './azks.js';

@@ -45,6 +45,11 @@ export class Transaction implements RecordReader {
     return this.storage.hasCache();
   }
 
+  /** Whether the transaction has been committed or rolled back. */
+  get ended(): boolean {
+    return this.done;
+  }
+
   /** Number of records logged so far. */
   get size(): number {
     return this.log.size;

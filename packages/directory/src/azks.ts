@@ -1,0 +1,143 @@
+/**
+ * The AZKS (spec 7.4, 8, 10): the append-only tree as one object over the storage manager:
+ * creating an empty tree, batch insertion into a transaction, root hashes and every proof.
+ * It knows the storage seam and nothing of any driver.
+ */
+
+import {
+  AkdError,
+  NodeLabel,
+  type AppendOnlyProof,
+  type AzksElement,
+  type Configuration,
+  type MembershipProof,
+  type NonMembershipProof,
+} from '@akd-ts/core';
+import {
+  AZKS_KEY,
+  type AzksRecord,
+  type RecordReader,
+  type StorageManager,
+  type Transaction,
+} from '@akd-ts/storage';
+import { appendOnlyProof } from './tree/audit-proof.js';
+import { insertElements, prepareElements } from './tree/insert.js';
+import { newRoot } from './tree/nodes.js';
+import { readNode } from './tree/node-io.js';
+import { auditExpansion, preload, towardTargets, type PreloadOptions } from './tree/preload.js';
+import { membershipProof, nonMembershipProof } from './tree/proofs.js';
+
+const ROOT = NodeLabel.root();
+
+function isNotFound(e: unknown): boolean {
+  return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
+}
+
+export class Azks {
+  constructor(readonly config: Configuration) {}
+
+  /** The AZKS record, or undefined in a store that has none yet. */
+  async find(reader: RecordReader): Promise<AzksRecord | undefined> {
+    try {
+      return await reader.get(AZKS_KEY);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /** The AZKS record; `STORAGE_NOT_FOUND` in an uninitialised store. */
+  async read(reader: RecordReader): Promise<AzksRecord> {
+    return reader.get(AZKS_KEY);
+  }
+
+  /**
+   * Writes an empty tree (spec 7.4): the epoch-0 root, then the AZKS record `{0, 1}`, each
+   * written directly (the AZKS record last, so a crash in between leaves a store that is
+   * still uninitialised).
+   */
+  async create(storage: StorageManager): Promise<AzksRecord> {
+    await storage.set({
+      kind: 'treeNode',
+      label: ROOT,
+      latest: newRoot(ROOT, this.config),
+      previous: undefined,
+    });
+    const azks: AzksRecord = { kind: 'azks', latestEpoch: 0n, numNodes: 1n };
+    await storage.set(azks);
+    return azks;
+  }
+
+  /** The published root hash at the AZKS's latest epoch `epoch`. */
+  async rootHash(reader: RecordReader, epoch: bigint): Promise<Uint8Array> {
+    const root = await readNode(reader, ROOT, epoch);
+    return this.config.computeRootHashFromVal(root.hash);
+  }
+
+  /**
+   * Inserts `elements` as epoch `azks.latestEpoch + 1` inside `tx` (spec 8), after preloading
+   * their paths, and logs the updated AZKS record.
+   * @returns the new AZKS record.
+   */
+  async insert(
+    tx: Transaction,
+    azks: AzksRecord,
+    elements: AzksElement[],
+    preloadOptions: PreloadOptions,
+  ): Promise<AzksRecord> {
+    const sorted = prepareElements(elements);
+    await this.preloadFor(
+      tx,
+      sorted.map((e) => e.label),
+      azks.latestEpoch,
+      preloadOptions,
+    );
+    const epoch = azks.latestEpoch + 1n;
+    const created = await insertElements(this.config, tx, ROOT, sorted, epoch);
+    const next: AzksRecord = { kind: 'azks', latestEpoch: epoch, numNodes: azks.numNodes + BigInt(created) };
+    tx.set(next);
+    return next;
+  }
+
+  /** Warms the cache with the paths toward `targets` (spec 13.2, 13.3). */
+  async preloadFor(
+    reader: RecordReader,
+    targets: NodeLabel[],
+    epoch: bigint,
+    options: PreloadOptions,
+  ): Promise<number> {
+    return preload(reader, ROOT, epoch, towardTargets(targets), options);
+  }
+
+  /** Warms the cache with every node an audit of [start, end] reads (spec 13.4). */
+  async preloadAudit(
+    reader: RecordReader,
+    start: bigint,
+    end: bigint,
+    epoch: bigint,
+    options: PreloadOptions,
+  ): Promise<number> {
+    return preload(reader, ROOT, epoch, auditExpansion(start, end), options);
+  }
+
+  membershipProof(reader: RecordReader, label: NodeLabel, epoch: bigint): Promise<MembershipProof> {
+    return membershipProof(this.config, reader, ROOT, label, epoch);
+  }
+
+  nonMembershipProof(
+    reader: RecordReader,
+    label: NodeLabel,
+    epoch: bigint,
+  ): Promise<NonMembershipProof> {
+    return nonMembershipProof(this.config, reader, ROOT, label, epoch);
+  }
+
+  appendOnlyProof(
+    reader: RecordReader,
+    start: bigint,
+    end: bigint,
+    latest: bigint,
+  ): Promise<AppendOnlyProof> {
+    return appendOnlyProof(this.config, reader, ROOT, start, end, latest);
+  }
+}

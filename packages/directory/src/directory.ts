@@ -1,0 +1,213 @@
+/**
+ * Directory (spec 12.1, 12.2): the writer. It holds the store's writer lock for its lifetime,
+ * creates the AZKS in an empty store, and publishes batches of updates as new epochs. A
+ * publish is all or nothing: its records are written in one atomic commit, the AZKS record
+ * last, and any failure before that leaves the store exactly as it was.
+ */
+
+import {
+  AkdError,
+  VersionFreshness,
+  bytesEqual,
+  toHex,
+  type AkdLabel,
+  type AkdValue,
+  type AzksElement,
+  type EpochHash,
+} from '@akd-ts/core';
+import type { ValueStateRecord, WriterLock } from '@akd-ts/storage';
+import type { DirectoryContext } from './context.js';
+import { DEFAULT_LIMITS, type PublishLimits } from './limits.js';
+import { parallelLevels } from './parallelism.js';
+import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-only-directory.js';
+import type { VrfJob } from './vrf/engine.js';
+
+/** One update of a publish. */
+export interface Update {
+  label: AkdLabel;
+  value: AkdValue;
+}
+
+export interface WritableDirectoryOptions extends DirectoryOptions {
+  limits?: Partial<PublishLimits>;
+}
+
+/** What a publish is about to insert: tree elements and value states. */
+interface PublishPlan {
+  elements: AzksElement[];
+  states: ValueStateRecord[];
+}
+
+/**
+ * The key directory's writer.
+ *
+ * @example
+ * ```ts
+ * const dir = await Directory.open({
+ *   config: new WhatsAppV1Configuration(),
+ *   storage: new StorageManager(new MemoryDatabase()),
+ *   vrfKeys: InMemoryVrfKeyStore.generate(),
+ * });
+ * const { epoch, hash } = await dir.publish([{ label: utf8('alice'), value: utf8('key-1') }]);
+ * ```
+ */
+export class Directory extends ReadOnlyDirectory {
+  private readonly limits: PublishLimits;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    ctx: DirectoryContext,
+    private readonly lock: WriterLock,
+    limits: PublishLimits,
+  ) {
+    super(ctx);
+    this.limits = limits;
+  }
+
+  /**
+   * Opens the directory for writing: takes the store's writer lock, then reads the AZKS or,
+   * in an empty store, creates it. Only a missing AZKS creates one; any other read error is
+   * returned, so a connection problem can never reset a directory.
+   * @throws AkdError `STORAGE_LOCKED` when another writer holds the store.
+   */
+  static override async open(options: WritableDirectoryOptions): Promise<Directory> {
+    const lock = await options.storage.db.acquireWriterLock();
+    let ctx: DirectoryContext | undefined;
+    try {
+      ctx = await makeContext(options);
+      if ((await ctx.azks.find(ctx.storage)) === undefined) await ctx.azks.create(ctx.storage);
+      return new Directory(ctx, lock, { ...DEFAULT_LIMITS, ...options.limits });
+    } catch (e) {
+      await ctx?.vrf.close();
+      await lock.release();
+      throw e;
+    }
+  }
+
+  /**
+   * Publishes `updates` as the next epoch (spec 12.2). Labels whose value is unchanged are
+   * skipped; when nothing is left, no epoch is created and the current one is returned.
+   * Concurrent calls run one after another.
+   * @throws AkdError `DIRECTORY_DUPLICATE_LABEL`, `DIRECTORY_LIMIT`, or a storage error (then
+   * nothing of the publish is visible).
+   */
+  publish(updates: Update[]): Promise<EpochHash> {
+    const run = this.queue.then(() => this.publishNow(updates));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private checkUpdates(updates: Update[]): void {
+    const { maxLabelBytes, maxValueBytes, maxUpdates, allowEmptyValues } = this.limits;
+    if (updates.length > maxUpdates) {
+      throw new AkdError('DIRECTORY_LIMIT', `${updates.length} updates exceed the limit of ${maxUpdates}`);
+    }
+    const seen = new Set<string>();
+    for (const { label, value } of updates) {
+      if (!(label instanceof Uint8Array) || !(value instanceof Uint8Array)) {
+        throw new TypeError('labels and values must be Uint8Arrays');
+      }
+      if (label.length === 0 || label.length > maxLabelBytes) {
+        throw new AkdError('DIRECTORY_LIMIT', `a label must have 1 to ${maxLabelBytes} bytes, not ${label.length}`);
+      }
+      if (value.length > maxValueBytes) {
+        throw new AkdError('DIRECTORY_LIMIT', `a value must have at most ${maxValueBytes} bytes, not ${value.length}`);
+      }
+      if (value.length === 0 && !allowEmptyValues) {
+        throw new AkdError('DIRECTORY_LIMIT', 'empty values are refused: verifiers cannot tell them from tombstones');
+      }
+      const key = toHex(label);
+      if (seen.has(key)) {
+        throw new AkdError('DIRECTORY_DUPLICATE_LABEL', `label ${key} appears more than once in one publish`);
+      }
+      seen.add(key);
+    }
+  }
+
+  /** Decides the tree elements and value states of a publish at `epoch` (spec 12.2 steps 3-5). */
+  private async plan(updates: Update[], current: bigint, epoch: bigint): Promise<PublishPlan> {
+    const { storage, vrf, config, commitmentKey } = this.ctx;
+    const latest = new Map(
+      (await storage.getUserStateVersions(updates.map((u) => u.label), { kind: 'leqEpoch', epoch: current })).map(
+        (v) => [toHex(v.username), v],
+      ),
+    );
+    const jobs: VrfJob[] = [];
+    /** The new value of each Fresh job, by job index (Stale jobs have none). */
+    const values: (AkdValue | undefined)[] = [];
+    const fresh: { update: Update; version: bigint; job: number }[] = [];
+    for (const update of updates) {
+      const prior = latest.get(toHex(update.label));
+      if (prior !== undefined && bytesEqual(prior.value, update.value)) continue;
+      const version = (prior?.version ?? 0n) + 1n;
+      if (prior !== undefined) {
+        jobs.push({ label: update.label, freshness: VersionFreshness.Stale, version: prior.version });
+        values.push(undefined);
+      }
+      fresh.push({ update, version, job: jobs.length });
+      jobs.push({ label: update.label, freshness: VersionFreshness.Fresh, version });
+      values.push(update.value);
+    }
+    const labels = await vrf.nodeLabels(jobs);
+    const elements: AzksElement[] = jobs.map((job, i) => {
+      const value = values[i];
+      return {
+        label: labels[i]!,
+        value:
+          value === undefined
+            ? config.staleAzksValue
+            : config.computeFreshAzksValue(commitmentKey, labels[i]!, job.version, value),
+      };
+    });
+    const states: ValueStateRecord[] = fresh.map(({ update, version, job }) => ({
+      kind: 'valueState',
+      username: update.label,
+      epoch,
+      version,
+      label: labels[job]!,
+      value: update.value,
+    }));
+    return { elements, states };
+  }
+
+  private async publishNow(updates: Update[]): Promise<EpochHash> {
+    this.checkUpdates(updates);
+    const { storage, azks, parallelism } = this.ctx;
+    const record = await azks.read(storage);
+    const epoch = record.latestEpoch + 1n;
+    const { elements, states } = await this.plan(updates, record.latestEpoch, epoch);
+    if (elements.length === 0) return this.getEpochHash();
+
+    const tx = storage.beginTransaction();
+    try {
+      await azks.insert(tx, record, elements, {
+        levels: parallelLevels(parallelism.preload),
+        maxBatchSize: this.ctx.maxPreloadBatch,
+      });
+      tx.batchSet(states);
+      await tx.commit();
+    } catch (e) {
+      if (!tx.ended) await tx.rollback();
+      throw e;
+    }
+    return { epoch, hash: await azks.rootHash(storage, epoch) };
+  }
+
+  /**
+   * Erases the stored values of `label` published at or before `epoch` (spec 14.6). Proofs
+   * stay valid; history verification then needs `allowMissingValues`.
+   * @returns the number of values erased.
+   */
+  async tombstone(label: AkdLabel, epoch: bigint): Promise<number> {
+    const run = this.queue.then(() => this.ctx.storage.tombstoneValueStates(label, epoch));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Waits for queued publishes, releases the writer lock and the VRF engine. */
+  override async close(): Promise<void> {
+    await this.queue;
+    await this.lock.release();
+    await super.close();
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Lookup proof assembly (spec 10.3, 12.3, 12.4): the latest version of each label as of the
+ * latest epoch, with its existence, marker and freshness proofs, after one serial preload of
+ * every path involved.
+ */
+
+import {
+  AkdError,
+  VersionFreshness,
+  markerVersion,
+  toHex,
+  type AkdLabel,
+  type LookupProof,
+} from '@akd-ts/core';
+import type { ValueStateRecord } from '@akd-ts/storage';
+import { serialPreload, type DirectoryContext } from '../context.js';
+
+function isNotFound(e: unknown): boolean {
+  return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
+}
+
+/** The state a lookup at `epoch` proves, or `DIRECTORY_LABEL_NOT_FOUND`. */
+export async function lookupState(
+  ctx: DirectoryContext,
+  label: AkdLabel,
+  epoch: bigint,
+): Promise<ValueStateRecord> {
+  try {
+    return await ctx.storage.getUserState(label, { kind: 'leqEpoch', epoch });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    throw new AkdError(
+      'DIRECTORY_LABEL_NOT_FOUND',
+      `label ${toHex(label)} has no value at epoch ${epoch}`,
+    );
+  }
+}
+
+/** Lookup proofs of `labels` against the tree at `epoch`, in input order. */
+export async function buildLookupProofs(
+  ctx: DirectoryContext,
+  labels: AkdLabel[],
+  epoch: bigint,
+): Promise<LookupProof[]> {
+  const states = await Promise.all(labels.map((l) => lookupState(ctx, l, epoch)));
+  const jobs = states.flatMap((s, i) => [
+    { label: labels[i]!, freshness: VersionFreshness.Fresh, version: s.version },
+    { label: labels[i]!, freshness: VersionFreshness.Fresh, version: markerVersion(s.version) },
+    { label: labels[i]!, freshness: VersionFreshness.Stale, version: s.version },
+  ]);
+  const vrf = await ctx.vrf.proofs(jobs);
+  await ctx.azks.preloadFor(
+    ctx.storage,
+    vrf.map((v) => v.nodeLabel),
+    epoch,
+    serialPreload(ctx),
+  );
+  const proofs: LookupProof[] = [];
+  for (let i = 0; i < states.length; i++) {
+    const s = states[i]!;
+    const [existence, marker, freshness] = [vrf[3 * i]!, vrf[3 * i + 1]!, vrf[3 * i + 2]!];
+    proofs.push({
+      epoch: s.epoch,
+      value: s.value,
+      version: s.version,
+      existenceVrfProof: existence.proof,
+      existenceProof: await ctx.azks.membershipProof(ctx.storage, existence.nodeLabel, epoch),
+      markerVrfProof: marker.proof,
+      markerProof: await ctx.azks.membershipProof(ctx.storage, marker.nodeLabel, epoch),
+      freshnessVrfProof: freshness.proof,
+      freshnessProof: await ctx.azks.nonMembershipProof(ctx.storage, freshness.nodeLabel, epoch),
+      commitmentNonce: ctx.config.getCommitmentNonce(
+        ctx.commitmentKey,
+        existence.nodeLabel,
+        s.version,
+        s.value,
+      ),
+    });
+  }
+  return proofs;
+}

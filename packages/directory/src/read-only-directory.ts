@@ -1,0 +1,231 @@
+/**
+ * ReadOnlyDirectory (spec 12.1, 12.3-12.7): serves lookup, history and audit proofs from a
+ * store another process publishes to. It never writes, sees only committed epochs, and picks
+ * up new ones by polling. `Directory` extends it with publishing.
+ */
+
+import {
+  AkdError,
+  VrfSecretKey,
+  type AkdLabel,
+  type AppendOnlyProof,
+  type Configuration,
+  type EpochHash,
+  type HistoryParams,
+  type HistoryProof,
+  type LookupProof,
+} from '@akd-ts/core';
+import type { AzksRecord, StorageManager } from '@akd-ts/storage';
+import { Azks } from './azks.js';
+import type { DirectoryContext } from './context.js';
+import { DEFAULT_PARALLELISM, parallelLevels, type ParallelismConfig } from './parallelism.js';
+import { buildHistoryProof } from './proofs/history-proof.js';
+import { buildLookupProofs } from './proofs/lookup-proof.js';
+import { LocalVrfEngine, type VrfEngine } from './vrf/engine.js';
+import type { VrfKeyStore } from './vrf/key-store.js';
+
+export interface DirectoryOptions {
+  config: Configuration;
+  storage: StorageManager;
+  vrfKeys: VrfKeyStore;
+  parallelism?: ParallelismConfig;
+  /** A VRF engine to use instead of the portable one (it must hold the same key). */
+  vrfEngine?: (config: Configuration, secretKey: Uint8Array) => Promise<VrfEngine> | VrfEngine;
+  /** Largest number of keys in one storage read during a preload (default 10,000). */
+  maxPreloadBatch?: number;
+}
+
+const DEFAULT_MAX_PRELOAD_BATCH = 10_000;
+
+/** Resolves after `ms`, or as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Builds the shared context from options (reads the key once). */
+export async function makeContext(options: DirectoryOptions): Promise<DirectoryContext> {
+  const secret = await options.vrfKeys.retrieve();
+  const key = VrfSecretKey.fromBytes(secret);
+  const vrf = options.vrfEngine
+    ? await options.vrfEngine(options.config, secret)
+    : new LocalVrfEngine(options.config, secret);
+  const ctx: DirectoryContext = {
+    config: options.config,
+    storage: options.storage,
+    azks: new Azks(options.config),
+    vrf,
+    commitmentKey: options.config.commitmentKey(secret),
+    publicKey: key.publicKeyBytes,
+    parallelism: options.parallelism ?? DEFAULT_PARALLELISM,
+    maxPreloadBatch: options.maxPreloadBatch ?? DEFAULT_MAX_PRELOAD_BATCH,
+  };
+  secret.fill(0);
+  return ctx;
+}
+
+/**
+ * Proofs from a directory's store, without publishing.
+ *
+ * @example
+ * ```ts
+ * const reader = await ReadOnlyDirectory.open({ config, storage, vrfKeys });
+ * const { proof, epochHash } = await reader.lookup(utf8('alice'));
+ * ```
+ */
+export class ReadOnlyDirectory {
+  protected constructor(protected readonly ctx: DirectoryContext) {}
+
+  /**
+   * Opens a directory whose store already holds an AZKS.
+   * @throws AkdError `DIRECTORY_READ_ONLY` when the store has no AZKS (or cannot be read).
+   */
+  static async open(options: DirectoryOptions): Promise<ReadOnlyDirectory> {
+    const ctx = await makeContext(options);
+    try {
+      await ctx.azks.read(ctx.storage);
+    } catch (e) {
+      await ctx.vrf.close();
+      throw new AkdError(
+        'DIRECTORY_READ_ONLY',
+        `cannot open a read-only directory without an AZKS: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
+    }
+    return new ReadOnlyDirectory(ctx);
+  }
+
+  get config(): Configuration {
+    return this.ctx.config;
+  }
+
+  /** The StorageManager (metrics, cache control). */
+  get storage(): StorageManager {
+    return this.ctx.storage;
+  }
+
+  /** The name of the VRF engine in use. */
+  get vrfEngineName(): string {
+    return this.ctx.vrf.name;
+  }
+
+  /** The AZKS record as this reader currently sees it. */
+  protected azksRecord(): Promise<AzksRecord> {
+    return this.ctx.azks.read(this.ctx.storage);
+  }
+
+  /** The latest epoch and its root hash (spec 12.7). */
+  async getEpochHash(): Promise<EpochHash> {
+    const { latestEpoch } = await this.azksRecord();
+    return { epoch: latestEpoch, hash: await this.ctx.azks.rootHash(this.ctx.storage, latestEpoch) };
+  }
+
+  /** The VRF public key clients verify with (32 bytes). */
+  getPublicKey(): Uint8Array {
+    return this.ctx.publicKey.slice();
+  }
+
+  /**
+   * Proof of `label`'s current value at the latest epoch (spec 12.3).
+   * @throws AkdError `DIRECTORY_LABEL_NOT_FOUND` for a label never published.
+   */
+  async lookup(label: AkdLabel): Promise<{ proof: LookupProof; epochHash: EpochHash }> {
+    const { proofs, epochHash } = await this.batchLookup([label]);
+    return { proof: proofs[0]!, epochHash };
+  }
+
+  /**
+   * Lookup proofs of several labels against one epoch, with one preload (spec 12.4). The
+   * first missing label fails the whole call.
+   */
+  async batchLookup(labels: AkdLabel[]): Promise<{ proofs: LookupProof[]; epochHash: EpochHash }> {
+    const epochHash = await this.getEpochHash();
+    const proofs = await buildLookupProofs(this.ctx, labels, epochHash.epoch);
+    return { proofs, epochHash };
+  }
+
+  /** Proof of `label`'s versions, all or the most recent n (spec 12.5). */
+  async keyHistory(
+    label: AkdLabel,
+    params: HistoryParams = { kind: 'complete' },
+  ): Promise<{ proof: HistoryProof; epochHash: EpochHash }> {
+    const epochHash = await this.getEpochHash();
+    const proof = await buildHistoryProof(this.ctx, label, params, epochHash.epoch);
+    return { proof, epochHash };
+  }
+
+  /**
+   * Append-only proof from epoch `start` to `end` (spec 12.6), one step per epoch.
+   * @throws AkdError `DIRECTORY_INVALID_EPOCH` unless `start < end <= latest`.
+   */
+  async audit(start: bigint, end: bigint): Promise<AppendOnlyProof> {
+    if (start < 0n || start >= end) {
+      throw new AkdError('DIRECTORY_INVALID_EPOCH', `audit needs start < end, got ${start} and ${end}`);
+    }
+    const { latestEpoch } = await this.azksRecord();
+    if (end > latestEpoch) {
+      throw new AkdError(
+        'DIRECTORY_INVALID_EPOCH',
+        `end epoch ${end} is beyond the latest epoch ${latestEpoch}`,
+      );
+    }
+    const { storage, azks, parallelism } = this.ctx;
+    storage.disableCacheCleaning();
+    try {
+      await azks.preloadAudit(storage, start, end, latestEpoch, {
+        levels: parallelLevels(parallelism.preload),
+        maxBatchSize: this.ctx.maxPreloadBatch,
+      });
+      return await azks.appendOnlyProof(storage, start, end, latestEpoch);
+    } finally {
+      storage.enableCacheCleaning();
+    }
+  }
+
+  /**
+   * Checks the store for a newer epoch, bypassing the cache; when there is one, flushes the
+   * cache so that later reads see the new epoch (spec 12.7).
+   * @returns the new epoch, or undefined when nothing changed.
+   */
+  async refresh(): Promise<bigint | undefined> {
+    const seen = await this.azksRecord();
+    const current = await this.ctx.storage.getDirect({ kind: 'azks' });
+    if (current.latestEpoch <= seen.latestEpoch) return undefined;
+    this.ctx.storage.flushCache();
+    return (await this.azksRecord()).latestEpoch;
+  }
+
+  /**
+   * Polls for new epochs every `periodMs` until `signal` aborts, calling `onEpoch` for each
+   * new one (spec 12.7 `poll_for_azks_changes`). Errors go to `onError` and polling goes on.
+   */
+  async pollForAzksChanges(
+    periodMs: number,
+    signal: AbortSignal,
+    onEpoch: (epoch: bigint) => void | Promise<void>,
+    onError: (error: unknown) => void = () => {},
+  ): Promise<void> {
+    while (!signal.aborted) {
+      await sleep(periodMs, signal);
+      if (signal.aborted) break;
+      try {
+        const epoch = await this.refresh();
+        if (epoch !== undefined) await onEpoch(epoch);
+      } catch (e) {
+        onError(e);
+      }
+    }
+  }
+
+  /** Releases the VRF engine (worker threads). */
+  async close(): Promise<void> {
+    await this.ctx.vrf.close();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Membership and non-membership proofs (spec 10.1, 10.2): walk from the root toward a label,
+ * collecting each level's sibling, and stop at the label or at the deepest node that prefixes
+ * it. All reads are at the latest published epoch.
+ */
+
+import {
+  Direction,
+  PrefixOrdering,
+  orderingToDirection,
+  type AzksElement,
+  type Configuration,
+  type MembershipProof,
+  type NodeLabel,
+  type NonMembershipProof,
+  type SiblingProof,
+} from '@akd-ts/core';
+import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
+import { childLabel, nodeValue } from './nodes.js';
+import { findNode, readNode } from './node-io.js';
+
+/** Reads the child of `node` on `direction` at `epoch`, if there is one. */
+async function child(
+  reader: RecordReader,
+  node: TreeNode,
+  direction: Direction,
+  epoch: bigint,
+): Promise<TreeNode | undefined> {
+  const label = childLabel(node, direction);
+  return label === undefined ? undefined : findNode(reader, label, epoch);
+}
+
+function element(config: Configuration, node: TreeNode | undefined): AzksElement {
+  return node === undefined
+    ? { label: config.emptyLabel, value: config.emptyNodeHash }
+    : { label: node.label, value: nodeValue(config, node) };
+}
+
+/**
+ * The membership proof of `target`, or, when `target` is absent, of the deepest node whose
+ * label prefixes it (spec 10.1 "longest-prefix node" walk). Returns that node too.
+ */
+export async function membershipWalk(
+  config: Configuration,
+  reader: RecordReader,
+  root: NodeLabel,
+  target: NodeLabel,
+  epoch: bigint,
+): Promise<{ node: TreeNode; proof: MembershipProof }> {
+  let cur = await readNode(reader, root, epoch);
+  let prev = cur;
+  const path: SiblingProof[] = [];
+  let ordering = cur.label.prefixOrdering(target);
+  let equal = target.equals(cur.label);
+  while (!equal && ordering !== PrefixOrdering.Invalid) {
+    const direction = orderingToDirection(ordering)!;
+    const next = await child(reader, cur, direction, epoch);
+    if (next === undefined) break; // only possible at the root
+    const other = await child(reader, cur, direction === Direction.Left ? Direction.Right : Direction.Left, epoch);
+    path.push({ label: cur.label, siblings: [element(config, other)], direction });
+    prev = cur;
+    cur = next;
+    ordering = cur.label.prefixOrdering(target);
+    equal = target.equals(cur.label);
+  }
+  if (!equal) {
+    cur = prev;
+    path.pop();
+  }
+  const hashVal = cur.nodeType === NodeType.Leaf ? nodeValue(config, cur) : cur.hash;
+  return { node: cur, proof: { label: cur.label, hashVal, siblingProofs: path } };
+}
+
+/** The membership proof of `target` (spec 10.1). */
+export async function membershipProof(
+  config: Configuration,
+  reader: RecordReader,
+  root: NodeLabel,
+  target: NodeLabel,
+  epoch: bigint,
+): Promise<MembershipProof> {
+  return (await membershipWalk(config, reader, root, target, epoch)).proof;
+}
+
+/** The non-membership proof of `target` (spec 10.2). */
+export async function nonMembershipProof(
+  config: Configuration,
+  reader: RecordReader,
+  root: NodeLabel,
+  target: NodeLabel,
+  epoch: bigint,
+): Promise<NonMembershipProof> {
+  const { node, proof } = await membershipWalk(config, reader, root, target, epoch);
+  const left = await child(reader, node, Direction.Left, epoch);
+  const right = await child(reader, node, Direction.Right, epoch);
+  return {
+    label: target,
+    longestPrefix: node.label,
+    longestPrefixChildren: [element(config, left), element(config, right)],
+    longestPrefixMembershipProof: proof,
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * Test helpers: directories over the in-memory store with upstream's HardCodedAkdVRF key.
+ */
+
+import { configurationByName, type Configuration } from '@akd-ts/core';
+import { MemoryDatabase, StorageManager, type Database, type StorageManagerOptions } from '@akd-ts/storage';
+import { Directory, InMemoryVrfKeyStore, type WritableDirectoryOptions } from '@akd-ts/directory';
+import { HARD_CODED_VRF_SECRET } from '../../../../test/support/vectors.js';
+
+export const CONFIG_NAMES = ['whatsapp_v1', 'experimental'] as const;
+
+export function hardCodedKeys(): InMemoryVrfKeyStore {
+  return new InMemoryVrfKeyStore(new Uint8Array(HARD_CODED_VRF_SECRET));
+}
+
+export interface TestDirectory {
+  dir: Directory;
+  db: Database;
+  storage: StorageManager;
+  config: Configuration;
+}
+
+export async function openDirectory(
+  configName: (typeof CONFIG_NAMES)[number],
+  options: {
+    db?: Database;
+    storage?: StorageManagerOptions;
+    directory?: Partial<WritableDirectoryOptions>;
+  } = {},
+): Promise<TestDirectory> {
+  const config = configurationByName(configName);
+  const db = options.db ?? new MemoryDatabase();
+  const storage = new StorageManager(db, options.storage);
+  const dir = await Directory.open({ config, storage, vrfKeys: hardCodedKeys(), ...options.directory });
+  return { dir, db, storage, config };
+}
