@@ -94,7 +94,11 @@ export class Azks {
     );
     const epoch = azks.latestEpoch + 1n;
     const created = await insertElements(this.config, tx, ROOT, sorted, epoch);
-    const next: AzksRecord = { kind: 'azks', latestEpoch: epoch, numNodes: azks.numNodes + BigInt(created) };
+    const next: AzksRecord = {
+      kind: 'azks',
+      latestEpoch: epoch,
+      numNodes: azks.numNodes + BigInt(created),
+    };
     tx.set(next);
     return next;
   }

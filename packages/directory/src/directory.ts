@@ -100,7 +100,10 @@ export class Directory extends ReadOnlyDirectory {
   private checkUpdates(updates: Update[]): void {
     const { maxLabelBytes, maxValueBytes, maxUpdates, allowEmptyValues } = this.limits;
     if (updates.length > maxUpdates) {
-      throw new AkdError('DIRECTORY_LIMIT', `${updates.length} updates exceed the limit of ${maxUpdates}`);
+      throw new AkdError(
+        'DIRECTORY_LIMIT',
+        `${updates.length} updates exceed the limit of ${maxUpdates}`,
+      );
     }
     const seen = new Set<string>();
     for (const { label, value } of updates) {
@@ -108,17 +111,29 @@ export class Directory extends ReadOnlyDirectory {
         throw new TypeError('labels and values must be Uint8Arrays');
       }
       if (label.length === 0 || label.length > maxLabelBytes) {
-        throw new AkdError('DIRECTORY_LIMIT', `a label must have 1 to ${maxLabelBytes} bytes, not ${label.length}`);
+        throw new AkdError(
+          'DIRECTORY_LIMIT',
+          `a label must have 1 to ${maxLabelBytes} bytes, not ${label.length}`,
+        );
       }
       if (value.length > maxValueBytes) {
-        throw new AkdError('DIRECTORY_LIMIT', `a value must have at most ${maxValueBytes} bytes, not ${value.length}`);
+        throw new AkdError(
+          'DIRECTORY_LIMIT',
+          `a value must have at most ${maxValueBytes} bytes, not ${value.length}`,
+        );
       }
       if (value.length === 0 && !allowEmptyValues) {
-        throw new AkdError('DIRECTORY_LIMIT', 'empty values are refused: verifiers cannot tell them from tombstones');
+        throw new AkdError(
+          'DIRECTORY_LIMIT',
+          'empty values are refused: verifiers cannot tell them from tombstones',
+        );
       }
       const key = toHex(label);
       if (seen.has(key)) {
-        throw new AkdError('DIRECTORY_DUPLICATE_LABEL', `label ${key} appears more than once in one publish`);
+        throw new AkdError(
+          'DIRECTORY_DUPLICATE_LABEL',
+          `label ${key} appears more than once in one publish`,
+        );
       }
       seen.add(key);
     }
@@ -128,9 +143,12 @@ export class Directory extends ReadOnlyDirectory {
   private async plan(updates: Update[], current: bigint, epoch: bigint): Promise<PublishPlan> {
     const { storage, vrf, config, commitmentKey } = this.ctx;
     const latest = new Map(
-      (await storage.getUserStateVersions(updates.map((u) => u.label), { kind: 'leqEpoch', epoch: current })).map(
-        (v) => [toHex(v.username), v],
-      ),
+      (
+        await storage.getUserStateVersions(
+          updates.map((u) => u.label),
+          { kind: 'leqEpoch', epoch: current },
+        )
+      ).map((v) => [toHex(v.username), v]),
     );
     const jobs: VrfJob[] = [];
     /** The new value of each Fresh job, by job index (Stale jobs have none). */
@@ -141,7 +159,11 @@ export class Directory extends ReadOnlyDirectory {
       if (prior !== undefined && bytesEqual(prior.value, update.value)) continue;
       const version = (prior?.version ?? 0n) + 1n;
       if (prior !== undefined) {
-        jobs.push({ label: update.label, freshness: VersionFreshness.Stale, version: prior.version });
+        jobs.push({
+          label: update.label,
+          freshness: VersionFreshness.Stale,
+          version: prior.version,
+        });
         values.push(undefined);
       }
       fresh.push({ update, version, job: jobs.length });

@@ -124,7 +124,10 @@ export class ReadOnlyDirectory {
   /** The latest epoch and its root hash (spec 12.7). */
   async getEpochHash(): Promise<EpochHash> {
     const { latestEpoch } = await this.azksRecord();
-    return { epoch: latestEpoch, hash: await this.ctx.azks.rootHash(this.ctx.storage, latestEpoch) };
+    return {
+      epoch: latestEpoch,
+      hash: await this.ctx.azks.rootHash(this.ctx.storage, latestEpoch),
+    };
   }
 
   /** The VRF public key clients verify with (32 bytes). */
@@ -167,7 +170,10 @@ export class ReadOnlyDirectory {
    */
   async audit(start: bigint, end: bigint): Promise<AppendOnlyProof> {
     if (start < 0n || start >= end) {
-      throw new AkdError('DIRECTORY_INVALID_EPOCH', `audit needs start < end, got ${start} and ${end}`);
+      throw new AkdError(
+        'DIRECTORY_INVALID_EPOCH',
+        `audit needs start < end, got ${start} and ${end}`,
+      );
     }
     const { latestEpoch } = await this.azksRecord();
     if (end > latestEpoch) {

@@ -18,7 +18,8 @@ function updatesFor(epoch: number) {
   const out = [];
   for (let i = 0; i < 5; i++) {
     const index = 2 ** i;
-    if (epoch % index === 0) out.push({ label: utf8(String(index)), value: utf8(`${index},${epoch}`) });
+    if (epoch % index === 0)
+      out.push({ label: utf8(String(index)), value: utf8(`${index},${epoch}`) });
   }
   return out;
 }
@@ -55,7 +56,14 @@ for (const name of CONFIG_NAMES) {
       const { proof, epochHash } = await dir.lookup(utf8(l));
       lookupVerify(config, dir.getPublicKey(), epochHash.hash, epochHash.epoch, utf8(l), proof);
       const h = await dir.keyHistory(utf8(l));
-      keyHistoryVerify(config, dir.getPublicKey(), h.epochHash.hash, h.epochHash.epoch, utf8(l), h.proof);
+      keyHistoryVerify(
+        config,
+        dir.getPublicKey(),
+        h.epochHash.hash,
+        h.epochHash.epoch,
+        utf8(l),
+        h.proof,
+      );
     }
     const all = await dir.audit(1n, 49n);
     assert.deepEqual(auditVerify(config, roots.slice(1), all), { startEpoch: 1n, endEpoch: 49n });

@@ -19,7 +19,10 @@ import { serialPreload, type DirectoryContext } from '../context.js';
 import type { VrfJob } from '../vrf/engine.js';
 
 function notFound(label: AkdLabel, epoch: bigint): AkdError {
-  return new AkdError('DIRECTORY_LABEL_NOT_FOUND', `label ${toHex(label)} has no value at epoch ${epoch}`);
+  return new AkdError(
+    'DIRECTORY_LABEL_NOT_FOUND',
+    `label ${toHex(label)} has no value at epoch ${epoch}`,
+  );
 }
 
 /** The states a history at `epoch` covers, newest first (spec 10.4 steps 1-3). */
@@ -37,7 +40,9 @@ async function historyStates(
     throw e;
   }
   // states past the epoch belong to a publish this reader does not see yet
-  const visible = states.filter((s) => s.epoch <= epoch).sort((a, b) => (a.epoch > b.epoch ? -1 : 1));
+  const visible = states
+    .filter((s) => s.epoch <= epoch)
+    .sort((a, b) => (a.epoch > b.epoch ? -1 : 1));
   if (params.kind === 'mostRecent' && (!Number.isSafeInteger(params.count) || params.count < 0)) {
     throw new RangeError('mostRecent count must be a non-negative integer');
   }
@@ -62,7 +67,11 @@ export async function buildHistoryProof(
   }
   const { past, future } = getMarkerVersions(start, end, epoch);
 
-  const job = (freshness: VersionFreshness, version: bigint): VrfJob => ({ label, freshness, version });
+  const job = (freshness: VersionFreshness, version: bigint): VrfJob => ({
+    label,
+    freshness,
+    version,
+  });
   const jobs: VrfJob[] = [
     ...states.map((s) => job(VersionFreshness.Fresh, s.version)),
     ...states.filter((s) => s.version > 1n).map((s) => job(VersionFreshness.Stale, s.version - 1n)),
@@ -71,7 +80,12 @@ export async function buildHistoryProof(
   ];
   const vrf = await ctx.vrf.proofs(jobs);
   // the preload runs before any proof is built (the ordering fixed upstream in PR #441)
-  await ctx.azks.preloadFor(ctx.storage, vrf.map((v) => v.nodeLabel), epoch, serialPreload(ctx));
+  await ctx.azks.preloadFor(
+    ctx.storage,
+    vrf.map((v) => v.nodeLabel),
+    epoch,
+    serialPreload(ctx),
+  );
 
   let next = 0;
   const take = () => vrf[next++]!;
@@ -108,7 +122,9 @@ export async function buildHistoryProof(
   for (let i = 0; i < past.length; i++) {
     const p = take();
     proof.pastMarkerVrfProofs.push(p.proof);
-    proof.existenceOfPastMarkerProofs.push(await ctx.azks.membershipProof(ctx.storage, p.nodeLabel, epoch));
+    proof.existenceOfPastMarkerProofs.push(
+      await ctx.azks.membershipProof(ctx.storage, p.nodeLabel, epoch),
+    );
   }
   for (let i = 0; i < future.length; i++) {
     const f = take();

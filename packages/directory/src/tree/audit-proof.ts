@@ -33,7 +33,8 @@ async function collect(
 ): Promise<void> {
   if (node.lastEpoch <= start) {
     // the whole subtree existed unchanged at `start` (the root has no parent to prove it to)
-    if (node.nodeType !== NodeType.Root) out.unchanged.push({ label: node.label, value: nodeValue(config, node) });
+    if (node.nodeType !== NodeType.Root)
+      out.unchanged.push({ label: node.label, value: nodeValue(config, node) });
     return;
   }
   if (node.minDescendantEpoch > end) return; // created entirely after the step
@@ -46,7 +47,10 @@ async function collect(
     if (label === undefined) continue;
     const child = await findNode(reader, label, latest);
     if (child === undefined) {
-      throw new AkdError('STORAGE_NOT_FOUND', `child ${label} of ${node.label} is missing at epoch ${latest}`);
+      throw new AkdError(
+        'STORAGE_NOT_FOUND',
+        `child ${label} of ${node.label} is missing at epoch ${latest}`,
+      );
     }
     await collect(config, reader, child, start, end, latest, out);
   }

@@ -13,7 +13,12 @@ import {
 import { NodeType, type TreeNode } from '@akd-ts/storage';
 
 /** A new leaf: its raw value, inserted at `epoch`, not yet attached (spec 8 case 2). */
-export function newLeaf(label: NodeLabel, value: Uint8Array, epoch: bigint, config: Configuration): TreeNode {
+export function newLeaf(
+  label: NodeLabel,
+  value: Uint8Array,
+  epoch: bigint,
+  config: Configuration,
+): TreeNode {
   return {
     label,
     lastEpoch: epoch,
@@ -68,7 +73,10 @@ export function childLabel(node: TreeNode, direction: Direction): NodeLabel | un
 export function setChild(parent: TreeNode, child: TreeNode): void {
   const ordering = parent.label.prefixOrdering(child.label);
   if (ordering === PrefixOrdering.Invalid) {
-    throw new AkdError('DIRECTORY_TREE', `node ${child.label} has no direction below ${parent.label}`);
+    throw new AkdError(
+      'DIRECTORY_TREE',
+      `node ${child.label} has no direction below ${parent.label}`,
+    );
   }
   if (ordering === PrefixOrdering.WithZero) parent.leftChild = child.label;
   else parent.rightChild = child.label;

@@ -56,7 +56,12 @@ export async function membershipWalk(
     const direction = orderingToDirection(ordering)!;
     const next = await child(reader, cur, direction, epoch);
     if (next === undefined) break; // only possible at the root
-    const other = await child(reader, cur, direction === Direction.Left ? Direction.Right : Direction.Left, epoch);
+    const other = await child(
+      reader,
+      cur,
+      direction === Direction.Left ? Direction.Right : Direction.Left,
+      epoch,
+    );
     path.push({ label: cur.label, siblings: [element(config, other)], direction });
     prev = cur;
     cur = next;

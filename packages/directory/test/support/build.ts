@@ -3,7 +3,12 @@
  */
 
 import { configurationByName, type Configuration } from '@akd-ts/core';
-import { MemoryDatabase, StorageManager, type Database, type StorageManagerOptions } from '@akd-ts/storage';
+import {
+  MemoryDatabase,
+  StorageManager,
+  type Database,
+  type StorageManagerOptions,
+} from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, type WritableDirectoryOptions } from '@akd-ts/directory';
 import { HARD_CODED_VRF_SECRET } from '../../../../test/support/vectors.js';
 
@@ -31,6 +36,11 @@ export async function openDirectory(
   const config = configurationByName(configName);
   const db = options.db ?? new MemoryDatabase();
   const storage = new StorageManager(db, options.storage);
-  const dir = await Directory.open({ config, storage, vrfKeys: hardCodedKeys(), ...options.directory });
+  const dir = await Directory.open({
+    config,
+    storage,
+    vrfKeys: hardCodedKeys(),
+    ...options.directory,
+  });
   return { dir, db, storage, config };
 }

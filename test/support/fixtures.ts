@@ -1,0 +1,105 @@
+/**
+ * Loads upstream's fixture files (test/vectors/upstream/fixture-*.yaml, spec 17.2): every
+ * storage record of a directory at two epochs and the update between them. The records use
+ * serde's YAML form (spec 14.7): tagged enums, uppercase hex, `null` for absent options.
+ */
+
+import { readFileSync } from 'node:fs';
+import { NodeLabel, fromHex } from '@akd-ts/core';
+import type { DbRecord, NodeType, TreeNode } from '@akd-ts/storage';
+import { parseAllDocuments } from 'yaml';
+import { VECTOR_DIR, type VectorConfig } from './vectors.js';
+
+type Raw = Record<string, unknown>;
+
+export interface Fixture {
+  configuration: VectorConfig;
+  state9: DbRecord[];
+  delta10: { label: Uint8Array; value: Uint8Array }[];
+  state10: DbRecord[];
+}
+
+const NODE_TYPES: Record<string, NodeType> = { Leaf: 1, Root: 2, Interior: 3 };
+
+function str(v: unknown, what: string): string {
+  if (typeof v !== 'string') throw new TypeError(`fixture: ${what} is not a scalar`);
+  return v;
+}
+
+function label(v: unknown): NodeLabel {
+  const r = v as Raw;
+  return new NodeLabel(
+    fromHex(str(r.label_val, 'label_val')),
+    Number(str(r.label_len, 'label_len')),
+  );
+}
+
+function optLabel(v: unknown): NodeLabel | undefined {
+  return v === 'null' || v === null || v === undefined ? undefined : label(v);
+}
+
+function node(v: unknown): TreeNode | undefined {
+  if (v === 'null' || v === null || v === undefined) return undefined;
+  const r = v as Raw;
+  return {
+    label: label(r.label),
+    lastEpoch: BigInt(str(r.last_epoch, 'last_epoch')),
+    minDescendantEpoch: BigInt(str(r.min_descendant_epoch, 'min_descendant_epoch')),
+    parent: label(r.parent),
+    nodeType: NODE_TYPES[str(r.node_type, 'node_type')] ?? 1,
+    leftChild: optLabel(r.left_child),
+    rightChild: optLabel(r.right_child),
+    hash: fromHex(str(r.hash, 'hash')),
+  };
+}
+
+function record(raw: Raw): DbRecord {
+  switch (raw.kind) {
+    case 'Azks':
+      return {
+        kind: 'azks',
+        latestEpoch: BigInt(str(raw.latest_epoch, 'latest_epoch')),
+        numNodes: BigInt(str(raw.num_nodes, 'num_nodes')),
+      };
+    case 'TreeNode':
+      return {
+        kind: 'treeNode',
+        label: label(raw.label),
+        latest: node(raw.latest_node)!,
+        previous: node(raw.previous_node),
+      };
+    case 'ValueState':
+      return {
+        kind: 'valueState',
+        value: fromHex(str(raw.value, 'value')),
+        version: BigInt(str(raw.version, 'version')),
+        label: label(raw.label),
+        epoch: BigInt(str(raw.epoch, 'epoch')),
+        username: fromHex(str(raw.username, 'username')),
+      };
+    default:
+      throw new TypeError(`fixture: unknown record kind ${String(raw.kind)}`);
+  }
+}
+
+/** Parses `fixture-<config>.yaml`. Every scalar is read as a string (hex must never become a number). */
+export function loadFixture(configuration: VectorConfig): Fixture {
+  const text = readFileSync(`${VECTOR_DIR}fixture-${configuration}.yaml`, 'utf8')
+    // serde's externally tagged enums: turn "- !Kind" into a plain field
+    .replace(/^- !(\w+)$/gm, '- kind: $1');
+  const docs = parseAllDocuments(text, { schema: 'failsafe' }).map((d) => d.toJS() as Raw);
+  const find = (epoch: string, field: string) => {
+    const doc = docs.find((d) => d.epoch === epoch && field in d);
+    if (doc === undefined) throw new Error(`fixture: no ${field} document for epoch ${epoch}`);
+    return doc[field] as unknown[];
+  };
+  return {
+    configuration,
+    state9: (find('9', 'records') as Raw[]).map(record),
+    delta10: (find('10', 'updates') as string[][]).map(([l, v]) => ({
+      label: fromHex(l!),
+      value: fromHex(v!),
+    })),
+    state10: (find('10', 'records') as Raw[]).map(record),
+  };
+}
