@@ -207,12 +207,14 @@ export class Directory extends ReadOnlyDirectory {
         maxBatchSize: this.ctx.maxPreloadBatch,
       });
       tx.batchSet(states);
+      // read from the log before committing: nothing may fail once the epoch is published
+      const hash = await azks.rootHash(tx, epoch);
       await tx.commit();
+      return { epoch, hash };
     } catch (e) {
       if (!tx.ended) await tx.rollback();
       throw e;
     }
-    return { epoch, hash: await azks.rootHash(storage, epoch) };
   }
 
   /**
