@@ -217,8 +217,13 @@ export function vrfProofToHash(proof: Uint8Array): Uint8Array {
   return hashCofactorGamma(gamma.clearCofactor().toBytes());
 }
 
-/** Window width of the per-key table for `c·(-Y)`; see `keyTable`. */
-const KEY_TABLE_WINDOW_BITS = 5;
+/**
+ * Window width of the per-key table for `c·(-Y)`. Measured (spec 18 machine): W = 4 builds in
+ * about 1.4 ms and saves about 0.35 ms per verification over a plain 128-bit multiplication, so
+ * it pays off from the second verification; wider windows only shave a few percent more off
+ * verify while costing a fresh key (a browser checking one lookup: three verifications) more.
+ */
+const KEY_TABLE_WINDOW_BITS = 4;
 const KEY_TABLES = new WeakMap<VrfPublicKey, WindowTable>();
 
 /** The window table of `-Y`, built on first use and kept as long as the key object lives. */
