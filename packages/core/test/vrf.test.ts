@@ -3,6 +3,7 @@
 // the rejections upstream's tests check (5.2, 5.3, 5.7).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { fromHex, toHex, utf8 } from '../src/bytes.js';
@@ -27,6 +28,7 @@ import {
   vrfPublicKeyFromSecret,
   vrfVerify,
 } from '../src/vrf/ecvrf.js';
+import { bytesToScalarLE, modL } from '../src/vrf/curve.js';
 import {
   nodeLabelFromVrfOutput,
   verifyVrfLabel,
@@ -174,10 +176,12 @@ test('a VrfSecretKey never shows secret bytes (architecture: errors and logs)', 
     JSON.stringify(key),
     JSON.stringify(Object.entries(key)),
     Object.keys(key).join(','),
+    inspect(key, { depth: 10, showHidden: true }),
   ].join('\n');
   for (const secret of [HARD_CODED_SK, scalarBytes, nonceKey]) {
     assert.ok(!shown.includes(toHex(secret)));
   }
+  assert.ok(!shown.includes(String(modL(bytesToScalarLE(scalarBytes)))), 'the scalar as a bigint');
   assert.ok(shown.includes(HARD_CODED_PK));
 });
 

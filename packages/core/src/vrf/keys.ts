@@ -52,12 +52,13 @@ export function expandSecretKeyBytes(sk: Uint8Array): ExpandedSecretKeyBytes {
   return { scalarBytes, nonceKey: h.slice(32, 64) };
 }
 
+// Lets VrfSecretKey wrap the point it computed itself, without giving VrfPublicKey a public
+// constructor that would skip the checks of `fromBytes`.
 let createPublicKey: (bytes: Uint8Array, point: EdwardsPoint) => VrfPublicKey;
 
 /**
- * A parsed VRF public key `Y` (spec 5.2). It keeps the bytes exactly as received, because
- * upstream hashes those bytes (not a re-encoding) into encode_to_curve and the challenge, and
- * the decoded point.
+ * A parsed VRF public key `Y` (spec 5.2): the decoded point, and the bytes exactly as received,
+ * since upstream hashes those bytes (not a re-encoding) into encode_to_curve and the challenge.
  */
 export class VrfPublicKey {
   readonly #bytes: Uint8Array;
