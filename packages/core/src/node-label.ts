@@ -36,6 +36,9 @@ export class NodeLabel {
   readonly val: Uint8Array;
   /** Bit length, 0..=256. */
   readonly len: number;
+  #key: string | undefined;
+  #memoOwner: object | undefined;
+  #memoValue: Uint8Array | undefined;
 
   /**
    * @param val exactly 32 bytes (copied only if you pass a view you keep mutating: it is not)
@@ -122,6 +125,32 @@ export class NodeLabel {
     new DataView(out.buffer).setUint32(0, this.len, false);
     out.set(this.val, 4);
     return out;
+  }
+
+  /**
+   * A compact string identity of the label (its length and all 32 bytes), for use as a map
+   * key: equal labels have equal keys. Computed once per label object.
+   */
+  get key(): string {
+    if (this.#key === undefined) {
+      this.#key =
+        String.fromCharCode(this.len >> 8, this.len & 0xff) +
+        String.fromCharCode.apply(null, this.val as unknown as number[]);
+    }
+    return this.#key;
+  }
+
+  /**
+   * A value derived from this label by `owner` (a configuration's label value), computed
+   * once per label object and owner; the hot loops of tree hashing ask for it repeatedly.
+   * The returned array is shared: never mutate it.
+   */
+  memo(owner: object, compute: (label: NodeLabel) => Uint8Array): Uint8Array {
+    if (this.#memoOwner !== owner || this.#memoValue === undefined) {
+      this.#memoValue = compute(this);
+      this.#memoOwner = owner;
+    }
+    return this.#memoValue;
   }
 
   /** `"(0x<64 hex>, <len>)"`, informational (spec 4.2). */

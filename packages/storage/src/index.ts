@@ -35,4 +35,3 @@ export type { CacheOptions } from './timed-cache.js';
 export { StorageManager } from './storage-manager.js';
 export type { StorageManagerOptions, StorageMetrics, RecordReader } from './storage-manager.js';
 export { Transaction } from './transaction.js';
-export { copyRecord } from './copy.js';

@@ -5,7 +5,6 @@
  */
 
 import { AkdError, toHex } from '@akd-ts/core';
-import { copyRecord } from './copy.js';
 import type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
 import { notFound } from './errors.js';
 import {
@@ -40,14 +39,14 @@ export class MemoryDatabase implements Database {
   }
 
   private put(record: DbRecord): void {
-    const copy = copyRecord(record);
-    if (copy.kind === 'valueState') {
-      const user = toHex(copy.username);
+    // records are immutable values (records.ts), so the store keeps the caller's objects
+    if (record.kind === 'valueState') {
+      const user = toHex(record.username);
       let states = this.users.get(user);
       if (states === undefined) this.users.set(user, (states = new Map()));
-      states.set(copy.epoch, copy);
+      states.set(record.epoch, record);
     } else {
-      this.records.set(recordFullKey(copy), copy);
+      this.records.set(recordFullKey(record), record);
     }
   }
 
@@ -73,7 +72,7 @@ export class MemoryDatabase implements Database {
     this.check();
     const found = this.lookup(key);
     if (found === undefined) throw notFound(`record ${fullKey(key)}`);
-    return copyRecord(found) as RecordFor<K>;
+    return found as RecordFor<K>;
   }
 
   async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
@@ -81,7 +80,7 @@ export class MemoryDatabase implements Database {
     const out = new Map<string, DbRecord>();
     for (const key of keys) {
       const found = this.lookup(key);
-      if (found !== undefined) out.set(fullKey(key), copyRecord(found));
+      if (found !== undefined) out.set(fullKey(key), found);
     }
     return [...out.values()];
   }
@@ -90,14 +89,14 @@ export class MemoryDatabase implements Database {
     this.check();
     const states = this.users.get(toHex(username));
     if (states === undefined || states.size === 0) throw notFound(`user ${toHex(username)}`);
-    return [...states.values()].sort((a, b) => (a.epoch < b.epoch ? -1 : 1)).map(copyRecord);
+    return [...states.values()].sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
   }
 
   async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
     this.check();
     const found = selectValueState(this.users.get(toHex(username))?.values() ?? [], flag);
     if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
-    return copyRecord(found);
+    return found;
   }
 
   async getUserStateVersions(
@@ -140,6 +139,6 @@ export class MemoryDatabase implements Database {
   /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */
   allRecords(): DbRecord[] {
     const states = [...this.users.values()].flatMap((m) => [...m.values()]);
-    return [...this.records.values(), ...states].map(copyRecord);
+    return [...this.records.values(), ...states];
   }
 }

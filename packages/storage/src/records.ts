@@ -2,6 +2,10 @@
  * Storage records (spec 9.1): the AZKS record, tree nodes with their previous copy, and value
  * states, plus their keys. These are what every driver stores and what the StorageManager
  * caches; the tree and the directory build on them.
+ *
+ * Records are immutable values: stores, caches and transactions share them freely, so code
+ * that needs a changed record builds a new one (`{ ...record, ... }`) and never assigns to a
+ * record it did not just create.
  */
 
 import { NodeLabel, toHex } from '@akd-ts/core';
@@ -91,16 +95,17 @@ export function keyOf(record: DbRecord): StorageKey {
 }
 
 /**
- * The "full binary key" of spec 9.1 as a hex string, for maps (cache, transaction log, the
- * in-memory database): Azks `0101`, TreeNode `02 || be32(len) || val`, ValueState
- * `04 || be64(epoch) || username`.
+ * A string identity of a key for maps (cache, transaction log, the in-memory database),
+ * after spec 9.1's "full binary key": Azks `0101`; a tree node its label's compact key (which
+ * starts with a code below '0', so it never equals the others); a ValueState
+ * `04 || be64(epoch) || username` in hex.
  */
 export function fullKey(key: StorageKey): string {
   switch (key.kind) {
     case 'azks':
       return '0101';
     case 'treeNode':
-      return '02' + key.label.len.toString(16).padStart(8, '0') + toHex(key.label.val);
+      return key.label.key;
     case 'valueState':
       return '04' + key.epoch.toString(16).padStart(16, '0') + toHex(key.username);
   }

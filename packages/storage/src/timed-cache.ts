@@ -5,7 +5,6 @@
  * an audit) so that preloaded nodes stay until the operation ends.
  */
 
-import { copyRecord } from './copy.js';
 import { recordSize, type AzksRecord, type DbRecord } from './records.js';
 
 export interface CacheOptions {
@@ -107,7 +106,7 @@ export class TimedCache {
     return entry.record;
   }
 
-  /** Caches `record` under `key` (a copy, so later changes by the caller do not leak in). */
+  /** Caches `record` under `key`. */
   put(key: string, record: DbRecord): void {
     this.clean();
     this.insert(key, record);
@@ -120,15 +119,14 @@ export class TimedCache {
   }
 
   private insert(key: string, record: DbRecord): void {
-    const copy = copyRecord(record);
-    if (copy.kind === 'azks') {
-      this.azks = copy;
+    if (record.kind === 'azks') {
+      this.azks = record;
       return;
     }
     const old = this.entries.get(key);
     if (old !== undefined) this.drop(key, old);
-    const size = key.length / 2 + recordSize(copy) + ENTRY_OVERHEAD;
-    this.entries.set(key, { expiration: this.now() + this.lifetime, record: copy, size });
+    const size = key.length + recordSize(record) + ENTRY_OVERHEAD;
+    this.entries.set(key, { expiration: this.now() + this.lifetime, record, size });
     this.retained += size;
   }
 

@@ -48,7 +48,11 @@ export interface Configuration {
     value: Uint8Array,
   ): Uint8Array;
   /** The VRF input `alpha` for (label, freshness, version). */
-  getHashFromLabelInput(label: Uint8Array, freshness: VersionFreshness, version: bigint): Uint8Array;
+  getHashFromLabelInput(
+    label: Uint8Array,
+    freshness: VersionFreshness,
+    version: bigint,
+  ): Uint8Array;
   /** How a label is mixed into a parent hash: `compute_node_label_value(to_bytes(label))`. */
   nodeLabelValue(label: NodeLabel): Uint8Array;
   /** Interior and root node hash from the children's values and label values. */
@@ -118,10 +122,17 @@ export abstract class BaseConfiguration implements Configuration {
     version: bigint,
     value: Uint8Array,
   ): Uint8Array {
-    return this.commitFromNonce(value, this.getCommitmentNonce(commitmentKey, label, version, value));
+    return this.commitFromNonce(
+      value,
+      this.getCommitmentNonce(commitmentKey, label, version, value),
+    );
   }
 
-  getHashFromLabelInput(label: Uint8Array, freshness: VersionFreshness, version: bigint): Uint8Array {
+  getHashFromLabelInput(
+    label: Uint8Array,
+    freshness: VersionFreshness,
+    version: bigint,
+  ): Uint8Array {
     // spec 3.1: H(i2osp(label) || [freshness] || be64(version))
     const prefixed = i2osp(label);
     const buf = new Uint8Array(prefixed.length + 9);

@@ -13,6 +13,7 @@ const EMPTY_LABEL_VAL = new Uint8Array(32);
 EMPTY_LABEL_VAL[0] = 0x01;
 const EMPTY_LABEL = new NodeLabel(EMPTY_LABEL_VAL, 0);
 const ZERO32 = new Uint8Array(32);
+const labelBytes = (label: NodeLabel) => label.toBytes();
 
 /** The domain label of upstream's tests and fixtures. */
 export const EXAMPLE_DOMAIN_LABEL = 'ExampleLabel';
@@ -45,7 +46,7 @@ export class ExperimentalConfiguration extends BaseConfiguration {
   }
 
   nodeLabelValue(label: NodeLabel): Uint8Array {
-    return label.toBytes();
+    return label.memo(this, labelBytes);
   }
 
   getCommitmentNonce(commitmentKey: Uint8Array, label: NodeLabel): Uint8Array {

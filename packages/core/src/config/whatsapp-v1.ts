@@ -12,6 +12,7 @@ const H = blake3;
 const ROOT_LABEL_VALUE = H(NodeLabel.root().toBytes());
 const EMPTY_LABEL = new NodeLabel(new Uint8Array(32).fill(0x01), 0);
 const H_ZERO = H(Uint8Array.of(0));
+const labelHash = (label: NodeLabel) => H(label.toBytes());
 
 /**
  * The WhatsApp v1 configuration.
@@ -34,7 +35,7 @@ export class WhatsAppV1Configuration extends BaseConfiguration {
   }
 
   nodeLabelValue(label: NodeLabel): Uint8Array {
-    return H(label.toBytes());
+    return label.memo(this, labelHash);
   }
 
   getCommitmentNonce(
@@ -62,7 +63,10 @@ export class WhatsAppV1Configuration extends BaseConfiguration {
   ): Uint8Array {
     // spec 3.2: H(H(lv || ll) || H(rv || rl))
     return H(
-      concatBytes(H(concatBytes(leftValue, leftLabelValue)), H(concatBytes(rightValue, rightLabelValue))),
+      concatBytes(
+        H(concatBytes(leftValue, leftLabelValue)),
+        H(concatBytes(rightValue, rightLabelValue)),
+      ),
     );
   }
 

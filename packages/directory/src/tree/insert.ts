@@ -64,6 +64,21 @@ function rangePrefix(ctx: Context, sorted: AzksElement[], lo: number, hi: number
   return sorted[lo]!.label.longestCommonPrefix(sorted[hi - 1]!.label, ctx.config.emptyLabel);
 }
 
+/** Inserts one side's range below `cur`, attaches the result and writes it (spec 8 phase 2). */
+async function insertChild(
+  ctx: Context,
+  cur: TreeNode,
+  direction: Direction,
+  sorted: AzksElement[],
+  lo: number,
+  hi: number,
+): Promise<Inserted> {
+  const child = await insert(ctx, childLabel(cur, direction), sorted, lo, hi);
+  setChild(cur, child.node);
+  await writeNode(ctx.tx, child.node, child.isNew);
+  return child;
+}
+
 async function insert(
   ctx: Context,
   label: NodeLabel | undefined,
@@ -106,22 +121,24 @@ async function insert(
 
   // Phase 2: distribute by the bit after cur's label
   const mid = splitIndex(sorted, lo, hi, cur.label.len);
-  const sides: [Direction, number, number][] = [
-    [Direction.Left, lo, mid],
-    [Direction.Right, mid, hi],
-  ];
-  for (const [direction, from, to] of sides) {
-    if (from === to) continue;
-    const child = await insert(ctx, childLabel(cur, direction), sorted, from, to);
-    setChild(cur, child.node);
-    await writeNode(tx, child.node, child.isNew);
-    count += child.count;
+  let left: Inserted | undefined;
+  let right: Inserted | undefined;
+  if (lo < mid) {
+    left = await insertChild(ctx, cur, Direction.Left, sorted, lo, mid);
+    count += left.count;
+  }
+  if (mid < hi) {
+    right = await insertChild(ctx, cur, Direction.Right, sorted, mid, hi);
+    count += right.count;
   }
 
-  // Phase 3: rehash from the children visible at cur's epoch
-  const left = cur.leftChild && (await findNode(tx, cur.leftChild, cur.lastEpoch));
-  const right = cur.rightChild && (await findNode(tx, cur.rightChild, cur.lastEpoch));
-  cur.hash = parentHash(config, left || undefined, right || undefined);
+  // Phase 3: rehash from the children visible at cur's epoch; a child just written is the
+  // node in hand, the other one is read
+  const leftNode =
+    left?.node ?? (cur.leftChild && (await findNode(tx, cur.leftChild, cur.lastEpoch)));
+  const rightNode =
+    right?.node ?? (cur.rightChild && (await findNode(tx, cur.rightChild, cur.lastEpoch)));
+  cur.hash = parentHash(config, leftNode || undefined, rightNode || undefined);
   return { node: cur, isNew, count };
 }
 
