@@ -34,10 +34,28 @@ export class ExperimentalConfiguration extends BaseConfiguration {
   readonly staleAzksValue = ZERO32;
   /** The domain label bytes prefixed to every hash input. */
   readonly domainLabel: Uint8Array;
+  /** Scratch inputs (domain label, then the operands), each used synchronously. */
+  readonly #parent: Uint8Array;
+  readonly #leaf: Uint8Array;
+  readonly #leafView: DataView;
 
   constructor(domainLabel: string | Uint8Array = EXAMPLE_DOMAIN_LABEL) {
     super();
     this.domainLabel = typeof domainLabel === 'string' ? utf8(domainLabel) : domainLabel.slice();
+    this.#parent = new Uint8Array(this.domainLabel.length + 136);
+    this.#parent.set(this.domainLabel, 0);
+    this.#leaf = new Uint8Array(this.domainLabel.length + 40);
+    this.#leaf.set(this.domainLabel, 0);
+    this.#leafView = new DataView(this.#leaf.buffer);
+  }
+
+  override hashLeafWithCommitment(commitment: Uint8Array, epoch: bigint): Uint8Array {
+    if (commitment.length !== 32) return super.hashLeafWithCommitment(commitment, epoch);
+    // spec 3.1: H(commitment || be64(epoch))
+    const d = this.domainLabel.length;
+    this.#leaf.set(commitment, d);
+    this.#leafView.setBigUint64(d + 32, epoch, false);
+    return blake3(this.#leaf);
   }
 
   hash(data: Uint8Array): Uint8Array {
@@ -61,7 +79,21 @@ export class ExperimentalConfiguration extends BaseConfiguration {
     rightLabelValue: Uint8Array,
   ): Uint8Array {
     // spec 3.3: H(lv || ll || rv || rl), a 136-byte input
-    return this.hash(concatBytes(leftValue, leftLabelValue, rightValue, rightLabelValue));
+    if (
+      leftValue.length !== 32 ||
+      leftLabelValue.length !== 36 ||
+      rightValue.length !== 32 ||
+      rightLabelValue.length !== 36
+    ) {
+      return this.hash(concatBytes(leftValue, leftLabelValue, rightValue, rightLabelValue));
+    }
+    const buf = this.#parent;
+    const d = this.domainLabel.length;
+    buf.set(leftValue, d);
+    buf.set(leftLabelValue, d + 32);
+    buf.set(rightValue, d + 68);
+    buf.set(rightLabelValue, d + 100);
+    return blake3(buf);
   }
 
   computeRootHashFromVal(rootValue: Uint8Array): Uint8Array {

@@ -4,9 +4,14 @@
  * than @noble/hashes on them; a test checks both agree on random inputs.
  */
 
-import { hash } from 'blake3-jit';
+import { hash, hashInto } from 'blake3-jit';
 
 /** Plain BLAKE3-256 of `data`. */
 export function blake3(data: Uint8Array): Uint8Array {
   return hash(data);
+}
+
+/** BLAKE3-256 of `data` written into `out` (32 bytes), for intermediate hashes. */
+export function blake3Into(data: Uint8Array, out: Uint8Array): void {
+  hashInto(data, out);
 }

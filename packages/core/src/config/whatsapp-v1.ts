@@ -6,13 +6,21 @@
 import { concatBytes, writeBe64 } from '../bytes.js';
 import { NodeLabel } from '../node-label.js';
 import { BaseConfiguration } from './configuration.js';
-import { blake3 } from './hash.js';
+import { blake3, blake3Into } from './hash.js';
 
 const H = blake3;
 const ROOT_LABEL_VALUE = H(NodeLabel.root().toBytes());
 const EMPTY_LABEL = new NodeLabel(new Uint8Array(32).fill(0x01), 0);
 const H_ZERO = H(Uint8Array.of(0));
 const labelHash = (label: NodeLabel) => H(label.toBytes());
+
+// Scratch space for the hot tree hashes: every use below is synchronous, so sharing is safe.
+const PAIR = new Uint8Array(64);
+const LEFT = PAIR.subarray(0, 32);
+const RIGHT = PAIR.subarray(32, 64);
+const INPUT = new Uint8Array(64);
+const LEAF = new Uint8Array(40);
+const LEAF_VIEW = new DataView(LEAF.buffer);
 
 /**
  * The WhatsApp v1 configuration.
@@ -62,12 +70,34 @@ export class WhatsAppV1Configuration extends BaseConfiguration {
     rightLabelValue: Uint8Array,
   ): Uint8Array {
     // spec 3.2: H(H(lv || ll) || H(rv || rl))
-    return H(
-      concatBytes(
-        H(concatBytes(leftValue, leftLabelValue)),
-        H(concatBytes(rightValue, rightLabelValue)),
-      ),
-    );
+    if (
+      leftValue.length !== 32 ||
+      leftLabelValue.length !== 32 ||
+      rightValue.length !== 32 ||
+      rightLabelValue.length !== 32
+    ) {
+      return H(
+        concatBytes(
+          H(concatBytes(leftValue, leftLabelValue)),
+          H(concatBytes(rightValue, rightLabelValue)),
+        ),
+      );
+    }
+    INPUT.set(leftValue, 0);
+    INPUT.set(leftLabelValue, 32);
+    blake3Into(INPUT, LEFT);
+    INPUT.set(rightValue, 0);
+    INPUT.set(rightLabelValue, 32);
+    blake3Into(INPUT, RIGHT);
+    return H(PAIR);
+  }
+
+  override hashLeafWithCommitment(commitment: Uint8Array, epoch: bigint): Uint8Array {
+    if (commitment.length !== 32) return super.hashLeafWithCommitment(commitment, epoch);
+    // spec 3.1: H(commitment || be64(epoch)), through scratch space
+    LEAF.set(commitment, 0);
+    LEAF_VIEW.setBigUint64(32, epoch, false);
+    return H(LEAF);
   }
 
   computeRootHashFromVal(rootValue: Uint8Array): Uint8Array {
