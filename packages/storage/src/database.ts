@@ -30,6 +30,9 @@ export interface WriterLock {
 
 /**
  * A storage backend. Every method is async; failures are AkdErrors with a `STORAGE_*` code.
+ * Epochs, versions and node counts are unsigned, and drivers must store every value up to
+ * 2^63 - 1 (SQL drivers use signed 64-bit columns; an epoch a second would take 292 billion
+ * years to get there).
  */
 export interface Database {
   /** Upserts one record. */
@@ -62,6 +65,12 @@ export interface Database {
    * one are absent from the result (not an error). Order unspecified.
    */
   getUserStateVersions(usernames: Uint8Array[], flag: ValueStateFlag): Promise<UserVersion[]>;
+
+  /** A named setting of the store (such as the directory's configuration), or undefined. */
+  getSetting(name: string): Promise<string | undefined>;
+
+  /** Stores a named setting, replacing any earlier value. */
+  setSetting(name: string, value: string): Promise<void>;
 
   /**
    * Takes the store's exclusive writer lock, or fails at once with `STORAGE_LOCKED` when

@@ -31,6 +31,7 @@ export class MemoryDatabase implements Database {
   private readonly records = new Map<string, DbRecord>();
   /** username hex -> epoch -> state */
   private readonly users = new Map<string, Map<bigint, ValueStateRecord>>();
+  private readonly settings = new Map<string, string>();
   private locked = false;
   private closed = false;
 
@@ -113,6 +114,16 @@ export class MemoryDatabase implements Database {
       }
     }
     return [...out.values()];
+  }
+
+  async getSetting(name: string): Promise<string | undefined> {
+    this.check();
+    return this.settings.get(name);
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    this.check();
+    this.settings.set(name, value);
   }
 
   async acquireWriterLock(): Promise<WriterLock> {

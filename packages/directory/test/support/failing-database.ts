@@ -66,6 +66,12 @@ export class FailingDatabase implements Database {
     this.tick('read');
     return this.inner.getUserStateVersions(...args);
   }
+  getSetting(name: string) {
+    return this.inner.getSetting(name);
+  }
+  setSetting(name: string, value: string) {
+    return this.inner.setSetting(name, value);
+  }
   acquireWriterLock() {
     return this.inner.acquireWriterLock();
   }
