@@ -6,6 +6,8 @@
 
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { addDirectoryCommands } from './commands/directory.js';
+import { addProofCommands } from './commands/proofs.js';
 import { addVerifyCommands } from './commands/verify.js';
 import { EXIT, reportFailure } from './errors.js';
 import type { CliIo } from './io.js';
@@ -70,6 +72,8 @@ export function buildProgram(io: CliIo): Command {
       getErrHasColors: () => false,
     })
     .addHelpText('after', ROOT_HELP);
+  addDirectoryCommands(program, io);
+  addProofCommands(program, io);
   addVerifyCommands(program, io);
   addHelpHints(program);
   return program;

@@ -8,16 +8,19 @@ import { VersionFreshness, type Configuration } from '../config/configuration.js
 import { AkdError } from '../errors.js';
 import { markerVersion } from '../markers.js';
 import type { AkdLabel, Digest, LookupProof, MembershipProof, VerifyResult } from '../types.js';
-import { VrfPublicKey } from '../vrf/ecvrf.js';
+import { VrfPublicKey, toPublicKey } from '../vrf/ecvrf.js';
 import { verifyVrfLabel } from '../vrf/vrf-label.js';
 import { verifyMembership, verifyNonMembership } from './membership.js';
 
 /** A VRF public key as bytes or already parsed (parsing validates it, spec 5.2). */
 export type PublicKeyInput = VrfPublicKey | Uint8Array;
 
-/** Parses the key once per verification so that its decoded point is reused. */
+/**
+ * The parsed key: parsing validates it (spec 5.2) and builds its precomputed tables, so key
+ * bytes go through the VRF module's cache of recently parsed keys.
+ */
 export function toVrfPublicKey(key: PublicKeyInput): VrfPublicKey {
-  return key instanceof VrfPublicKey ? key : VrfPublicKey.fromBytes(key);
+  return toPublicKey(key);
 }
 
 /**

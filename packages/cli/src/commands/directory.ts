@@ -1,0 +1,281 @@
+/**
+ * `akd init`, `akd publish` and `akd epoch`: creating a directory in a store, publishing
+ * updates to it as a new epoch, and showing its latest epoch. The store is named by a URL
+ * (--db); the VRF secret key lives in a key file or AKD_VRF_KEY (store.ts).
+ */
+
+import { writeFile, access } from 'node:fs/promises';
+import type { Command } from 'commander';
+import {
+  CONFIGURATION_NAMES,
+  EXAMPLE_DOMAIN_LABEL,
+  VrfSecretKey,
+  toHex,
+  type Configuration,
+} from '@akd-ts/core';
+import { StorageManager } from '@akd-ts/storage';
+import { Directory, InMemoryVrfKeyStore, ReadOnlyDirectory, type Update } from '@akd-ts/directory';
+import { parseConfiguration, readInput } from '../args.js';
+import { UsageError } from '../errors.js';
+import type { CliIo } from '../io.js';
+import { toJson } from '../output.js';
+import { parseUpdates } from '../updates.js';
+import {
+  keyFilePath,
+  loadSecretKey,
+  openDatabase,
+  readKeyFile,
+  openStore,
+  parseSecretKey,
+  readSettings,
+  storeUrl,
+  writeSettings,
+  type OpenedStore,
+  type StoreOptions,
+} from '../store.js';
+
+/** The options of every command that works on a store. */
+export function addStoreOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '--db <url>',
+      'the store: memory:, sqlite:<path> or postgres://... (default: AKD_DB, else sqlite:./akd.db)',
+    )
+    .option(
+      '--key-file <path>',
+      'file holding the VRF secret key as hex (default: AKD_VRF_KEY, else AKD_VRF_KEY_FILE, else ./akd.key)',
+    )
+    .option('--json', 'print the result as one line of JSON');
+}
+
+/** Opens the store's directory for reading proofs (no writer lock: a server may be publishing). */
+export async function openReader(store: OpenedStore): Promise<ReadOnlyDirectory> {
+  return ReadOnlyDirectory.open({
+    config: store.config,
+    storage: new StorageManager(store.db),
+    vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+  });
+}
+
+/** Runs `fn` on an opened store and always closes it. */
+export async function withStore<T>(
+  opts: StoreOptions,
+  io: CliIo,
+  fn: (store: OpenedStore) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(opts, io);
+  try {
+    return await fn(store);
+  } finally {
+    await store.db.close();
+  }
+}
+
+interface InitOptions extends StoreOptions {
+  config: string;
+  domainLabel?: string;
+  vrfKey?: string;
+  json?: boolean;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The key `akd init` uses: --vrf-key, AKD_VRF_KEY, an existing key file, or a new one. */
+async function chooseKey(
+  opts: InitOptions,
+  io: CliIo,
+): Promise<{ key: Uint8Array; source: string }> {
+  if (opts.vrfKey !== undefined)
+    return { key: parseSecretKey(opts.vrfKey, '--vrf-key'), source: '--vrf-key' };
+  const path = keyFilePath(opts, io);
+  if (io.env?.['AKD_VRF_KEY'] !== undefined || (await exists(path))) {
+    return { key: await loadSecretKey(opts, io), source: 'existing' };
+  }
+  return { key: crypto.getRandomValues(new Uint8Array(32)), source: 'generated' };
+}
+
+/** Writes the key file (mode 0600), refusing to replace a different key. */
+async function saveKey(path: string, key: Uint8Array): Promise<void> {
+  if (await exists(path)) {
+    const current = await readKeyFile(path);
+    if (toHex(current) !== toHex(key)) {
+      throw new UsageError(
+        `--key-file: ${JSON.stringify(path)} already holds another key; refusing to replace it`,
+      );
+    }
+    return;
+  }
+  await writeFile(path, `${toHex(key)}\n`, { mode: 0o600, flag: 'wx' });
+}
+
+function configDescription(config: Configuration, domainLabel: string | undefined): string {
+  return config.name === 'experimental'
+    ? `experimental (domain label ${domainLabel ?? EXAMPLE_DOMAIN_LABEL})`
+    : config.name;
+}
+
+function addInit(program: Command, io: CliIo): void {
+  const cmd = program
+    .command('init')
+    .description('create a key directory in a store and print its VRF public key');
+  addStoreOptions(cmd)
+    .requiredOption(
+      '--config <name>',
+      `protocol configuration: ${CONFIGURATION_NAMES.join(' or ')}`,
+    )
+    .option(
+      '--domain-label <text>',
+      `domain label of the experimental configuration (default: ${EXAMPLE_DOMAIN_LABEL})`,
+    )
+    .option('--vrf-key <hex>', 'use this 32-byte VRF secret key instead of generating one');
+  cmd.addHelpText(
+    'after',
+    '\nExample:\n  $ akd init --db sqlite:./akd.db --config whatsapp_v1\n\n' +
+      'Generates a VRF key (unless --vrf-key, AKD_VRF_KEY or an existing key file gives one),\n' +
+      'writes it to the key file with mode 0600, creates the empty tree (epoch 0) and records\n' +
+      'the configuration and public key in the store. Keep the key file secret and backed up:\n' +
+      'without it no proof can be served, and anyone holding it can brute-force values.\n',
+  );
+  cmd.action(async (opts: InitOptions) => {
+    const config = parseConfiguration(opts.config, opts.domainLabel);
+    const url = storeUrl(opts, io);
+    const { key, source } = await chooseKey(opts, io);
+    const db = await openDatabase(url);
+    try {
+      const existing = await readSettings(db);
+      if (existing !== undefined) {
+        throw new UsageError(
+          `${url} already holds a directory (${existing.configuration}, public key ${existing.publicKey})`,
+        );
+      }
+      const keyPath = keyFilePath(opts, io);
+      const keepKey = !url.startsWith('memory:') && io.env?.['AKD_VRF_KEY'] === undefined;
+      if (keepKey) await saveKey(keyPath, key);
+      const publicKey = toHex(VrfSecretKey.fromBytes(key).publicKeyBytes);
+      const dir = await Directory.open({
+        config,
+        storage: new StorageManager(db),
+        vrfKeys: new InMemoryVrfKeyStore(key),
+      });
+      const { epoch, hash } = await dir.getEpochHash();
+      await dir.close();
+      await writeSettings(db, {
+        configuration: config.name,
+        domainLabel: opts.domainLabel,
+        publicKey,
+      });
+      if (opts.json === true) {
+        io.stdout.write(
+          `${toJson({ store: url, configuration: config.name, publicKey, epoch, rootHash: toHex(hash), keySource: source, keyFile: keepKey ? keyPath : null })}\n`,
+        );
+      } else {
+        io.stdout.write(
+          [
+            `initialised ${url} (${configDescription(config, opts.domainLabel)})`,
+            `public key: ${publicKey}`,
+            `epoch: ${epoch}`,
+            `root hash: ${toHex(hash)}`,
+            url.startsWith('memory:')
+              ? 'note: a memory: store keeps nothing once this process ends'
+              : `VRF key: ${source === 'existing' ? 'reused from' : source === 'generated' ? 'generated into' : 'written to'} ${keyPath}`,
+            '',
+          ].join('\n'),
+        );
+      }
+    } finally {
+      await db.close();
+    }
+  });
+}
+
+interface PublishOptions extends StoreOptions {
+  json?: boolean;
+}
+
+function addPublish(program: Command, io: CliIo): void {
+  const cmd = program
+    .command('publish')
+    .description('publish a batch of updates as the next epoch')
+    .argument('<updates>', 'JSON lines file of updates, or - for stdin');
+  addStoreOptions(cmd);
+  cmd.addHelpText(
+    'after',
+    '\nEach line of <updates> is one update:\n' +
+      '  {"label": "alice", "value": "key-1"}          UTF-8 text\n' +
+      '  {"labelHex": "00ff", "valueHex": "a1b2"}     raw bytes as hex\n' +
+      'All lines become one epoch. A label may appear once; a value equal to the current one is\n' +
+      'skipped, and when nothing changes no epoch is created.\n\n' +
+      'Example:\n  $ akd publish --db sqlite:./akd.db updates.jsonl\n',
+  );
+  cmd.action(async (file: string, opts: PublishOptions) => {
+    const updates: Update[] = parseUpdates(
+      Buffer.from(await readInput(file, '<updates>', io)).toString('utf8'),
+    );
+    await withStore(opts, io, async (store) => {
+      const started = performance.now();
+      const dir = await Directory.open({
+        config: store.config,
+        storage: new StorageManager(store.db),
+        vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+      });
+      try {
+        const before = await dir.getEpochHash();
+        const { epoch, hash } = await dir.publish(updates);
+        const seconds = (performance.now() - started) / 1000;
+        const changed = epoch !== before.epoch;
+        if (opts.json === true) {
+          io.stdout.write(
+            `${toJson({ epoch, rootHash: toHex(hash), updates: updates.length, newEpoch: changed, seconds: Number(seconds.toFixed(3)) })}\n`,
+          );
+        } else if (changed) {
+          const rate = updates.length / Math.max(seconds, 1e-9);
+          io.stdout.write(
+            `published epoch ${epoch}: ${updates.length} update${updates.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s (${rate.toFixed(0)} labels/s)\nroot hash: ${toHex(hash)}\n`,
+          );
+        } else {
+          io.stdout.write(
+            `no change: every value is already published; epoch stays ${epoch}\nroot hash: ${toHex(hash)}\n`,
+          );
+        }
+      } finally {
+        await dir.close();
+      }
+    });
+  });
+}
+
+function addEpoch(program: Command, io: CliIo): void {
+  const cmd = program
+    .command('epoch')
+    .description("print the directory's latest epoch, root hash and public key");
+  addStoreOptions(cmd);
+  cmd.action(async (opts: StoreOptions & { json?: boolean }) => {
+    await withStore(opts, io, async (store) => {
+      const reader = await openReader(store);
+      const { epoch, hash } = await reader.getEpochHash();
+      const publicKey = toHex(reader.getPublicKey());
+      await reader.close();
+      if (opts.json === true) {
+        io.stdout.write(
+          `${toJson({ epoch, rootHash: toHex(hash), publicKey, configuration: store.config.name })}\n`,
+        );
+      } else {
+        io.stdout.write(
+          `epoch: ${epoch}\nroot hash: ${toHex(hash)}\npublic key: ${publicKey}\nconfiguration: ${configDescription(store.config, store.settings.domainLabel)}\n`,
+        );
+      }
+    });
+  });
+}
+
+/** Adds `init`, `publish` and `epoch` to `program`. */
+export function addDirectoryCommands(program: Command, io: CliIo): void {
+  addInit(program, io);
+  addPublish(program, io);
+  addEpoch(program, io);
+}

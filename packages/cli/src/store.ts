@@ -1,0 +1,198 @@
+/**
+ * Opening a directory's store from the command line: the store URL (`memory:`,
+ * `sqlite:<path>`, `postgres://...`), the directory settings kept in the store (configuration,
+ * domain label, VRF public key), and the VRF secret key, which lives apart from the data in a
+ * key file (mode 0600) or the AKD_VRF_KEY environment variable, so a copy of the database
+ * never carries it.
+ */
+
+import { readFile } from 'node:fs/promises';
+import {
+  AkdError,
+  VrfSecretKey,
+  configurationByName,
+  fromHex,
+  toHex,
+  type Configuration,
+} from '@akd-ts/core';
+import { MemoryDatabase, type Database } from '@akd-ts/storage';
+import { UsageError } from './errors.js';
+import type { CliIo } from './io.js';
+
+/** The store used when neither --db nor AKD_DB names one. */
+export const DEFAULT_DB = 'sqlite:./akd.db';
+/** The key file used when neither --key-file nor AKD_VRF_KEY_FILE names one. */
+export const DEFAULT_KEY_FILE = './akd.key';
+
+/** The options every command on a store takes. */
+export interface StoreOptions {
+  db?: string;
+  keyFile?: string;
+}
+
+/** The store URL of a command: --db, else AKD_DB, else the default. */
+export function storeUrl(opts: StoreOptions, io: CliIo): string {
+  return opts.db ?? io.env?.['AKD_DB'] ?? DEFAULT_DB;
+}
+
+/** An in-memory store kept for the life of the process: closing it leaves it open. */
+class KeptMemoryDatabase extends MemoryDatabase {
+  override async close(): Promise<void> {}
+}
+
+/** `memory:<name>` stores of this process, so commands run in one process can share one. */
+const NAMED_MEMORY = new Map<string, MemoryDatabase>();
+
+/**
+ * Opens the database a store URL names: `memory:` (a new, empty store), `memory:<name>` (a
+ * store shared by every command of this process), `sqlite:<path>`, or `postgres://...`.
+ * Drivers are loaded on demand, so a store that is not used never needs its driver.
+ *
+ * @example const db = await openDatabase('sqlite:./akd.db');
+ */
+export async function openDatabase(url: string): Promise<Database> {
+  if (url === 'memory:') return new MemoryDatabase();
+  if (url.startsWith('memory:')) {
+    let db = NAMED_MEMORY.get(url);
+    if (db === undefined) NAMED_MEMORY.set(url, (db = new KeptMemoryDatabase()));
+    return db;
+  }
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path === '') throw new UsageError('--db: sqlite: needs a path, as in sqlite:./akd.db');
+    const { SqliteDatabase } = (await import('@akd-ts/storage-sqlite')) as unknown as {
+      SqliteDatabase: { open(path: string): Promise<Database> };
+    };
+    return SqliteDatabase.open(path);
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { PostgresDatabase } = (await import('@akd-ts/storage-postgres')) as unknown as {
+      PostgresDatabase: { open(url: string): Promise<Database> };
+    };
+    return PostgresDatabase.open(url);
+  }
+  throw new UsageError(
+    `--db: unknown store ${JSON.stringify(url)} (use memory:, sqlite:<path> or postgres://...)`,
+  );
+}
+
+/** What `akd init` records in the store (spec 3: the configuration fixes every byte layout). */
+export interface DirectorySettings {
+  configuration: string;
+  /** For the experimental configuration. */
+  domainLabel: string | undefined;
+  /** Hex of the VRF public key, to catch a key file that belongs to another directory. */
+  publicKey: string;
+}
+
+const SETTING = {
+  configuration: 'configuration',
+  domainLabel: 'domain_label',
+  publicKey: 'vrf_public_key',
+} as const;
+
+/** Records the directory's settings in its store. */
+export async function writeSettings(db: Database, settings: DirectorySettings): Promise<void> {
+  await db.setSetting(SETTING.configuration, settings.configuration);
+  if (settings.domainLabel !== undefined) {
+    await db.setSetting(SETTING.domainLabel, settings.domainLabel);
+  }
+  await db.setSetting(SETTING.publicKey, settings.publicKey);
+}
+
+/** The directory's settings, or undefined in a store `akd init` has not set up. */
+export async function readSettings(db: Database): Promise<DirectorySettings | undefined> {
+  const configuration = await db.getSetting(SETTING.configuration);
+  const publicKey = await db.getSetting(SETTING.publicKey);
+  if (configuration === undefined || publicKey === undefined) return undefined;
+  return { configuration, domainLabel: await db.getSetting(SETTING.domainLabel), publicKey };
+}
+
+/** The configuration the settings name. */
+export function settingsConfiguration(settings: DirectorySettings): Configuration {
+  return configurationByName(settings.configuration, settings.domainLabel);
+}
+
+/**
+ * Parses a 32-byte secret key given as hex (a key file's content or AKD_VRF_KEY).
+ * @throws UsageError naming `source` when it is not 64 hex digits
+ */
+export function parseSecretKey(text: string, source: string): Uint8Array {
+  const hex = text.trim();
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
+    // never echo the text: it is meant to be a secret
+    throw new UsageError(`${source}: expected a 32-byte VRF secret key as 64 hex digits`);
+  }
+  return fromHex(hex);
+}
+
+/** The key file path of a command: --key-file, else AKD_VRF_KEY_FILE, else the default. */
+export function keyFilePath(opts: StoreOptions, io: CliIo): string {
+  return opts.keyFile ?? io.env?.['AKD_VRF_KEY_FILE'] ?? DEFAULT_KEY_FILE;
+}
+
+/**
+ * The key in the file at `path`.
+ * @throws UsageError when it cannot be read or does not hold a key
+ */
+export async function readKeyFile(path: string): Promise<Uint8Array> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+    const reason = missing
+      ? 'no such file (run akd init, or set AKD_VRF_KEY)'
+      : (e as Error).message;
+    throw new UsageError(`--key-file: cannot read ${JSON.stringify(path)}: ${reason}`, {
+      cause: e,
+    });
+  }
+  return parseSecretKey(text, `--key-file ${JSON.stringify(path)}`);
+}
+
+/** The VRF secret key: AKD_VRF_KEY when set (and no --key-file), else the key file. */
+export async function loadSecretKey(opts: StoreOptions, io: CliIo): Promise<Uint8Array> {
+  const fromEnv = io.env?.['AKD_VRF_KEY'];
+  if (fromEnv !== undefined && opts.keyFile === undefined) {
+    return parseSecretKey(fromEnv, 'AKD_VRF_KEY');
+  }
+  return readKeyFile(keyFilePath(opts, io));
+}
+
+/** An opened directory store: its database, settings and key, checked against each other. */
+export interface OpenedStore {
+  url: string;
+  db: Database;
+  settings: DirectorySettings;
+  config: Configuration;
+  secretKey: Uint8Array;
+}
+
+/**
+ * Opens an initialised store and its key, and checks that the key is the directory's.
+ * @throws AkdError `DIRECTORY_READ_ONLY` when the store was never initialised, or
+ * `VRF_INVALID_SECRET_KEY` when the key belongs to another directory.
+ */
+export async function openStore(opts: StoreOptions, io: CliIo): Promise<OpenedStore> {
+  const url = storeUrl(opts, io);
+  const secretKey = await loadSecretKey(opts, io);
+  const db = await openDatabase(url);
+  try {
+    const settings = await readSettings(db);
+    if (settings === undefined) {
+      throw new AkdError('DIRECTORY_READ_ONLY', `${url} holds no directory: run akd init first`);
+    }
+    const publicKey = toHex(VrfSecretKey.fromBytes(secretKey).publicKeyBytes);
+    if (publicKey !== settings.publicKey.toLowerCase()) {
+      throw new AkdError(
+        'VRF_INVALID_SECRET_KEY',
+        `the VRF key's public key ${publicKey} is not this directory's (${settings.publicKey})`,
+      );
+    }
+    return { url, db, settings, config: settingsConfiguration(settings), secretKey };
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+}

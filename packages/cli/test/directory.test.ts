@@ -1,0 +1,213 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { akd, tempDir } from './helpers.js';
+
+const KEY = 'c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721';
+const PUBLIC_KEY = 'f6ec49c8085f4d4be69db8e248bf11ce288026f5b8c5f6599defe58303d0702d';
+
+let counter = 0;
+/** A fresh shared in-memory store name per test, so commands of one test see one store. */
+const store = () => `memory:cli-test-${++counter}`;
+const jsonl = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+
+test('init, publish, epoch, lookup, history and audit work together, and their proofs verify', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  const init = await akd(['init', '--db', db, '--config', 'whatsapp_v1', '--json'], { env });
+  assert.equal(init.code, 0, init.stderr);
+  const info = JSON.parse(init.stdout);
+  assert.equal(info.publicKey, PUBLIC_KEY);
+  assert.equal(info.epoch, 0);
+  assert.equal(info.keyFile, null);
+
+  const first = await akd(['publish', '--db', db, '-'], {
+    env,
+    stdin: jsonl([{ label: 'hello', value: 'world' }]),
+  });
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stdout, /published epoch 1: 1 update in/);
+  // spec 3.5: the root after publishing hello -> world
+  assert.match(first.stdout, /b8d31596e8603a24f3a94bf42ecdcd8f87aee41f798220eb37ea02b4365e7bb4/);
+  const second = await akd(['publish', '--db', db, '--json', '-'], {
+    env,
+    stdin: jsonl([
+      { label: 'hello', value: 'world2' },
+      { labelHex: '6869', valueHex: '7468657265' },
+    ]),
+  });
+  assert.equal(second.code, 0, second.stderr);
+  const published = JSON.parse(second.stdout);
+  assert.equal(published.epoch, 2);
+  assert.equal(
+    published.rootHash,
+    '565a0cf104305cddd624f7fd1cd8799148f2dd94c1ad6d1229118e78279c25ec',
+  );
+  const same = await akd(['publish', '--db', db, '-'], {
+    env,
+    stdin: jsonl([{ label: 'hi', value: 'there' }]),
+  });
+  assert.match(same.stdout, /no change/);
+
+  const epoch = await akd(['epoch', '--db', db], { env });
+  assert.match(epoch.stdout, /^epoch: 2\nroot hash: 565a0cf1/);
+  assert.match(epoch.stdout, new RegExp(`public key: ${PUBLIC_KEY}`));
+
+  const tmp = tempDir();
+  try {
+    const out = join(tmp.dir, 'lookup.bin');
+    const lookup = await akd(['lookup', '--db', db, '--label', 'hi', '--out', out], { env });
+    assert.equal(lookup.code, 0, lookup.stderr);
+    assert.match(lookup.stdout, /served at epoch 2, root hash 565a0cf1/);
+    assert.match(lookup.stdout, /value: there/);
+    const verified = await akd([
+      'verify',
+      'lookup',
+      '--config',
+      'whatsapp_v1',
+      '--public-key',
+      PUBLIC_KEY,
+      '--root',
+      '565a0cf104305cddd624f7fd1cd8799148f2dd94c1ad6d1229118e78279c25ec',
+      '--epoch',
+      '2',
+      '--label',
+      'hi',
+      '--proof',
+      out,
+    ]);
+    assert.equal(verified.code, 0, verified.stderr);
+    assert.equal(readFileSync(out).length, 1252, 'spec 10.5: lookup("hi") is 1252 bytes');
+
+    const history = await akd(['history', '--db', db, '--label', 'hello', '--json'], { env });
+    assert.equal(history.code, 0, history.stderr);
+    assert.deepEqual(
+      JSON.parse(history.stdout).versions.map((v: { value: string }) => v.value),
+      ['world2', 'world'],
+    );
+    const recent = await akd(['history', '--db', db, '--label', 'hello', '--most-recent', '1'], {
+      env,
+    });
+    assert.match(recent.stdout, /1 version, newest first/);
+
+    const auditFile = join(tmp.dir, 'audit.bin');
+    const audit = await akd(['audit', '--db', db, '--from', '1', '--to', '2', '--out', auditFile], {
+      env,
+    });
+    assert.equal(audit.code, 0, audit.stderr);
+    assert.match(audit.stdout, /1 step, 3 inserted leaves/);
+    const auditJson = await akd(['audit', '--db', db, '--from', '0', '--to', '2', '--json'], {
+      env,
+    });
+    assert.equal(JSON.parse(auditJson.stdout).steps, 2);
+    const checked = await akd([
+      'verify',
+      'audit',
+      '--config',
+      'whatsapp_v1',
+      '--proof',
+      auditFile,
+      '--hashes',
+      'b8d31596e8603a24f3a94bf42ecdcd8f87aee41f798220eb37ea02b4365e7bb4,565a0cf104305cddd624f7fd1cd8799148f2dd94c1ad6d1229118e78279c25ec',
+    ]);
+    assert.equal(checked.code, 0, checked.stderr);
+  } finally {
+    tmp.cleanup();
+  }
+});
+
+test('init on a memory store keeps no key file and refuses to reinitialise', async () => {
+  const tmp = tempDir();
+  try {
+    const keyFile = join(tmp.dir, 'akd.key');
+    const db = `memory:keyfile-${++counter}`;
+    const r = await akd([
+      'init',
+      '--db',
+      db,
+      '--config',
+      'experimental',
+      '--domain-label',
+      'Mine',
+      '--key-file',
+      keyFile,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /experimental \(domain label Mine\)/);
+    assert.equal(existsSync(keyFile), false, 'no key file for a memory store');
+    const again = await akd([
+      'init',
+      '--db',
+      db,
+      '--config',
+      'experimental',
+      '--key-file',
+      keyFile,
+    ]);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /already holds a directory/);
+  } finally {
+    tmp.cleanup();
+  }
+});
+
+test('commands on a store refuse a missing store, a foreign key and bad input', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  const uninitialised = await akd(['epoch', '--db', db], { env });
+  assert.equal(uninitialised.code, 1);
+  assert.match(uninitialised.stderr, /DIRECTORY_READ_ONLY: .*run akd init/);
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  const foreign = await akd(['epoch', '--db', db], { env: { AKD_VRF_KEY: '11'.repeat(32) } });
+  assert.equal(foreign.code, 1);
+  assert.match(foreign.stderr, /VRF_INVALID_SECRET_KEY/);
+  const badKey = await akd(['epoch', '--db', db], { env: { AKD_VRF_KEY: 'zz' } });
+  assert.equal(badKey.code, 2);
+  assert.doesNotMatch(badKey.stderr, /zz/, 'a secret is never echoed');
+  const noKey = await akd(['epoch', '--db', db, '--key-file', '/nonexistent/akd.key']);
+  assert.equal(noKey.code, 2);
+  assert.match(noKey.stderr, /no such file/);
+  const badLine = await akd(['publish', '--db', db, '-'], {
+    env,
+    stdin: '{"label":"a","value":"b"}\nnot json\n',
+  });
+  assert.equal(badLine.code, 2);
+  assert.match(badLine.stderr, /line 2: not valid JSON/);
+  const both = await akd(['publish', '--db', db, '-'], {
+    env,
+    stdin: '{"label":"a","labelHex":"61","value":"b"}',
+  });
+  assert.match(both.stderr, /line 1: give either "label" or "labelHex"/);
+  const missing = await akd(['publish', '--db', db, '-'], { env, stdin: '{"label":"a"}' });
+  assert.match(missing.stderr, /line 1: "value" \(text\) or "valueHex"/);
+  const array = await akd(['publish', '--db', db, '-'], { env, stdin: '[1,2]' });
+  assert.match(array.stderr, /line 1: expected an object/);
+  const dup = await akd(['publish', '--db', db, '-'], {
+    env,
+    stdin: jsonl([
+      { label: 'a', value: '1' },
+      { label: 'a', value: '2' },
+    ]),
+  });
+  assert.equal(dup.code, 1);
+  assert.match(dup.stderr, /DIRECTORY_DUPLICATE_LABEL/);
+  const unknown = await akd(['lookup', '--db', db, '--label', 'nobody'], { env });
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /DIRECTORY_LABEL_NOT_FOUND/);
+  const range = await akd(['audit', '--db', db, '--from', '3', '--to', '9'], { env });
+  assert.equal(range.code, 1);
+  assert.match(range.stderr, /DIRECTORY_INVALID_EPOCH/);
+  const noRange = await akd(['audit', '--db', db], { env });
+  assert.equal(noRange.code, 2);
+  const badStore = await akd(['epoch', '--db', 'mysql://x'], { env });
+  assert.equal(badStore.code, 2);
+  assert.match(badStore.stderr, /unknown store/);
+  const emptySqlite = await akd(['epoch', '--db', 'sqlite:'], { env });
+  assert.equal(emptySqlite.code, 2);
+  const badOut = await akd(
+    ['lookup', '--db', db, '--label', 'nobody', '--out', '/nonexistent/dir/x'],
+    { env },
+  );
+  assert.equal(badOut.code, 1, 'the lookup fails before writing');
+});
