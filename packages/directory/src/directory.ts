@@ -32,6 +32,24 @@ export interface WritableDirectoryOptions extends DirectoryOptions {
   limits?: Partial<PublishLimits>;
 }
 
+/** Where a publish is: `done` of `total` units of the current phase. */
+export interface PublishProgress {
+  phase: 'versions' | 'vrf' | 'tree' | 'commit' | 'done';
+  done: number;
+  total: number;
+}
+
+export interface PublishOptions {
+  /** Called as the publish advances (VRF progress in chunks of `VRF_CHUNK` labels). */
+  onProgress?: (progress: PublishProgress) => void;
+}
+
+/**
+ * VRF jobs per chunk: progress is reported, and other work (a server's requests) gets the
+ * event loop, between chunks.
+ */
+const VRF_CHUNK = 1024;
+
 /** What a publish is about to insert: tree elements and value states. */
 interface PublishPlan {
   elements: AzksElement[];
@@ -91,8 +109,8 @@ export class Directory extends ReadOnlyDirectory {
    * @throws AkdError `DIRECTORY_DUPLICATE_LABEL`, `DIRECTORY_LIMIT`, or a storage error (then
    * nothing of the publish is visible).
    */
-  publish(updates: Update[]): Promise<EpochHash> {
-    const run = this.queue.then(() => this.publishNow(updates));
+  publish(updates: Update[], options: PublishOptions = {}): Promise<EpochHash> {
+    const run = this.queue.then(() => this.publishNow(updates, options.onProgress ?? (() => {})));
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -140,8 +158,25 @@ export class Directory extends ReadOnlyDirectory {
   }
 
   /** Decides the tree elements and value states of a publish at `epoch` (spec 12.2 steps 3-5). */
-  private async plan(updates: Update[], current: bigint, epoch: bigint): Promise<PublishPlan> {
-    const { storage, vrf, config, commitmentKey } = this.ctx;
+  /** Node labels of `jobs`, in chunks that report progress and yield the event loop. */
+  private async nodeLabels(jobs: VrfJob[], progress: (p: PublishProgress) => void) {
+    const labels = [];
+    for (let i = 0; i < jobs.length; i += VRF_CHUNK) {
+      progress({ phase: 'vrf', done: i, total: jobs.length });
+      labels.push(...(await this.ctx.vrf.nodeLabels(jobs.slice(i, i + VRF_CHUNK))));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    progress({ phase: 'vrf', done: jobs.length, total: jobs.length });
+    return labels;
+  }
+
+  private async plan(
+    updates: Update[],
+    current: bigint,
+    epoch: bigint,
+    progress: (p: PublishProgress) => void,
+  ): Promise<PublishPlan> {
+    const { storage, config, commitmentKey } = this.ctx;
     const latest = new Map(
       (
         await storage.getUserStateVersions(
@@ -170,7 +205,7 @@ export class Directory extends ReadOnlyDirectory {
       jobs.push({ label: update.label, freshness: VersionFreshness.Fresh, version });
       values.push(update.value);
     }
-    const labels = await vrf.nodeLabels(jobs);
+    const labels = await this.nodeLabels(jobs, progress);
     const elements: AzksElement[] = jobs.map((job, i) => {
       const value = values[i];
       return {
@@ -192,16 +227,24 @@ export class Directory extends ReadOnlyDirectory {
     return { elements, states };
   }
 
-  private async publishNow(updates: Update[]): Promise<EpochHash> {
+  private async publishNow(
+    updates: Update[],
+    progress: (p: PublishProgress) => void,
+  ): Promise<EpochHash> {
     this.checkUpdates(updates);
     const { storage, azks, parallelism } = this.ctx;
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
-    const { elements, states } = await this.plan(updates, record.latestEpoch, epoch);
-    if (elements.length === 0) return this.getEpochHash();
+    progress({ phase: 'versions', done: 0, total: updates.length });
+    const { elements, states } = await this.plan(updates, record.latestEpoch, epoch, progress);
+    if (elements.length === 0) {
+      progress({ phase: 'done', done: 0, total: 0 });
+      return this.getEpochHash();
+    }
 
     const tx = storage.beginTransaction();
     try {
+      progress({ phase: 'tree', done: 0, total: elements.length });
       await azks.insert(tx, record, elements, {
         levels: parallelLevels(parallelism.preload),
         maxBatchSize: this.ctx.maxPreloadBatch,
@@ -209,7 +252,9 @@ export class Directory extends ReadOnlyDirectory {
       tx.batchSet(states);
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);
+      progress({ phase: 'commit', done: 0, total: tx.size });
       await tx.commit();
+      progress({ phase: 'done', done: updates.length, total: updates.length });
       return { epoch, hash };
     } catch (e) {
       if (!tx.ended) await tx.rollback();

@@ -4,7 +4,12 @@
  */
 
 export { Directory } from './directory.js';
-export type { Update, WritableDirectoryOptions } from './directory.js';
+export type {
+  Update,
+  WritableDirectoryOptions,
+  PublishOptions,
+  PublishProgress,
+} from './directory.js';
 export { ReadOnlyDirectory } from './read-only-directory.js';
 export type { DirectoryOptions } from './read-only-directory.js';
 export { DEFAULT_LIMITS } from './limits.js';

@@ -355,3 +355,26 @@ test('polling sees a new epoch published by another writer and refreshes the cac
   await reader.close();
   await dir.close();
 });
+
+test('publish reports its progress phase by phase', async () => {
+  const { dir } = await openDirectory('whatsapp_v1');
+  const phases: string[] = [];
+  let lastVrf = { done: -1, total: -1 };
+  const updates = Array.from({ length: 1500 }, (_, i) => ({ label: u(`p${i}`), value: u('v') }));
+  await dir.publish(updates, {
+    onProgress: (p) => {
+      if (phases[phases.length - 1] !== p.phase) phases.push(p.phase);
+      if (p.phase === 'vrf') lastVrf = p;
+    },
+  });
+  assert.deepEqual(phases, ['versions', 'vrf', 'tree', 'commit', 'done']);
+  assert.deepEqual(lastVrf, { phase: 'vrf', done: 1500, total: 1500 });
+  const none: string[] = [];
+  await dir.publish(updates.slice(0, 3), { onProgress: (p) => none.push(p.phase) });
+  assert.deepEqual(
+    none,
+    ['versions', 'vrf', 'vrf', 'done'],
+    'nothing changed: no tree or commit phase',
+  );
+  await dir.close();
+});
