@@ -371,10 +371,6 @@ test('publish reports its progress phase by phase', async () => {
   assert.deepEqual(lastVrf, { phase: 'vrf', done: 1500, total: 1500 });
   const none: string[] = [];
   await dir.publish(updates.slice(0, 3), { onProgress: (p) => none.push(p.phase) });
-  assert.deepEqual(
-    none,
-    ['versions', 'vrf', 'done'],
-    'nothing changed: no tree or commit phase',
-  );
+  assert.deepEqual(none, ['versions', 'vrf', 'done'], 'nothing changed: no tree or commit phase');
   await dir.close();
 });

@@ -42,7 +42,9 @@ export async function buildLookupProofs(
   labels: AkdLabel[],
   epoch: bigint,
 ): Promise<LookupProof[]> {
-  const states = await Promise.all(labels.map((l) => lookupState(ctx, l, epoch)));
+  // one read at a time: a lookup never holds more than one storage read in flight
+  const states: ValueStateRecord[] = [];
+  for (const label of labels) states.push(await lookupState(ctx, label, epoch));
   const jobs = states.flatMap((s, i) => [
     { label: labels[i]!, freshness: VersionFreshness.Fresh, version: s.version },
     { label: labels[i]!, freshness: VersionFreshness.Fresh, version: markerVersion(s.version) },

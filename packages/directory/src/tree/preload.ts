@@ -27,17 +27,24 @@ export interface PreloadOptions {
 /** Decides which children of a loaded node the walk continues to. */
 export type Expand = (node: TreeNode) => boolean;
 
-/** Reads `keys` in chunks of at most `maxBatchSize`, one after another. */
+/**
+ * Reads `labels` in chunks of at most `maxBatchSize` keys: one after another in a serial walk,
+ * all at once in a parallel one (their round trips then overlap).
+ */
 async function batchRead(
   reader: RecordReader,
   labels: NodeLabel[],
   maxBatchSize: number,
+  parallel: boolean,
 ): Promise<TreeNodeRecord[]> {
+  const chunks: NodeLabel[][] = [];
+  for (let i = 0; i < labels.length; i += maxBatchSize)
+    chunks.push(labels.slice(i, i + maxBatchSize));
+  const read = (chunk: NodeLabel[]) =>
+    reader.batchGet(chunk.map(nodeKey)) as Promise<TreeNodeRecord[]>;
+  if (parallel) return (await Promise.all(chunks.map(read))).flat();
   const out: TreeNodeRecord[] = [];
-  for (let i = 0; i < labels.length; i += maxBatchSize) {
-    const chunk = labels.slice(i, i + maxBatchSize).map(nodeKey);
-    for (const r of await reader.batchGet(chunk)) out.push(r as TreeNodeRecord);
-  }
+  for (const chunk of chunks) out.push(...(await read(chunk)));
   return out;
 }
 
@@ -50,7 +57,7 @@ async function walk(
   maxBatchSize: number,
 ): Promise<number> {
   if (labels.length === 0) return 0;
-  const records = await batchRead(reader, labels, maxBatchSize);
+  const records = await batchRead(reader, labels, maxBatchSize, levels !== undefined);
   let count = labels.length;
   const next: NodeLabel[] = [];
   for (const record of records) {

@@ -1,0 +1,137 @@
+/**
+ * A Database wrapper that models a remote store and observes how it is used: every read can
+ * cost a fixed delay per round trip, a batched read is served in round trips of at most
+ * `maxKeysPerRead` keys, and the wrapper records how many reads are in flight at once. Tests
+ * use it to check that lookups never read concurrently while parallel preloads do; benchmarks
+ * use it to measure preloading against a latency floor (upstream's `slow_internal_db` idea).
+ */
+
+import type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
+import type {
+  DbRecord,
+  RecordFor,
+  StorageKey,
+  ValueStateFlag,
+  ValueStateRecord,
+} from './records.js';
+
+export interface InstrumentOptions {
+  /** Delay of one read round trip, ms (default 0: no delay, but reads still yield once). */
+  readDelayMs?: number;
+  /** Keys one round trip returns at most; a larger batch takes several (default unlimited). */
+  maxKeysPerRead?: number;
+}
+
+/** What the wrapper saw. */
+export interface ReadStats {
+  /** Read calls (any method), batched reads, and keys asked for by batched reads. */
+  reads: number;
+  batchReads: number;
+  batchKeys: number;
+  /** Round trips paid (a batch larger than `maxKeysPerRead` pays several). */
+  roundTrips: number;
+  /** Reads in flight now, and the most ever in flight at once. */
+  inFlight: number;
+  maxInFlight: number;
+}
+
+const sleep = (ms: number) =>
+  new Promise<void>((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)));
+
+/**
+ * @example
+ * ```ts
+ * const remote = new InstrumentedDatabase(new MemoryDatabase(), { readDelayMs: 2, maxKeysPerRead: 1000 });
+ * // ... run a publish ...
+ * remote.stats.maxInFlight; // reads that overlapped
+ * ```
+ */
+export class InstrumentedDatabase implements Database {
+  readonly stats: ReadStats = {
+    reads: 0,
+    batchReads: 0,
+    batchKeys: 0,
+    roundTrips: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+  };
+  private readonly delay: number;
+  private readonly cap: number;
+
+  constructor(
+    readonly inner: Database,
+    options: InstrumentOptions = {},
+  ) {
+    this.delay = options.readDelayMs ?? 0;
+    this.cap = options.maxKeysPerRead ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** Zeroes the counters (not the reads in flight). */
+  resetStats(): void {
+    Object.assign(this.stats, { reads: 0, batchReads: 0, batchKeys: 0, roundTrips: 0 });
+    this.stats.maxInFlight = this.stats.inFlight;
+  }
+
+  private async read<T>(roundTrips: number, op: () => Promise<T>): Promise<T> {
+    const s = this.stats;
+    s.reads++;
+    s.inFlight++;
+    s.maxInFlight = Math.max(s.maxInFlight, s.inFlight);
+    try {
+      for (let i = 0; i < roundTrips; i++) {
+        s.roundTrips++;
+        await sleep(this.delay);
+      }
+      return await op();
+    } finally {
+      s.inFlight--;
+    }
+  }
+
+  get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    return this.read(1, () => this.inner.get(key));
+  }
+
+  batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    this.stats.batchReads++;
+    this.stats.batchKeys += keys.length;
+    const trips = Math.max(1, Math.ceil(keys.length / this.cap));
+    return this.read(trips, () => this.inner.batchGet(keys));
+  }
+
+  getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    return this.read(1, () => this.inner.getUserData(username));
+  }
+
+  getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    return this.read(1, () => this.inner.getUserState(username, flag));
+  }
+
+  getUserStateVersions(usernames: Uint8Array[], flag: ValueStateFlag): Promise<UserVersion[]> {
+    return this.read(1, () => this.inner.getUserStateVersions(usernames, flag));
+  }
+
+  getSetting(name: string): Promise<string | undefined> {
+    return this.read(1, () => this.inner.getSetting(name));
+  }
+
+  set(record: DbRecord): Promise<void> {
+    return this.inner.set(record);
+  }
+
+  batchSet(records: DbRecord[], state?: DbSetState): Promise<void> {
+    return this.inner.batchSet(records, state);
+  }
+
+  setSetting(name: string, value: string): Promise<void> {
+    return this.inner.setSetting(name, value);
+  }
+
+  acquireWriterLock(): Promise<WriterLock> {
+    return this.inner.acquireWriterLock();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
