@@ -1,0 +1,47 @@
+/**
+ * The slice of better-sqlite3 the driver uses. `SqliteDatabase` takes a client typed by these
+ * few methods (architecture: "drivers take an injected client"), so tests and embedders can
+ * pass their own better-sqlite3 handle, or a wrapper, and the driver's own code never names
+ * the library's classes. `openBetterSqlite` is the one place that constructs one.
+ */
+
+import BetterSqlite3 from 'better-sqlite3';
+
+/** A prepared statement (better-sqlite3 `Statement`). */
+export interface SqliteStatement {
+  run(...params: unknown[]): unknown;
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+  /** Rows as arrays of column values instead of objects (faster for wide rows). */
+  raw(toggle?: boolean): this;
+}
+
+/** A database connection (better-sqlite3 `Database`). */
+export interface SqliteClient {
+  /** The file path the connection was opened with, or ':memory:'. */
+  readonly name: string;
+  readonly memory: boolean;
+  readonly open: boolean;
+  readonly inTransaction: boolean;
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  /** Makes every statement read INTEGER columns as bigint (the driver requires this). */
+  defaultSafeIntegers(toggle?: boolean): unknown;
+  close(): unknown;
+}
+
+/** Opens a client on a file; `SqliteDatabase` uses it for the writer-lock file too. */
+export type SqliteClientFactory = (path: string) => SqliteClient;
+
+/**
+ * Opens a better-sqlite3 connection, creating the file when it does not exist.
+ *
+ * @example
+ * ```ts
+ * const db = new SqliteDatabase(openBetterSqlite('./akd.db'));
+ * ```
+ */
+export function openBetterSqlite(path: string): SqliteClient {
+  return new BetterSqlite3(path);
+}

@@ -1,0 +1,245 @@
+/**
+ * Records <-> table rows (schema.sql). Encoding checks what SQLite cannot hold (integers above
+ * 2^63 - 1) and throws the caller's RangeError before anything is written; decoding checks
+ * every column of every row it is given and turns anything that is not a valid record (a wrong
+ * blob length, a label longer than 256 bits, an unknown node type, a NULL, a negative or
+ * non-integer number) into `STORAGE_CORRUPT` naming the table and the row's key, so that a
+ * damaged or foreign file never crashes the reader and never yields a wrong record.
+ *
+ * Rows are arrays in the column order of the `*_COLUMNS` lists (statements run in raw mode).
+ */
+
+import { NodeLabel, toHex } from '@akd-ts/core';
+import {
+  NodeType,
+  type AzksRecord,
+  type TreeNode,
+  type TreeNodeRecord,
+  type ValueStateRecord,
+} from '@akd-ts/storage';
+import { corruptRow } from './errors.js';
+
+/** The largest integer a signed 64-bit INTEGER column holds (see `Database`). */
+export const MAX_STORED_INTEGER = (1n << 63n) - 1n;
+
+export const NODE_COLUMNS = [
+  'label',
+  'last_epoch',
+  'min_descendant_epoch',
+  'parent',
+  'node_type',
+  'left_child',
+  'right_child',
+  'hash',
+  'p_last_epoch',
+  'p_min_descendant_epoch',
+  'p_parent',
+  'p_node_type',
+  'p_left_child',
+  'p_right_child',
+  'p_hash',
+] as const;
+export const VALUE_STATE_COLUMNS = ['username', 'epoch', 'version', 'node_label', 'value'] as const;
+export const AZKS_COLUMNS = ['id', 'latest_epoch', 'num_nodes'] as const;
+
+/** A row as better-sqlite3 returns it in raw mode. */
+export type Row = readonly unknown[];
+
+// ---- encoding ---------------------------------------------------------------------------
+
+/** Checks a u64 field fits the store. @throws TypeError / RangeError naming `field`. */
+export function storedInteger(value: bigint, field: string): bigint {
+  if (typeof value !== 'bigint') throw new TypeError(`${field} must be a bigint`);
+  if (value < 0n || value > MAX_STORED_INTEGER) {
+    throw new RangeError(`${field} = ${value} is outside 0 ..= 2^63 - 1, the range SQLite stores`);
+  }
+  return value;
+}
+
+function hashBytes(hash: Uint8Array, field: string): Uint8Array {
+  if (!(hash instanceof Uint8Array) || hash.length !== 32) {
+    throw new RangeError(`${field} must be 32 bytes`);
+  }
+  return hash;
+}
+
+function nodeTypeCode(type: NodeType, field: string): number {
+  if (type !== NodeType.Leaf && type !== NodeType.Root && type !== NodeType.Interior) {
+    throw new RangeError(`${field} = ${String(type)} is not a node type`);
+  }
+  return type;
+}
+
+/** `be32(len) || val`, the 36-byte label layout of spec 3.1, as stored in every label column. */
+export function labelBytes(label: NodeLabel): Uint8Array {
+  return label.toBytes();
+}
+
+/** Appends the 7 columns of one node version (or 7 NULLs) to `out`. */
+function pushNode(out: unknown[], n: TreeNode | undefined, field: string): void {
+  if (n === undefined) {
+    out.push(null, null, null, null, null, null, null);
+    return;
+  }
+  out.push(
+    storedInteger(n.lastEpoch, `${field}.lastEpoch`),
+    storedInteger(n.minDescendantEpoch, `${field}.minDescendantEpoch`),
+    labelBytes(n.parent),
+    nodeTypeCode(n.nodeType, `${field}.nodeType`),
+    n.leftChild === undefined ? null : labelBytes(n.leftChild),
+    n.rightChild === undefined ? null : labelBytes(n.rightChild),
+    hashBytes(n.hash, `${field}.hash`),
+  );
+}
+
+/** Appends a node record's row (NODE_COLUMNS) to `out`, the parameters of a multi-row insert. */
+export function pushNodeRow(out: unknown[], r: TreeNodeRecord): void {
+  out.push(labelBytes(r.label));
+  pushNode(out, r.latest, 'treeNode.latest');
+  pushNode(out, r.previous, 'treeNode.previous');
+}
+
+/** Appends a value state's row (VALUE_STATE_COLUMNS) to `out`. */
+export function pushValueStateRow(out: unknown[], r: ValueStateRecord): void {
+  if (!(r.username instanceof Uint8Array) || !(r.value instanceof Uint8Array)) {
+    throw new TypeError('valueState.username and valueState.value must be Uint8Arrays');
+  }
+  out.push(
+    r.username,
+    storedInteger(r.epoch, 'valueState.epoch'),
+    storedInteger(r.version, 'valueState.version'),
+    labelBytes(r.label),
+    r.value,
+  );
+}
+
+/** The AZKS row's parameters (AZKS_COLUMNS). */
+export function azksRow(r: AzksRecord): unknown[] {
+  return [
+    1,
+    storedInteger(r.latestEpoch, 'azks.latestEpoch'),
+    storedInteger(r.numNodes, 'azks.numNodes'),
+  ];
+}
+
+// ---- decoding ---------------------------------------------------------------------------
+
+/** Names a row in errors: the table and its key. */
+interface At {
+  table: string;
+  key: string;
+}
+
+/** A key column for error messages: hex for blobs, decimal for integers. */
+function keyPart(v: unknown): string {
+  if (v instanceof Uint8Array) return toHex(v);
+  return typeof v === 'bigint' ? String(v) : describe(v);
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'NULL';
+  if (v instanceof Uint8Array) return `a ${v.length}-byte blob`;
+  return typeof v === 'bigint' ? `the integer ${v}` : `a ${typeof v}`;
+}
+
+function readInteger(v: unknown, at: At, column: string): bigint {
+  if (typeof v === 'bigint' && v >= 0n) return v;
+  throw corruptRow(
+    at.table,
+    at.key,
+    `${column} is ${describe(v)}, not an integer in 0 ..= 2^63 - 1`,
+  );
+}
+
+function readBlob(v: unknown, at: At, column: string, length?: number): Uint8Array {
+  if (v instanceof Uint8Array && (length === undefined || v.length === length)) {
+    // a plain Uint8Array view: records hold Uint8Arrays, not Node Buffers
+    return new Uint8Array(v.buffer, v.byteOffset, v.length);
+  }
+  const want = length === undefined ? 'a blob' : `a ${length}-byte blob`;
+  throw corruptRow(at.table, at.key, `${column} is ${describe(v)}, not ${want}`);
+}
+
+function readLabel(v: unknown, at: At, column: string): NodeLabel {
+  const b = readBlob(v, at, column, 36);
+  const len = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+  if (len > 256) throw corruptRow(at.table, at.key, `${column} has label length ${len} > 256`);
+  return new NodeLabel(b.subarray(4), len);
+}
+
+function readOptionalLabel(v: unknown, at: At, column: string): NodeLabel | undefined {
+  return v === null ? undefined : readLabel(v, at, column);
+}
+
+function readNodeType(v: unknown, at: At, column: string): NodeType {
+  if (v === 1n || v === 2n || v === 3n) return Number(v) as NodeType;
+  throw corruptRow(at.table, at.key, `${column} is ${describe(v)}, not a node type (1, 2 or 3)`);
+}
+
+/** Decodes the 7 columns of one node version starting at `i` (`prefix` '' or 'p_'). */
+function readNode(row: Row, i: number, label: NodeLabel, at: At, prefix: string): TreeNode {
+  return {
+    label,
+    lastEpoch: readInteger(row[i], at, `${prefix}last_epoch`),
+    minDescendantEpoch: readInteger(row[i + 1], at, `${prefix}min_descendant_epoch`),
+    parent: readLabel(row[i + 2], at, `${prefix}parent`),
+    nodeType: readNodeType(row[i + 3], at, `${prefix}node_type`),
+    leftChild: readOptionalLabel(row[i + 4], at, `${prefix}left_child`),
+    rightChild: readOptionalLabel(row[i + 5], at, `${prefix}right_child`),
+    hash: readBlob(row[i + 6], at, `${prefix}hash`, 32),
+  };
+}
+
+/**
+ * Decodes a `nodes` row (NODE_COLUMNS).
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the label.
+ */
+export function decodeNodeRow(row: Row): TreeNodeRecord {
+  const at = { table: 'nodes', key: `label=${keyPart(row[0])}` };
+  const label = readLabel(row[0], at, 'label');
+  const latest = readNode(row, 1, label, at, '');
+  // the previous copy is all there or all NULL (spec 14.8), never half a node
+  const previousColumns = row.slice(8, 15);
+  let previous: TreeNode | undefined;
+  if (previousColumns.every((v) => v === null)) {
+    previous = undefined;
+  } else if (row[8] === null) {
+    throw corruptRow(at.table, at.key, 'p_last_epoch is NULL but other p_ columns are set');
+  } else {
+    previous = readNode(row, 8, label, at, 'p_');
+  }
+  return { kind: 'treeNode', label, latest, previous };
+}
+
+/**
+ * Decodes a `value_states` row (VALUE_STATE_COLUMNS).
+ * @throws AkdError `STORAGE_CORRUPT` naming the table, the username (hex) and the epoch.
+ */
+export function decodeValueStateRow(row: Row): ValueStateRecord {
+  const [username, epoch, version, nodeLabel, value] = row;
+  const at = {
+    table: 'value_states',
+    key: `username=${keyPart(username)} epoch=${keyPart(epoch)}`,
+  };
+  return {
+    kind: 'valueState',
+    username: readBlob(username, at, 'username'),
+    epoch: readInteger(epoch, at, 'epoch'),
+    version: readInteger(version, at, 'version'),
+    label: readLabel(nodeLabel, at, 'node_label'),
+    value: readBlob(value, at, 'value'),
+  };
+}
+
+/**
+ * Decodes the `azks` row (AZKS_COLUMNS).
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the id.
+ */
+export function decodeAzksRow(row: Row): AzksRecord {
+  const at = { table: 'azks', key: `id=${keyPart(row[0])}` };
+  return {
+    kind: 'azks',
+    latestEpoch: readInteger(row[1], at, 'latest_epoch'),
+    numNodes: readInteger(row[2], at, 'num_nodes'),
+  };
+}

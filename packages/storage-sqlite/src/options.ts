@@ -1,0 +1,75 @@
+/**
+ * Options of the SQLite driver and their defaults. Durability is the default (`synchronous`
+ * FULL: a publish that returned survives a power cut); everything else trades memory or
+ * statement size for speed and rarely needs changing.
+ */
+
+import type { SqliteClientFactory } from './client.js';
+
+/** `PRAGMA synchronous` levels (https://sqlite.org/pragma.html#pragma_synchronous). */
+export type SynchronousMode = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+
+export interface SqliteDatabaseOptions {
+  /**
+   * When SQLite syncs to disk. `FULL` (default) syncs the WAL at every commit, so a committed
+   * epoch survives power loss; `NORMAL` survives a crash of the process but may lose the last
+   * commits on power loss (never corrupting the store); `OFF` is for throwaway stores.
+   */
+  synchronous?: SynchronousMode;
+  /** How long a statement waits for another connection's lock, in ms (default 5000). */
+  busyTimeoutMs?: number;
+  /** The connection's page cache, in KiB (default 65536, 64 MiB). */
+  cacheSizeKiB?: number;
+  /** Rows per multi-row upsert statement, 1-2000 (default 500). */
+  writeChunkRows?: number;
+  /** Keys per batched read statement, 1-16000 (default 1000). */
+  readChunkKeys?: number;
+  /**
+   * Opens a connection to a file: used by `SqliteDatabase.open` and for the writer-lock
+   * file. Defaults to better-sqlite3.
+   */
+  openClient?: SqliteClientFactory;
+}
+
+export type ResolvedOptions = Required<Omit<SqliteDatabaseOptions, 'openClient'>>;
+
+export const DEFAULT_OPTIONS: ResolvedOptions = {
+  synchronous: 'FULL',
+  busyTimeoutMs: 5000,
+  cacheSizeKiB: 65536,
+  writeChunkRows: 500,
+  readChunkKeys: 1000,
+};
+
+const SYNCHRONOUS_MODES: readonly string[] = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+
+function integerIn(value: number, min: number, max: number, name: string): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new RangeError(`${name} must be an integer in ${min}..${max}, got ${value}`);
+  }
+  return value;
+}
+
+/**
+ * The options with defaults filled in. @throws RangeError naming a bad option.
+ *
+ * @example
+ * ```ts
+ * resolveOptions({ synchronous: 'NORMAL' }).busyTimeoutMs // 5000
+ * ```
+ */
+export function resolveOptions(options: SqliteDatabaseOptions): ResolvedOptions {
+  const o = { ...DEFAULT_OPTIONS };
+  for (const [k, v] of Object.entries(options)) {
+    if (v !== undefined && k !== 'openClient') (o as Record<string, unknown>)[k] = v;
+  }
+  if (!SYNCHRONOUS_MODES.includes(o.synchronous)) {
+    throw new RangeError(`synchronous must be one of ${SYNCHRONOUS_MODES.join(', ')}`);
+  }
+  // SQLite allows 32,766 parameters per statement: 15 per node row, 2 per value-state key
+  integerIn(o.busyTimeoutMs, 0, 2 ** 31 - 1, 'busyTimeoutMs');
+  integerIn(o.cacheSizeKiB, 0, 2 ** 31 - 1, 'cacheSizeKiB');
+  integerIn(o.writeChunkRows, 1, 2000, 'writeChunkRows');
+  integerIn(o.readChunkKeys, 1, 16000, 'readChunkKeys');
+  return o;
+}

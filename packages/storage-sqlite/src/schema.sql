@@ -1,0 +1,58 @@
+-- akd-ts SQLite store, schema version 2 (PRAGMA user_version = 2,
+-- PRAGMA application_id = 0x616b6474, "akdt").
+--
+-- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
+-- fresh store, and migrations.ts to bring an older one up to date. Tables are STRICT (SQLite
+-- enforces the column types) and WITHOUT ROWID (the primary key is the table's b-tree key).
+--
+-- Node labels are 36-byte BLOBs: be32(label_len) || label_val (32 bytes), the NodeLabel
+-- to_bytes() layout of spec 3.1. All 32 bytes are kept, since two labels that differ only in
+-- bits beyond their length are still different labels (spec 4.1).
+-- Epochs, versions and counts are u64 in the protocol and INTEGER (signed 64-bit) here: the
+-- driver stores 0 ..= 2^63 - 1 and refuses anything larger.
+
+-- One row per tree node: its latest version and at most one previous version (spec 9.2),
+-- after the MySQL example of spec 14.8. The previous version exists iff p_last_epoch is not
+-- NULL (then every p_ column but the children must be set); its label is the row's label.
+CREATE TABLE nodes (
+  label BLOB NOT NULL PRIMARY KEY,
+  last_epoch INTEGER NOT NULL,
+  min_descendant_epoch INTEGER NOT NULL,
+  parent BLOB NOT NULL,
+  node_type INTEGER NOT NULL, -- 1 Leaf, 2 Root, 3 Interior
+  left_child BLOB,
+  right_child BLOB,
+  hash BLOB NOT NULL,
+  p_last_epoch INTEGER,
+  p_min_descendant_epoch INTEGER,
+  p_parent BLOB,
+  p_node_type INTEGER,
+  p_left_child BLOB,
+  p_right_child BLOB,
+  p_hash BLOB
+) STRICT, WITHOUT ROWID;
+
+-- One row per published version of a user's value (spec 9.1 ValueState). Every per-user
+-- query is a range of the primary key: all states, the latest at or before an epoch, a
+-- given version.
+CREATE TABLE value_states (
+  username BLOB NOT NULL,
+  epoch INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  node_label BLOB NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY (username, epoch)
+) STRICT, WITHOUT ROWID;
+
+-- The single AZKS record (spec 7.4).
+CREATE TABLE azks (
+  id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  latest_epoch INTEGER NOT NULL,
+  num_nodes INTEGER NOT NULL
+) STRICT;
+
+-- Named settings of the store, such as the directory's configuration (schema version 2).
+CREATE TABLE settings (
+  name TEXT NOT NULL PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;

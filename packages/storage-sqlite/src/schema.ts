@@ -1,0 +1,108 @@
+/**
+ * Schema versions and migrations. A store records its layout in the SQLite header:
+ * `PRAGMA application_id` marks the file as an akd-ts store and `PRAGMA user_version` holds
+ * the schema version, both written in the same transaction as the tables they describe.
+ *
+ * Opening a store: a new, empty file gets schema.sql (the current layout) whole; a store at
+ * an older version is migrated step by step in one transaction; a store at a newer version
+ * than this driver knows, a file some other program owns, or tables with no version are
+ * refused with `STORAGE_SCHEMA`, and nothing is written to them.
+ */
+
+import { AkdError } from '@akd-ts/core';
+import type { SqliteClient } from './client.js';
+import { SCHEMA_SQL } from './schema-sql.js';
+
+/** The layout this driver reads and writes. */
+export const SCHEMA_VERSION = 2;
+
+/** `PRAGMA application_id` of an akd-ts store: "akdt". */
+export const APPLICATION_ID = 0x616b6474;
+
+/** One step: the SQL that takes a store from version `from` to `from + 1`. */
+export interface Migration {
+  from: number;
+  sql: string;
+}
+
+/**
+ * Every step from version 1 up. Version 1 had nodes, value_states and azks; version 2 added
+ * the settings table when the Database interface gained named settings.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    from: 1,
+    sql: `CREATE TABLE settings (
+  name TEXT NOT NULL PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;`,
+  },
+];
+
+/** The store's `(application_id, user_version)`. */
+function readHeader(client: SqliteClient): { app: number; version: number } {
+  return {
+    app: Number(client.pragma('application_id', { simple: true })),
+    version: Number(client.pragma('user_version', { simple: true })),
+  };
+}
+
+/** Throws unless `(app, version)` is something this driver may open or upgrade. */
+function checkHeader(app: number, version: number, path: string, hasTables: () => boolean): void {
+  if (app !== APPLICATION_ID && app !== 0) {
+    throw new AkdError(
+      'STORAGE_SCHEMA',
+      `${path} is not an akd-ts store (application_id 0x${(app >>> 0).toString(16)})`,
+    );
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new AkdError(
+      'STORAGE_SCHEMA',
+      `${path} has schema version ${version}, newer than version ${SCHEMA_VERSION} that this ` +
+        'driver knows: open it with a newer akd-ts',
+    );
+  }
+  if (version === 0 && hasTables()) {
+    throw new AkdError(
+      'STORAGE_SCHEMA',
+      `${path} holds tables but no akd-ts schema version: not an akd-ts store`,
+    );
+  }
+}
+
+/**
+ * Creates the schema in an empty store, or migrates an older one, in one transaction.
+ * @returns the version the store had before (0 for a new store).
+ * @throws AkdError `STORAGE_SCHEMA` for a newer, foreign or unversioned store.
+ *
+ * @example
+ * ```ts
+ * const before = prepareSchema(client, './akd.db'); // 0 the first time, then 2
+ * ```
+ */
+export function prepareSchema(client: SqliteClient, path: string): number {
+  const hasTables = () =>
+    client.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1").get() !== undefined;
+  const first = readHeader(client);
+  checkHeader(first.app, first.version, path, hasTables);
+  if (first.version === SCHEMA_VERSION && first.app === APPLICATION_ID) return first.version;
+
+  // another process may be creating or migrating the same file: decide under the write lock
+  client.exec('BEGIN IMMEDIATE');
+  try {
+    const { app, version } = readHeader(client);
+    checkHeader(app, version, path, hasTables);
+    if (version === 0) {
+      client.exec(SCHEMA_SQL);
+    } else {
+      for (const step of MIGRATIONS) if (step.from >= version) client.exec(step.sql);
+    }
+    client.pragma(`user_version = ${SCHEMA_VERSION}`);
+    client.pragma(`application_id = ${APPLICATION_ID}`);
+    client.exec('COMMIT');
+    return version;
+  } catch (e) {
+    client.exec('ROLLBACK');
+    throw e;
+  }
+}

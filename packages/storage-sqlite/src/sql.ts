@@ -1,0 +1,143 @@
+/**
+ * The SQL the driver runs, built once per shape and then cached as prepared statements by the
+ * database. Batched statements take a fixed number of rows or keys so that a handful of
+ * prepared statements serve every batch size (see `chunks`).
+ *
+ * Every per-user query is a range scan of the value_states primary key (username, epoch), as
+ * in spec 14.8; "the state a flag selects" is one `ORDER BY epoch LIMIT 1` probe per user,
+ * which for many users becomes a correlated subquery over a VALUES list, one statement per
+ * chunk.
+ */
+
+import type { ValueStateFlag } from '@akd-ts/storage';
+import { AZKS_COLUMNS, MAX_STORED_INTEGER, NODE_COLUMNS, VALUE_STATE_COLUMNS } from './codec.js';
+
+const list = (n: number, item: string) => Array(n).fill(item).join(', ');
+const placeholders = (columns: number) => `(${list(columns, '?')})`;
+
+function upsert(table: string, columns: readonly string[], key: string[], rows: number): string {
+  const update = columns
+    .filter((c) => !key.includes(c))
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ');
+  return (
+    `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${list(rows, placeholders(columns.length))}` +
+    ` ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${update}`
+  );
+}
+
+/** Upsert of `rows` node records (NODE_COLUMNS each). */
+export const upsertNodesSql = (rows: number) => upsert('nodes', NODE_COLUMNS, ['label'], rows);
+
+/** Upsert of `rows` value states; the same (username, epoch) overwrites (tombstoning). */
+export const upsertValueStatesSql = (rows: number) =>
+  upsert('value_states', VALUE_STATE_COLUMNS, ['username', 'epoch'], rows);
+
+export const UPSERT_AZKS_SQL = upsert('azks', AZKS_COLUMNS, ['id'], 1);
+export const SELECT_AZKS_SQL = `SELECT ${AZKS_COLUMNS.join(', ')} FROM azks WHERE id = 1`;
+
+const NODE_SELECT = `SELECT ${NODE_COLUMNS.join(', ')} FROM nodes`;
+export const SELECT_NODE_SQL = `${NODE_SELECT} WHERE label = ?`;
+
+/** The nodes whose label is one of `keys` labels (NULL parameters match nothing). */
+export const selectNodesSql = (keys: number) =>
+  `${NODE_SELECT} WHERE label IN (${list(keys, '?')})`;
+
+const STATE_SELECT = `SELECT ${VALUE_STATE_COLUMNS.join(', ')} FROM value_states`;
+export const SELECT_STATE_SQL = `${STATE_SELECT} WHERE username = ? AND epoch = ?`;
+export const SELECT_USER_SQL = `${STATE_SELECT} WHERE username = ? ORDER BY epoch`;
+
+const sColumns = VALUE_STATE_COLUMNS.map((c) => `s.${c}`).join(', ');
+
+/** The value states at `keys` (username, epoch) pairs, by primary-key probes. */
+export const selectStatesSql = (keys: number) =>
+  `SELECT ${sColumns} FROM (VALUES ${list(keys, '(?, ?)')}) AS q ` +
+  'JOIN value_states AS s ON s.username = q.column1 AND s.epoch = q.column2';
+
+/** How to pick a flag's state among a user's rows; undefined when no stored row can match. */
+export interface FlagQuery {
+  /** Extra condition on alias `t`, with at most one `?`. */
+  where: string;
+  order: 'ASC' | 'DESC';
+  param: bigint | undefined;
+}
+
+/** A u64 query value as a stored INTEGER, or undefined when it is outside what is stored. */
+function storable(v: bigint): bigint | undefined {
+  return v >= 0n && v <= MAX_STORED_INTEGER ? v : undefined;
+}
+
+/**
+ * The probe for `flag` (spec 14.1): the greatest epoch for maxEpoch and leqEpoch, the least
+ * for minEpoch and specificVersion (the first state with that version, like
+ * `selectValueState`), the exact row for specificEpoch.
+ */
+export function flagQuery(flag: ValueStateFlag): FlagQuery | undefined {
+  switch (flag.kind) {
+    case 'maxEpoch':
+      return { where: '', order: 'DESC', param: undefined };
+    case 'minEpoch':
+      return { where: '', order: 'ASC', param: undefined };
+    case 'leqEpoch':
+      // every stored epoch is <= 2^63 - 1, so a larger bound is the same as that one
+      if (flag.epoch < 0n) return undefined;
+      return {
+        where: ' AND t.epoch <= ?',
+        order: 'DESC',
+        param: flag.epoch > MAX_STORED_INTEGER ? MAX_STORED_INTEGER : flag.epoch,
+      };
+    case 'specificEpoch': {
+      const param = storable(flag.epoch);
+      return param === undefined ? undefined : { where: ' AND t.epoch = ?', order: 'ASC', param };
+    }
+    case 'specificVersion': {
+      const param = storable(flag.version);
+      return param === undefined ? undefined : { where: ' AND t.version = ?', order: 'ASC', param };
+    }
+  }
+}
+
+/** One user's state under a flag (parameters: username, then the flag's). */
+export const selectUserStateSql = (q: FlagQuery) =>
+  `${STATE_SELECT} AS t WHERE t.username = ?${q.where} ORDER BY t.epoch ${q.order} LIMIT 1`;
+
+/**
+ * The states a flag selects for `users` usernames (parameters: the usernames, NULL for
+ * padding, then the flag's): for each user, the epoch of its chosen state by one ordered
+ * probe of the primary key, then that row.
+ */
+export const selectUserStatesSql = (q: FlagQuery, users: number) =>
+  `SELECT ${sColumns} FROM (VALUES ${list(users, '(?)')}) AS q ` +
+  'JOIN value_states AS s ON s.username = q.column1 AND s.epoch = (' +
+  `SELECT t.epoch FROM value_states AS t WHERE t.username = q.column1${q.where} ` +
+  `ORDER BY t.epoch ${q.order} LIMIT 1)`;
+
+export const SELECT_SETTING_SQL = 'SELECT value FROM settings WHERE name = ?';
+export const UPSERT_SETTING_SQL = upsert('settings', ['name', 'value'], ['name'], 1);
+
+/**
+ * Splits `n` items into statement sizes: as many `max` as fit, then the remainder rounded up
+ * to a power of two (capped at `max`), so that reads need at most log2(max) + 1 statements
+ * and pad the last one. With `exact`, the remainder is split into powers of two instead
+ * (writes: no padding rows).
+ *
+ * @example
+ * ```ts
+ * chunks(2500, 1000, false) // [1000, 1000, 512]
+ * chunks(2500, 1000, true)  // [1000, 1000, 256, 128, 64, 32, 16, 4]
+ * ```
+ */
+export function chunks(n: number, max: number, exact: boolean): number[] {
+  const out: number[] = [];
+  let left = n;
+  for (; left >= max; left -= max) out.push(max);
+  if (left === 0) return out;
+  if (!exact) {
+    let size = 1;
+    while (size < left) size *= 2;
+    out.push(Math.min(size, max));
+    return out;
+  }
+  for (let bit = 1 << 30; bit >= 1; bit >>>= 1) if (left & bit) out.push(bit);
+  return out;
+}

@@ -1,0 +1,416 @@
+/**
+ * SqliteDatabase: the `Database` of spec 14.1 in one SQLite file (better-sqlite3, WAL), the
+ * embedded default store of akd-ts.
+ *
+ * Consistency (spec 14.4): `batchSet` writes a whole batch in one SQLite transaction, so a
+ * publish's nodes, value states and AZKS record become visible together, and a reader in any
+ * process sees epoch N or N+1, never a mixture. Reads that take several statements run in one
+ * read transaction (one WAL snapshot). better-sqlite3 is synchronous: every method does its
+ * work before returning its promise, so calls on one connection never interleave.
+ */
+
+import { AkdError, toHex } from '@akd-ts/core';
+import {
+  fullKey,
+  type Database,
+  type DbRecord,
+  type DbSetState,
+  type RecordFor,
+  type StorageKey,
+  type UserVersion,
+  type ValueStateFlag,
+  type ValueStateRecord,
+  type WriterLock,
+} from '@akd-ts/storage';
+import { openBetterSqlite, type SqliteClient, type SqliteStatement } from './client.js';
+import {
+  MAX_STORED_INTEGER,
+  NODE_COLUMNS,
+  VALUE_STATE_COLUMNS,
+  azksRow,
+  decodeAzksRow,
+  decodeNodeRow,
+  decodeValueStateRow,
+  labelBytes,
+  pushNodeRow,
+  pushValueStateRow,
+  type Row,
+} from './codec.js';
+import { corruptRow, toAkdError } from './errors.js';
+import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
+import { prepareSchema } from './schema.js';
+import * as sql from './sql.js';
+import { acquireFileLock, acquireMemoryLock, type HeldLock } from './writer-lock.js';
+
+/** Where `akd` keeps its store unless told otherwise (`--db sqlite:./akd.db`). */
+export const DEFAULT_SQLITE_PATH = './akd.db';
+
+function notFound(what: string): AkdError {
+  return new AkdError('STORAGE_NOT_FOUND', `${what} not found`);
+}
+
+/**
+ * A Database in an SQLite file.
+ *
+ * @example
+ * ```ts
+ * const db = await SqliteDatabase.open('./akd.db');
+ * const dir = await Directory.open({ config, storage: new StorageManager(db), vrfKeys });
+ * // ...
+ * await dir.close();
+ * await db.close();
+ * ```
+ */
+export class SqliteDatabase implements Database {
+  /** The file this store lives in, or ':memory:'. */
+  readonly path: string;
+  /** The schema version the store had when opened (0: it was created now). */
+  readonly openedAtVersion: number;
+  private readonly client: SqliteClient;
+  private readonly options: ResolvedOptions;
+  private readonly openLockClient: (path: string) => SqliteClient;
+  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly locks = new Set<HeldLock>();
+  private readonly memoryLock = { held: false };
+  private closed = false;
+
+  /**
+   * Wraps an open connection: sets WAL mode (for a file), `synchronous`, the busy timeout and
+   * the cache size, makes INTEGER columns read as bigint, and creates or migrates the schema.
+   * @throws AkdError `STORAGE_SCHEMA` for a store this driver cannot use, `STORAGE_CORRUPT`
+   * for a file that is not SQLite, `STORAGE_LOCKED` or `STORAGE_CONNECTION` otherwise.
+   *
+   * @example
+   * ```ts
+   * const db = new SqliteDatabase(new BetterSqlite3('./akd.db'), { synchronous: 'NORMAL' });
+   * ```
+   */
+  constructor(client: SqliteClient, options: SqliteDatabaseOptions = {}) {
+    this.options = resolveOptions(options);
+    this.client = client;
+    this.path = client.name;
+    this.openLockClient = options.openClient ?? openBetterSqlite;
+    try {
+      const o = this.options;
+      client.pragma(`busy_timeout = ${o.busyTimeoutMs}`);
+      if (!client.memory) client.pragma('journal_mode = WAL');
+      client.pragma(`synchronous = ${o.synchronous}`);
+      client.pragma(`cache_size = -${o.cacheSizeKiB}`);
+      client.defaultSafeIntegers(true);
+      this.openedAtVersion = prepareSchema(client, this.path);
+    } catch (e) {
+      throw toAkdError(e, 'open the store', this.path);
+    }
+  }
+
+  /**
+   * Opens (creating if needed) the store at `path`; ':memory:' makes a private in-memory store.
+   * @throws AkdError as the constructor, or `STORAGE_CONNECTION` when the file cannot be opened.
+   *
+   * @example
+   * ```ts
+   * const db = await SqliteDatabase.open('./akd.db', { synchronous: 'FULL' });
+   * ```
+   */
+  static async open(
+    path: string = DEFAULT_SQLITE_PATH,
+    options: SqliteDatabaseOptions = {},
+  ): Promise<SqliteDatabase> {
+    resolveOptions(options);
+    let client: SqliteClient;
+    try {
+      client = (options.openClient ?? openBetterSqlite)(path);
+    } catch (e) {
+      const detail = e instanceof Error ? e.message : String(e);
+      throw new AkdError('STORAGE_CONNECTION', `cannot open SQLite store ${path}: ${detail}`, {
+        cause: e,
+      });
+    }
+    try {
+      return new SqliteDatabase(client, options);
+    } catch (e) {
+      client.close();
+      throw e;
+    }
+  }
+
+  // ---- plumbing -------------------------------------------------------------------------
+
+  private check(): void {
+    if (this.closed)
+      throw new AkdError('STORAGE_CONNECTION', `SQLite store ${this.path} is closed`);
+  }
+
+  /** A cached prepared statement; SELECTs return rows as arrays. */
+  private stmt(text: string): SqliteStatement {
+    let s = this.statements.get(text);
+    if (s === undefined) {
+      s = this.client.prepare(text);
+      if (text.startsWith('SELECT')) s.raw(true);
+      this.statements.set(text, s);
+    }
+    return s;
+  }
+
+  /** Runs `fn` in one transaction (`BEGIN IMMEDIATE` for writes), rolled back if it throws. */
+  private transaction<T>(begin: 'BEGIN' | 'BEGIN IMMEDIATE', fn: () => T): T {
+    this.stmt(begin).run();
+    try {
+      const result = fn();
+      this.stmt('COMMIT').run();
+      return result;
+    } catch (e) {
+      // some errors (disk full, I/O) have already rolled the transaction back
+      if (this.client.inTransaction) this.stmt('ROLLBACK').run();
+      throw e;
+    }
+  }
+
+  /** Runs a read; with `snapshot`, all its statements see one committed state. */
+  private read<T>(doing: string, snapshot: boolean, fn: () => T): T {
+    this.check();
+    try {
+      return snapshot ? this.transaction('BEGIN', fn) : fn();
+    } catch (e) {
+      throw toAkdError(e, doing, this.path);
+    }
+  }
+
+  /** Runs a write in one transaction. */
+  private write(doing: string, fn: () => void): void {
+    this.check();
+    try {
+      this.transaction('BEGIN IMMEDIATE', fn);
+    } catch (e) {
+      throw toAkdError(e, doing, this.path);
+    }
+  }
+
+  /** Runs a multi-row upsert over `params` (`rows` rows of `width` values) in chunks. */
+  private upsertRows(sqlFor: (rows: number) => string, width: number, params: unknown[]): void {
+    let at = 0;
+    for (const rows of sql.chunks(params.length / width, this.options.writeChunkRows, true)) {
+      this.stmt(sqlFor(rows)).run(params.slice(at, (at += rows * width)));
+    }
+  }
+
+  /**
+   * Runs a batched read over `keys` parameter groups of `width` values each, one statement a
+   * chunk, padding the last with NULLs (which match nothing), and decodes the rows.
+   */
+  private selectChunks<T>(
+    sqlFor: (keys: number) => string,
+    width: number,
+    params: unknown[],
+    decode: (row: Row) => T,
+    extra: unknown[] = [],
+  ): T[] {
+    const out: T[] = [];
+    let at = 0;
+    for (const keys of sql.chunks(params.length / width, this.options.readChunkKeys, false)) {
+      const chunk = params.slice(at, (at += keys * width));
+      while (chunk.length < keys * width) chunk.push(null);
+      chunk.push(...extra);
+      for (const row of this.stmt(sqlFor(keys)).all(chunk) as Row[]) {
+        out.push(decode(row));
+      }
+    }
+    return out;
+  }
+
+  // ---- writes ---------------------------------------------------------------------------
+
+  async set(record: DbRecord): Promise<void> {
+    return this.batchSet([record]);
+  }
+
+  /**
+   * Upserts `records` in one transaction: readers see all of them or none. Every record is
+   * encoded before the transaction starts, so an out-of-range integer (RangeError) writes
+   * nothing.
+   */
+  async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
+    this.check();
+    if (records.length === 0) return;
+    const nodes: unknown[] = [];
+    const states: unknown[] = [];
+    let azks: unknown[] | undefined;
+    for (const r of records) {
+      if (r.kind === 'treeNode') pushNodeRow(nodes, r);
+      else if (r.kind === 'valueState') pushValueStateRow(states, r);
+      else azks = azksRow(r);
+    }
+    this.write(`write a batch of ${records.length} records`, () => {
+      this.upsertRows(sql.upsertNodesSql, NODE_COLUMNS.length, nodes);
+      this.upsertRows(sql.upsertValueStatesSql, VALUE_STATE_COLUMNS.length, states);
+      if (azks !== undefined) this.stmt(sql.UPSERT_AZKS_SQL).run(azks);
+    });
+  }
+
+  // ---- reads ----------------------------------------------------------------------------
+
+  async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    const found = this.read(`read ${key.kind} ${fullKey(key)}`, false, () => {
+      switch (key.kind) {
+        case 'azks': {
+          const row = this.stmt(sql.SELECT_AZKS_SQL).get() as Row | undefined;
+          return row && decodeAzksRow(row);
+        }
+        case 'treeNode': {
+          const row = this.stmt(sql.SELECT_NODE_SQL).get(labelBytes(key.label)) as Row | undefined;
+          return row && decodeNodeRow(row);
+        }
+        case 'valueState': {
+          const epoch = key.epoch;
+          if (epoch < 0n || epoch > MAX_STORED_INTEGER) return undefined;
+          const row = this.stmt(sql.SELECT_STATE_SQL).get(key.username, epoch) as Row | undefined;
+          return row && decodeValueStateRow(row);
+        }
+      }
+    });
+    if (found === undefined) throw notFound(`record ${fullKey(key)}`);
+    return found as RecordFor<K>;
+  }
+
+  async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    let azks = false;
+    const nodes = new Map<string, Uint8Array>();
+    const states = new Map<string, [Uint8Array, bigint]>();
+    for (const key of keys) {
+      if (key.kind === 'azks') azks = true;
+      else if (key.kind === 'treeNode') nodes.set(key.label.key, labelBytes(key.label));
+      else if (key.epoch >= 0n && key.epoch <= MAX_STORED_INTEGER) {
+        states.set(fullKey(key), [key.username, key.epoch]);
+      }
+    }
+    const statements =
+      Number(azks) +
+      Math.ceil(nodes.size / this.options.readChunkKeys) +
+      Math.ceil(states.size / this.options.readChunkKeys);
+    return this.read(`read a batch of ${keys.length} keys`, statements > 1, () => {
+      const out: DbRecord[] = [];
+      if (azks) {
+        const row = this.stmt(sql.SELECT_AZKS_SQL).get() as Row | undefined;
+        if (row !== undefined) out.push(decodeAzksRow(row));
+      }
+      out.push(...this.selectChunks(sql.selectNodesSql, 1, [...nodes.values()], decodeNodeRow));
+      out.push(
+        ...this.selectChunks(
+          sql.selectStatesSql,
+          2,
+          [...states.values()].flat(),
+          decodeValueStateRow,
+        ),
+      );
+      return out;
+    });
+  }
+
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    const rows = this.read('read user data', false, () =>
+      (this.stmt(sql.SELECT_USER_SQL).all(username) as Row[]).map(decodeValueStateRow),
+    );
+    if (rows.length === 0) throw notFound(`user ${toHex(username)}`);
+    return rows;
+  }
+
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    const q = sql.flagQuery(flag);
+    const found = this.read('read a user state', false, () => {
+      if (q === undefined) return undefined;
+      const params = q.param === undefined ? [username] : [username, q.param];
+      const row = this.stmt(sql.selectUserStateSql(q)).get(...params) as Row | undefined;
+      return row && decodeValueStateRow(row);
+    });
+    if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
+    return found;
+  }
+
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    const q = sql.flagQuery(flag);
+    const unique = new Map(usernames.map((u) => [toHex(u), u]));
+    const statements = Math.ceil(unique.size / this.options.readChunkKeys);
+    return this.read(`read states of ${unique.size} users`, statements > 1, () => {
+      if (q === undefined) return [];
+      const extra = q.param === undefined ? [] : [q.param];
+      return this.selectChunks(
+        (n) => sql.selectUserStatesSql(q, n),
+        1,
+        [...unique.values()],
+        (row) => {
+          const s = decodeValueStateRow(row);
+          return { username: s.username, version: s.version, value: s.value };
+        },
+        extra,
+      );
+    });
+  }
+
+  // ---- settings, lock, lifecycle --------------------------------------------------------
+
+  async getSetting(name: string): Promise<string | undefined> {
+    if (typeof name !== 'string') throw new TypeError('setting name must be a string');
+    const row = this.read(`read setting ${name}`, false, () =>
+      this.stmt(sql.SELECT_SETTING_SQL).get(name),
+    ) as Row | undefined;
+    if (row === undefined) return undefined;
+    if (typeof row[0] !== 'string')
+      throw corruptRow('settings', `name=${name}`, 'value is not text');
+    return row[0];
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    if (typeof name !== 'string' || typeof value !== 'string') {
+      throw new TypeError('setting name and value must be strings');
+    }
+    this.write(`write setting ${name}`, () => this.stmt(sql.UPSERT_SETTING_SQL).run(name, value));
+  }
+
+  /**
+   * Takes the writer lock: a lock file beside the store (`<path>-writer.lock`, see
+   * writer-lock.ts) that the operating system releases if this process dies.
+   * @throws AkdError `STORAGE_LOCKED` "another writer holds <path>".
+   */
+  async acquireWriterLock(): Promise<WriterLock> {
+    this.check();
+    const lock = this.client.memory
+      ? acquireMemoryLock(this.memoryLock, this.path)
+      : acquireFileLock(this.path, this.openLockClient);
+    this.locks.add(lock);
+    return {
+      release: async () => {
+        this.locks.delete(lock);
+        await lock.release();
+      },
+    };
+  }
+
+  /**
+   * Writes a consistent copy of the store to `destination` (`VACUUM INTO`), a new file that
+   * must not exist yet. Safe while the writer publishes: the copy is one committed epoch.
+   *
+   * @example
+   * ```ts
+   * await db.backup(`./akd-${Date.now()}.db`);
+   * ```
+   */
+  async backup(destination: string): Promise<void> {
+    if (typeof destination !== 'string') throw new TypeError('destination must be a path');
+    this.read(`back up to ${destination}`, false, () =>
+      this.client.prepare('VACUUM INTO ?').run(destination),
+    );
+  }
+
+  /** Releases the writer lock if held and closes the connection. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const lock of this.locks) await lock.release();
+    this.locks.clear();
+    this.statements.clear();
+    this.client.close();
+  }
+}
