@@ -1,1 +1,19 @@
-export {};
+/**
+ * @akd-ts/storage-postgres: the PostgreSQL driver of akd-ts. `PostgresDatabase` implements the
+ * storage seam over a pg pool, ships its schema (schema.sql) and migrates it by version.
+ */
+
+export { PostgresDatabase } from './postgres-database.js';
+export type { PostgresDatabaseOptions } from './postgres-database.js';
+export type {
+  PgConnections,
+  PgPool,
+  PgPoolClient,
+  PgSessionClient,
+  PgQuery,
+  PgQueryable,
+  PgResult,
+  PgRow,
+} from './client.js';
+export { SCHEMA_VERSION, SCHEMA_SQL } from './schema.js';
+export { writerLockKey } from './writer-lock.js';

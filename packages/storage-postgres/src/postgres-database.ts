@@ -1,0 +1,485 @@
+/**
+ * PostgresDatabase: the `Database` seam over PostgreSQL (node-postgres). Batched reads are one
+ * `= ANY($1)` (or `unnest` join) statement per chunk, writes are chunked `unnest` upserts in a
+ * single transaction, and a pool lets concurrent reads run on different connections. One
+ * publish is one commit, so a reader on any connection, process or streaming replica sees an
+ * epoch entirely or not at all. See README.md for the schema, pool sizing and replicas.
+ */
+
+import pg from 'pg';
+import { AkdError, assertU64 } from '@akd-ts/core';
+import type {
+  Database,
+  DbRecord,
+  DbSetState,
+  RecordFor,
+  StorageKey,
+  TreeNodeRecord,
+  UserVersion,
+  ValueStateFlag,
+  ValueStateRecord,
+  WriterLock,
+} from '@akd-ts/storage';
+import {
+  inTransaction,
+  storageError,
+  type PgConnections,
+  type PgPool,
+  type PgQuery,
+  type PgRow,
+} from './client.js';
+import {
+  MAX_STORED,
+  azksValues,
+  decodeAzksRow,
+  decodeNodeRow,
+  decodeSettingRow,
+  decodeUserVersionRow,
+  decodeValueStateRow,
+  hex,
+  labelKey,
+  labelKeyHex,
+  nodeColumns,
+  valueStateColumns,
+} from './codec.js';
+import { prepareSchema } from './migrate.js';
+import { buildStatements, type Statements } from './queries.js';
+import { AdvisoryWriterLock } from './writer-lock.js';
+
+export interface PostgresDatabaseOptions {
+  /**
+   * The PostgreSQL schema holding the tables (default `akd`): lower-case letters, digits and
+   * `_`, at most 63 characters. Directories in different schemas share a database safely.
+   */
+  schema?: string;
+  /** Connections in the pool the driver creates (default 10). Unused with an injected pool. */
+  poolSize?: number;
+  /** Rows per upsert statement in `batchSet` (default 5,000). */
+  writeChunkSize?: number;
+  /** Keys per read statement in `batchGet` and `getUserStateVersions` (default 10,000). */
+  readChunkSize?: number;
+  /**
+   * Create the schema when absent and migrate an older one (default true). Readers on read
+   * replicas pass false: they only check that the schema is there at this driver's version.
+   */
+  migrate?: boolean;
+  /** `application_name` of the driver's connections (default `akd-ts`). */
+  applicationName?: string;
+}
+
+const DEFAULTS = {
+  schema: 'akd',
+  poolSize: 10,
+  writeChunkSize: 5_000,
+  readChunkSize: 10_000,
+  migrate: true,
+  applicationName: 'akd-ts',
+};
+
+/** Several read statements see one snapshot; on a replica too (REPEATABLE READ is allowed). */
+const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+type Settings = typeof DEFAULTS;
+
+function checkOptions(options: PostgresDatabaseOptions): Settings {
+  const s = { ...DEFAULTS, ...options };
+  if (typeof s.schema !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(s.schema)) {
+    throw new RangeError(
+      'options.schema must be 1 to 63 lower-case letters, digits or _, not starting with a digit',
+    );
+  }
+  for (const name of ['poolSize', 'writeChunkSize', 'readChunkSize'] as const) {
+    if (!Number.isSafeInteger(s[name]) || s[name] < 1) {
+      throw new RangeError(`options.${name} must be a positive integer`);
+    }
+  }
+  return s;
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** A bytea[] array literal of keys given as hex. */
+function byteaArray(hexes: string[]): string {
+  return '{' + hexes.map((h) => '\\\\x' + h).join(',') + '}';
+}
+
+function notFound(what: string): AkdError {
+  return new AkdError('STORAGE_NOT_FOUND', `${what} not found`);
+}
+
+/**
+ * The value a flag compares with, or null when no stored state can match it (an epoch or
+ * version above 2^63 - 1 cannot be stored). `leqEpoch` above the range means "any".
+ */
+function flagParam(flag: ValueStateFlag): unknown[] | null {
+  switch (flag.kind) {
+    case 'maxEpoch':
+    case 'minEpoch':
+      return [];
+    case 'leqEpoch':
+      assertU64(flag.epoch, 'flag.epoch');
+      return [(flag.epoch > MAX_STORED ? MAX_STORED : flag.epoch).toString()];
+    case 'specificEpoch':
+      assertU64(flag.epoch, 'flag.epoch');
+      return flag.epoch > MAX_STORED ? null : [flag.epoch.toString()];
+    case 'specificVersion':
+      assertU64(flag.version, 'flag.version');
+      return flag.version > MAX_STORED ? null : [flag.version.toString()];
+    default:
+      throw new TypeError(`unknown flag ${String((flag as { kind: unknown }).kind)}`);
+  }
+}
+
+/**
+ * A Database stored in PostgreSQL.
+ *
+ * @example
+ * ```ts
+ * const db = await PostgresDatabase.open('postgres://akd@db.internal/akd', { poolSize: 16 });
+ * const dir = await Directory.open({ config, storage: new StorageManager(db), vrfKeys });
+ * ```
+ */
+export class PostgresDatabase implements Database {
+  readonly #pool: PgPool;
+  readonly #connections: PgConnections;
+  readonly #settings: Settings;
+  readonly #sql: Statements;
+  readonly #locks = new Set<AdvisoryWriterLock>();
+  #closed = false;
+
+  private constructor(connections: PgConnections, settings: Settings) {
+    this.#connections = connections;
+    this.#pool = connections.pool;
+    this.#settings = settings;
+    this.#sql = buildStatements(settings.schema);
+    // An idle pooled connection that dies (server restart, terminated backend) is dropped by
+    // the pool, which then emits 'error'; with no listener that would end the process.
+    this.#pool.on('error', () => undefined);
+  }
+
+  /**
+   * Connects to PostgreSQL with a pool of `poolSize` connections, and creates or migrates the
+   * schema (unless `migrate` is false).
+   * @param connection a `postgres://` URL or a pg PoolConfig
+   * @throws AkdError `STORAGE_CONNECTION` when the server is unreachable, `STORAGE_SCHEMA`
+   * when the schema is newer than this driver (or missing or older, without `migrate`).
+   * @example
+   * ```ts
+   * const db = await PostgresDatabase.open(process.env.DATABASE_URL!, { schema: 'akd_prod' });
+   * ```
+   */
+  static async open(
+    connection: string | pg.PoolConfig,
+    options: PostgresDatabaseOptions = {},
+  ): Promise<PostgresDatabase> {
+    const settings = checkOptions(options);
+    const base: pg.PoolConfig =
+      typeof connection === 'string' ? { connectionString: connection } : { ...connection };
+    const config: pg.PoolConfig = {
+      ...base,
+      max: options.poolSize ?? base.max ?? settings.poolSize,
+      application_name: base.application_name ?? settings.applicationName,
+      connectionTimeoutMillis: base.connectionTimeoutMillis ?? 10_000,
+    };
+    const connectSession = async () => {
+      const client = new pg.Client(config);
+      try {
+        await client.connect();
+      } catch (e) {
+        await client.end().catch(() => undefined);
+        throw e;
+      }
+      return client;
+    };
+    return PostgresDatabase.fromConnections({ pool: new pg.Pool(config), connectSession }, options);
+  }
+
+  /**
+   * A database over connections the caller provides (a pool and, for the writer lock, a way
+   * to open a dedicated session); creates or migrates the schema like `open`. `close()` ends
+   * the pool.
+   * @example
+   * ```ts
+   * const pool = new pg.Pool({ connectionString: url, max: 20 });
+   * const db = await PostgresDatabase.fromConnections({ pool }, { schema: 'akd' });
+   * ```
+   */
+  static async fromConnections(
+    connections: PgConnections,
+    options: PostgresDatabaseOptions = {},
+  ): Promise<PostgresDatabase> {
+    const db = new PostgresDatabase(connections, checkOptions(options));
+    try {
+      await prepareSchema(connections.pool, db.schema, { migrate: db.#settings.migrate });
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
+    return db;
+  }
+
+  /** The PostgreSQL schema holding this store's tables. */
+  get schema(): string {
+    return this.#settings.schema;
+  }
+
+  #check(): void {
+    if (this.#closed) throw new AkdError('STORAGE_CONNECTION', 'the PostgreSQL database is closed');
+  }
+
+  /** A writer whose lock died must not write: another writer may already hold the lock. */
+  #checkWriter(): void {
+    for (const lock of this.#locks) {
+      if (lock.lost !== undefined) {
+        throw new AkdError(
+          'STORAGE_LOCKED',
+          `the writer lock's connection was lost (${lock.lost.message}), so another writer ` +
+            `may hold the lock now: release it and reopen the directory`,
+        );
+      }
+    }
+  }
+
+  async #query(query: PgQuery, operation: string): Promise<PgRow[]> {
+    try {
+      return (await this.#pool.query(query)).rows;
+    } catch (e) {
+      throw storageError(e, operation);
+    }
+  }
+
+  /** Runs read statements: one alone, several in one snapshot so they agree on the epoch. */
+  async #reads(queries: PgQuery[], operation: string): Promise<PgRow[][]> {
+    if (queries.length === 1) return [await this.#query(queries[0]!, operation)];
+    try {
+      return await inTransaction(this.#pool, SNAPSHOT, async (client) => {
+        const results: PgRow[][] = [];
+        for (const q of queries) results.push((await client.query(q)).rows);
+        return results;
+      });
+    } catch (e) {
+      throw storageError(e, operation);
+    }
+  }
+
+  async set(record: DbRecord): Promise<void> {
+    await this.batchSet([record]);
+  }
+
+  /** The upserts of a batch: last write per key wins, sorted by key, chunked; AZKS last. */
+  #writeStatements(records: DbRecord[]): PgQuery[] {
+    const nodes = new Map<string, TreeNodeRecord>();
+    const states = new Map<string, ValueStateRecord>();
+    let azks: DbRecord | undefined;
+    for (const r of records) {
+      if (r.kind === 'treeNode') nodes.set(labelKeyHex(r.label), r);
+      else if (r.kind === 'valueState') {
+        states.set(`${hex(r.username)}:${r.epoch.toString(16).padStart(16, '0')}`, r);
+      } else if (r.kind === 'azks') azks = r;
+      else throw new TypeError(`unknown record kind ${String((r as { kind: unknown }).kind)}`);
+    }
+    const sorted = <T>(m: Map<string, T>) =>
+      [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map((e) => e[1]);
+    const size = this.#settings.writeChunkSize;
+    const out: PgQuery[] = [];
+    for (const chunk of chunks(sorted(nodes), size)) {
+      out.push({ ...this.#sql.nodeUpsert, values: nodeColumns(chunk) });
+    }
+    for (const chunk of chunks(sorted(states), size)) {
+      out.push({ ...this.#sql.stateUpsert, values: valueStateColumns(chunk) });
+    }
+    if (azks?.kind === 'azks') out.push({ ...this.#sql.azksUpsert, values: azksValues(azks) });
+    return out;
+  }
+
+  /**
+   * Upserts all `records` in one transaction (the AZKS row last), so readers on other
+   * connections see all of them or none.
+   * @throws RangeError naming the field when a number exceeds 2^63 - 1 (nothing is written);
+   * AkdError `STORAGE_TRANSACTION` / `STORAGE_CONNECTION` (then nothing is visible, except
+   * that a connection lost during COMMIT leaves the outcome unknown, as with any database).
+   */
+  async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
+    this.#check();
+    this.#checkWriter();
+    if (records.length === 0) return;
+    const statements = this.#writeStatements(records);
+    try {
+      if (statements.length === 1) {
+        await this.#pool.query(statements[0]!);
+      } else {
+        await inTransaction(this.#pool, 'BEGIN', async (client) => {
+          for (const s of statements) await client.query(s);
+        });
+      }
+    } catch (e) {
+      throw storageError(e, `writing ${records.length} records`, true);
+    }
+  }
+
+  async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    this.#check();
+    const { display } = this.#sql;
+    switch (key.kind) {
+      case 'azks': {
+        const rows = await this.#query(this.#sql.azksGet, 'reading the AZKS');
+        if (rows.length === 0) throw notFound('the AZKS record');
+        return decodeAzksRow(rows[0]!, display.azks) as RecordFor<K>;
+      }
+      case 'treeNode': {
+        const rows = await this.#query(
+          { ...this.#sql.nodeGet, values: [labelKey(key.label)] },
+          'reading a tree node',
+        );
+        if (rows.length === 0) throw notFound(`tree node ${labelKeyHex(key.label)}`);
+        return decodeNodeRow(rows[0]!, display.nodes) as RecordFor<K>;
+      }
+      case 'valueState': {
+        assertU64(key.epoch, 'key.epoch');
+        const what = `value state of user ${hex(key.username)} at epoch ${key.epoch}`;
+        if (key.epoch > MAX_STORED) throw notFound(what);
+        const rows = await this.#query(
+          { ...this.#sql.stateGet, values: [key.username, key.epoch.toString()] },
+          'reading a value state',
+        );
+        if (rows.length === 0) throw notFound(what);
+        return decodeValueStateRow(rows[0]!, display.valueStates) as RecordFor<K>;
+      }
+      default:
+        throw new TypeError(`unknown key kind ${String((key as { kind: unknown }).kind)}`);
+    }
+  }
+
+  /**
+   * Many records in one statement per kind and chunk (`label = ANY($1)` for tree nodes).
+   * Missing keys are omitted, duplicates returned once.
+   */
+  async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    this.#check();
+    const nodes = new Set<string>();
+    const states = new Map<string, [string, string]>();
+    let azks = false;
+    for (const key of keys) {
+      if (key.kind === 'treeNode') nodes.add(labelKeyHex(key.label));
+      else if (key.kind === 'valueState') {
+        assertU64(key.epoch, 'key.epoch');
+        if (key.epoch > MAX_STORED) continue; // cannot be stored, so it is missing
+        const user = hex(key.username);
+        states.set(`${user}:${key.epoch}`, [user, key.epoch.toString()]);
+      } else if (key.kind === 'azks') azks = true;
+      else throw new TypeError(`unknown key kind ${String((key as { kind: unknown }).kind)}`);
+    }
+    const size = this.#settings.readChunkSize;
+    const queries: PgQuery[] = [];
+    const decoders: ((row: PgRow) => DbRecord)[] = [];
+    const { display } = this.#sql;
+    if (azks) {
+      queries.push(this.#sql.azksGet);
+      decoders.push((row) => decodeAzksRow(row, display.azks));
+    }
+    for (const chunk of chunks([...nodes], size)) {
+      queries.push({ ...this.#sql.nodeBatch, values: [byteaArray(chunk)] });
+      decoders.push((row) => decodeNodeRow(row, display.nodes));
+    }
+    for (const chunk of chunks([...states.values()], size)) {
+      const users = byteaArray(chunk.map((c) => c[0]));
+      const epochs = '{' + chunk.map((c) => c[1]).join(',') + '}';
+      queries.push({ ...this.#sql.stateBatch, values: [users, epochs] });
+      decoders.push((row) => decodeValueStateRow(row, display.valueStates));
+    }
+    if (queries.length === 0) return [];
+    const results = await this.#reads(queries, `reading ${keys.length} records`);
+    return results.flatMap((rows, i) => rows.map(decoders[i]!));
+  }
+
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    this.#check();
+    const rows = await this.#query(
+      { ...this.#sql.userData, values: [username] },
+      'reading user data',
+    );
+    if (rows.length === 0) throw notFound(`user ${hex(username)}`);
+    return rows.map((row) => decodeValueStateRow(row, this.#sql.display.valueStates));
+  }
+
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    this.#check();
+    const param = flagParam(flag);
+    const what = `value state (${flag.kind}) of user ${hex(username)}`;
+    if (param === null) throw notFound(what);
+    const rows = await this.#query(
+      { ...this.#sql.userState[flag.kind], values: [username, ...param] },
+      'reading a user state',
+    );
+    if (rows.length === 0) throw notFound(what);
+    return decodeValueStateRow(rows[0]!, this.#sql.display.valueStates);
+  }
+
+  /** One statement per chunk of users: a LATERAL index probe per user. */
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    this.#check();
+    const param = flagParam(flag);
+    const users = [...new Set(usernames.map(hex))];
+    if (param === null || users.length === 0) return [];
+    const queries = chunks(users, this.#settings.readChunkSize).map((chunk) => ({
+      ...this.#sql.userVersions[flag.kind],
+      values: [byteaArray(chunk), ...param],
+    }));
+    const results = await this.#reads(queries, `reading states of ${users.length} users`);
+    return results.flatMap((rows) =>
+      rows.map((row) => decodeUserVersionRow(row, this.#sql.display.valueStates)),
+    );
+  }
+
+  async getSetting(name: string): Promise<string | undefined> {
+    this.#check();
+    if (typeof name !== 'string') throw new TypeError('setting name must be a string');
+    const rows = await this.#query(
+      { ...this.#sql.settingGet, values: [name] },
+      'reading a setting',
+    );
+    return rows.length === 0 ? undefined : decodeSettingRow(rows[0]!, this.#sql.display.settings);
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    this.#check();
+    if (typeof name !== 'string' || typeof value !== 'string') {
+      throw new TypeError('setting name and value must be strings');
+    }
+    try {
+      await this.#pool.query({ ...this.#sql.settingSet, values: [name, value] });
+    } catch (e) {
+      throw storageError(e, `writing setting ${name}`, true);
+    }
+  }
+
+  /**
+   * Takes the schema's writer lock: a session-level advisory lock on a connection of its own,
+   * held until `release()`. It fails at once when another session (in this or another
+   * process) holds it, and frees itself when this process dies.
+   * @throws AkdError `STORAGE_LOCKED`, naming the holder's server process when visible.
+   */
+  async acquireWriterLock(): Promise<WriterLock> {
+    this.#check();
+    const lock = await AdvisoryWriterLock.acquire(this.#connections, this.schema, (l) =>
+      this.#locks.delete(l),
+    );
+    this.#locks.add(lock);
+    return lock;
+  }
+
+  /** Releases held writer locks and ends the pool. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#locks].map((l) => l.release()));
+    await this.#pool.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The driver's SQL, built once per schema. Hot statements are named, so each connection
+ * parses and plans them once; names carry a hash of the schema, so databases over different
+ * schemas can share one pool without their prepared statements colliding. Everything here is
+ * plain SQL that PostgreSQL-compatible distributed databases accept too: `= ANY($1)`,
+ * multi-array `unnest`, `LATERAL`, `INSERT ... ON CONFLICT DO UPDATE`.
+ */
+
+import { createHash } from 'node:crypto';
+import type { ValueStateFlag } from '@akd-ts/storage';
+import type { PgQuery } from './client.js';
+
+const NODE_COLUMNS = [
+  'label',
+  'last_epoch',
+  'min_descendant_epoch',
+  'parent',
+  'node_type',
+  'left_child',
+  'right_child',
+  'hash',
+  'p_last_epoch',
+  'p_min_descendant_epoch',
+  'p_parent',
+  'p_node_type',
+  'p_left_child',
+  'p_right_child',
+  'p_hash',
+];
+const NODE_TYPES = [
+  'bytea',
+  'int8',
+  'int8',
+  'bytea',
+  'int2',
+  'bytea',
+  'bytea',
+  'bytea',
+  'int8',
+  'int8',
+  'bytea',
+  'int2',
+  'bytea',
+  'bytea',
+  'bytea',
+];
+const STATE_COLUMNS = ['username', 'epoch', 'version', 'node_label_len', 'node_label_val', 'value'];
+const STATE_TYPES = ['bytea', 'int8', 'int8', 'int4', 'bytea', 'bytea'];
+
+export type FlagKind = ValueStateFlag['kind'];
+const FLAGS: FlagKind[] = ['maxEpoch', 'minEpoch', 'leqEpoch', 'specificEpoch', 'specificVersion'];
+
+/** The filter and order that pick one state per flag (spec 14.1); `$2` is the flag's number. */
+function flagFilter(kind: FlagKind, alias: string): { where: string; order: string } {
+  switch (kind) {
+    case 'maxEpoch':
+      return { where: '', order: `${alias}epoch DESC` };
+    case 'minEpoch':
+      return { where: '', order: `${alias}epoch ASC` };
+    case 'leqEpoch':
+      return { where: ` AND ${alias}epoch <= $2`, order: `${alias}epoch DESC` };
+    case 'specificEpoch':
+      return { where: ` AND ${alias}epoch = $2`, order: `${alias}epoch DESC` };
+    case 'specificVersion':
+      // the earliest state with that version, as the in-memory store picks
+      return { where: ` AND ${alias}version = $2`, order: `${alias}epoch ASC` };
+  }
+}
+
+/** `INSERT ... SELECT * FROM unnest($1::t1[], ...) ON CONFLICT (key) DO UPDATE SET ...` */
+function unnestUpsert(table: string, columns: string[], types: string[], key: string[]): string {
+  const params = types.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
+  const updates = columns
+    .filter((c) => !key.includes(c))
+    .map((c) => `${c} = EXCLUDED.${c}`)
+    .join(', ');
+  return (
+    `INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${params}) ` +
+    `ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${updates}`
+  );
+}
+
+/** Quotes a validated schema name. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export interface TableNames {
+  nodes: string;
+  valueStates: string;
+  azks: string;
+  settings: string;
+  version: string;
+}
+
+export interface Statements {
+  /** Qualified, quoted table names for SQL. */
+  tables: TableNames;
+  /** `schema.table` names for messages. */
+  display: TableNames;
+  nodeGet: PgQuery;
+  nodeBatch: PgQuery;
+  nodeUpsert: PgQuery;
+  stateGet: PgQuery;
+  stateBatch: PgQuery;
+  stateUpsert: PgQuery;
+  azksGet: PgQuery;
+  azksUpsert: PgQuery;
+  userData: PgQuery;
+  userState: Record<FlagKind, PgQuery>;
+  userVersions: Record<FlagKind, PgQuery>;
+  settingGet: PgQuery;
+  settingSet: PgQuery;
+}
+
+/** Every statement of the driver for tables in `schema`. */
+export function buildStatements(schema: string): Statements {
+  const s = quoteIdent(schema);
+  const tag = createHash('sha256').update(schema).digest('hex').slice(0, 10);
+  const name = (what: string) => `akd_${tag}_${what}`;
+  const names = (prefix: string): TableNames => ({
+    nodes: `${prefix}.nodes`,
+    valueStates: `${prefix}.value_states`,
+    azks: `${prefix}.azks`,
+    settings: `${prefix}.settings`,
+    version: `${prefix}.schema_version`,
+  });
+  const tables = names(s);
+  const nodeCols = NODE_COLUMNS.join(', ');
+  const stateCols = STATE_COLUMNS.join(', ');
+  const vStateCols = STATE_COLUMNS.map((c) => `v.${c}`).join(', ');
+  const per = (make: (kind: FlagKind) => PgQuery) =>
+    Object.fromEntries(FLAGS.map((k) => [k, make(k)])) as Record<FlagKind, PgQuery>;
+
+  return {
+    tables,
+    display: names(schema),
+    nodeGet: {
+      name: name('node_get'),
+      text: `SELECT ${nodeCols} FROM ${tables.nodes} WHERE label = $1`,
+    },
+    nodeBatch: {
+      name: name('node_batch'),
+      text: `SELECT ${nodeCols} FROM ${tables.nodes} WHERE label = ANY($1::bytea[])`,
+    },
+    nodeUpsert: {
+      name: name('node_upsert'),
+      text: unnestUpsert(tables.nodes, NODE_COLUMNS, NODE_TYPES, ['label']),
+    },
+    stateGet: {
+      name: name('state_get'),
+      text: `SELECT ${stateCols} FROM ${tables.valueStates} WHERE username = $1 AND epoch = $2`,
+    },
+    stateBatch: {
+      name: name('state_batch'),
+      text:
+        `SELECT ${vStateCols} FROM unnest($1::bytea[], $2::int8[]) AS k(username, epoch) ` +
+        `JOIN ${tables.valueStates} v ON v.username = k.username AND v.epoch = k.epoch`,
+    },
+    stateUpsert: {
+      name: name('state_upsert'),
+      text: unnestUpsert(tables.valueStates, STATE_COLUMNS, STATE_TYPES, ['username', 'epoch']),
+    },
+    azksGet: {
+      name: name('azks_get'),
+      text: `SELECT id, latest_epoch, num_nodes FROM ${tables.azks} WHERE id = 1`,
+    },
+    azksUpsert: {
+      name: name('azks_upsert'),
+      text:
+        `INSERT INTO ${tables.azks} (id, latest_epoch, num_nodes) VALUES (1, $1, $2) ` +
+        `ON CONFLICT (id) DO UPDATE SET latest_epoch = EXCLUDED.latest_epoch, ` +
+        `num_nodes = EXCLUDED.num_nodes`,
+    },
+    userData: {
+      name: name('user_data'),
+      text: `SELECT ${stateCols} FROM ${tables.valueStates} WHERE username = $1 ORDER BY epoch`,
+    },
+    userState: per((kind) => {
+      const { where, order } = flagFilter(kind, '');
+      return {
+        name: name(`user_state_${kind}`),
+        text:
+          `SELECT ${stateCols} FROM ${tables.valueStates} WHERE username = $1${where} ` +
+          `ORDER BY ${order} LIMIT 1`,
+      };
+    }),
+    // one index probe per user, all users in one statement
+    userVersions: per((kind) => {
+      const { where, order } = flagFilter(kind, 'v.');
+      return {
+        name: name(`user_versions_${kind}`),
+        text:
+          `SELECT u.username, s.epoch, s.version, s.value FROM unnest($1::bytea[]) AS u(username) ` +
+          `CROSS JOIN LATERAL (SELECT v.epoch, v.version, v.value FROM ${tables.valueStates} v ` +
+          `WHERE v.username = u.username${where} ORDER BY ${order} LIMIT 1) s`,
+      };
+    }),
+    settingGet: {
+      name: name('setting_get'),
+      text: `SELECT name, value FROM ${tables.settings} WHERE name = $1`,
+    },
+    settingSet: {
+      name: name('setting_set'),
+      text:
+        `INSERT INTO ${tables.settings} (name, value) VALUES ($1, $2) ` +
+        `ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The schema the driver creates and the migrations that bring older stores up to date.
+ * `SCHEMA_SQL` mirrors `schema.sql` character for character (a test checks it), so the driver
+ * needs no file lookup at run time and works the same from src/ (tsx), dist/ or a bundle.
+ *
+ * To change the schema: bump `SCHEMA_VERSION`, make schema.sql (and this copy) the complete new
+ * schema with the new version in its last line, and add the migration from the previous
+ * version to `MIGRATIONS`. Fresh stores run the schema; older stores run the migrations.
+ */
+
+/** The schema version this driver writes and reads. */
+export const SCHEMA_VERSION = 1;
+
+/** One step of the schema: statements taking version `version - 1` to `version`. */
+export interface Migration {
+  version: number;
+  /** Runs with search_path set to the directory's schema, in the migration transaction. */
+  sql: string;
+}
+
+/** Steps from older versions, in order (version 1 is the first published schema). */
+export const MIGRATIONS: readonly Migration[] = [];
+
+/** The contents of schema.sql. */
+export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 1 (@akd-ts/storage-postgres).
+--
+-- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
+-- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
+-- By hand: psql -c 'CREATE SCHEMA akd' && PGOPTIONS='-c search_path=akd' psql -f schema.sql
+--
+-- Plain tables, standard types and INSERT ... ON CONFLICT upserts only: no functions,
+-- triggers or extensions, so PostgreSQL-compatible distributed databases (YugabyteDB,
+-- CockroachDB) accept it too. Integers that are u64 in the API are bigint here: the driver
+-- stores 0 .. 2^63 - 1 and refuses larger values.
+
+-- The schema version: the driver migrates older versions and refuses newer ones.
+CREATE TABLE IF NOT EXISTS schema_version (
+  id smallint PRIMARY KEY CHECK (id = 1),
+  version integer NOT NULL
+);
+
+-- The AZKS record (spec 7.4): a single row. Readers poll it for new epochs.
+CREATE TABLE IF NOT EXISTS azks (
+  id smallint PRIMARY KEY CHECK (id = 1),
+  latest_epoch bigint NOT NULL,
+  num_nodes bigint NOT NULL
+);
+
+-- Tree nodes (spec 9.2): the latest version and at most one previous version side by side,
+-- as in upstream's MySQL schema (spec 14.8). Every label is stored as its 36-byte key
+-- be32(label_len) || label_val, so one bytea column is the primary key and a batch read is
+-- one label = ANY($1). The p_* columns are all NULL when there is no previous version; a
+-- child column is NULL when the child is absent.
+CREATE TABLE IF NOT EXISTS nodes (
+  label bytea PRIMARY KEY,
+  last_epoch bigint NOT NULL,
+  min_descendant_epoch bigint NOT NULL,
+  parent bytea NOT NULL,
+  node_type smallint NOT NULL, -- 1 Leaf, 2 Root, 3 Interior
+  left_child bytea,
+  right_child bytea,
+  hash bytea NOT NULL,
+  p_last_epoch bigint,
+  p_min_descendant_epoch bigint,
+  p_parent bytea,
+  p_node_type smallint,
+  p_left_child bytea,
+  p_right_child bytea,
+  p_hash bytea
+);
+
+-- Value states (spec 9.1): one row per user and epoch. Every read is by the primary key or
+-- its username prefix (all states, latest at <= e, a version), so no other index is needed.
+CREATE TABLE IF NOT EXISTS value_states (
+  username bytea NOT NULL,
+  epoch bigint NOT NULL,
+  version bigint NOT NULL,
+  node_label_len integer NOT NULL,
+  node_label_val bytea NOT NULL,
+  value bytea NOT NULL, -- empty once tombstoned (spec 14.6)
+  PRIMARY KEY (username, epoch)
+);
+
+-- Named settings of the store, such as the directory's configuration.
+CREATE TABLE IF NOT EXISTS settings (
+  name text PRIMARY KEY,
+  value text NOT NULL
+);
+
+INSERT INTO schema_version (id, version) VALUES (1, 1) ON CONFLICT (id) DO NOTHING;
+`;
