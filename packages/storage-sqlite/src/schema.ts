@@ -47,8 +47,11 @@ function readHeader(client: SqliteClient): { app: number; version: number } {
   };
 }
 
-/** Throws unless `(app, version)` is something this driver may open or upgrade. */
-function checkHeader(app: number, version: number, path: string, hasTables: () => boolean): void {
+/**
+ * Throws unless `(app, version)` is something this driver may open or upgrade. `hasTables` is
+ * only asked under the write lock: outside it, another process may be creating the schema.
+ */
+function checkHeader(app: number, version: number, path: string, hasTables?: () => boolean): void {
   if (app !== APPLICATION_ID && app !== 0) {
     throw new AkdError(
       'STORAGE_SCHEMA',
@@ -62,7 +65,7 @@ function checkHeader(app: number, version: number, path: string, hasTables: () =
         'driver knows: open it with a newer akd-ts',
     );
   }
-  if (version === 0 && hasTables()) {
+  if (version === 0 && hasTables?.()) {
     throw new AkdError(
       'STORAGE_SCHEMA',
       `${path} holds tables but no akd-ts schema version: not an akd-ts store`,
@@ -84,7 +87,7 @@ export function prepareSchema(client: SqliteClient, path: string): number {
   const hasTables = () =>
     client.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1").get() !== undefined;
   const first = readHeader(client);
-  checkHeader(first.app, first.version, path, hasTables);
+  checkHeader(first.app, first.version, path);
   if (first.version === SCHEMA_VERSION && first.app === APPLICATION_ID) return first.version;
 
   // another process may be creating or migrating the same file: decide under the write lock
@@ -102,7 +105,7 @@ export function prepareSchema(client: SqliteClient, path: string): number {
     client.exec('COMMIT');
     return version;
   } catch (e) {
-    client.exec('ROLLBACK');
+    if (client.inTransaction) client.exec('ROLLBACK');
     throw e;
   }
 }

@@ -1,0 +1,180 @@
+/**
+ * Schema versions: fresh stores, reopening, migration from an older version, refusal of newer,
+ * foreign and unversioned files, and the embedded copy of schema.sql.
+ */
+
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { after, describe, test } from 'node:test';
+import { AZKS_KEY } from '@akd-ts/storage';
+import {
+  APPLICATION_ID,
+  SCHEMA_VERSION,
+  SqliteDatabase,
+  openBetterSqlite,
+  type SqliteClient,
+} from '../src/index.js';
+import { SCHEMA_SQL } from '../src/schema-sql.js';
+import { MIGRATIONS } from '../src/schema.js';
+import { raw, rejectsWith, tempDir } from './support/helpers.js';
+
+const tmp = tempDir('schema');
+after(tmp.remove);
+let n = 0;
+const freshPath = () => tmp.path(`s${n++}.db`);
+
+/** The normalized CREATE statements of a store. */
+function schemaOf(path: string): string[] {
+  const db = raw(path);
+  try {
+    return (
+      db.prepare('SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name').all() as {
+        sql: string;
+      }[]
+    ).map((r) =>
+      r.sql
+        .replace(/--[^\n]*/g, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+function header(path: string): { version: bigint; app: bigint } {
+  const db = raw(path);
+  try {
+    return {
+      version: db.pragma('user_version', { simple: true }) as bigint,
+      app: db.pragma('application_id', { simple: true }) as bigint,
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe('schema', () => {
+  test('src/schema-sql.ts is an exact copy of src/schema.sql (rerun scripts/gen-schema.mjs)', () => {
+    const file = readFileSync(new URL('../src/schema.sql', import.meta.url), 'utf8');
+    assert.equal(SCHEMA_SQL, file);
+    assert.ok(file.includes(`schema version ${SCHEMA_VERSION}`), 'the header names the version');
+  });
+
+  test('a fresh store gets the current version; reopening keeps it and the data', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    assert.equal(db.openedAtVersion, 0);
+    assert.equal(db.path, path);
+    await db.set({ kind: 'azks', latestEpoch: 3n, numNodes: 7n });
+    await db.close();
+    assert.deepEqual(header(path), {
+      version: BigInt(SCHEMA_VERSION),
+      app: BigInt(APPLICATION_ID),
+    });
+    const again = await SqliteDatabase.open(path);
+    assert.equal(again.openedAtVersion, SCHEMA_VERSION);
+    assert.equal((await again.get(AZKS_KEY)).numNodes, 7n);
+    await again.close();
+  });
+
+  test('a store at version 1 is migrated to the current schema, keeping its records', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    await db.set({ kind: 'azks', latestEpoch: 9n, numNodes: 1n });
+    await db.close();
+    const expected = schemaOf(path);
+    // simulate a version-1 store: no settings table yet
+    const r = raw(path);
+    r.exec('DROP TABLE settings');
+    r.pragma('user_version = 1');
+    r.close();
+    assert.equal(MIGRATIONS[0]!.from, 1);
+
+    const migrated = await SqliteDatabase.open(path);
+    assert.equal(migrated.openedAtVersion, 1);
+    assert.equal((await migrated.get(AZKS_KEY)).latestEpoch, 9n);
+    await migrated.setSetting('configuration', 'whatsapp_v1');
+    assert.equal(await migrated.getSetting('configuration'), 'whatsapp_v1');
+    await migrated.close();
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
+    assert.equal(header(path).version, BigInt(SCHEMA_VERSION));
+  });
+
+  test('a store of a newer schema version is refused, naming the version', async () => {
+    const path = freshPath();
+    await (await SqliteDatabase.open(path)).close();
+    const r = raw(path);
+    r.pragma(`user_version = ${SCHEMA_VERSION + 5}`);
+    r.close();
+    await rejectsWith(
+      SqliteDatabase.open(path),
+      'STORAGE_SCHEMA',
+      `schema version ${SCHEMA_VERSION + 5}`,
+      path,
+    );
+    assert.equal(header(path).version, BigInt(SCHEMA_VERSION + 5), 'left untouched');
+  });
+
+  test("another program's SQLite file is refused and left untouched", async () => {
+    const foreign = freshPath();
+    const r = raw(foreign);
+    r.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)');
+    r.close();
+    await rejectsWith(SqliteDatabase.open(foreign), 'STORAGE_SCHEMA', 'no akd-ts schema version');
+    assert.deepEqual(schemaOf(foreign), ['CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)']);
+
+    const tagged = freshPath();
+    const t = raw(tagged);
+    t.pragma('application_id = 1234');
+    t.close();
+    await rejectsWith(SqliteDatabase.open(tagged), 'STORAGE_SCHEMA', 'application_id 0x4d2');
+  });
+
+  test('a file that is not SQLite is STORAGE_CORRUPT; an unopenable path STORAGE_CONNECTION', async () => {
+    const junk = freshPath();
+    writeFileSync(junk, Buffer.alloc(4096, 0x41));
+    await rejectsWith(SqliteDatabase.open(junk), 'STORAGE_CORRUPT', junk);
+    await rejectsWith(
+      SqliteDatabase.open(tmp.path('no/such/dir/akd.db')),
+      'STORAGE_CONNECTION',
+      'no/such/dir',
+    );
+  });
+
+  test('the version is decided again under the write lock (another process may have acted)', async () => {
+    const path = freshPath();
+    await (await SqliteDatabase.open(path)).close();
+    /** A client whose first user_version read is stale: it says the file is empty. */
+    const stale = (): SqliteClient => {
+      const client = openBetterSqlite(path);
+      let first = true;
+      return new Proxy(client, {
+        get(target, prop) {
+          if (prop === 'pragma') {
+            return (source: string, options?: { simple?: boolean }) => {
+              if (source === 'user_version' && first) {
+                first = false;
+                return 0;
+              }
+              return target.pragma(source, options);
+            };
+          }
+          const v = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+    };
+    const db = new SqliteDatabase(stale());
+    assert.equal(db.openedAtVersion, SCHEMA_VERSION, 'found the current version, created nothing');
+    await db.close();
+
+    const r = raw(path);
+    r.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    r.close();
+    const client = stale();
+    assert.throws(() => new SqliteDatabase(client), /newer than version/);
+    assert.equal(client.inTransaction, false, 'rolled back');
+    client.close();
+  });
+});

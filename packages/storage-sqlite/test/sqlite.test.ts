@@ -1,0 +1,391 @@
+/**
+ * SQLite-specific behaviour beyond the conformance suite: the cross-process writer lock, all-
+ * or-nothing batches (also seen from another process), integer ranges, lifecycle and options.
+ */
+
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, describe, test } from 'node:test';
+import { AkdError } from '@akd-ts/core';
+import { AZKS_KEY, nodeKey, type DbRecord } from '@akd-ts/storage';
+import { SqliteDatabase, openBetterSqlite, writerLockPath } from '../src/index.js';
+import {
+  leafLabel,
+  nodeRecord,
+  raw,
+  rejectsWith,
+  spawnTs,
+  stateRecord,
+  tempDir,
+} from './support/helpers.js';
+
+const tmp = tempDir('driver');
+after(tmp.remove);
+let n = 0;
+const freshPath = () => tmp.path(`d${n++}.db`);
+const MAX = (1n << 63n) - 1n;
+
+function epochBatch(epoch: number, perEpoch: number): DbRecord[] {
+  const records: DbRecord[] = [];
+  for (let i = (epoch - 1) * perEpoch; i < epoch * perEpoch; i++) {
+    records.push(nodeRecord(leafLabel(i), BigInt(epoch)));
+  }
+  records.push({ kind: 'azks', latestEpoch: BigInt(epoch), numNodes: BigInt(epoch * perEpoch) });
+  return records;
+}
+
+function countNodes(path: string): bigint {
+  const r = raw(path);
+  try {
+    return r.prepare('SELECT count(*) FROM nodes').pluck().get() as bigint;
+  } finally {
+    r.close();
+  }
+}
+
+describe('writer lock', () => {
+  test('a writer in another process holds it until killed with SIGKILL', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    const child = spawnTs('./child.ts', ['hold-lock', path]);
+    try {
+      assert.equal(await child.nextLine(), 'locked');
+      await rejectsWith(db.acquireWriterLock(), 'STORAGE_LOCKED', `another writer holds ${path}`);
+      // reads go on while another process holds the lock
+      await rejectsWith(db.get(AZKS_KEY), 'STORAGE_NOT_FOUND');
+      child.process.kill('SIGKILL');
+      assert.equal(await child.exited, 'SIGKILL');
+      const lock = await db.acquireWriterLock();
+      await lock.release();
+    } finally {
+      child.process.kill('SIGKILL');
+      await db.close();
+    }
+  });
+
+  test('two stores on one file in one process: one writer; close() releases it', async () => {
+    const path = freshPath();
+    const a = await SqliteDatabase.open(path);
+    const b = await SqliteDatabase.open(path);
+    await a.acquireWriterLock();
+    await rejectsWith(b.acquireWriterLock(), 'STORAGE_LOCKED', path);
+    await a.close();
+    const lock = await b.acquireWriterLock();
+    await b.close(); // releases it too
+    await lock.release(); // and a later release is harmless
+    const c = await SqliteDatabase.open(path);
+    await (await c.acquireWriterLock()).release();
+    await c.close();
+  });
+
+  test('in-memory stores have a lock each', async () => {
+    const a = await SqliteDatabase.open(':memory:');
+    const b = await SqliteDatabase.open(':memory:');
+    const lock = await a.acquireWriterLock();
+    await rejectsWith(a.acquireWriterLock(), 'STORAGE_LOCKED', ':memory:');
+    await (await b.acquireWriterLock()).release();
+    await lock.release();
+    await a.close();
+    await b.close();
+  });
+
+  test('a lock file that cannot be opened is STORAGE_CONNECTION', async () => {
+    const path = freshPath();
+    mkdirSync(writerLockPath(path));
+    const db = await SqliteDatabase.open(path);
+    await rejectsWith(db.acquireWriterLock(), 'STORAGE_CONNECTION', 'writer lock');
+    await db.close();
+  });
+});
+
+describe('batches are all or nothing', () => {
+  test('an integer above 2^63 - 1 anywhere in a batch is a RangeError naming the field; nothing is written', async () => {
+    const db = await SqliteDatabase.open(freshPath());
+    await db.batchSet(epochBatch(1, 10));
+    const bad: [DbRecord, RegExp][] = [
+      [{ ...nodeRecord(leafLabel(999), MAX + 1n) }, /treeNode\.latest\.lastEpoch/],
+      [
+        { ...nodeRecord(leafLabel(999), 1n), previous: nodeRecord(leafLabel(999), -1n).latest },
+        /treeNode\.previous\.lastEpoch/,
+      ],
+      [stateRecord('zed', 1n, MAX + 1n), /valueState\.version/],
+      [stateRecord('zed', -1n, 1n), /valueState\.epoch/],
+      [{ kind: 'azks', latestEpoch: 2n, numNodes: 1n << 64n }, /azks\.numNodes/],
+    ];
+    for (const [record, field] of bad) {
+      const batch = [...epochBatch(2, 10)];
+      batch.splice(5, 0, record);
+      await assert.rejects(
+        db.batchSet(batch),
+        (e: unknown) => e instanceof RangeError && field.test(e.message),
+      );
+    }
+    assert.equal((await db.get(AZKS_KEY)).latestEpoch, 1n);
+    assert.equal(
+      (
+        await db.batchGet(
+          epochBatch(2, 10)
+            .slice(0, -1)
+            .map((r) => nodeKey((r as { label: never }).label)),
+        )
+      ).length,
+      0,
+    );
+    await db.close();
+  });
+
+  test('other caller mistakes are TypeError / RangeError before anything is written', async () => {
+    const db = await SqliteDatabase.open(':memory:');
+    const node = nodeRecord(leafLabel(1), 1n);
+    await assert.rejects(
+      db.set({ ...node, latest: { ...node.latest, hash: new Uint8Array(31) } }),
+      RangeError,
+    );
+    await assert.rejects(
+      db.set({ ...node, latest: { ...node.latest, nodeType: 9 as never } }),
+      RangeError,
+    );
+    await assert.rejects(
+      db.set({ ...node, latest: { ...node.latest, lastEpoch: 1 as never } }),
+      TypeError,
+    );
+    await assert.rejects(
+      db.set({ ...stateRecord('a', 1n, 1n), username: 'a' as never }),
+      TypeError,
+    );
+    await assert.rejects(db.setSetting('a', 1 as never), TypeError);
+    await assert.rejects(db.getSetting(1 as never), TypeError);
+    await assert.rejects(db.backup(1 as never), TypeError);
+    await db.close();
+  });
+
+  test('a failure midway through the transaction rolls the whole batch back', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path, { writeChunkRows: 64 });
+    await db.batchSet(epochBatch(1, 500));
+    const r = raw(path);
+    // fails on the 1,700th node row, long after the first statements of the batch ran
+    r.exec(`CREATE TRIGGER fail_late AFTER INSERT ON nodes
+            WHEN (SELECT count(*) FROM nodes) >= 1700 BEGIN SELECT RAISE(ABORT, 'injected'); END`);
+    r.close();
+    const batch = [...epochBatch(2, 2000), stateRecord('ann', 2n, 1n)];
+    batch.splice(100, 0, stateRecord('bob', 2n, 1n));
+    await rejectsWith(
+      db.batchSet(batch),
+      'STORAGE_TRANSACTION',
+      'injected',
+      'write a batch of 2003 records',
+    );
+    assert.equal(countNodes(path), 500n);
+    assert.equal((await db.get(AZKS_KEY)).latestEpoch, 1n);
+    assert.deepEqual(
+      await db.getUserStateVersions([new TextEncoder().encode('bob')], { kind: 'maxEpoch' }),
+      [],
+    );
+    // the connection is usable afterwards
+    await db.batchSet(epochBatch(2, 100));
+    assert.equal((await db.get(AZKS_KEY)).latestEpoch, 2n);
+    await db.close();
+  });
+
+  test('a reader in another process sees whole epochs only while large batches commit', async () => {
+    const path = freshPath();
+    const perEpoch = 3000;
+    const epochs = 8;
+    const writer = await SqliteDatabase.open(path);
+    const reader = spawnTs('./child.ts', ['reader', path, String(perEpoch), String(epochs)]);
+    try {
+      assert.equal(await reader.nextLine(), 'ready');
+      for (let e = 1; e <= epochs; e++) {
+        await writer.batchSet(epochBatch(e, perEpoch));
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      reader.process.stdin!.end();
+      const summary = JSON.parse(await reader.nextLine()) as {
+        reads: number;
+        epochs: string[];
+        violations: string[];
+      };
+      assert.deepEqual(summary.violations, []);
+      assert.ok(summary.reads > 2, `only ${summary.reads} reads`);
+      assert.ok(summary.epochs.length >= 2, `saw only epochs ${summary.epochs}`);
+      assert.equal(await reader.exited, 0);
+    } finally {
+      reader.process.kill('SIGKILL');
+      await writer.close();
+    }
+  });
+});
+
+describe('integers at the edge of the stored range', () => {
+  test('queries with values outside 0 ..= 2^63 - 1 find what such values can match', async () => {
+    const db = await SqliteDatabase.open(':memory:');
+    const u = new TextEncoder().encode('max');
+    await db.batchSet([
+      stateRecord('max', 1n, 1n),
+      { ...stateRecord('max', MAX, 2n), username: u },
+    ]);
+    assert.equal(
+      (await db.getUserState(u, { kind: 'leqEpoch', epoch: (1n << 64n) - 1n })).epoch,
+      MAX,
+    );
+    await rejectsWith(db.getUserState(u, { kind: 'leqEpoch', epoch: -1n }), 'STORAGE_NOT_FOUND');
+    await rejectsWith(
+      db.getUserState(u, { kind: 'specificEpoch', epoch: 1n << 63n }),
+      'STORAGE_NOT_FOUND',
+    );
+    await rejectsWith(
+      db.getUserState(u, { kind: 'specificVersion', version: -2n }),
+      'STORAGE_NOT_FOUND',
+    );
+    assert.deepEqual(await db.getUserStateVersions([u], { kind: 'specificEpoch', epoch: -1n }), []);
+    await rejectsWith(
+      db.get({ kind: 'valueState', username: u, epoch: 1n << 63n }),
+      'STORAGE_NOT_FOUND',
+    );
+    assert.deepEqual(await db.batchGet([{ kind: 'valueState', username: u, epoch: -1n }]), []);
+    await db.close();
+  });
+});
+
+describe('lifecycle and options', () => {
+  test('every method of a closed store is STORAGE_CONNECTION; close is idempotent', async () => {
+    const db = await SqliteDatabase.open(':memory:');
+    await db.close();
+    await db.close();
+    const u = new Uint8Array([1]);
+    const calls: Promise<unknown>[] = [
+      db.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n }),
+      db.batchSet([]),
+      db.get(AZKS_KEY),
+      db.batchGet([AZKS_KEY]),
+      db.getUserData(u),
+      db.getUserState(u, { kind: 'maxEpoch' }),
+      db.getUserStateVersions([u], { kind: 'maxEpoch' }),
+      db.getSetting('a'),
+      db.setSetting('a', 'b'),
+      db.acquireWriterLock(),
+      db.backup(tmp.path('never.db')),
+    ];
+    for (const call of calls) await rejectsWith(call, 'STORAGE_CONNECTION', 'is closed');
+  });
+
+  test('bad options are RangeErrors naming the option', async () => {
+    const bad: [object, string][] = [
+      [{ synchronous: 'SOMETIMES' }, 'synchronous'],
+      [{ busyTimeoutMs: -1 }, 'busyTimeoutMs'],
+      [{ cacheSizeKiB: 1.5 }, 'cacheSizeKiB'],
+      [{ writeChunkRows: 2001 }, 'writeChunkRows'],
+      [{ readChunkKeys: 0 }, 'readChunkKeys'],
+    ];
+    for (const [options, name] of bad) {
+      await assert.rejects(
+        SqliteDatabase.open(':memory:', options),
+        (e: unknown) => e instanceof RangeError && e.message.includes(name),
+      );
+    }
+  });
+
+  test('options reach the connection; an injected client and client factory are used', async () => {
+    const path = freshPath();
+    const opened: string[] = [];
+    const factory = (p: string) => {
+      opened.push(p);
+      return openBetterSqlite(p);
+    };
+    const db = await SqliteDatabase.open(path, {
+      synchronous: 'NORMAL',
+      busyTimeoutMs: 1234,
+      cacheSizeKiB: 4096,
+      openClient: factory,
+    });
+    await (await db.acquireWriterLock()).release();
+    assert.deepEqual(opened, [path, writerLockPath(path)]);
+    await db.close();
+
+    const client = openBetterSqlite(path);
+    const direct = new SqliteDatabase(client, { synchronous: 'EXTRA', busyTimeoutMs: 77 });
+    assert.equal(client.pragma('synchronous', { simple: true }), 3n);
+    assert.equal(client.pragma('busy_timeout', { simple: true }), 77n);
+    assert.equal(client.pragma('journal_mode', { simple: true }), 'wal');
+    await direct.close();
+    assert.equal(client.open, false);
+
+    await rejectsWith(
+      SqliteDatabase.open(path, {
+        openClient: () => {
+          throw new Error('no such driver');
+        },
+      }),
+      'STORAGE_CONNECTION',
+      'no such driver',
+    );
+  });
+
+  test('default options are durable: synchronous FULL, WAL, a busy timeout', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    await db.close();
+    const r = raw(path);
+    assert.equal(r.pragma('journal_mode', { simple: true }), 'wal', 'WAL persists in the file');
+    r.close();
+    const client = openBetterSqlite(path);
+    const again = new SqliteDatabase(client);
+    assert.equal(client.pragma('synchronous', { simple: true }), 2n);
+    assert.equal(client.pragma('busy_timeout', { simple: true }), 5000n);
+    assert.equal(client.pragma('cache_size', { simple: true }), -65536n);
+    await again.close();
+  });
+
+  test('backup writes a consistent copy that opens as a store', async () => {
+    const db = await SqliteDatabase.open(freshPath());
+    await db.batchSet([...epochBatch(1, 50), stateRecord('carol', 1n, 1n)]);
+    await db.setSetting('configuration', 'whatsapp_v1');
+    const copy = tmp.path('backup.db');
+    await db.backup(copy);
+    await rejectsWith(db.backup(copy), 'STORAGE_CONNECTION', 'back up to');
+    await db.close();
+    const restored = await SqliteDatabase.open(copy);
+    assert.equal((await restored.get(AZKS_KEY)).numNodes, 50n);
+    assert.equal((await restored.getUserData(new TextEncoder().encode('carol'))).length, 1);
+    assert.equal(await restored.getSetting('configuration'), 'whatsapp_v1');
+    await restored.close();
+  });
+
+  test('getSetting of an unknown name is undefined', async () => {
+    const db = await SqliteDatabase.open(':memory:');
+    assert.equal(await db.getSetting('nothing'), undefined);
+    await db.close();
+  });
+});
+
+describe('SQLite errors become AkdErrors', () => {
+  test('result codes map to stable codes and keep the cause', async () => {
+    const { toAkdError, sqliteCode } = await import('../src/errors.js');
+    const err = (code: string) => Object.assign(new Error('boom'), { code });
+    const cases: [unknown, string][] = [
+      [err('SQLITE_BUSY_TIMEOUT'), 'STORAGE_LOCKED'],
+      [err('SQLITE_LOCKED'), 'STORAGE_LOCKED'],
+      [err('SQLITE_CORRUPT_INDEX'), 'STORAGE_CORRUPT'],
+      [err('SQLITE_NOTADB'), 'STORAGE_CORRUPT'],
+      [err('SQLITE_CONSTRAINT_TRIGGER'), 'STORAGE_TRANSACTION'],
+      [err('SQLITE_SCHEMA'), 'STORAGE_SCHEMA'],
+      [err('SQLITE_IOERR_FSYNC'), 'STORAGE_CONNECTION'],
+      [err('EACCES'), 'STORAGE_CONNECTION'],
+      ['a string', 'STORAGE_CONNECTION'],
+      [null, 'STORAGE_CONNECTION'],
+    ];
+    for (const [e, code] of cases) {
+      const wrapped = toAkdError(e, 'do it', '/x.db');
+      assert.ok(wrapped instanceof AkdError);
+      assert.equal(wrapped.code, code);
+      assert.equal(wrapped.cause, e);
+      assert.match(wrapped.message, /^SQLite store \/x\.db: cannot do it: /);
+    }
+    assert.match(toAkdError(err('SQLITE_FULL'), 'write', '/x.db').message, /\(SQLITE_FULL\)$/);
+    const mistake = new RangeError('x');
+    assert.equal(toAkdError(mistake, 'do it', '/x.db'), mistake);
+    assert.equal(sqliteCode(err('SQLITE_BUSY_SNAPSHOT')), 'SQLITE_BUSY');
+    assert.equal(sqliteCode(undefined), undefined);
+  });
+});

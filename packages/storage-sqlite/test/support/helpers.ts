@@ -1,0 +1,146 @@
+/**
+ * Test helpers: temporary directories, small records, a raw better-sqlite3 connection for
+ * writing rows the driver never would, and spawning TypeScript child processes.
+ */
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import BetterSqlite3 from 'better-sqlite3';
+import { AkdError, NodeLabel } from '@akd-ts/core';
+import { NodeType, type TreeNodeRecord, type ValueStateRecord } from '@akd-ts/storage';
+
+/** A fresh temporary directory and a function that removes it. */
+export function tempDir(prefix: string): {
+  dir: string;
+  path: (name: string) => string;
+  remove: () => void;
+} {
+  const dir = mkdtempSync(join(tmpdir(), `akd-sqlite-${prefix}-`));
+  return {
+    dir,
+    path: (name) => join(dir, name),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A 256-bit label whose 32 bytes encode `i`. */
+export function leafLabel(i: number): NodeLabel {
+  const val = new Uint8Array(32);
+  new DataView(val.buffer).setUint32(0, i);
+  val[31] = 0xa5;
+  return new NodeLabel(val, 256);
+}
+
+export function nodeRecord(label: NodeLabel, epoch: bigint): TreeNodeRecord {
+  return {
+    kind: 'treeNode',
+    label,
+    latest: {
+      label,
+      lastEpoch: epoch,
+      minDescendantEpoch: epoch,
+      parent: NodeLabel.root(),
+      nodeType: NodeType.Leaf,
+      leftChild: undefined,
+      rightChild: undefined,
+      hash: new Uint8Array(32).fill(Number(epoch % 256n)),
+    },
+    previous: undefined,
+  };
+}
+
+export function stateRecord(name: string, epoch: bigint, version: bigint): ValueStateRecord {
+  return {
+    kind: 'valueState',
+    username: new TextEncoder().encode(name),
+    epoch,
+    version,
+    label: leafLabel(Number(version)),
+    value: new TextEncoder().encode(`${name}@${version}`),
+  };
+}
+
+/** A raw connection to the store at `path`, for rows and pragmas the driver never writes. */
+export function raw(path: string): BetterSqlite3.Database {
+  const db = new BetterSqlite3(path);
+  db.defaultSafeIntegers(true);
+  return db;
+}
+
+/** Asserts `p` rejects with an AkdError of `code` whose message matches every pattern. */
+export async function rejectsWith(
+  p: Promise<unknown>,
+  code: string,
+  ...patterns: (string | RegExp)[]
+): Promise<AkdError> {
+  let caught: unknown;
+  await assert.rejects(p, (e: unknown) => {
+    caught = e;
+    return true;
+  });
+  assert.ok(caught instanceof AkdError, `expected an AkdError, got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  for (const p of patterns) {
+    if (typeof p === 'string')
+      assert.ok(caught.message.includes(p), `${caught.message} lacks ${p}`);
+    else assert.match(caught.message, p);
+  }
+  return caught;
+}
+
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/** A child process running a TypeScript file of this test directory with tsx. */
+export interface Child {
+  process: ChildProcess;
+  /** The next line the child prints to stdout (rejects if it exits first). */
+  nextLine(): Promise<string>;
+  /** Resolves with the exit code (or signal) once the child is gone. */
+  exited: Promise<number | NodeJS.Signals | null>;
+}
+
+export function spawnTs(script: string, args: string[]): Child {
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=source',
+      '--import',
+      'tsx',
+      fileURLToPath(new URL(script, import.meta.url)),
+      ...args,
+    ],
+    { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines: string[] = [];
+  const waiting: ((line: string | undefined) => void)[] = [];
+  let ended = false;
+  const rl = createInterface({ input: child.stdout! });
+  rl.on('line', (line) => {
+    const w = waiting.shift();
+    if (w) w(line);
+    else lines.push(line);
+  });
+  rl.on('close', () => {
+    ended = true;
+    for (const w of waiting.splice(0)) w(undefined);
+  });
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal)),
+  );
+  return {
+    process: child,
+    exited,
+    nextLine: () =>
+      new Promise((resolve, reject) => {
+        const line = lines.shift();
+        if (line !== undefined) return resolve(line);
+        if (ended) return reject(new Error(`${script} ended before printing a line`));
+        waiting.push((l) => (l === undefined ? reject(new Error(`${script} ended`)) : resolve(l)));
+      }),
+  };
+}
