@@ -1,1 +1,35 @@
-export {};
+/**
+ * @akd-ts/server: the HTTP API over a key directory. `buildApp(deps)` builds the fastify app
+ * (tested with inject); `startServer` listens, polls for other writers' epochs and shuts down
+ * gracefully. The README documents the routes, JSON shapes, error catalogue and metrics.
+ */
+
+export { buildApp } from './app.js';
+export { startServer, stopOnSignals } from './listen.js';
+export type { ListenOptions, RunningServer } from './listen.js';
+export { DEFAULT_SERVER_LIMITS } from './options.js';
+export type { AppDeps, ServerLimits } from './options.js';
+export {
+  ERROR_CATALOGUE,
+  HTTP_ERROR_CODES,
+  SERVER_ERROR_CODES,
+  HttpError,
+  errorResponse,
+} from './errors.js';
+export type { CatalogueEntry, ErrorBody, HttpErrorCode, ServerErrorCode } from './errors.js';
+export { createLogger, REDACTED_PATHS } from './logging.js';
+export { negotiate, PROTOBUF, JSON_TYPE } from './negotiate.js';
+export type { Representation } from './negotiate.js';
+export { EPOCH_HEADER, ROOT_HASH_HEADER } from './context.js';
+export { PROOF_COUNT_HEADER, sizeDelimited } from './routes/lookup.js';
+export { openApiDocument } from './openapi.js';
+export type { EpochJson } from './routes/epoch.js';
+export type { PublishJson } from './routes/publish.js';
+export type {
+  JsonBytes,
+  ClaimedVersion,
+  LookupJson,
+  BatchLookupJson,
+  HistoryJson,
+  AuditJson,
+} from './json.js';

@@ -1,0 +1,61 @@
+/**
+ * What every route shares: the directory, the limits, the metrics, and how proof responses
+ * are sent (the negotiated representation, with the epoch and root hash in headers).
+ */
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { toHex, type EpochHash } from '@akd-ts/core';
+import type { ReadOnlyDirectory } from '@akd-ts/directory';
+import type { AppMetrics } from './metrics.js';
+import { negotiate, PROTOBUF, type Representation } from './negotiate.js';
+import type { ServerLimits } from './options.js';
+
+export interface RouteContext {
+  directory: ReadOnlyDirectory;
+  limits: ServerLimits;
+  metrics: AppMetrics;
+  publishToken: string | undefined;
+  tamper: boolean;
+}
+
+/** Response headers naming the epoch and root hash a proof was served against. */
+export const EPOCH_HEADER = 'x-akd-epoch';
+export const ROOT_HASH_HEADER = 'x-akd-root-hash';
+
+/** Sets the epoch headers; epochs change, so nothing here may be cached. */
+export function epochHeaders(reply: FastifyReply, epochHash: EpochHash): void {
+  reply
+    .header(EPOCH_HEADER, epochHash.epoch.toString())
+    .header(ROOT_HASH_HEADER, toHex(epochHash.hash))
+    .header('cache-control', 'no-store');
+}
+
+/**
+ * The representation a request's Accept header asks for. Routes call this first, so a request
+ * that cannot be answered costs no proof.
+ * @throws HttpError `HTTP_NOT_ACCEPTABLE`
+ */
+export function representationOf(request: FastifyRequest): Representation {
+  return negotiate(request.headers.accept);
+}
+
+/**
+ * Answers a proof in the representation the Accept header prefers: the protobuf bytes, or
+ * the JSON built by `json` (called only when needed).
+ */
+export function sendProof(
+  reply: FastifyReply,
+  representation: Representation,
+  epochHash: EpochHash,
+  protobuf: Uint8Array,
+  json: () => unknown,
+): FastifyReply {
+  reply.header('vary', 'Accept');
+  epochHeaders(reply, epochHash);
+  if (representation === 'protobuf') {
+    return reply
+      .type(PROTOBUF)
+      .send(Buffer.from(protobuf.buffer, protobuf.byteOffset, protobuf.byteLength));
+  }
+  return reply.type('application/json; charset=utf-8').send(json());
+}

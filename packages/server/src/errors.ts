@@ -1,0 +1,162 @@
+/**
+ * The server's error catalogue: every error a client can receive, as a stable code with its
+ * HTTP status, in ONE table. Codes are core's `AkdError` codes (raised by the directory,
+ * the storage layer or a proof codec) plus a few of the HTTP layer itself (`HTTP_*`). The
+ * README's table is checked against this one by a test, so the two cannot drift apart.
+ *
+ * Statuses follow who is at fault: a client's mistake is a 4xx; an error that can only mean
+ * the server or its store is broken (a verifier or VRF failure on the server's own data, a
+ * corrupt record) is a 500; a store that cannot be reached is a 503.
+ */
+
+import { AkdError, ERROR_CODES, type AkdErrorCode } from '@akd-ts/core';
+
+/** Codes raised by the HTTP layer, not by the directory. */
+export const HTTP_ERROR_CODES = [
+  'HTTP_BAD_REQUEST',
+  'HTTP_NOT_FOUND',
+  'HTTP_UNAUTHORIZED',
+  'HTTP_PUBLISH_DISABLED',
+  'HTTP_BODY_TOO_LARGE',
+  'HTTP_UNSUPPORTED_MEDIA_TYPE',
+  'HTTP_NOT_ACCEPTABLE',
+  'HTTP_INTERNAL',
+] as const;
+
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+/** Every code a response's `error.code` can hold. */
+export type ServerErrorCode = AkdErrorCode | HttpErrorCode;
+
+/** One row of the catalogue. */
+export interface CatalogueEntry {
+  status: number;
+  /** When a client sees it, in a few words (the README's table shows this text). */
+  meaning: string;
+}
+
+/** The catalogue: code -> HTTP status and meaning. */
+export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> = {
+  // Request decoding (a body or parameter encoding the server could not read)
+  DECODE_MALFORMED: { status: 400, meaning: 'malformed encoding in the request' },
+  DECODE_MISSING_FIELD: { status: 400, meaning: 'a required field is missing from the request' },
+  DECODE_INVALID_LENGTH: { status: 400, meaning: 'a field of the request has the wrong length' },
+  DECODE_INVALID_VALUE: { status: 400, meaning: 'a field of the request has an invalid value' },
+  // VRF and verification: the server never verifies client data, so these mean its own key
+  // or proofs are broken
+  VRF_INVALID_PUBLIC_KEY: { status: 500, meaning: "the server's VRF key is invalid" },
+  VRF_INVALID_SECRET_KEY: { status: 500, meaning: "the server's VRF key is invalid" },
+  VRF_INVALID_PROOF: { status: 500, meaning: 'the server produced an invalid VRF proof' },
+  VRF_VERIFY_FAILED: { status: 500, meaning: 'the server produced an invalid VRF proof' },
+  VRF_LABEL_MISMATCH: { status: 500, meaning: 'the server produced an invalid VRF proof' },
+  VERIFY_ROOT_MISMATCH: { status: 500, meaning: 'the server produced an invalid proof' },
+  VERIFY_VALUE_MISMATCH: { status: 500, meaning: 'the server produced an invalid proof' },
+  VERIFY_STALE_MISMATCH: { status: 500, meaning: 'the server produced an invalid proof' },
+  VERIFY_NONMEMBERSHIP: { status: 500, meaning: 'the server produced an invalid proof' },
+  VERIFY_LOOKUP: { status: 500, meaning: 'the server produced an invalid proof' },
+  VERIFY_HISTORY: { status: 500, meaning: 'the server produced an invalid proof' },
+  VERIFY_FUTURE_MARKER: { status: 500, meaning: 'the server produced an invalid proof' },
+  AUDIT_LENGTH_MISMATCH: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  AUDIT_MALFORMED_PROOF: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  AUDIT_START_HASH_MISMATCH: {
+    status: 500,
+    meaning: 'the server produced an invalid audit proof',
+  },
+  AUDIT_END_HASH_MISMATCH: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  AUDIT_EPOCH_GAP: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  AUDIT_BLOB_NAME: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  AUDIT_BLOB_EPOCH: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  // Storage
+  STORAGE_NOT_FOUND: { status: 500, meaning: 'a record the tree needs is missing from the store' },
+  STORAGE_TRANSACTION: { status: 500, meaning: 'a storage transaction failed' },
+  STORAGE_CONNECTION: { status: 503, meaning: 'the store cannot be reached; retry later' },
+  STORAGE_CORRUPT: { status: 500, meaning: 'a stored record is corrupt' },
+  STORAGE_SCHEMA: { status: 500, meaning: "the store's schema is not the expected one" },
+  STORAGE_LOCKED: { status: 409, meaning: 'another process holds the writer lock' },
+  // Directory
+  DIRECTORY_INVALID_EPOCH: {
+    status: 400,
+    meaning: 'an epoch out of range (for audit: needs from < to <= latest)',
+  },
+  DIRECTORY_INVALID_VERSION: { status: 400, meaning: 'a version out of range' },
+  DIRECTORY_DUPLICATE_LABEL: { status: 400, meaning: 'a label appears twice in one publish' },
+  DIRECTORY_LIMIT: {
+    status: 400,
+    meaning: 'a label, value, batch or range exceeds a limit, or a value is empty',
+  },
+  DIRECTORY_LABEL_NOT_FOUND: { status: 404, meaning: 'the label was never published' },
+  DIRECTORY_READ_ONLY: { status: 503, meaning: 'the directory cannot be written or read yet' },
+  DIRECTORY_TREE: { status: 500, meaning: 'the tree is inconsistent' },
+  // HTTP layer
+  HTTP_BAD_REQUEST: {
+    status: 400,
+    meaning: 'a malformed URL, parameter or body (the message names it)',
+  },
+  HTTP_NOT_FOUND: {
+    status: 404,
+    meaning: 'no such route (or no such method on it), or no such asset',
+  },
+  HTTP_UNAUTHORIZED: { status: 401, meaning: 'missing or wrong bearer token (publish)' },
+  HTTP_PUBLISH_DISABLED: {
+    status: 403,
+    meaning: 'publishing is not enabled on this server (no token was configured)',
+  },
+  HTTP_BODY_TOO_LARGE: { status: 413, meaning: 'the request body exceeds the body limit' },
+  HTTP_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    meaning: 'the request body is not application/json',
+  },
+  HTTP_NOT_ACCEPTABLE: {
+    status: 406,
+    meaning: 'the Accept header allows neither application/json nor application/x-protobuf',
+  },
+  HTTP_INTERNAL: { status: 500, meaning: 'an unexpected server error (details are in its log)' },
+};
+
+/** Every code of the catalogue, core's first. */
+export const SERVER_ERROR_CODES: readonly ServerErrorCode[] = [...ERROR_CODES, ...HTTP_ERROR_CODES];
+
+/**
+ * An error of the HTTP layer, answered with its catalogue status.
+ *
+ * @example
+ * ```ts
+ * throw new HttpError('HTTP_BAD_REQUEST', 'mostRecent: expected a positive integer');
+ * ```
+ */
+export class HttpError extends Error {
+  readonly code: HttpErrorCode;
+  constructor(code: HttpErrorCode, message: string) {
+    super(message);
+    this.name = 'HttpError';
+    this.code = code;
+  }
+}
+
+/** The body of every error response. */
+export interface ErrorBody {
+  error: { code: ServerErrorCode; message: string; field?: string };
+}
+
+/**
+ * The status and body a thrown error is answered with. AkdErrors and HttpErrors keep their
+ * code and message (neither carries secrets, by core's rule); anything else is an internal
+ * error whose message stays in the log, since it may name files or internals.
+ *
+ * @example errorResponse(new AkdError('DIRECTORY_LABEL_NOT_FOUND', 'no label alice')).status // 404
+ */
+export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
+  if (error instanceof AkdError || error instanceof HttpError) {
+    const code: ServerErrorCode = error.code;
+    const field = error instanceof AkdError ? error.field : undefined;
+    return {
+      status: ERROR_CATALOGUE[code].status,
+      body: {
+        error: { code, message: error.message, ...(field === undefined ? {} : { field }) },
+      },
+    };
+  }
+  return {
+    status: 500,
+    body: { error: { code: 'HTTP_INTERNAL', message: 'internal server error' } },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Prometheus metrics of one app, in a registry of its own (so several apps in one process,
+ * as in tests, never collide): publish duration, size and phases, proofs served, errors by
+ * code, request latency, the latest epoch and the storage layer's counters. Label values are
+ * bounded sets (route patterns, proof kinds, catalogue codes): never a user's label.
+ */
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PublishProgress, ReadOnlyDirectory } from '@akd-ts/directory';
+
+/** The kinds of proof the server builds. */
+export type ProofKind = 'lookup' | 'history' | 'audit';
+
+export interface AppMetrics {
+  registry: Registry;
+  requestDuration: Histogram<'route' | 'method' | 'status'>;
+  proofsServed: Counter<'kind'>;
+  errors: Counter<'code'>;
+  publishDuration: Histogram;
+  publishUpdates: Histogram;
+  publishPhase: Histogram<'phase'>;
+  /** Tracks a publish's phases from its progress callbacks. */
+  publishProgress(): (p: PublishProgress) => void;
+}
+
+/**
+ * Creates the metrics of an app over `directory`.
+ *
+ * @example
+ * ```ts
+ * const metrics = createMetrics(directory);
+ * await metrics.registry.metrics(); // the Prometheus text format
+ * ```
+ */
+export function createMetrics(directory: ReadOnlyDirectory, processMetrics = true): AppMetrics {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry, prefix: 'akd_process_' });
+  const requestDuration = new Histogram({
+    name: 'akd_http_request_duration_seconds',
+    help: 'HTTP request latency by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  const proofsServed = new Counter({
+    name: 'akd_proofs_served_total',
+    help: 'Proofs served, by kind (a batch lookup counts each label)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'akd_errors_total',
+    help: 'Error responses, by error code (see the error catalogue)',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  const publishDuration = new Histogram({
+    name: 'akd_publish_duration_seconds',
+    help: 'Duration of publishes through POST /v1/publish',
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
+    registers: [registry],
+  });
+  const publishUpdates = new Histogram({
+    name: 'akd_publish_updates',
+    help: 'Updates per publish (its size)',
+    buckets: [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000],
+    registers: [registry],
+  });
+  const publishPhase = new Histogram({
+    name: 'akd_publish_phase_seconds',
+    help: 'Time per publish phase: versions (reading current versions), vrf, tree (preloading the paths, then inserting), commit',
+    labelNames: ['phase'] as const,
+    buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'akd_epoch',
+    help: 'The latest epoch this server serves',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set(Number((await directory.getEpochHash()).epoch));
+      } catch {
+        // a scrape must not fail because the store is briefly unreachable
+      }
+    },
+  });
+  const storage = directory.storage.metrics;
+  const counters = [
+    ['db_gets', 'Single-record database reads', () => storage.dbGets],
+    ['db_batch_gets', 'Batched database reads', () => storage.dbBatchGets],
+    ['db_batch_keys', 'Keys asked for by batched database reads', () => storage.dbBatchKeys],
+    ['cache_hits', 'Reads answered by the record cache', () => storage.cacheHits],
+    ['db_records_written', 'Records written to the database', () => storage.dbRecordsWritten],
+  ] as const;
+  for (const [name, help, read] of counters) {
+    new Gauge({
+      name: `akd_storage_${name}`,
+      help: `${help} (a running count since start)`,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  const publishProgress = () => {
+    let phase: PublishProgress['phase'] | undefined;
+    let started = 0;
+    return (p: PublishProgress) => {
+      if (p.phase === phase) return;
+      const now = performance.now();
+      if (phase !== undefined) publishPhase.observe({ phase }, (now - started) / 1000);
+      phase = p.phase;
+      started = now;
+    };
+  };
+
+  return {
+    registry,
+    requestDuration,
+    proofsServed,
+    errors,
+    publishDuration,
+    publishUpdates,
+    publishPhase,
+    publishProgress,
+  };
+}

@@ -1,0 +1,355 @@
+/**
+ * The API's OpenAPI 3.1 document, written by hand next to the routes it describes. A test
+ * checks that its paths and methods are exactly the app's routes and that its error-code
+ * enum is exactly the error catalogue.
+ */
+
+import { SERVER_ERROR_CODES } from './errors.js';
+import type { ServerLimits } from './options.js';
+
+const PROTOBUF = 'application/x-protobuf';
+const JSON_TYPE = 'application/json';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const decimal = { type: 'string', pattern: '^[0-9]+$', description: 'unsigned 64-bit, decimal' };
+const hex32 = { type: 'string', pattern: '^[0-9a-f]{64}$' };
+
+function errors(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((s) => [
+      String(s),
+      {
+        description: 'an error from the catalogue',
+        content: { [JSON_TYPE]: { schema: ref('Error') } },
+      },
+    ]),
+  );
+}
+
+const epochHeaders = {
+  'X-Akd-Epoch': { description: 'the epoch the proof was served against', schema: decimal },
+  'X-Akd-Root-Hash': { description: 'that epoch’s root hash, hex', schema: hex32 },
+};
+
+function proofResponse(message: string, json: string, description: string) {
+  return {
+    description,
+    headers: epochHeaders,
+    content: {
+      [PROTOBUF]: {
+        schema: { type: 'string', format: 'binary', description: `a bare upstream ${message}` },
+      },
+      [JSON_TYPE]: { schema: ref(json) },
+    },
+  };
+}
+
+const labelParam = {
+  name: 'label',
+  in: 'path',
+  required: true,
+  description: 'UTF-8 text, percent-encoded; or raw bytes written hex:<hex>',
+  schema: { type: 'string' },
+};
+
+/**
+ * The document, with the server's limits filled in.
+ *
+ * @example openApiDocument(DEFAULT_SERVER_LIMITS).paths['/v1/epoch']
+ */
+export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'akd-ts key directory',
+      version: '1',
+      description:
+        'Key transparency proofs, byte-compatible with facebook/akd. Proof routes answer the bare upstream protobuf message (Accept: application/x-protobuf) or JSON (the default). Epochs and versions are decimal strings; bytes are hex; JSON proofs are base64 of the protobuf message.',
+    },
+    paths: {
+      '/v1/epoch': {
+        get: {
+          summary: 'the latest epoch, its root hash, the VRF public key and the configuration',
+          responses: {
+            '200': {
+              description: 'JSON whatever the Accept header (upstream has no message for it)',
+              headers: epochHeaders,
+              content: { [JSON_TYPE]: { schema: ref('Epoch') } },
+            },
+            ...errors(500, 503),
+          },
+        },
+      },
+      '/v1/lookup/{label}': {
+        get: {
+          summary: "a lookup proof of the label's current value",
+          parameters: [labelParam],
+          responses: {
+            '200': proofResponse('LookupProof', 'Lookup', 'the proof'),
+            ...errors(400, 404, 406, 500, 503),
+          },
+        },
+      },
+      '/v1/lookup': {
+        post: {
+          summary: `lookup proofs of up to ${limits.maxBatchLookup} labels against one epoch`,
+          requestBody: {
+            required: true,
+            content: {
+              [JSON_TYPE]: {
+                schema: {
+                  type: 'object',
+                  required: ['labels'],
+                  properties: {
+                    labels: {
+                      type: 'array',
+                      minItems: 1,
+                      maxItems: limits.maxBatchLookup,
+                      items: { type: 'string', description: 'text, or hex:<hex>' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            '200': {
+              ...proofResponse(
+                'LookupProof per label, size-delimited (varint length before each), in request order',
+                'BatchLookup',
+                'the proofs',
+              ),
+              headers: {
+                ...epochHeaders,
+                'X-Akd-Proof-Count': { schema: { type: 'integer' } },
+              },
+            },
+            ...errors(400, 404, 406, 413, 415, 500, 503),
+          },
+        },
+      },
+      '/v1/history/{label}': {
+        get: {
+          summary: "a key history proof of the label's versions",
+          parameters: [
+            labelParam,
+            {
+              name: 'mostRecent',
+              in: 'query',
+              required: false,
+              description: 'only the n most recent versions (default: all)',
+              schema: { type: 'integer', minimum: 1, maximum: limits.maxHistoryVersions },
+            },
+          ],
+          responses: {
+            '200': proofResponse('HistoryProof', 'History', 'the proof'),
+            ...errors(400, 404, 406, 500, 503),
+          },
+        },
+      },
+      '/v1/audit': {
+        get: {
+          summary: 'an append-only proof from epoch `from` to `to`',
+          parameters: ['from', 'to'].map((name) => ({
+            name,
+            in: 'query',
+            required: true,
+            schema: decimal,
+          })),
+          responses: {
+            '200': proofResponse('AppendOnlyProof', 'Audit', 'the proof'),
+            ...errors(400, 406, 500, 503),
+          },
+        },
+      },
+      '/v1/publish': {
+        post: {
+          summary: 'publish a batch of updates as the next epoch (needs the bearer token)',
+          security: [{ bearer: [] }],
+          requestBody: {
+            required: true,
+            content: { [JSON_TYPE]: { schema: ref('PublishRequest') } },
+          },
+          responses: {
+            '200': {
+              description: 'the epoch after the publish',
+              headers: epochHeaders,
+              content: { [JSON_TYPE]: { schema: ref('Publish') } },
+            },
+            ...errors(400, 401, 403, 409, 413, 415, 500, 503),
+          },
+        },
+      },
+      '/healthz': {
+        get: {
+          summary: 'health: 200 when the store answers, else 503',
+          responses: {
+            '200': { description: 'healthy', content: { [JSON_TYPE]: { schema: ref('Health') } } },
+            '503': { description: 'unavailable' },
+          },
+        },
+      },
+      '/metrics': {
+        get: {
+          summary: 'Prometheus metrics (text exposition format)',
+          responses: { '200': { description: 'metrics', content: { 'text/plain': {} } } },
+        },
+      },
+      '/openapi.json': {
+        get: {
+          summary: 'this document',
+          responses: { '200': { description: 'OpenAPI 3.1', content: { [JSON_TYPE]: {} } } },
+        },
+      },
+      '/': {
+        get: {
+          summary: 'the web page that verifies lookups in the browser',
+          responses: {
+            '200': { description: 'the page', content: { 'text/html': {} } },
+            '503': { description: 'the page was not built (npm run build)' },
+          },
+        },
+      },
+      '/assets/{file}': {
+        get: {
+          summary: "the web page's script and style sheet",
+          parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'the file' }, ...errors(404) },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { type: 'string', enum: [...SERVER_ERROR_CODES] },
+                message: { type: 'string' },
+                field: { type: 'string' },
+              },
+            },
+          },
+        },
+        Bytes: {
+          type: 'object',
+          required: ['text', 'hex'],
+          properties: {
+            text: { type: ['string', 'null'], description: 'the UTF-8 text, or null' },
+            hex: { type: 'string' },
+          },
+        },
+        Claimed: {
+          type: 'object',
+          description: 'what the proof claims: verify the proof before trusting it',
+          properties: { version: decimal, epoch: decimal, value: ref('Bytes') },
+        },
+        Epoch: {
+          type: 'object',
+          properties: {
+            epoch: decimal,
+            rootHash: hex32,
+            publicKey: hex32,
+            configuration: {
+              type: 'object',
+              properties: {
+                name: { type: 'string', enum: ['whatsapp_v1', 'experimental'] },
+                domainLabel: { type: ['string', 'null'] },
+              },
+            },
+            publishing: { type: 'boolean' },
+            limits: { type: 'object' },
+          },
+        },
+        Lookup: {
+          type: 'object',
+          properties: {
+            label: ref('Bytes'),
+            epoch: decimal,
+            rootHash: hex32,
+            claimed: ref('Claimed'),
+            proof: { type: 'string', contentEncoding: 'base64' },
+          },
+        },
+        BatchLookup: {
+          type: 'object',
+          properties: {
+            epoch: decimal,
+            rootHash: hex32,
+            results: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  label: ref('Bytes'),
+                  claimed: ref('Claimed'),
+                  proof: { type: 'string', contentEncoding: 'base64' },
+                },
+              },
+            },
+          },
+        },
+        History: {
+          type: 'object',
+          properties: {
+            label: ref('Bytes'),
+            epoch: decimal,
+            rootHash: hex32,
+            mostRecent: { type: ['integer', 'null'] },
+            claimed: { type: 'array', items: ref('Claimed') },
+            proof: { type: 'string', contentEncoding: 'base64' },
+          },
+        },
+        Audit: {
+          type: 'object',
+          properties: {
+            from: decimal,
+            to: decimal,
+            epochs: { type: 'array', items: decimal },
+            inserted: { type: 'integer' },
+            proof: { type: 'string', contentEncoding: 'base64' },
+          },
+        },
+        PublishRequest: {
+          type: 'object',
+          required: ['updates'],
+          properties: {
+            updates: {
+              type: 'array',
+              maxItems: limits.maxPublishUpdates,
+              items: {
+                type: 'object',
+                description: 'label or labelHex, and value or valueHex',
+                properties: {
+                  label: { type: 'string' },
+                  labelHex: { type: 'string' },
+                  value: { type: 'string' },
+                  valueHex: { type: 'string' },
+                },
+              },
+            },
+          },
+        },
+        Publish: {
+          type: 'object',
+          properties: {
+            epoch: decimal,
+            rootHash: hex32,
+            newEpoch: { type: 'boolean' },
+            updates: { type: 'integer' },
+            seconds: { type: 'number' },
+          },
+        },
+        Health: {
+          type: 'object',
+          properties: { status: { type: 'string' }, epoch: decimal },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * What buildApp takes: the directory to serve, the publish token, limits, the logger, and the
+ * test-only fault. Defaults are conservative: publishing is off unless a token is given.
+ */
+
+import type { FastifyBaseLogger } from 'fastify';
+import { DEFAULT_LIMITS, type ReadOnlyDirectory } from '@akd-ts/directory';
+
+/** Limits on what a request may ask (each refusal is a 4xx with its code). */
+export interface ServerLimits {
+  /** Largest label, bytes (default: the directory's default, 256). */
+  maxLabelBytes: number;
+  /** Largest value in a publish, bytes (default: the directory's default, 65,536). */
+  maxValueBytes: number;
+  /** Most labels in one POST /v1/lookup (default 100). */
+  maxBatchLookup: number;
+  /** Most updates in one POST /v1/publish (default 100,000). */
+  maxPublishUpdates: number;
+  /** Largest `mostRecent` of a history request (default 1,000). */
+  maxHistoryVersions: number;
+  /** Most epochs one audit request may span, `to - from` (default 1,000). */
+  maxAuditEpochs: number;
+  /** Largest request body outside publish, bytes (default 64 KiB). */
+  bodyLimit: number;
+  /** Largest publish body, bytes (default 64 MiB). */
+  publishBodyLimit: number;
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  maxLabelBytes: DEFAULT_LIMITS.maxLabelBytes,
+  maxValueBytes: DEFAULT_LIMITS.maxValueBytes,
+  maxBatchLookup: 100,
+  maxPublishUpdates: 100_000,
+  maxHistoryVersions: 1_000,
+  maxAuditEpochs: 1_000,
+  bodyLimit: 64 * 1024,
+  publishBodyLimit: 64 * 1024 * 1024,
+};
+
+/** The dependencies of {@link buildApp}. */
+export interface AppDeps {
+  /**
+   * The directory to serve. A `Directory` (the writer) can also publish; a
+   * `ReadOnlyDirectory` serves another process's epochs (see startServer's polling).
+   */
+  directory: ReadOnlyDirectory;
+  /**
+   * The bearer token POST /v1/publish requires. Without one, publishing is disabled (403).
+   * Requires `directory` to be a `Directory`.
+   */
+  publishToken?: string | undefined;
+  /** Overrides of {@link DEFAULT_SERVER_LIMITS}. */
+  limits?: Partial<ServerLimits>;
+  /** A pino logger (or any fastify-compatible one); default: no logging. */
+  logger?: FastifyBaseLogger;
+  /** Trust X-Forwarded-* from a reverse proxy (TLS termination); default false. */
+  trustProxy?: boolean;
+  /**
+   * The folder of the built web page (default: @akd-ts/web's `public/`). When it holds no
+   * index.html, `/` answers a page saying how to build it.
+   */
+  webRoot?: string;
+  /** Register Node's process metrics (default true; tests building many apps turn it off). */
+  processMetrics?: boolean;
+  /**
+   * TEST ONLY: flip a bit in every served lookup and history proof, so end-to-end tests can
+   * check that clients reject it. Never set this in a deployment.
+   */
+  unsafeTamperProofsForTesting?: boolean;
+}

@@ -1,0 +1,91 @@
+/**
+ * `GET /v1/lookup/:label` and `POST /v1/lookup` (a batch): lookup proofs (spec 10.3, 12.3,
+ * 12.4) of labels' current values at the latest epoch. A batch is proven against one epoch
+ * with one preload; its protobuf form is the proofs size-delimited (each LookupProof preceded
+ * by its length as a varint, protobuf's `writeDelimitedTo` format), in the request's order.
+ */
+
+import type { FastifyInstance } from 'fastify';
+import { AkdError, encodeLookupProof, type LookupProof } from '@akd-ts/core';
+import { representationOf, sendProof, type RouteContext } from '../context.js';
+import { HttpError } from '../errors.js';
+import { batchLookupJson, lookupJson } from '../json.js';
+import { parseLabel } from '../params.js';
+import { tamperLookup } from '../tamper.js';
+
+/** Header of a batch response: how many proofs it holds. */
+export const PROOF_COUNT_HEADER = 'x-akd-proof-count';
+
+/** `n` as a protobuf varint. */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return out;
+}
+
+/**
+ * Messages in protobuf's size-delimited stream format.
+ *
+ * @example sizeDelimited([new Uint8Array([1, 2])]) // Uint8Array [2, 1, 2]
+ */
+export function sizeDelimited(messages: Uint8Array[]): Uint8Array {
+  const parts = messages.map((m) => [Uint8Array.from(varint(m.length)), m] as const);
+  const out = new Uint8Array(parts.reduce((n, [h, m]) => n + h.length + m.length, 0));
+  let offset = 0;
+  for (const [h, m] of parts) {
+    out.set(h, offset);
+    out.set(m, offset + h.length);
+    offset += h.length + m.length;
+  }
+  return out;
+}
+
+export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { directory, limits, metrics } = ctx;
+  const served = (proof: LookupProof) => (ctx.tamper ? tamperLookup(proof) : proof);
+
+  app.get<{ Params: { label: string } }>('/v1/lookup/:label', async (request, reply) => {
+    const representation = representationOf(request);
+    const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);
+    const { proof, epochHash } = await directory.lookup(label);
+    const sent = served(proof);
+    const encoded = encodeLookupProof(sent);
+    metrics.proofsServed.inc({ kind: 'lookup' });
+    return sendProof(reply, representation, epochHash, encoded, () =>
+      lookupJson(label, sent, encoded, epochHash),
+    );
+  });
+
+  app.post<{ Body: unknown }>('/v1/lookup', async (request, reply) => {
+    const representation = representationOf(request);
+    const body = request.body as { labels?: unknown } | null;
+    if (body === null || typeof body !== 'object' || !Array.isArray(body.labels)) {
+      throw new HttpError(
+        'HTTP_BAD_REQUEST',
+        'expected a JSON body {"labels": [...]} of labels (text, or hex:<hex>)',
+      );
+    }
+    const texts: unknown[] = body.labels;
+    if (texts.length === 0) throw new HttpError('HTTP_BAD_REQUEST', 'labels: the list is empty');
+    if (texts.length > limits.maxBatchLookup) {
+      throw new AkdError(
+        'DIRECTORY_LIMIT',
+        `labels: at most ${limits.maxBatchLookup} labels in one batch, got ${texts.length}`,
+        { field: 'labels' },
+      );
+    }
+    const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
+    const result = await directory.batchLookup(labels);
+    const proofs = result.proofs.map(served);
+    const encoded = proofs.map(encodeLookupProof);
+    metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
+    reply.header(PROOF_COUNT_HEADER, String(proofs.length));
+    return sendProof(reply, representation, result.epochHash, sizeDelimited(encoded), () =>
+      batchLookupJson(labels, proofs, encoded, result.epochHash),
+    );
+  });
+}

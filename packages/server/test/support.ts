@@ -1,0 +1,83 @@
+/**
+ * Test helpers: a small directory over the in-memory store with upstream's HardCodedAkdVRF
+ * key, an app over it, and a log capture.
+ */
+
+import { Writable } from 'node:stream';
+import { configurationByName, toHex, utf8 } from '@akd-ts/core';
+import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
+import { Directory, InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
+import { buildApp, createLogger, type AppDeps } from '@akd-ts/server';
+import { HARD_CODED_VRF_SECRET } from '../../../test/support/vectors.js';
+
+export const SECRET = new Uint8Array(HARD_CODED_VRF_SECRET);
+export const SECRET_HEX = toHex(SECRET);
+export const TOKEN = 'test-token-0123456789abcdef';
+
+/** The demo updates: three epochs, alice twice, bob, carol, and a non-text label. */
+export const EPOCHS = [
+  [
+    { label: utf8('alice'), value: utf8('alice-key-1') },
+    { label: utf8('bob'), value: utf8('bob-key-1') },
+  ],
+  [
+    { label: utf8('alice'), value: utf8('alice-key-2') },
+    { label: utf8('carol@example.com'), value: utf8('carol-key-1') },
+  ],
+  [{ label: new Uint8Array([0, 0xff, 7]), value: new Uint8Array([1, 2, 3]) }],
+];
+
+export interface Fixture {
+  db: Database;
+  dir: Directory;
+  close(): Promise<void>;
+}
+
+/** A directory with EPOCHS published (epoch 3). */
+export async function demoDirectory(
+  configName: 'whatsapp_v1' | 'experimental' = 'whatsapp_v1',
+  db: Database = new MemoryDatabase(),
+): Promise<Fixture> {
+  const dir = await Directory.open({
+    config: configurationByName(configName),
+    storage: new StorageManager(db),
+    vrfKeys: new InMemoryVrfKeyStore(SECRET),
+  });
+  for (const updates of EPOCHS) await dir.publish(updates);
+  return { db, dir, close: () => dir.close() };
+}
+
+/** A read-only directory over `db` (as a second process would open it). */
+export function reader(db: Database, configName = 'whatsapp_v1'): Promise<ReadOnlyDirectory> {
+  return ReadOnlyDirectory.open({
+    config: configurationByName(configName),
+    storage: new StorageManager(db),
+    vrfKeys: new InMemoryVrfKeyStore(SECRET),
+  });
+}
+
+/** Every log line written, as text, and the logger writing them. */
+export function captureLogs(): { lines: string[]; logger: ReturnType<typeof createLogger> } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'trace' }, stream) };
+}
+
+/** An app over a fresh demo directory, without process metrics (many apps per process). */
+export async function demoApp(deps: Partial<AppDeps> = {}) {
+  const fixture = await demoDirectory();
+  const app = await buildApp({ directory: fixture.dir, processMetrics: false, ...deps });
+  return {
+    ...fixture,
+    app,
+    close: async () => {
+      await app.close();
+      await fixture.close();
+    },
+  };
+}
