@@ -111,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics.errors.inc({ code: body.error.code });
     if (status >= 500) log.error({ err: error }, 'request failed');
     else log.info({ code: body.error.code, status }, 'request refused');
+    if (status === 401) reply.header('www-authenticate', 'Bearer');
     return reply
       .code(status)
       .header('cache-control', 'no-store')
@@ -118,6 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       .send(body);
   }
 
+  // bodies are JSON only: a text/plain body is refused (415), not parsed into a string
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error, request, reply) => send(reply, normalise(error), request.log));
   app.setNotFoundHandler((request, reply) =>
     send(

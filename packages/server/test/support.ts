@@ -30,6 +30,8 @@ export const EPOCHS = [
 export interface Fixture {
   db: Database;
   dir: Directory;
+  /** Root hashes of epochs 0 to 3. */
+  roots: Uint8Array[];
   close(): Promise<void>;
 }
 
@@ -43,8 +45,9 @@ export async function demoDirectory(
     storage: new StorageManager(db),
     vrfKeys: new InMemoryVrfKeyStore(SECRET),
   });
-  for (const updates of EPOCHS) await dir.publish(updates);
-  return { db, dir, close: () => dir.close() };
+  const roots = [(await dir.getEpochHash()).hash];
+  for (const updates of EPOCHS) roots.push((await dir.publish(updates)).hash);
+  return { db, dir, roots, close: () => dir.close() };
 }
 
 /** A read-only directory over `db` (as a second process would open it). */
