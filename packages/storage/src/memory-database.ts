@@ -78,12 +78,17 @@ export class MemoryDatabase implements Database {
 
   async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
     this.check();
-    const out = new Map<string, DbRecord>();
-    for (const key of keys) {
-      const found = this.lookup(key);
-      if (found !== undefined) out.set(fullKey(key), found);
+    const out: DbRecord[] = [];
+    const seen = new Set<DbRecord>();
+    for (let i = 0; i < keys.length; i++) {
+      const found = this.lookup(keys[i]!);
+      // the same key always finds the same record object, so records dedupe duplicate keys
+      if (found !== undefined && !seen.has(found)) {
+        seen.add(found);
+        out.push(found);
+      }
     }
-    return [...out.values()];
+    return out;
   }
 
   async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {

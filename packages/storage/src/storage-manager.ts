@@ -102,25 +102,27 @@ export class StorageManager implements RecordReader {
 
   /** Many committed records; those not cached come from one database batch read. */
   async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    const ks = keys.map(fullKey);
+    const cached = this.cache?.getMany(ks);
     const out: DbRecord[] = [];
     const missing: StorageKey[] = [];
-    const seen = new Set<string>();
-    for (const key of keys) {
-      const k = fullKey(key);
-      if (seen.has(k)) continue;
-      seen.add(k);
-      const cached = this.cache?.get(k);
-      if (cached !== undefined) {
-        this.metrics.cacheHits++;
-        out.push(cached);
-      } else missing.push(key);
+    const seen = keys.length > 1 ? new Set<string>() : undefined;
+    for (let i = 0; i < keys.length; i++) {
+      if (seen !== undefined) {
+        if (seen.has(ks[i]!)) continue;
+        seen.add(ks[i]!);
+      }
+      const hit = cached?.[i];
+      if (hit !== undefined) out.push(hit);
+      else missing.push(keys[i]!);
     }
+    this.metrics.cacheHits += out.length;
     if (missing.length > 0) {
       this.metrics.dbBatchGets++;
       this.metrics.dbBatchKeys += missing.length;
       const found = await this.db.batchGet(missing);
-      this.cache?.putMany(found.map((r) => [recordFullKey(r), r]));
-      out.push(...found);
+      this.cache?.putRecords(found);
+      for (const r of found) out.push(r);
     }
     return out;
   }
@@ -154,7 +156,7 @@ export class StorageManager implements RecordReader {
     this.metrics.dbWrites++;
     this.metrics.dbRecordsWritten += records.length;
     await this.db.batchSet(records, state);
-    this.cache?.putMany(records.map((r) => [recordFullKey(r), r]));
+    this.cache?.putRecords(records);
   }
 
   /**

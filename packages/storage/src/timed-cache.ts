@@ -5,7 +5,7 @@
  * an audit) so that preloaded nodes stay until the operation ends.
  */
 
-import { recordSize, type AzksRecord, type DbRecord } from './records.js';
+import { recordFullKey, recordSize, type AzksRecord, type DbRecord } from './records.js';
 
 export interface CacheOptions {
   /** How long an entry stays valid, ms (default 30,000; values <= 1 mean the default). */
@@ -55,7 +55,7 @@ export class TimedCache {
     return this.entries.size;
   }
 
-  /** Approximate bytes held (spec 14.3 accounting). */
+  /** Approximate bytes held (spec 14.3 accounting), counted only under a memory bound. */
   get retainedBytes(): number {
     return this.retained;
   }
@@ -73,9 +73,10 @@ export class TimedCache {
     return this.suspended > 0;
   }
 
-  private clean(): void {
+  /** Drops what cleaning allows (at most once per clean period) and returns the time now. */
+  private clean(): number {
     const now = this.now();
-    if (this.suspended > 0 || this.lastClean + this.cleanFrequency >= now) return;
+    if (this.suspended > 0 || this.lastClean + this.cleanFrequency >= now) return now;
     for (const [key, entry] of this.entries) {
       if (entry.expiration >= now) break; // the rest expire later
       this.drop(key, entry);
@@ -89,6 +90,7 @@ export class TimedCache {
       }
     }
     this.lastClean = now;
+    return now;
   }
 
   private drop(key: string, entry: Entry): void {
@@ -96,37 +98,50 @@ export class TimedCache {
     this.retained -= entry.size;
   }
 
-  /** The cached record under `key`; expired entries count only while cleaning is suspended. */
-  get(key: string): DbRecord | undefined {
-    this.clean();
+  private lookup(key: string, now: number): DbRecord | undefined {
     if (key === '0101') return this.azks;
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (this.suspended === 0 && entry.expiration <= this.now()) return undefined;
+    if (this.suspended === 0 && entry.expiration <= now) return undefined;
     return entry.record;
+  }
+
+  /** The cached record under `key`; expired entries count only while cleaning is suspended. */
+  get(key: string): DbRecord | undefined {
+    return this.lookup(key, this.clean());
+  }
+
+  /** The cached records under `keys`, in order (undefined where none is cached). */
+  getMany(keys: string[]): (DbRecord | undefined)[] {
+    const now = this.clean();
+    return keys.map((key) => this.lookup(key, now));
   }
 
   /** Caches `record` under `key`. */
   put(key: string, record: DbRecord): void {
-    this.clean();
-    this.insert(key, record);
+    this.insert(key, record, this.clean());
   }
 
-  /** Caches many records. */
-  putMany(items: Iterable<[string, DbRecord]>): void {
-    this.clean();
-    for (const [key, record] of items) this.insert(key, record);
+  /** Caches many records under their own keys. */
+  putRecords(records: DbRecord[]): void {
+    const now = this.clean();
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      this.insert(recordFullKey(record), record, now);
+    }
   }
 
-  private insert(key: string, record: DbRecord): void {
+  private insert(key: string, record: DbRecord, now: number): void {
     if (record.kind === 'azks') {
       this.azks = record;
       return;
     }
     const old = this.entries.get(key);
     if (old !== undefined) this.drop(key, old);
-    const size = key.length + recordSize(record) + ENTRY_OVERHEAD;
-    this.entries.set(key, { expiration: this.now() + this.lifetime, record, size });
+    // sizes matter only under a memory bound, so they are counted only then
+    const size =
+      this.memoryLimit === undefined ? 0 : key.length + recordSize(record) + ENTRY_OVERHEAD;
+    this.entries.set(key, { expiration: now + this.lifetime, record, size });
     this.retained += size;
   }
 

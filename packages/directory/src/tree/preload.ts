@@ -22,6 +22,15 @@ export interface PreloadOptions {
   levels: number | undefined;
   /** Largest number of keys in one storage read; a bigger level is read in chunks. */
   maxBatchSize: number;
+  /** Filled in when given: how deep the walk went and how many batched reads it issued. */
+  stats?: PreloadStats;
+}
+
+export interface PreloadStats {
+  /** Tree levels the walk read (the root's level counts). */
+  levels: number;
+  /** Batched reads issued. */
+  reads: number;
 }
 
 /** Decides which children of a loaded node the walk continues to. */
@@ -36,10 +45,13 @@ async function batchRead(
   labels: NodeLabel[],
   maxBatchSize: number,
   parallel: boolean,
+  stats: PreloadStats | undefined,
 ): Promise<TreeNodeRecord[]> {
   const chunks: NodeLabel[][] = [];
-  for (let i = 0; i < labels.length; i += maxBatchSize)
+  for (let i = 0; i < labels.length; i += maxBatchSize) {
     chunks.push(labels.slice(i, i + maxBatchSize));
+  }
+  if (stats !== undefined) stats.reads += chunks.length;
   const read = (chunk: NodeLabel[]) =>
     reader.batchGet(chunk.map(nodeKey)) as Promise<TreeNodeRecord[]>;
   if (parallel) return (await Promise.all(chunks.map(read))).flat();
@@ -48,32 +60,38 @@ async function batchRead(
   return out;
 }
 
+interface Walk {
+  reader: RecordReader;
+  epoch: bigint;
+  expand: Expand;
+  maxBatchSize: number;
+  stats: PreloadStats | undefined;
+}
+
 async function walk(
-  reader: RecordReader,
+  w: Walk,
   labels: NodeLabel[],
-  epoch: bigint,
-  expand: Expand,
   levels: number | undefined,
-  maxBatchSize: number,
+  depth: number,
 ): Promise<number> {
   if (labels.length === 0) return 0;
-  const records = await batchRead(reader, labels, maxBatchSize, levels !== undefined);
+  if (w.stats !== undefined && depth + 1 > w.stats.levels) w.stats.levels = depth + 1;
+  const records = await batchRead(w.reader, labels, w.maxBatchSize, levels !== undefined, w.stats);
   let count = labels.length;
   const next: NodeLabel[] = [];
   for (const record of records) {
-    const node = nodeAtEpoch(record, epoch);
-    if (node === undefined || !expand(node)) continue;
+    const node = nodeAtEpoch(record, w.epoch);
+    if (node === undefined || !w.expand(node)) continue;
     if (node.leftChild !== undefined) next.push(node.leftChild);
     if (node.rightChild !== undefined) next.push(node.rightChild);
   }
-  if (levels === undefined) {
-    return count + (await walk(reader, next, epoch, expand, undefined, maxBatchSize));
-  }
+  if (levels === undefined) return count + (await walk(w, next, undefined, depth + 1));
+  // cut the frontier in two halves that continue as independent walks
   const half = next.length >> 1;
   const sub = childLevels(levels);
   const [a, b] = await Promise.all([
-    walk(reader, next.slice(0, half), epoch, expand, sub, maxBatchSize),
-    walk(reader, next.slice(half), epoch, expand, sub, maxBatchSize),
+    walk(w, next.slice(0, half), sub, depth + 1),
+    walk(w, next.slice(half), sub, depth + 1),
   ]);
   count += a + b;
   return count;
@@ -92,39 +110,53 @@ export async function preload(
   options: PreloadOptions,
 ): Promise<number> {
   if (!reader.hasCache()) return 0;
-  return walk(reader, [root], epoch, expand, options.levels, Math.max(1, options.maxBatchSize));
+  const w: Walk = {
+    reader,
+    epoch,
+    expand,
+    maxBatchSize: Math.max(1, options.maxBatchSize),
+    stats: options.stats,
+  };
+  return walk(w, [root], options.levels, 0);
 }
 
 /**
- * Answers "is some target below `prefix`?" for a sorted list of full-length labels (spec 13.2
- * `contains_prefix`): the labels under a prefix form one contiguous run starting at the first
- * label not below the prefix's zero-padded value.
+ * Answers "is some target below `prefix`?" for full-length target labels (spec 13.2
+ * `contains_prefix`): the targets under a prefix form one contiguous run of the sorted targets,
+ * starting at the first one not below the prefix's zero-padded value.
  */
-export function prefixIndex(sortedTargets: NodeLabel[]): (prefix: NodeLabel) => boolean {
+export function prefixIndex(targets: NodeLabel[]): (prefix: NodeLabel) => boolean {
+  const sorted = sortTargets(targets);
   return (prefix) => {
-    if (prefix.len === 0) return sortedTargets.length > 0;
+    if (prefix.len === 0) return sorted.length > 0;
     let lo = 0;
-    let hi = sortedTargets.length;
+    let hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareBytes(sortedTargets[mid]!.val, prefix.val) < 0) lo = mid + 1;
+      if (compareBytes(sorted[mid]!.val, prefix.val) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return lo < sortedTargets.length && prefix.isPrefixOf(sortedTargets[lo]!);
+    return lo < sorted.length && prefix.isPrefixOf(sorted[lo]!);
   };
 }
 
-/** Sorts and de-duplicates full-length target labels for `prefixIndex`. */
-export function sortTargets(labels: NodeLabel[]): NodeLabel[] {
-  const sorted = labels
-    .filter((l) => l.len === LEAF_LEN)
-    .sort((a, b) => compareBytes(a.val, b.val));
-  return sorted.filter((l, i) => i === 0 || !l.equals(sorted[i - 1]!));
+/**
+ * The full-length targets in byte order. Insertion passes its elements already sorted, so a
+ * linear check spares it the sort.
+ */
+function sortTargets(labels: NodeLabel[]): NodeLabel[] {
+  const full = labels.filter((l) => l.len === LEAF_LEN);
+  for (let i = 1; i < full.length; i++) {
+    if (compareBytes(full[i - 1]!.val, full[i]!.val) > 0) {
+      return full.sort((a, b) => compareBytes(a.val, b.val));
+    }
+  }
+  return full;
 }
 
 /** Expansion for insertion and proof paths: continue below nodes that prefix a target. */
 export function towardTargets(targets: NodeLabel[]): Expand {
-  const contains = prefixIndex(sortTargets(targets));
+  const contains = prefixIndex(targets);
   return (node) => node.nodeType !== NodeType.Leaf && contains(node.label);
 }
 
