@@ -13,7 +13,6 @@ import type { Database, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
 import {
   fullKey,
-  recordFullKey,
   type DbRecord,
   type RecordFor,
   type StorageKey,
