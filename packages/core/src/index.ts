@@ -91,3 +91,5 @@ export {
   vrfNodeLabel,
   vrfLabelProof,
 } from './vrf/vrf-label.js';
+// Building blocks for alternative VRF backends (a native library must give identical bytes).
+export { expandSecretKeyBytes, isRejectedNonCanonical } from './vrf/ecvrf.js';

@@ -24,6 +24,13 @@ export {
 export type { ParallelismConfig, ParallelismOption } from './parallelism.js';
 export { InMemoryVrfKeyStore } from './vrf/key-store.js';
 export type { VrfKeyStore } from './vrf/key-store.js';
-export { LocalVrfEngine } from './vrf/engine.js';
-export type { VrfEngine, VrfJob, VrfLabelProof } from './vrf/engine.js';
+export {
+  LocalVrfEngine,
+  WorkerVrfEngine,
+  createVrfEngine,
+  availableThreads,
+} from './vrf/engine.js';
+export type { VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.js';
+export { sodiumAvailable, vrfKeyBackend } from './vrf/backend.js';
+export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';

@@ -21,7 +21,7 @@ import type { DirectoryContext } from './context.js';
 import { DEFAULT_PARALLELISM, parallelLevels, type ParallelismConfig } from './parallelism.js';
 import { buildHistoryProof } from './proofs/history-proof.js';
 import { buildLookupProofs } from './proofs/lookup-proof.js';
-import { LocalVrfEngine, type VrfEngine } from './vrf/engine.js';
+import { createVrfEngine, type VrfEngine, type VrfOptions } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 
 export interface DirectoryOptions {
@@ -29,7 +29,12 @@ export interface DirectoryOptions {
   storage: StorageManager;
   vrfKeys: VrfKeyStore;
   parallelism?: ParallelismConfig;
-  /** A VRF engine to use instead of the portable one (it must hold the same key). */
+  /**
+   * Worker threads and backend for VRF work (default: the calling thread, with sodium-native
+   * when it loads, else the portable noble implementation).
+   */
+  vrf?: VrfOptions;
+  /** A VRF engine of your own instead (it must hold the same key). */
   vrfEngine?: (config: Configuration, secretKey: Uint8Array) => Promise<VrfEngine> | VrfEngine;
   /** Largest number of keys in one storage read during a preload (default 10,000). */
   maxPreloadBatch?: number;
@@ -56,7 +61,7 @@ export async function makeContext(options: DirectoryOptions): Promise<DirectoryC
   const key = VrfSecretKey.fromBytes(secret);
   const vrf = options.vrfEngine
     ? await options.vrfEngine(options.config, secret)
-    : new LocalVrfEngine(options.config, secret);
+    : createVrfEngine(options.config, secret, options.vrf);
   const ctx: DirectoryContext = {
     config: options.config,
     storage: options.storage,

@@ -1,20 +1,22 @@
 /**
  * VRF work of the directory: node labels for a publish (evaluate, no proof) and proofs for
- * lookups and histories (prove). `LocalVrfEngine` runs core's portable ECVRF on the calling
- * thread; faster engines (worker threads, a native library) implement the same interface and
- * must give identical bytes.
+ * lookups and histories (prove). `LocalVrfEngine` runs on the calling thread;
+ * `WorkerVrfEngine` spreads large batches over a pool of worker threads (upstream runs its VRFs
+ * in parallel too). Both use the fastest backend that loads (backend.ts) unless told
+ * otherwise, and every combination gives identical bytes.
  */
 
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
 import {
-  VrfSecretKey,
+  NodeLabel,
   nodeLabelFromVrfOutput,
-  vrfEvaluate,
   vrfProofToHash,
-  vrfProve,
   type Configuration,
-  type NodeLabel,
   type VersionFreshness,
 } from '@akd-ts/core';
+import { vrfKeyBackend, type VrfBackendChoice, type VrfKeyBackend } from './backend.js';
+import type { VrfTask } from './vrf-worker.js';
 
 /** One VRF input: (label, freshness, version), hashed into alpha by the configuration. */
 export interface VrfJob {
@@ -36,39 +38,150 @@ export interface VrfEngine {
   proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]>;
   /** Releases threads or native resources. */
   close(): Promise<void>;
-  /** A name for logs and benchmarks (e.g. "noble", "sodium-native x2"). */
+  /** A name for logs and benchmarks (e.g. "sodium-native, 2 worker threads"). */
   readonly name: string;
 }
 
+function alphaOf(config: Configuration, job: VrfJob): Uint8Array {
+  return config.getHashFromLabelInput(job.label, job.freshness, job.version);
+}
+
+function labelProof(proof: Uint8Array): VrfLabelProof {
+  return { proof, nodeLabel: nodeLabelFromVrfOutput(vrfProofToHash(proof)) };
+}
+
 /**
- * The reference engine: @noble/curves on the calling thread, browser-safe and always
- * available.
+ * VRFs on the calling thread.
+ *
+ * @example new LocalVrfEngine(config, secretKey, 'noble') // the portable reference
  */
 export class LocalVrfEngine implements VrfEngine {
-  readonly name = 'noble (main thread)';
-  readonly #key: VrfSecretKey;
+  readonly name: string;
+  readonly #key: VrfKeyBackend;
 
   constructor(
     private readonly config: Configuration,
     secretKey: Uint8Array,
+    backend: VrfBackendChoice = 'auto',
   ) {
-    this.#key = VrfSecretKey.fromBytes(secretKey);
-  }
-
-  private alpha(job: VrfJob): Uint8Array {
-    return this.config.getHashFromLabelInput(job.label, job.freshness, job.version);
+    this.#key = vrfKeyBackend(secretKey, backend);
+    this.name = `${this.#key.name} (main thread)`;
   }
 
   async nodeLabels(jobs: VrfJob[]): Promise<NodeLabel[]> {
-    return jobs.map((job) => nodeLabelFromVrfOutput(vrfEvaluate(this.#key, this.alpha(job))));
+    return jobs.map((job) => nodeLabelFromVrfOutput(this.#key.evaluate(alphaOf(this.config, job))));
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
-    return jobs.map((job) => {
-      const proof = vrfProve(this.#key, this.alpha(job));
-      return { proof, nodeLabel: nodeLabelFromVrfOutput(vrfProofToHash(proof)) };
-    });
+    return jobs.map((job) => labelProof(this.#key.prove(alphaOf(this.config, job))));
   }
 
   async close(): Promise<void> {}
+}
+
+/** Batches smaller than this stay on the calling thread: a task round trip costs ~50 us. */
+const MIN_WORKER_BATCH = 64;
+
+/** The worker module next to this one, in whichever form (TypeScript source or build) runs. */
+function workerFile(): URL {
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return new URL(`./vrf-worker.${ext}`, import.meta.url);
+}
+
+/**
+ * VRFs on a pool of worker threads, each holding the key on the best backend. Large batches
+ * are cut into one task per thread; small ones run on the calling thread.
+ *
+ * @example
+ * ```ts
+ * const engine = new WorkerVrfEngine(config, secretKey, { threads: 2 });
+ * await engine.nodeLabels(jobs);
+ * await engine.close();
+ * ```
+ */
+export class WorkerVrfEngine implements VrfEngine {
+  readonly name: string;
+  readonly #pool: Piscina;
+  readonly #local: LocalVrfEngine;
+  readonly #threads: number;
+
+  constructor(
+    private readonly config: Configuration,
+    secretKey: Uint8Array,
+    options: { threads: number; backend?: VrfBackendChoice },
+  ) {
+    const backend = options.backend ?? 'auto';
+    this.#local = new LocalVrfEngine(config, secretKey, backend);
+    this.#threads = Math.max(1, options.threads);
+    this.#pool = new Piscina({
+      filename: workerFile().href,
+      minThreads: this.#threads,
+      maxThreads: this.#threads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData: { secretKey: secretKey.slice(), backend },
+    });
+    const kind = this.#local.name.replace(' (main thread)', '');
+    this.name = `${kind}, ${this.#threads} worker thread${this.#threads === 1 ? '' : 's'}`;
+  }
+
+  /** Runs `jobs` as one task per thread; each result has `width` bytes. */
+  private async run(op: VrfTask['op'], jobs: VrfJob[], width: number): Promise<Uint8Array[]> {
+    const per = Math.ceil(jobs.length / this.#threads);
+    const tasks: Promise<Uint8Array>[] = [];
+    for (let start = 0; start < jobs.length; start += per) {
+      const chunk = jobs.slice(start, start + per);
+      const alphas = new Uint8Array(32 * chunk.length);
+      chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
+      const task: VrfTask = { op, alphas };
+      tasks.push(this.#pool.run(task, { transferList: [alphas.buffer] }) as Promise<Uint8Array>);
+    }
+    const out: Uint8Array[] = [];
+    for (const result of await Promise.all(tasks)) {
+      for (let i = 0; i < result.length; i += width) out.push(result.subarray(i, i + width));
+    }
+    return out;
+  }
+
+  async nodeLabels(jobs: VrfJob[]): Promise<NodeLabel[]> {
+    if (jobs.length < MIN_WORKER_BATCH) return this.#local.nodeLabels(jobs);
+    return (await this.run('labels', jobs, 32)).map((bytes) => new NodeLabel(bytes.slice(), 256));
+  }
+
+  async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
+    if (jobs.length < MIN_WORKER_BATCH) return this.#local.proofs(jobs);
+    return (await this.run('proofs', jobs, 80)).map((bytes) => labelProof(bytes.slice()));
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.destroy();
+  }
+}
+
+/** How a directory computes its VRFs. */
+export interface VrfOptions {
+  /** Worker threads: 0 keeps everything on the calling thread (default 0). */
+  threads?: number;
+  /** Backend: the fastest that loads (default), or a named one. */
+  backend?: VrfBackendChoice;
+}
+
+/** The number of worker threads "all cores" means here. */
+export function availableThreads(): number {
+  return Math.max(1, availableParallelism());
+}
+
+/**
+ * The engine `options` describe.
+ *
+ * @example createVrfEngine(config, secretKey, { threads: availableThreads() })
+ */
+export function createVrfEngine(
+  config: Configuration,
+  secretKey: Uint8Array,
+  options: VrfOptions = {},
+): VrfEngine {
+  const threads = options.threads ?? 0;
+  return threads > 0
+    ? new WorkerVrfEngine(config, secretKey, { threads, backend: options.backend })
+    : new LocalVrfEngine(config, secretKey, options.backend);
 }

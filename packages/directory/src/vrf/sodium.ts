@@ -1,0 +1,176 @@
+/**
+ * ECVRF-EDWARDS25519-SHA512-TAI (spec 5) on libsodium through sodium-native: the server's fast
+ * path for publishing (evaluate) and proving. It computes the same bytes as core's portable
+ * noble implementation, which stays the reference; a test compares both on random inputs.
+ *
+ * libsodium has no plain point decoding, so a try-and-increment candidate is decoded and its
+ * cofactor cleared by three additions of the point to itself (`crypto_core_ed25519_add` checks
+ * only that its inputs are on the curve), and `8x mod L` then maps it straight to the output
+ * point. The response `s = k + c·x mod L` is built from libsodium's constant-time scalar
+ * additions (a double-and-add over the bits of the public challenge c), so the secret scalar
+ * never goes through variable-time BigInt arithmetic.
+ */
+
+import { createRequire } from 'node:module';
+import { expandSecretKeyBytes, isRejectedNonCanonical } from '@akd-ts/core';
+
+/** The few sodium-native functions used here (it ships no type declarations). */
+interface Sodium {
+  crypto_hash_sha512(out: Uint8Array, input: Uint8Array): void;
+  crypto_core_ed25519_add(r: Uint8Array, p: Uint8Array, q: Uint8Array): void;
+  crypto_core_ed25519_scalar_reduce(r: Uint8Array, s: Uint8Array): void;
+  crypto_core_ed25519_scalar_add(z: Uint8Array, x: Uint8Array, y: Uint8Array): void;
+  crypto_scalarmult_ed25519_noclamp(q: Uint8Array, n: Uint8Array, p: Uint8Array): void;
+  crypto_scalarmult_ed25519_base_noclamp(q: Uint8Array, n: Uint8Array): void;
+}
+
+let loaded: Sodium | null | undefined;
+
+/** sodium-native, or null when it cannot load on this platform. */
+export function loadSodium(): Sodium | null {
+  if (loaded === undefined) {
+    try {
+      loaded = createRequire(import.meta.url)('sodium-native') as Sodium;
+    } catch {
+      loaded = null;
+    }
+  }
+  return loaded;
+}
+
+/** `L`, the prime order of the base point (spec 5.1). */
+const L = (1n << 252n) + 27742317777372353535851937790883648493n;
+const IDENTITY = new Uint8Array(32);
+IDENTITY[0] = 1;
+
+function leToBig(bytes: Uint8Array): bigint {
+  let v = 0n;
+  for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
+  return v;
+}
+
+function bigToLe(v: bigint): Uint8Array {
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++, v >>= 8n) out[i] = Number(v & 0xffn);
+  return out;
+}
+
+function equal32(a: Uint8Array, b: Uint8Array): boolean {
+  for (let i = 0; i < 32; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A secret key expanded for libsodium. Secret: never log it. */
+export class SodiumVrfKey {
+  readonly publicKey = new Uint8Array(32);
+  readonly #x: Uint8Array;
+  readonly #x8: Uint8Array;
+  readonly #nonceKey: Uint8Array;
+  readonly #s: Sodium;
+  // scratch space, used synchronously
+  readonly #hash = new Uint8Array(64);
+  readonly #p2 = new Uint8Array(32);
+  readonly #p4 = new Uint8Array(32);
+  readonly #point = new Uint8Array(32);
+
+  constructor(sodium: Sodium, secretKey: Uint8Array) {
+    this.#s = sodium;
+    const { scalarBytes, nonceKey } = expandSecretKeyBytes(secretKey);
+    // x is in [2^254, 2^255) (spec 5.2); libsodium's noclamp multiplications want it mod L
+    const x = leToBig(scalarBytes) % L;
+    this.#x = bigToLe(x);
+    this.#x8 = bigToLe((8n * x) % L);
+    this.#nonceKey = nonceKey;
+    sodium.crypto_scalarmult_ed25519_base_noclamp(this.publicKey, this.#x);
+    scalarBytes.fill(0);
+  }
+
+  /** `encode_to_curve(Y, alpha)` (spec 5.3): the encoding of `H = 8·P`. */
+  private encodeToCurve(alpha: Uint8Array): Uint8Array {
+    const s = this.#s;
+    const input = new Uint8Array(2 + 32 + alpha.length + 2);
+    input[0] = 0x03;
+    input[1] = 0x01;
+    input.set(this.publicKey, 2);
+    input.set(alpha, 34);
+    for (let ctr = 0; ctr < 256; ctr++) {
+      input[input.length - 2] = ctr;
+      s.crypto_hash_sha512(this.#hash, input);
+      const h = this.#hash.subarray(0, 32);
+      if (isRejectedNonCanonical(h)) continue;
+      try {
+        s.crypto_core_ed25519_add(this.#p2, h, h);
+      } catch {
+        continue; // not a point on the curve
+      }
+      s.crypto_core_ed25519_add(this.#p4, this.#p2, this.#p2);
+      const H = new Uint8Array(32);
+      s.crypto_core_ed25519_add(H, this.#p4, this.#p4);
+      if (equal32(H, IDENTITY)) continue;
+      return H;
+    }
+    throw new Error('encode_to_curve found no point in 256 tries');
+  }
+
+  /** `proof_to_hash` from the encoding of `8·Gamma` (spec 5.3). */
+  private outputFrom(gamma8: Uint8Array): Uint8Array {
+    const input = new Uint8Array(35);
+    input[0] = 0x03;
+    input[1] = 0x03;
+    input.set(gamma8, 2);
+    const out = new Uint8Array(64);
+    this.#s.crypto_hash_sha512(out, input);
+    return out;
+  }
+
+  /** The 64-byte VRF output for `alpha`, without a proof: `(8x mod L)·H`. */
+  evaluate(alpha: Uint8Array): Uint8Array {
+    const H = this.encodeToCurve(alpha);
+    this.#s.crypto_scalarmult_ed25519_noclamp(this.#point, this.#x8, H);
+    return this.outputFrom(this.#point);
+  }
+
+  /** The 80-byte proof for `alpha` (spec 5.3 `prove`). */
+  prove(alpha: Uint8Array): Uint8Array {
+    const s = this.#s;
+    const H = this.encodeToCurve(alpha);
+    const gamma = new Uint8Array(32);
+    s.crypto_scalarmult_ed25519_noclamp(gamma, this.#x, H);
+    // k = SHA512(nonce_key || H) mod L
+    const nonceInput = new Uint8Array(64);
+    nonceInput.set(this.#nonceKey, 0);
+    nonceInput.set(H, 32);
+    s.crypto_hash_sha512(this.#hash, nonceInput);
+    const k = new Uint8Array(32);
+    s.crypto_core_ed25519_scalar_reduce(k, this.#hash);
+    const kB = new Uint8Array(32);
+    const kH = new Uint8Array(32);
+    s.crypto_scalarmult_ed25519_base_noclamp(kB, k);
+    s.crypto_scalarmult_ed25519_noclamp(kH, k, H);
+    // c = SHA512(0x03 || 0x02 || Y || H || Gamma || kB || kH || 0x00)[0..16]
+    const challengeInput = new Uint8Array(2 + 5 * 32 + 1);
+    challengeInput[0] = 0x03;
+    challengeInput[1] = 0x02;
+    [this.publicKey, H, gamma, kB, kH].forEach((p, i) => challengeInput.set(p, 2 + 32 * i));
+    s.crypto_hash_sha512(this.#hash, challengeInput);
+    const c = this.#hash.slice(0, 16);
+    const proof = new Uint8Array(80);
+    proof.set(gamma, 0);
+    proof.set(c, 32);
+    proof.set(this.response(k, c), 48);
+    return proof;
+  }
+
+  /** `s = k + c·x mod L` by double-and-add over the bits of the public c. */
+  private response(k: Uint8Array, c: Uint8Array): Uint8Array {
+    const s = this.#s;
+    const acc = new Uint8Array(32);
+    for (let bit = 127; bit >= 0; bit--) {
+      s.crypto_core_ed25519_scalar_add(acc, acc, acc);
+      if ((c[bit >> 3]! >> (bit & 7)) & 1) s.crypto_core_ed25519_scalar_add(acc, acc, this.#x);
+    }
+    const out = new Uint8Array(32);
+    s.crypto_core_ed25519_scalar_add(out, k, acc);
+    return out;
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Worker-thread side of the VRF pool: holds one key on the best backend and answers batches
+ * of alphas (32 bytes each, concatenated) with node labels (32 bytes each) or proofs (80).
+ * Batches travel as single transferred buffers, so a task costs one message each way.
+ */
+
+import { workerData } from 'node:worker_threads';
+import { vrfKeyBackend, type VrfBackendChoice } from './backend.js';
+
+const { secretKey, backend } = workerData as { secretKey: Uint8Array; backend: VrfBackendChoice };
+const key = vrfKeyBackend(secretKey, backend);
+secretKey.fill(0);
+
+export interface VrfTask {
+  op: 'labels' | 'proofs';
+  alphas: Uint8Array;
+}
+
+/** Runs one batch (piscina calls the default export). */
+export default function run(task: VrfTask): Uint8Array {
+  const n = task.alphas.length / 32;
+  const width = task.op === 'labels' ? 32 : 80;
+  const out = new Uint8Array(n * width);
+  for (let i = 0; i < n; i++) {
+    const alpha = task.alphas.subarray(32 * i, 32 * i + 32);
+    out.set(
+      task.op === 'labels' ? key.evaluate(alpha).subarray(0, 32) : key.prove(alpha),
+      width * i,
+    );
+  }
+  return out;
+}

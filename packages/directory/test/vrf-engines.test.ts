@@ -1,0 +1,94 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  VersionFreshness,
+  VrfSecretKey,
+  WhatsAppV1Configuration,
+  toHex,
+  utf8,
+  vrfEvaluate,
+  vrfProve,
+} from '@akd-ts/core';
+import {
+  LocalVrfEngine,
+  WorkerVrfEngine,
+  createVrfEngine,
+  sodiumAvailable,
+  vrfKeyBackend,
+  type VrfJob,
+} from '@akd-ts/directory';
+import { openDirectory } from './support/build.js';
+
+const config = new WhatsAppV1Configuration();
+
+test('sodium-native loads here (the fast path of publishing)', () => {
+  assert.equal(sodiumAvailable(), true);
+});
+
+test('the sodium-native backend gives the same bytes as the portable one on random inputs', () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.uint8Array({ maxLength: 64 }),
+      (sk, alpha) => {
+        const sodium = vrfKeyBackend(sk, 'sodium-native');
+        const noble = VrfSecretKey.fromBytes(sk);
+        assert.equal(sodium.name, 'sodium-native');
+        assert.equal(toHex(sodium.evaluate(alpha)), toHex(vrfEvaluate(noble, alpha)));
+        assert.equal(toHex(sodium.prove(alpha)), toHex(vrfProve(noble, alpha)));
+      },
+    ),
+    { numRuns: 150 },
+  );
+  assert.equal(vrfKeyBackend(new Uint8Array(32), 'noble').name, 'noble');
+});
+
+test('every engine gives the same labels and proofs, in job order', async () => {
+  const sk = crypto.getRandomValues(new Uint8Array(32));
+  const jobs: VrfJob[] = Array.from({ length: 150 }, (_, i) => ({
+    label: utf8(`user ${i}`),
+    freshness: i % 3 === 0 ? VersionFreshness.Stale : VersionFreshness.Fresh,
+    version: BigInt(1 + (i % 7)),
+  }));
+  const engines = [
+    new LocalVrfEngine(config, sk, 'noble'),
+    new LocalVrfEngine(config, sk, 'sodium-native'),
+    new WorkerVrfEngine(config, sk, { threads: 2 }),
+    new WorkerVrfEngine(config, sk, { threads: 3, backend: 'noble' }),
+    createVrfEngine(config, sk, { threads: 0 }),
+  ];
+  try {
+    const results = [];
+    for (const engine of engines) {
+      const labels = (await engine.nodeLabels(jobs)).map((l) => toHex(l.val) + l.len);
+      const proofs = (await engine.proofs(jobs.slice(0, 70))).map(
+        (p) => toHex(p.proof) + toHex(p.nodeLabel.val),
+      );
+      const small = (await engine.proofs(jobs.slice(0, 3))).map((p) => toHex(p.proof));
+      results.push(JSON.stringify([labels, proofs, small]));
+    }
+    assert.equal(new Set(results).size, 1);
+    assert.match(engines[2]!.name, /^sodium-native, 2 worker threads$/);
+    assert.match(engines[3]!.name, /^noble, 3 worker threads$/);
+    assert.match(engines[0]!.name, /noble \(main thread\)/);
+  } finally {
+    for (const e of engines) await e.close();
+  }
+});
+
+test('a directory publishing with VRF worker threads builds the same tree', async () => {
+  const updates = Array.from({ length: 300 }, (_, i) => ({
+    label: utf8(`u${i}`),
+    value: utf8(`v${i}`),
+  }));
+  const roots = [];
+  for (const vrf of [{ threads: 0, backend: 'noble' as const }, { threads: 2 }]) {
+    const { dir } = await openDirectory('experimental', { directory: { vrf } });
+    roots.push(toHex((await dir.publish(updates)).hash));
+    roots.push(toHex((await dir.publish(updates.map((u) => ({ ...u, value: utf8('x') })))).hash));
+    await dir.close();
+  }
+  assert.equal(roots[0], roots[2]);
+  assert.equal(roots[1], roots[3]);
+});
