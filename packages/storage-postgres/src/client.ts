@@ -57,8 +57,12 @@ export interface PgConnections {
 
 /** SQLSTATE classes that mean the connection or the server is unavailable. */
 const CONNECTION_CLASSES = new Set(['08', '53', '57', '58']);
-/** SQLSTATEs that mean the tables are not what the driver expects. */
-const SCHEMA_STATES = new Set(['42P01', '3F000', '42703']);
+/**
+ * SQLSTATEs that mean the tables are not what the driver expects: undefined table, schema or
+ * column, or 0A000, which PostgreSQL raises when a table changed under a prepared statement
+ * ("cached plan must not change result type") and compatible servers for SQL they lack.
+ */
+const SCHEMA_STATES = new Set(['42P01', '3F000', '42703', '0A000']);
 
 /**
  * Maps an error from node-postgres to an AkdError: unavailable server or socket ->

@@ -134,6 +134,18 @@ function flagParam(flag: ValueStateFlag): unknown[] | null {
   }
 }
 
+/** A connected client of its own (the writer lock's session); ended again if connecting fails. */
+export async function connectClient(config: pg.ClientConfig): Promise<pg.Client> {
+  const client = new pg.Client(config);
+  try {
+    await client.connect();
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    throw e;
+  }
+  return client;
+}
+
 /**
  * A Database stored in PostgreSQL.
  *
@@ -185,17 +197,8 @@ export class PostgresDatabase implements Database {
       application_name: base.application_name ?? settings.applicationName,
       connectionTimeoutMillis: base.connectionTimeoutMillis ?? 10_000,
     };
-    const connectSession = async () => {
-      const client = new pg.Client(config);
-      try {
-        await client.connect();
-      } catch (e) {
-        await client.end().catch(() => undefined);
-        throw e;
-      }
-      return client;
-    };
-    return PostgresDatabase.fromConnections({ pool: new pg.Pool(config), connectSession }, options);
+    const connections = { pool: new pg.Pool(config), connectSession: () => connectClient(config) };
+    return PostgresDatabase.fromConnections(connections, options);
   }
 
   /**

@@ -1,0 +1,173 @@
+// Foreign or damaged rows: every way a row can fail to decode is STORAGE_CORRUPT naming the
+// table, the key (hex) and the column, on every read path; never a crash or a wrong record.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AkdError, NodeLabel } from '@akd-ts/core';
+import { NodeType, nodeKey, type Database, type TreeNodeRecord } from '@akd-ts/storage';
+import { SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+
+const schemas = new SchemaJanitor();
+after(() => schemas.dropAll());
+const pgTest = { skip: SKIP };
+
+const label = new NodeLabel(new Uint8Array(32).fill(0xab), 256);
+const labelHex = '00000100' + 'ab'.repeat(32);
+const user = new TextEncoder().encode('mallory');
+const userHex = Buffer.from(user).toString('hex');
+
+function record(): TreeNodeRecord {
+  const node = {
+    label,
+    lastEpoch: 2n,
+    minDescendantEpoch: 2n,
+    parent: NodeLabel.root(),
+    nodeType: NodeType.Leaf,
+    leftChild: undefined,
+    rightChild: undefined,
+    hash: new Uint8Array(32).fill(7),
+  };
+  return { kind: 'treeNode', label, latest: node, previous: { ...node, lastEpoch: 1n } };
+}
+
+const corrupt =
+  (table: string, key: string, column: string) =>
+  (e: unknown): boolean => {
+    assert.ok(e instanceof AkdError, String(e));
+    assert.equal(e.code, 'STORAGE_CORRUPT', e.message);
+    assert.ok(e.message.includes(table), `${e.message} names ${table}`);
+    assert.ok(e.message.includes(key), `${e.message} names ${key}`);
+    assert.ok(e.message.includes(column), `${e.message} names ${column}`);
+    return true;
+  };
+
+let db: Database;
+let schema: string;
+before(async () => {
+  if (SKIP) return;
+  schema = schemas.fresh('bad');
+  db = await openDb(schema);
+  // foreign writers are not bound by our NOT NULLs
+  for (const [t, c] of [
+    ['nodes', 'hash'],
+    ['value_states', 'value'],
+    ['azks', 'num_nodes'],
+    ['settings', 'value'],
+  ]) {
+    await sql(`ALTER TABLE "${schema}".${t} ALTER COLUMN ${c} DROP NOT NULL`);
+  }
+});
+after(() => db?.close());
+
+/**
+ * Writes a good node, damages it with `set`, and expects every node read to fail. It reads
+ * through a new connection pool: prepared statements do not survive column type changes.
+ */
+async function damagedNode(set: string, column: string): Promise<void> {
+  await sql(`DELETE FROM "${schema}".nodes`);
+  const writer = await openDb(schema, { migrate: false });
+  await writer.set(record());
+  await writer.close();
+  await sql(`UPDATE "${schema}".nodes SET ${set}`);
+  const check = corrupt(`${schema}.nodes`, labelHex, column);
+  const reader = await openDb(schema, { migrate: false });
+  try {
+    await assert.rejects(reader.get(nodeKey(label)), check);
+    await assert.rejects(reader.batchGet([nodeKey(label)]), check);
+  } finally {
+    await reader.close();
+  }
+}
+
+const bad = (hex: string) => `'\\x${hex}'::bytea`;
+
+test(
+  'nodes: wrong lengths, label lengths, types, NULLs, ranges, partial copies',
+  pgTest,
+  async () => {
+    await damagedNode(`hash = ${bad('00')}`, 'hash has 1 bytes, not 32');
+    await damagedNode(`parent = ${bad('0000012c' + '00'.repeat(32))}`, 'label length 300 > 256');
+    await damagedNode(`left_child = ${bad('0000')}`, 'left_child has 2 bytes');
+    await damagedNode('node_type = 9', 'node_type 9 is out of range');
+    await damagedNode('p_node_type = 0', 'p_node_type 0 is out of range');
+    await damagedNode('hash = NULL', 'hash is NULL');
+    await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN node_type DROP NOT NULL`);
+    await damagedNode('node_type = NULL', 'node_type is NULL');
+    await damagedNode('last_epoch = -1', 'last_epoch -1 is out of range');
+    await damagedNode('p_hash = NULL', 'partial previous node');
+    await damagedNode(
+      `p_last_epoch = NULL, p_min_descendant_epoch = NULL, p_parent = NULL, p_node_type = NULL, p_hash = NULL, p_left_child = ${bad('00')}`,
+      'partial previous node',
+    );
+    await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN min_descendant_epoch TYPE numeric`);
+    await damagedNode('min_descendant_epoch = 1.5', 'min_descendant_epoch is not an integer');
+    await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN min_descendant_epoch TYPE bigint`);
+    await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN node_type TYPE text`);
+    await damagedNode(`node_type = 'leaf'`, 'node_type leaf is out of range');
+    await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN node_type TYPE smallint USING 1`);
+    await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN hash TYPE text`);
+    await damagedNode(`hash = 'x'`, 'hash is not bytea');
+    await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN hash TYPE bytea USING NULL`);
+    const fresh = await openDb(schema, { migrate: false });
+    await fresh.set(record());
+    assert.equal((await fresh.get(nodeKey(label))).previous?.lastEpoch, 1n, 'good rows decode');
+    await fresh.close();
+  },
+);
+
+test(
+  'value_states: label length and bytes, ranges, NULL value, on every read',
+  pgTest,
+  async () => {
+    const table = `${schema}.value_states`;
+    const cases: [string, string][] = [
+      ['node_label_len = 300', 'node_label_len 300 is out of range'],
+      [`node_label_val = ${bad('01')}`, 'node_label_val has 1 bytes, not 32'],
+      ['version = -5', 'version -5 is out of range'],
+      ['value = NULL', 'value is NULL'],
+    ];
+    for (const [set, column] of cases) {
+      await db.set({
+        kind: 'valueState',
+        username: user,
+        epoch: 4n,
+        version: 1n,
+        label,
+        value: new Uint8Array([1]),
+      });
+      await sql(`UPDATE "${schema}".value_states SET ${set}`);
+      const check = corrupt(table, `${userHex} epoch 4`, column);
+      await assert.rejects(db.get({ kind: 'valueState', username: user, epoch: 4n }), check);
+      await assert.rejects(db.batchGet([{ kind: 'valueState', username: user, epoch: 4n }]), check);
+      await assert.rejects(db.getUserData(user), check);
+      await assert.rejects(db.getUserState(user, { kind: 'maxEpoch' }), check);
+      if (!set.startsWith('node_label')) {
+        await assert.rejects(db.getUserStateVersions([user], { kind: 'maxEpoch' }), check);
+      }
+    }
+  },
+);
+
+test('azks and settings rows', pgTest, async () => {
+  await db.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n });
+  await sql(`UPDATE "${schema}".azks SET latest_epoch = -1`);
+  const check = corrupt(`${schema}.azks`, 'key 1', 'latest_epoch -1 is out of range');
+  await assert.rejects(db.get({ kind: 'azks' }), check);
+  await assert.rejects(db.batchGet([{ kind: 'azks' }]), check);
+  await sql(`UPDATE "${schema}".azks SET latest_epoch = 1, num_nodes = NULL`);
+  await assert.rejects(db.get({ kind: 'azks' }), corrupt(`${schema}.azks`, 'key 1', 'num_nodes'));
+  await sql(`INSERT INTO "${schema}".settings VALUES ('config', NULL)`);
+  await assert.rejects(
+    db.getSetting('config'),
+    corrupt(`${schema}.settings`, '"config"', 'value is NULL'),
+  );
+  // a foreign but sound layout still decodes: integer instead of bigint
+  await sql(`ALTER TABLE "${schema}".azks ALTER COLUMN num_nodes TYPE integer USING 7`);
+  await sql(`ALTER TABLE "${schema}".settings ALTER COLUMN value TYPE bytea USING '\\x00'`);
+  const reader = await openDb(schema, { migrate: false });
+  assert.equal((await reader.get({ kind: 'azks' })).numNodes, 7n);
+  await assert.rejects(
+    reader.getSetting('config'),
+    corrupt(`${schema}.settings`, '"config"', 'value is not text'),
+  );
+  await reader.close();
+});

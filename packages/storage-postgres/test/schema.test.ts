@@ -1,0 +1,151 @@
+// The shipped schema and its versions: schema.ts mirrors schema.sql; a fresh store is at the
+// current version; reopening works; a newer store is refused naming its version; an older one
+// is migrated (with a simulated next version); readers that may not migrate only check.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { AkdError } from '@akd-ts/core';
+import { PostgresDatabase, SCHEMA_SQL, SCHEMA_VERSION } from '@akd-ts/storage-postgres';
+import { prepareSchema } from '../src/migrate.js';
+import { MIGRATIONS } from '../src/schema.js';
+import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+
+const schemas = new SchemaJanitor();
+after(() => schemas.dropAll());
+const pgTest = { skip: SKIP };
+
+const isSchemaError =
+  (...parts: string[]) =>
+  (e: unknown) =>
+    e instanceof AkdError &&
+    e.code === 'STORAGE_SCHEMA' &&
+    parts.every((p) => e.message.includes(p));
+
+async function version(schema: string): Promise<unknown> {
+  return (await sql(`SELECT version FROM "${schema}".schema_version`)).rows[0]?.version;
+}
+
+test('SCHEMA_SQL is schema.sql, character for character, and ends at SCHEMA_VERSION', () => {
+  const file = readFileSync(new URL('../src/schema.sql', import.meta.url), 'utf8');
+  assert.equal(SCHEMA_SQL, file);
+  const last = /VALUES \(1, (\d+)\) ON CONFLICT/.exec(file);
+  assert.equal(Number(last?.[1]), SCHEMA_VERSION);
+  assert.ok(!/CREATE\s+(OR REPLACE\s+)?(FUNCTION|TRIGGER|EXTENSION)/i.test(file), 'portable');
+  assert.ok(
+    MIGRATIONS.every((m, i) => m.version === i + 2),
+    'migrations are 2, 3, ...',
+  );
+});
+
+test('options are checked before connecting', async () => {
+  for (const schema of ['', 'Akd', '1akd', 'a-b', 'x'.repeat(64)]) {
+    await assert.rejects(PostgresDatabase.open('postgres://nowhere', { schema }), RangeError);
+  }
+  await assert.rejects(PostgresDatabase.open('postgres://nowhere', { poolSize: 0 }), RangeError);
+  await assert.rejects(
+    PostgresDatabase.open('postgres://nowhere', { writeChunkSize: 1.5 }),
+    /writeChunkSize/,
+  );
+});
+
+test('a fresh store is at the current version, and reopening keeps its data', pgTest, async () => {
+  const schema = schemas.fresh('ver');
+  const db = await openDb(schema);
+  assert.equal(await version(schema), SCHEMA_VERSION);
+  await db.setSetting('config', 'whatsapp_v1');
+  await db.close();
+  await db.close(); // idempotent
+  const again = await openDb(schema);
+  assert.equal(await again.getSetting('config'), 'whatsapp_v1');
+  assert.equal(await again.getSetting('other'), undefined);
+  await again.close();
+  const reader = await openDb(schema, { migrate: false });
+  assert.equal(await reader.getSetting('config'), 'whatsapp_v1');
+  await reader.close();
+});
+
+test('concurrent opens of a fresh schema all succeed', pgTest, async () => {
+  const schema = schemas.fresh('race');
+  const dbs = await Promise.all(Array.from({ length: 5 }, () => openDb(schema)));
+  assert.equal(await version(schema), SCHEMA_VERSION);
+  await Promise.all(dbs.map((db) => db.close()));
+});
+
+test('a store newer than the driver is refused, naming its version', pgTest, async () => {
+  const schema = schemas.fresh('new');
+  await (await openDb(schema)).close();
+  await sql(`UPDATE "${schema}".schema_version SET version = 99`);
+  await assert.rejects(openDb(schema), isSchemaError('version 99', schema));
+  await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('version 99'));
+  assert.equal(await version(schema), 99, 'left untouched');
+});
+
+test(
+  'an older store is migrated in one transaction; without a path it is refused',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('old');
+    await (await openDb(schema)).close();
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
+    try {
+      // simulate the next driver release: version 2 adds a column
+      const next = {
+        migrate: true,
+        version: 2,
+        migrations: [{ version: 2, sql: 'ALTER TABLE settings ADD COLUMN note text' }],
+      };
+      assert.equal(await prepareSchema(pool, schema, next), 2);
+      assert.equal(await version(schema), 2);
+      const cols = await sql(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'settings'`,
+        [schema],
+      );
+      assert.ok(cols.rows.some((r) => r.column_name === 'note'));
+      assert.equal(await prepareSchema(pool, schema, next), 2, 'a second open changes nothing');
+      // and this driver, which knows only version 1, now refuses the store
+      await assert.rejects(openDb(schema), isSchemaError('version 2'));
+
+      // a failing migration leaves the store as it was
+      await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+      await sql(`ALTER TABLE "${schema}".settings DROP COLUMN note`);
+      const broken = { ...next, migrations: [{ version: 2, sql: 'ALTER TABLE nope ADD x int' }] };
+      await assert.rejects(prepareSchema(pool, schema, broken), isSchemaError());
+      assert.equal(await version(schema), 1);
+
+      // no migration to the next version
+      await sql(`UPDATE "${schema}".schema_version SET version = 0`);
+      await assert.rejects(openDb(schema), isSchemaError('version 0', 'no migration to version 1'));
+      await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('version 0'));
+      await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+    } finally {
+      await pool.end();
+    }
+  },
+);
+
+test('a missing schema or version row is a schema error for readers', pgTest, async () => {
+  const missing = schemas.fresh('none');
+  await assert.rejects(openDb(missing, { migrate: false }), isSchemaError('has no akd tables'));
+  const schema = schemas.fresh('row');
+  await (await openDb(schema)).close();
+  await sql(`DELETE FROM "${schema}".schema_version`);
+  await assert.rejects(openDb(schema), isSchemaError('has no row'));
+  await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('has no row'));
+  await sql(`ALTER TABLE "${schema}".schema_version ALTER COLUMN version TYPE text`);
+  await sql(`INSERT INTO "${schema}".schema_version VALUES (1, 'one')`);
+  await assert.rejects(openDb(schema), isSchemaError('not a schema version'));
+});
+
+test('two schemas in one database are independent stores', pgTest, async () => {
+  const [a, b] = [await openDb(schemas.fresh('a')), await openDb(schemas.fresh('b'))];
+  await a.setSetting('who', 'a');
+  await b.set({ kind: 'azks', latestEpoch: 3n, numNodes: 1n });
+  assert.equal(await b.getSetting('who'), undefined);
+  await assert.rejects(a.get({ kind: 'azks' }), (e: AkdError) => e.code === 'STORAGE_NOT_FOUND');
+  const [la, lb] = [await a.acquireWriterLock(), await b.acquireWriterLock()];
+  await la.release();
+  await lb.release();
+  await a.close();
+  await b.close();
+});
