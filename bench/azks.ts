@@ -29,11 +29,20 @@ const preload = { levels: parallelLevels(DEFAULT_PARALLELISM.preload), maxBatchS
 
 function report(row: Record<string, string | number>): void {
   if (json) console.log(JSON.stringify(row));
-  else console.log(Object.entries(row).map(([k, v]) => `${k}: ${v}`).join(', '));
+  else
+    console.log(
+      Object.entries(row)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', '),
+    );
 }
 
 /** Inserts `initial` leaves (committed), then times inserting `inserted` more. */
-async function insertion(config: Configuration, initial: number, inserted: number): Promise<number> {
+async function insertion(
+  config: Configuration,
+  initial: number,
+  inserted: number,
+): Promise<number> {
   const times: number[] = [];
   for (let r = 0; r < runs; r++) {
     const rng = new Rng(42n + BigInt(r));
@@ -53,7 +62,10 @@ async function insertion(config: Configuration, initial: number, inserted: numbe
   return median(times);
 }
 
-async function auditVerification(config: Configuration, n: number): Promise<{ ms: number; bytes: number }> {
+async function auditVerification(
+  config: Configuration,
+  n: number,
+): Promise<{ ms: number; bytes: number }> {
   const rng = new Rng(7n);
   const azks = new Azks(config);
   const storage = new StorageManager(new MemoryDatabase());
@@ -80,13 +92,32 @@ const configs: Configuration[] = [new WhatsAppV1Configuration(), new Experimenta
 const big = quick ? 20_000 : 200_000;
 for (const config of configs) {
   const small = await insertion(config, 1_000, 1_000);
-  report({ benchmark: 'batch insertion', configuration: config.name, initial: 1000, inserted: 1000, ms: Number(small.toFixed(1)) });
+  report({
+    benchmark: 'batch insertion',
+    configuration: config.name,
+    initial: 1000,
+    inserted: 1000,
+    ms: Number(small.toFixed(1)),
+  });
 }
 for (const config of configs) {
   const ms = await insertion(config, big, big);
-  report({ benchmark: 'batch insertion', configuration: config.name, initial: big, inserted: big, ms: Math.round(ms) });
+  report({
+    benchmark: 'batch insertion',
+    configuration: config.name,
+    initial: big,
+    inserted: big,
+    ms: Math.round(ms),
+  });
 }
 for (const config of configs) {
   const { ms, bytes } = await auditVerification(config, 10_000);
-  report({ benchmark: 'audit verify', configuration: config.name, epoch1: 10000, epoch2: 10000, proofElements: bytes, ms: Number(ms.toFixed(1)) });
+  report({
+    benchmark: 'audit verify',
+    configuration: config.name,
+    epoch1: 10000,
+    epoch2: 10000,
+    proofElements: bytes,
+    ms: Number(ms.toFixed(1)),
+  });
 }

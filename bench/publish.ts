@@ -10,7 +10,12 @@
 
 import { WhatsAppV1Configuration, utf8 } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore, availableThreads, type VrfOptions } from '@akd-ts/directory';
+import {
+  Directory,
+  InMemoryVrfKeyStore,
+  availableThreads,
+  type VrfOptions,
+} from '@akd-ts/directory';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -21,7 +26,8 @@ const setups: { name: string; vrf: VrfOptions }[] = [
   { name: 'main thread', vrf: { threads: 0 } },
   { name: `${availableThreads()} worker threads`, vrf: { threads: availableThreads() } },
 ];
-if (args.includes('--noble')) setups.push({ name: 'main thread', vrf: { threads: 0, backend: 'noble' } });
+if (args.includes('--noble'))
+  setups.push({ name: 'main thread', vrf: { threads: 0, backend: 'noble' } });
 
 const key = new Uint8Array(32).fill(42);
 for (const n of sizes) {
