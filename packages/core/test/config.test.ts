@@ -144,7 +144,12 @@ test('the scratch-buffer fast paths equal the plain formulas, and odd lengths ta
   const plain = (c: WhatsAppV1Configuration | ExperimentalConfiguration) => ({
     parent: (a: Uint8Array, b: Uint8Array, x: Uint8Array, y: Uint8Array) =>
       c.name === 'whatsapp_v1'
-        ? c.hash(new Uint8Array([...c.hash(new Uint8Array([...a, ...b])), ...c.hash(new Uint8Array([...x, ...y]))]))
+        ? c.hash(
+            new Uint8Array([
+              ...c.hash(new Uint8Array([...a, ...b])),
+              ...c.hash(new Uint8Array([...x, ...y])),
+            ]),
+          )
         : c.hash(new Uint8Array([...a, ...b, ...x, ...y])),
     leaf: (v: Uint8Array, epoch: bigint) => {
       const e = new Uint8Array(8);
@@ -153,16 +158,32 @@ test('the scratch-buffer fast paths equal the plain formulas, and odd lengths ta
     },
   });
   const rnd = (n: number) => crypto.getRandomValues(new Uint8Array(n));
-  for (const c of [new WhatsAppV1Configuration(), new ExperimentalConfiguration(), new ExperimentalConfiguration('x')]) {
+  for (const c of [
+    new WhatsAppV1Configuration(),
+    new ExperimentalConfiguration(),
+    new ExperimentalConfiguration('x'),
+  ]) {
     const ref = plain(c);
     const labelLen = c.name === 'whatsapp_v1' ? 32 : 36;
-    for (const [vl, ll] of [[32, labelLen], [31, labelLen], [32, labelLen + 1], [0, 0]] as const) {
+    for (const [vl, ll] of [
+      [32, labelLen],
+      [31, labelLen],
+      [32, labelLen + 1],
+      [0, 0],
+    ] as const) {
       const args = [rnd(vl), rnd(ll), rnd(vl), rnd(ll)] as const;
-      assert.equal(toHex(c.computeParentHashFromChildren(...args)), toHex(ref.parent(...args)), `${c.name} ${vl}/${ll}`);
+      assert.equal(
+        toHex(c.computeParentHashFromChildren(...args)),
+        toHex(ref.parent(...args)),
+        `${c.name} ${vl}/${ll}`,
+      );
     }
     for (const n of [32, 33, 0]) {
       const v = rnd(n);
-      assert.equal(toHex(c.hashLeafWithCommitment(v, 0xfedcba9876543210n)), toHex(ref.leaf(v, 0xfedcba9876543210n)));
+      assert.equal(
+        toHex(c.hashLeafWithCommitment(v, 0xfedcba9876543210n)),
+        toHex(ref.leaf(v, 0xfedcba9876543210n)),
+      );
     }
   }
 });
