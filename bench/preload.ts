@@ -112,7 +112,7 @@ for (const leaves of sizes) {
   for (const store of ['memory', 'remote'] as const) {
     const row = await runCase(leaves, store);
     rows.push(row);
-    if (json) console.log(JSON.stringify({ case: row.case, ...row }));
+    if (json) console.log(JSON.stringify(row));
     else {
       console.log(
         `${row.case}: serial ${row.serialMs} ms, parallel ${row.parallelMs} ms (degree ${degree}), speedup ${row.speedup}x; ` +

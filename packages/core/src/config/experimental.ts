@@ -67,7 +67,12 @@ export class ExperimentalConfiguration extends BaseConfiguration {
     return label.memo(this, labelBytes);
   }
 
-  getCommitmentNonce(commitmentKey: Uint8Array, label: NodeLabel): Uint8Array {
+  getCommitmentNonce(
+    commitmentKey: Uint8Array,
+    label: NodeLabel,
+    _version?: bigint,
+    _value?: Uint8Array,
+  ): Uint8Array {
     // spec 3.3: H(ck || to_bytes(label)); version and value are ignored
     return this.hash(concatBytes(commitmentKey, label.toBytes()));
   }
