@@ -40,7 +40,7 @@ import { corruptRow, toAkdError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
 import { prepareSchema } from './schema.js';
 import * as sql from './sql.js';
-import { acquireFileLock, acquireMemoryLock, type HeldLock } from './writer-lock.js';
+import { acquireFileLock, acquireMemoryLock } from './writer-lock.js';
 
 /** Where `akd` keeps its store unless told otherwise (`--db sqlite:./akd.db`). */
 export const DEFAULT_SQLITE_PATH = './akd.db';
@@ -70,7 +70,7 @@ export class SqliteDatabase implements Database {
   private readonly options: ResolvedOptions;
   private readonly openLockClient: (path: string) => SqliteClient;
   private readonly statements = new Map<string, SqliteStatement>();
-  private readonly locks = new Set<HeldLock>();
+  private readonly locks = new Set<WriterLock>();
   private readonly memoryLock = { held: false };
   private closed = false;
 

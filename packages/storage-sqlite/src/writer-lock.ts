@@ -19,22 +19,15 @@ import type { WriterLock } from '@akd-ts/storage';
 import type { SqliteClient, SqliteClientFactory } from './client.js';
 import { sqliteCode, toAkdError } from './errors.js';
 
-/** A held lock; `release` is idempotent. */
-export interface HeldLock extends WriterLock {
-  readonly released: boolean;
-}
-
 /** The path of the lock file that guards the store at `path`. */
 export function writerLockPath(path: string): string {
   return `${path}-writer.lock`;
 }
 
-function held(onRelease: () => void): HeldLock {
+/** A lock whose `release` runs `onRelease` once. */
+function held(onRelease: () => void): WriterLock {
   let released = false;
   return {
-    get released() {
-      return released;
-    },
     release: async () => {
       if (released) return;
       released = true;
@@ -53,7 +46,7 @@ function held(onRelease: () => void): HeldLock {
  * try { ... } finally { await lock.release() }
  * ```
  */
-export function acquireFileLock(path: string, open: SqliteClientFactory): HeldLock {
+export function acquireFileLock(path: string, open: SqliteClientFactory): WriterLock {
   const lockPath = writerLockPath(path);
   let client: SqliteClient | undefined;
   try {
@@ -85,7 +78,7 @@ export function acquireFileLock(path: string, open: SqliteClientFactory): HeldLo
  * const lock = acquireMemoryLock(flag, ':memory:');
  * ```
  */
-export function acquireMemoryLock(flag: { held: boolean }, name: string): HeldLock {
+export function acquireMemoryLock(flag: { held: boolean }, name: string): WriterLock {
   if (flag.held) throw new AkdError('STORAGE_LOCKED', `another writer holds ${name}`);
   flag.held = true;
   return held(() => {

@@ -171,6 +171,22 @@ describe('corrupt rows are STORAGE_CORRUPT naming the table and the key', () => 
     });
   }
 
+  test('value_states: a key column of the wrong type is named as it is', async () => {
+    const db = await storeWith(
+      "UPDATE value_states SET epoch = 'x' WHERE ? IS NOT NULL",
+      'value_states',
+    );
+    try {
+      await rejectsWith(
+        db.getUserData(alice.username),
+        'STORAGE_CORRUPT',
+        `key username=${aliceHex} epoch=a string`,
+      );
+    } finally {
+      await db.close();
+    }
+  });
+
   test('azks: a negative epoch', async () => {
     const db = await storeWith('UPDATE azks SET latest_epoch = -1 WHERE ? IS NOT NULL');
     try {

@@ -6,7 +6,7 @@
  *                             prints "ready", then reads the whole store in one batchGet
  *                             again and again until stdin closes, checking that the AZKS
  *                             record and the nodes it sees belong to the same epoch; prints
- *                             a JSON summary at the end
+ *                             "read <epoch>" after each read and a JSON summary at the end
  */
 
 import { AZKS_KEY, nodeKey, type AzksRecord, type TreeNodeRecord } from '@akd-ts/storage';
@@ -48,6 +48,7 @@ if (mode === 'hold-lock') {
         `epoch ${epoch}: ${nodes.length} nodes (${tooNew} newer), expected ${expected}`,
       );
     }
+    console.log(`read ${epoch}`);
     await new Promise((resolve) => setImmediate(resolve));
   }
   console.log(JSON.stringify({ reads, epochs: [...seen], violations: violations.slice(0, 5) }));

@@ -98,8 +98,10 @@ const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 /** A child process running a TypeScript file of this test directory with tsx. */
 export interface Child {
   process: ChildProcess;
-  /** The next line the child prints to stdout (rejects if it exits first). */
+  /** The next line the child prints to stdout (rejects if it ends first). */
   nextLine(): Promise<string>;
+  /** Every line the child printed, once its stdout has closed. */
+  allLines(): Promise<string[]>;
   /** Resolves with the exit code (or signal) once the child is gone. */
   exited: Promise<number | NodeJS.Signals | null>;
 }
@@ -117,30 +119,28 @@ export function spawnTs(script: string, args: string[]): Child {
     { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const lines: string[] = [];
-  const waiting: ((line: string | undefined) => void)[] = [];
-  let ended = false;
+  let cursor = 0;
+  let wake: (() => void) | undefined;
   const rl = createInterface({ input: child.stdout! });
   rl.on('line', (line) => {
-    const w = waiting.shift();
-    if (w) w(line);
-    else lines.push(line);
+    lines.push(line);
+    wake?.();
   });
-  rl.on('close', () => {
+  const closed = new Promise<void>((resolve) => rl.on('close', resolve));
+  let ended = false;
+  void closed.then(() => {
     ended = true;
-    for (const w of waiting.splice(0)) w(undefined);
+    wake?.();
   });
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) =>
     child.on('exit', (code, signal) => resolve(code ?? signal)),
   );
-  return {
-    process: child,
-    exited,
-    nextLine: () =>
-      new Promise((resolve, reject) => {
-        const line = lines.shift();
-        if (line !== undefined) return resolve(line);
-        if (ended) return reject(new Error(`${script} ended before printing a line`));
-        waiting.push((l) => (l === undefined ? reject(new Error(`${script} ended`)) : resolve(l)));
-      }),
+  const nextLine = async (): Promise<string> => {
+    while (cursor >= lines.length) {
+      if (ended) throw new Error(`${script} ended before printing another line`);
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+    return lines[cursor++]!;
   };
+  return { process: child, exited, nextLine, allLines: () => closed.then(() => lines) };
 }
