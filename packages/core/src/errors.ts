@@ -34,6 +34,10 @@ export const ERROR_CODES = [
   'AUDIT_EPOCH_GAP',
   'AUDIT_BLOB_NAME',
   'AUDIT_BLOB_EPOCH',
+  // Audit chains of blobs (spec 16): a blob that does not continue the verified chain, and an
+  // auditor's signed head that does not verify (packages/core/src/audit)
+  'AUDIT_CHAIN_BROKEN',
+  'AUDIT_SIGNATURE',
   // Storage (spec 14)
   'STORAGE_NOT_FOUND',
   'STORAGE_TRANSACTION',

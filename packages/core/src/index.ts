@@ -93,3 +93,44 @@ export {
 } from './vrf/vrf-label.js';
 // Building blocks for alternative VRF backends (a native library must give identical bytes).
 export { expandSecretKeyBytes, isRejectedNonCanonical } from './vrf/ecvrf.js';
+// Audit blobs and the auditor (spec 16): names, blobs, chains, listings, signed heads.
+export { formatAuditBlobName, parseAuditBlobName } from './audit/blob-name.js';
+export type { AuditBlobName } from './audit/blob-name.js';
+export {
+  AUDIT_BLOB_NAMINGS,
+  auditBlobOfStep,
+  blobEpochOfStep,
+  decodeAuditBlob,
+  generateAuditBlobs,
+  otherNaming,
+  stepStartOfBlob,
+  verifyAuditBlob,
+} from './audit/blob.js';
+export type {
+  AuditBlob,
+  AuditBlobNaming,
+  VerifiedAuditBlob,
+  VerifyAuditBlobOptions,
+} from './audit/blob.js';
+export { AuditChain, verifyAuditChain } from './audit/chain.js';
+export type { AuditChainOptions, AuditChainResult, AuditHead } from './audit/chain.js';
+export { walkAuditBlobs } from './audit/walk.js';
+export type { AuditBlobSource, WalkEnd, WalkOptions, WalkResult } from './audit/walk.js';
+export {
+  blobUrl,
+  listingUrl,
+  parseListBucketResult,
+  renderListBucketResult,
+} from './audit/listing.js';
+export type { ListingPage, ListingQuery, ListingResponse } from './audit/listing.js';
+export { epochsInKeyOrder } from './audit/listing-order.js';
+export type { KeyOrderQuery } from './audit/listing-order.js';
+export {
+  auditorHeadMessage,
+  auditorPublicKey,
+  signAuditorHead,
+  signedHeadFromJson,
+  signedHeadToJson,
+  verifyAuditorHead,
+} from './audit/signed-head.js';
+export type { AuditorHead, SignedAuditorHead, SignedAuditorHeadJson } from './audit/signed-head.js';

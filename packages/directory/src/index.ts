@@ -34,3 +34,12 @@ export type { VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.
 export { sodiumAvailable, vrfKeyBackend } from './vrf/backend.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
+export { AuditBlobCatalog, exportAuditBlobs, stepRoots } from './audit-blobs.js';
+export type {
+  AuditBlobCatalogOptions,
+  AuditBlobDirectory,
+  AuditBlobListingEntry,
+  AuditBlobListingPage,
+  ExportAuditBlobsOptions,
+  ExportedAuditBlob,
+} from './audit-blobs.js';
