@@ -15,6 +15,7 @@ import {
   type UserVersion,
   type ValueStateRecord,
 } from '@akd-ts/storage';
+import { ArrayLiteral } from './array-literal.js';
 import type { PgRow } from './client.js';
 
 /** The largest epoch, version or count a bigint column stores (see `Database`). */
@@ -27,9 +28,12 @@ export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
-/** A fresh Uint8Array holding `bytes` (pg hands out Buffers over a shared slab). */
-function own(bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(bytes);
+/**
+ * `bytes` as a plain Uint8Array over the same memory (pg hands out Buffers, whose `slice` does
+ * not copy). No copy: records are immutable values, so sharing pg's buffer is safe.
+ */
+function view(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**
@@ -58,73 +62,83 @@ export function labelKey(label: NodeLabel): Buffer {
 
 // --- writing: array literals -------------------------------------------------------------
 
-/** A bytea element of an array literal (`\\x` escaped for the array syntax) or NULL. */
-function byteaElement(hexText: string | undefined): string {
-  return hexText === undefined ? 'NULL' : '\\\\x' + hexText;
-}
-
-function literal(elements: string[]): string {
-  return '{' + elements.join(',') + '}';
-}
-
-function checkNode(node: TreeNode, field: string): void {
-  checkStored(node.lastEpoch, `${field}.lastEpoch`);
-  checkStored(node.minDescendantEpoch, `${field}.minDescendantEpoch`);
+/** Checks a node version before it is written; `which` names it only when one is wrong. */
+function checkNode(record: TreeNodeRecord, which: 'latest' | 'previous'): void {
+  const node = record[which]!;
+  const field = () => `treeNode ${labelKeyHex(record.label)} ${which}`;
+  if (typeof node.lastEpoch !== 'bigint' || node.lastEpoch < 0n || node.lastEpoch > MAX_STORED) {
+    checkStored(node.lastEpoch, `${field()}.lastEpoch`);
+  }
+  const min = node.minDescendantEpoch;
+  if (typeof min !== 'bigint' || min < 0n || min > MAX_STORED) {
+    checkStored(min, `${field()}.minDescendantEpoch`);
+  }
   if (!NODE_TYPES.has(node.nodeType)) {
-    throw new RangeError(`${field}.nodeType ${String(node.nodeType)} is not 1, 2 or 3`);
+    throw new RangeError(`${field()}.nodeType ${String(node.nodeType)} is not 1, 2 or 3`);
   }
   if (!(node.hash instanceof Uint8Array) || node.hash.length !== HASH_BYTES) {
-    throw new RangeError(`${field}.hash must be ${HASH_BYTES} bytes`);
+    throw new RangeError(`${field()}.hash must be ${HASH_BYTES} bytes`);
   }
 }
 
-/** The 15 column arrays of the nodes upsert, in the column order of `NODE_COLUMNS`. */
+/** The 15 column arrays of the nodes upsert, in the column order of the nodes table. */
 export function nodeColumns(records: TreeNodeRecord[]): string[] {
-  const cols: string[][] = Array.from({ length: 15 }, () => new Array<string>(records.length));
-  records.forEach((r, i) => {
-    const key = labelKeyHex(r.label);
-    checkNode(r.latest, `treeNode ${key} latest`);
-    const n = r.latest;
-    const p = r.previous;
-    if (p !== undefined) checkNode(p, `treeNode ${key} previous`);
-    const values: string[] = [
-      byteaElement(key),
-      n.lastEpoch.toString(),
-      n.minDescendantEpoch.toString(),
-      byteaElement(labelKeyHex(n.parent)),
-      String(n.nodeType),
-      byteaElement(n.leftChild && labelKeyHex(n.leftChild)),
-      byteaElement(n.rightChild && labelKeyHex(n.rightChild)),
-      byteaElement(hex(n.hash)),
-      p ? p.lastEpoch.toString() : 'NULL',
-      p ? p.minDescendantEpoch.toString() : 'NULL',
-      byteaElement(p && labelKeyHex(p.parent)),
-      p ? String(p.nodeType) : 'NULL',
-      byteaElement(p?.leftChild && labelKeyHex(p.leftChild)),
-      byteaElement(p?.rightChild && labelKeyHex(p.rightChild)),
-      byteaElement(p && hex(p.hash)),
-    ];
-    for (let c = 0; c < 15; c++) cols[c]![i] = values[c]!;
-  });
-  return cols.map(literal);
+  const n = records.length;
+  const keys = () => new ArrayLiteral(n * 80);
+  const ints = () => new ArrayLiteral(n * 8);
+  const c = [keys(), ints(), ints(), keys(), ints(), keys(), keys(), keys()];
+  const p = [ints(), ints(), keys(), ints(), keys(), keys(), keys()];
+  for (const r of records) {
+    const { latest, previous } = r;
+    checkNode(r, 'latest');
+    if (previous !== undefined) checkNode(r, 'previous');
+    c[0]!.labelKey(r.label);
+    c[1]!.int(latest.lastEpoch);
+    c[2]!.int(latest.minDescendantEpoch);
+    c[3]!.labelKey(latest.parent);
+    c[4]!.int(latest.nodeType);
+    c[5]!.labelKey(latest.leftChild);
+    c[6]!.labelKey(latest.rightChild);
+    c[7]!.bytes(latest.hash);
+    p[0]!.int(previous?.lastEpoch);
+    p[1]!.int(previous?.minDescendantEpoch);
+    p[2]!.labelKey(previous?.parent);
+    p[3]!.int(previous?.nodeType);
+    p[4]!.labelKey(previous?.leftChild);
+    p[5]!.labelKey(previous?.rightChild);
+    p[6]!.bytes(previous?.hash);
+  }
+  return [...c, ...p].map(String);
 }
 
 /** The 6 column arrays of the value_states upsert. */
 export function valueStateColumns(records: ValueStateRecord[]): string[] {
-  const cols: string[][] = Array.from({ length: 6 }, () => new Array<string>(records.length));
-  records.forEach((r, i) => {
-    const field = `valueState ${hex(r.username)}`;
-    checkStored(r.epoch, `${field} epoch`);
-    checkStored(r.version, `${field} version`);
-    if (!(r.value instanceof Uint8Array)) throw new TypeError(`${field} value must be bytes`);
-    cols[0]![i] = byteaElement(hex(r.username));
-    cols[1]![i] = r.epoch.toString();
-    cols[2]![i] = r.version.toString();
-    cols[3]![i] = String(r.label.len);
-    cols[4]![i] = byteaElement(hex(r.label.val));
-    cols[5]![i] = byteaElement(hex(r.value));
-  });
-  return cols.map(literal);
+  const n = records.length;
+  const cols = [
+    new ArrayLiteral(n * 40),
+    new ArrayLiteral(n * 8),
+    new ArrayLiteral(n * 4),
+    new ArrayLiteral(n * 4),
+    new ArrayLiteral(n * 70),
+    new ArrayLiteral(n * 40),
+  ];
+  for (const r of records) {
+    const field = () => `valueState ${hex(r.username)}`;
+    if (typeof r.epoch !== 'bigint' || r.epoch < 0n || r.epoch > MAX_STORED) {
+      checkStored(r.epoch, `${field()} epoch`);
+    }
+    if (typeof r.version !== 'bigint' || r.version < 0n || r.version > MAX_STORED) {
+      checkStored(r.version, `${field()} version`);
+    }
+    if (!(r.value instanceof Uint8Array)) throw new TypeError(`${field()} value must be bytes`);
+    cols[0]!.bytes(r.username);
+    cols[1]!.int(r.epoch);
+    cols[2]!.int(r.version);
+    cols[3]!.int(r.label.len);
+    cols[4]!.bytes(r.label.val);
+    cols[5]!.bytes(r.value);
+  }
+  return cols.map(String);
 }
 
 /** Parameters of the azks upsert. */
@@ -141,14 +155,15 @@ export function azksValues(r: AzksRecord): string[] {
 class RowReader {
   constructor(
     private readonly table: string,
-    private readonly key: string,
+    /** The row's key for messages, computed only when one is needed. */
+    private readonly key: () => string,
     private readonly row: PgRow,
   ) {}
 
   fail(column: string, problem: string): never {
     throw new AkdError(
       'STORAGE_CORRUPT',
-      `corrupt row in ${this.table}, key ${this.key}: ${column} ${problem}`,
+      `corrupt row in ${this.table}, key ${this.key()}: ${column} ${problem}`,
       { field: `${this.table}.${column}` },
     );
   }
@@ -157,10 +172,11 @@ class RowReader {
     return this.row[column] === null || this.row[column] === undefined;
   }
 
+  /** A bigint column (pg returns int8 as a decimal string) in 0 .. 2^63 - 1. */
   int8(column: string): bigint {
     const v = this.row[column];
     let n: bigint | undefined;
-    if (typeof v === 'string' && /^-?\d{1,20}$/.test(v)) n = BigInt(v);
+    if (typeof v === 'string' && DECIMAL.test(v)) n = BigInt(v);
     else if (typeof v === 'number' && Number.isSafeInteger(v)) n = BigInt(v);
     else if (v === null || v === undefined) this.fail(column, 'is NULL');
     else this.fail(column, `is not an integer (${typeof v})`);
@@ -184,13 +200,13 @@ class RowReader {
     if (length !== undefined && v.length !== length) {
       this.fail(column, `has ${v.length} bytes, not ${length}`);
     }
-    return own(v);
+    return view(v);
   }
 
-  /** A label stored as its 36-byte key. */
+  /** A label stored as its 36-byte key, `be32(len) || val`. */
   label(column: string): NodeLabel {
     const key = this.bytes(column, LABEL_KEY_BYTES);
-    const len = new DataView(key.buffer).getUint32(0, false);
+    const len = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) >>> 0;
     if (len > 256) this.fail(column, `has label length ${len} > 256`);
     return new NodeLabel(key.subarray(4), len);
   }
@@ -200,46 +216,64 @@ class RowReader {
   }
 
   nodeType(column: string): NodeType {
-    return this.int(column, (n) => NODE_TYPES.has(n)) as NodeType;
+    return this.int(column, isNodeType) as NodeType;
   }
 }
+
+const DECIMAL = /^-?\d{1,20}$/;
+const isNodeType = (n: number) => NODE_TYPES.has(n);
 
 /** The hex of a key column, for error messages (whatever the column holds). */
 function keyText(v: unknown): string {
   return v instanceof Uint8Array ? hex(v) : String(v);
 }
 
+/** Column names of one node version, built once (not per row). */
+const columnsOf = (prefix: string) => ({
+  lastEpoch: `${prefix}last_epoch`,
+  minDescendantEpoch: `${prefix}min_descendant_epoch`,
+  parent: `${prefix}parent`,
+  nodeType: `${prefix}node_type`,
+  leftChild: `${prefix}left_child`,
+  rightChild: `${prefix}right_child`,
+  hash: `${prefix}hash`,
+});
+type NodeColumns = ReturnType<typeof columnsOf>;
+const LATEST = columnsOf('');
+const PREVIOUS = columnsOf('p_');
+/** The previous copy exists iff all of these are set (spec 14.8). */
 const PREVIOUS_REQUIRED = [
-  'p_last_epoch',
-  'p_min_descendant_epoch',
-  'p_parent',
-  'p_node_type',
-  'p_hash',
+  PREVIOUS.lastEpoch,
+  PREVIOUS.minDescendantEpoch,
+  PREVIOUS.parent,
+  PREVIOUS.nodeType,
+  PREVIOUS.hash,
 ];
 
-function readNode(r: RowReader, label: NodeLabel, prefix: string): TreeNode {
+function readNode(r: RowReader, label: NodeLabel, c: NodeColumns): TreeNode {
   return {
     label,
-    lastEpoch: r.int8(`${prefix}last_epoch`),
-    minDescendantEpoch: r.int8(`${prefix}min_descendant_epoch`),
-    parent: r.label(`${prefix}parent`),
-    nodeType: r.nodeType(`${prefix}node_type`),
-    leftChild: r.optLabel(`${prefix}left_child`),
-    rightChild: r.optLabel(`${prefix}right_child`),
-    hash: r.bytes(`${prefix}hash`, HASH_BYTES),
+    lastEpoch: r.int8(c.lastEpoch),
+    minDescendantEpoch: r.int8(c.minDescendantEpoch),
+    parent: r.label(c.parent),
+    nodeType: r.nodeType(c.nodeType),
+    leftChild: r.optLabel(c.leftChild),
+    rightChild: r.optLabel(c.rightChild),
+    hash: r.bytes(c.hash, HASH_BYTES),
   };
 }
 
 /** A `nodes` row as a record (spec 14.8: a previous copy exists iff its columns are set). */
 export function decodeNodeRow(row: PgRow, table: string): TreeNodeRecord {
-  const r = new RowReader(table, keyText(row.label), row);
+  const r = new RowReader(table, () => keyText(row.label), row);
   const label = r.label('label');
-  const latest = readNode(r, label, '');
-  const set = PREVIOUS_REQUIRED.filter((c) => !r.isNull(c)).length;
+  const latest = readNode(r, label, LATEST);
+  let set = 0;
+  for (const c of PREVIOUS_REQUIRED) if (!r.isNull(c)) set++;
   let previous: TreeNode | undefined;
   if (set === PREVIOUS_REQUIRED.length) {
-    previous = readNode(r, label, 'p_');
-  } else if (set > 0 || !r.isNull('p_left_child') || !r.isNull('p_right_child')) {
+    previous = readNode(r, label, PREVIOUS);
+  } else if (set > 0 || !r.isNull(PREVIOUS.leftChild) || !r.isNull(PREVIOUS.rightChild)) {
     r.fail('p_*', 'describe a partial previous node (some columns NULL)');
   }
   return { kind: 'treeNode', label, latest, previous };
@@ -247,7 +281,7 @@ export function decodeNodeRow(row: PgRow, table: string): TreeNodeRecord {
 
 /** A `value_states` row as a record. */
 export function decodeValueStateRow(row: PgRow, table: string): ValueStateRecord {
-  const r = new RowReader(table, `${keyText(row.username)} epoch ${String(row.epoch)}`, row);
+  const r = new RowReader(table, () => `${keyText(row.username)} epoch ${String(row.epoch)}`, row);
   const len = r.int('node_label_len', (n) => n >= 0 && n <= 256);
   return {
     kind: 'valueState',
@@ -261,13 +295,13 @@ export function decodeValueStateRow(row: PgRow, table: string): ValueStateRecord
 
 /** A `getUserStateVersions` row: the user, and the chosen state's version and value. */
 export function decodeUserVersionRow(row: PgRow, table: string): UserVersion {
-  const r = new RowReader(table, `${keyText(row.username)} epoch ${String(row.epoch)}`, row);
+  const r = new RowReader(table, () => `${keyText(row.username)} epoch ${String(row.epoch)}`, row);
   return { username: r.bytes('username'), version: r.int8('version'), value: r.bytes('value') };
 }
 
 /** The `azks` row as a record. */
 export function decodeAzksRow(row: PgRow, table: string): AzksRecord {
-  const r = new RowReader(table, keyText(row.id), row);
+  const r = new RowReader(table, () => keyText(row.id), row);
   return { kind: 'azks', latestEpoch: r.int8('latest_epoch'), numNodes: r.int8('num_nodes') };
 }
 
@@ -275,6 +309,6 @@ export function decodeAzksRow(row: PgRow, table: string): AzksRecord {
 export function decodeSettingRow(row: PgRow, table: string): string {
   const value = row.value;
   if (typeof value === 'string') return value;
-  const r = new RowReader(table, JSON.stringify(row.name), row);
+  const r = new RowReader(table, () => JSON.stringify(row.name), row);
   return r.fail('value', value === null ? 'is NULL' : 'is not text');
 }

@@ -7,7 +7,7 @@
  */
 
 import pg from 'pg';
-import { AkdError, assertU64 } from '@akd-ts/core';
+import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
 import type {
   Database,
   DbRecord,
@@ -42,6 +42,7 @@ import {
   nodeColumns,
   valueStateColumns,
 } from './codec.js';
+import { ArrayLiteral } from './array-literal.js';
 import { prepareSchema } from './migrate.js';
 import { buildStatements, type Statements } from './queries.js';
 import { AdvisoryWriterLock } from './writer-lock.js';
@@ -102,9 +103,18 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-/** A bytea[] array literal of keys given as hex. */
-function byteaArray(hexes: string[]): string {
-  return '{' + hexes.map((h) => '\\\\x' + h).join(',') + '}';
+/** A bytea[] array literal of byte strings. */
+function byteaArray(values: Uint8Array[]): string {
+  const literal = new ArrayLiteral(values.length * 40);
+  for (const v of values) literal.bytes(v);
+  return literal.toString();
+}
+
+/** A bytea[] array literal of labels' storage keys. */
+function labelKeyArray(labels: NodeLabel[]): string {
+  const literal = new ArrayLiteral(labels.length * 76);
+  for (const l of labels) literal.labelKey(l);
+  return literal.toString();
 }
 
 function notFound(what: string): AkdError {
@@ -203,8 +213,8 @@ export class PostgresDatabase implements Database {
 
   /**
    * A database over connections the caller provides (a pool and, for the writer lock, a way
-   * to open a dedicated session); creates or migrates the schema like `open`. `close()` ends
-   * the pool.
+   * to open a dedicated session); creates or migrates the schema like `open`. It takes the
+   * pool over: `close()`, or a failed open, ends it.
    * @example
    * ```ts
    * const pool = new pg.Pool({ connectionString: url, max: 20 });
@@ -279,7 +289,8 @@ export class PostgresDatabase implements Database {
     const states = new Map<string, ValueStateRecord>();
     let azks: DbRecord | undefined;
     for (const r of records) {
-      if (r.kind === 'treeNode') nodes.set(labelKeyHex(r.label), r);
+      // a label's `key` orders like its storage key be32(len) || val (len <= 256)
+      if (r.kind === 'treeNode') nodes.set(r.label.key, r);
       else if (r.kind === 'valueState') {
         states.set(`${hex(r.username)}:${r.epoch.toString(16).padStart(16, '0')}`, r);
       } else if (r.kind === 'azks') azks = r;
@@ -363,16 +374,15 @@ export class PostgresDatabase implements Database {
    */
   async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
     this.#check();
-    const nodes = new Set<string>();
-    const states = new Map<string, [string, string]>();
+    const nodes = new Map<string, NodeLabel>();
+    const states = new Map<string, StorageKey & { kind: 'valueState' }>();
     let azks = false;
     for (const key of keys) {
-      if (key.kind === 'treeNode') nodes.add(labelKeyHex(key.label));
+      if (key.kind === 'treeNode') nodes.set(key.label.key, key.label);
       else if (key.kind === 'valueState') {
         assertU64(key.epoch, 'key.epoch');
         if (key.epoch > MAX_STORED) continue; // cannot be stored, so it is missing
-        const user = hex(key.username);
-        states.set(`${user}:${key.epoch}`, [user, key.epoch.toString()]);
+        states.set(`${hex(key.username)}:${key.epoch}`, key);
       } else if (key.kind === 'azks') azks = true;
       else throw new TypeError(`unknown key kind ${String((key as { kind: unknown }).kind)}`);
     }
@@ -384,14 +394,15 @@ export class PostgresDatabase implements Database {
       queries.push(this.#sql.azksGet);
       decoders.push((row) => decodeAzksRow(row, display.azks));
     }
-    for (const chunk of chunks([...nodes], size)) {
-      queries.push({ ...this.#sql.nodeBatch, values: [byteaArray(chunk)] });
+    for (const chunk of chunks([...nodes.values()], size)) {
+      queries.push({ ...this.#sql.nodeBatch, values: [labelKeyArray(chunk)] });
       decoders.push((row) => decodeNodeRow(row, display.nodes));
     }
     for (const chunk of chunks([...states.values()], size)) {
-      const users = byteaArray(chunk.map((c) => c[0]));
-      const epochs = '{' + chunk.map((c) => c[1]).join(',') + '}';
-      queries.push({ ...this.#sql.stateBatch, values: [users, epochs] });
+      const users = byteaArray(chunk.map((k) => k.username));
+      const epochs = new ArrayLiteral(chunk.length * 8);
+      for (const k of chunk) epochs.int(k.epoch);
+      queries.push({ ...this.#sql.stateBatch, values: [users, epochs.toString()] });
       decoders.push((row) => decodeValueStateRow(row, display.valueStates));
     }
     if (queries.length === 0) return [];
@@ -429,7 +440,7 @@ export class PostgresDatabase implements Database {
   ): Promise<UserVersion[]> {
     this.#check();
     const param = flagParam(flag);
-    const users = [...new Set(usernames.map(hex))];
+    const users = [...new Map(usernames.map((u) => [hex(u), u])).values()];
     if (param === null || users.length === 0) return [];
     const queries = chunks(users, this.#settings.readChunkSize).map((chunk) => ({
       ...this.#sql.userVersions[flag.kind],

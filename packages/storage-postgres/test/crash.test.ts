@@ -60,7 +60,9 @@ before(async () => {
     logLevel: 'warning',
     // pg is CommonJS and requires Node built-ins
     banner: {
-      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      js:
+        "import { createRequire as akdCreateRequire } from 'node:module'; " +
+        'const require = akdCreateRequire(import.meta.url);',
     },
   });
 });

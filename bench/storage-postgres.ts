@@ -1,0 +1,164 @@
+/**
+ * PostgreSQL driver throughput: batchSet of 10k and 100k tree-node records (new, and 10k
+ * overwrites), batchGet of 10k keys (one call; 10 calls of 1,000 at once; the same one after
+ * another), getUserStateVersions of 10k users, and sequential point gets, in rows per second.
+ *
+ *   npm run bench -- storage-postgres [--url postgres://...] [--runs 3] [--pool 10]
+ *                    [--write-chunk 5000] [--read-chunk 10000] [--json]
+ *
+ * The URL defaults to AKD_TEST_POSTGRES_URL. Everything happens in a fresh schema that is
+ * dropped afterwards. Each figure is the median of the runs.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import pg from 'pg';
+import { NodeLabel } from '@akd-ts/core';
+import {
+  NodeType,
+  nodeKey,
+  type TreeNode,
+  type TreeNodeRecord,
+  type ValueStateRecord,
+} from '@akd-ts/storage';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
+
+const args = process.argv.slice(2);
+const value = (name: string): string | undefined => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const num = (name: string, fallback: number) => Number(value(name) ?? fallback);
+const url = value('url') ?? process.env.AKD_TEST_POSTGRES_URL;
+if (!url) {
+  console.error('storage-postgres: pass --url postgres://... or set AKD_TEST_POSTGRES_URL');
+  process.exit(2);
+}
+const json = args.includes('--json');
+const runs = num('runs', 3);
+const poolSize = num('pool', 10);
+const writeChunkSize = num('write-chunk', 5_000);
+const readChunkSize = num('read-chunk', 10_000);
+
+function randomLabel(): NodeLabel {
+  return new NodeLabel(randomBytes(32), 256);
+}
+
+/** A leaf-like node record; every other one with a previous copy, as after an update. */
+function nodeRecord(label: NodeLabel, i: number): TreeNodeRecord {
+  const latest: TreeNode = {
+    label,
+    lastEpoch: 2n,
+    minDescendantEpoch: 2n,
+    parent: label.getPrefix(17),
+    nodeType: i % 3 === 0 ? NodeType.Interior : NodeType.Leaf,
+    leftChild: i % 3 === 0 ? label.getPrefix(200) : undefined,
+    rightChild: i % 3 === 0 ? randomLabel() : undefined,
+    hash: randomBytes(32),
+  };
+  const previous = i % 2 === 0 ? { ...latest, lastEpoch: 1n, hash: randomBytes(32) } : undefined;
+  return { kind: 'treeNode', label, latest, previous };
+}
+
+const nodes = (n: number) => Array.from({ length: n }, (_, i) => nodeRecord(randomLabel(), i));
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
+
+interface Row {
+  case: string;
+  rows: number;
+  ms: number;
+  rowsPerSec: number;
+}
+const results: Row[] = [];
+
+/** Times `fn` `runs` times (after `setup` each time) and records the median. */
+async function measure(
+  name: string,
+  rows: number,
+  fn: (run: number) => Promise<unknown>,
+): Promise<void> {
+  const times: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    await fn(r);
+    times.push(performance.now() - t0);
+  }
+  const ms = median(times);
+  const row = { case: name, rows, ms, rowsPerSec: (rows * 1000) / ms };
+  results.push(row);
+  if (json) console.log(JSON.stringify(row));
+  else {
+    console.log(
+      `${name.padEnd(52)} ${ms.toFixed(1).padStart(9)} ms ${Math.round(row.rowsPerSec).toLocaleString('en-US').padStart(10)} rows/s`,
+    );
+  }
+}
+
+const schema = `akd_bench_${randomBytes(4).toString('hex')}`;
+const db = await PostgresDatabase.open(url, { schema, poolSize, writeChunkSize, readChunkSize });
+try {
+  if (!json) {
+    console.log(
+      `PostgreSQL driver, ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}, pool ${poolSize}, ` +
+        `write chunks ${writeChunkSize}, read chunks ${readChunkSize}, median of ${runs}`,
+    );
+  }
+  // writes: new keys each run
+  const batches10k = Array.from({ length: runs }, () => nodes(10_000));
+  await measure('batchSet 10k new node records', 10_000, (r) => db.batchSet(batches10k[r]!));
+  const batches100k = Array.from({ length: runs }, () => nodes(100_000));
+  await measure('batchSet 100k new node records', 100_000, (r) => db.batchSet(batches100k[r]!));
+  const overwrite = batches10k[0]!.map((rec, i) => nodeRecord(rec.label, i + 1));
+  await measure('batchSet 10k existing node records (upsert)', 10_000, () =>
+    db.batchSet(overwrite),
+  );
+
+  // reads: 10k keys of the 100k batch
+  const keys = batches100k[0]!.slice(0, 10_000).map((r) => nodeKey(r.label));
+  const check = (got: unknown[], n: number) => {
+    if (got.length !== n) throw new Error(`expected ${n} records, got ${got.length}`);
+  };
+  await measure('batchGet 10k keys, one call', 10_000, async () =>
+    check(await db.batchGet(keys), 10_000),
+  );
+  const slices = Array.from({ length: 10 }, (_, i) => keys.slice(i * 1000, (i + 1) * 1000));
+  await measure('batchGet 10k keys, 10 calls of 1,000 concurrently', 10_000, async () =>
+    check((await Promise.all(slices.map((s) => db.batchGet(s)))).flat(), 10_000),
+  );
+  await measure('batchGet 10k keys, 10 calls of 1,000 one by one', 10_000, async () => {
+    for (const s of slices) check(await db.batchGet(s), 1000);
+  });
+  await measure('get 1,000 keys one by one (point reads)', 1_000, async () => {
+    for (const k of keys.slice(0, 1000)) await db.get(k);
+  });
+
+  // users: 10k users with 3 states each
+  const users = Array.from({ length: 10_000 }, () => randomBytes(16));
+  const states: ValueStateRecord[] = users.flatMap((username, u) =>
+    [1n, 2n, 3n].map((epoch) => ({
+      kind: 'valueState' as const,
+      username,
+      epoch: epoch * 10n + BigInt(u % 7),
+      version: epoch,
+      label: randomLabel(),
+      value: randomBytes(32),
+    })),
+  );
+  await measure('batchSet 30k value states (10k users x 3)', 30_000, () => db.batchSet(states));
+  await measure('getUserStateVersions 10k users, maxEpoch', 10_000, async () =>
+    check(await db.getUserStateVersions(users, { kind: 'maxEpoch' }), 10_000),
+  );
+  await measure('getUserStateVersions 10k users, leqEpoch', 10_000, async () =>
+    check(await db.getUserStateVersions(users, { kind: 'leqEpoch', epoch: 25n }), 10_000),
+  );
+} finally {
+  await db.close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
