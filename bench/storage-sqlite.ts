@@ -1,0 +1,154 @@
+/**
+ * SQLite driver throughput: batchSet of 10k and 100k tree-node records (new, and 10k
+ * overwrites), batchGet of 10k keys (one call; 10 calls of 1,000), getUserStateVersions of 10k
+ * users, and sequential point gets, in rows per second.
+ *
+ *   npm run bench -- storage-sqlite [--runs 3] [--synchronous FULL|NORMAL|OFF] [--memory]
+ *                    [--write-chunk 500] [--read-chunk 1000] [--cache-kib 65536] [--json]
+ *
+ * The store is a fresh file in a temporary directory (or ':memory:' with --memory), removed
+ * afterwards; the record shapes are those of bench/storage-postgres.ts, so the two compare.
+ * Each figure is the median of the runs.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NodeLabel } from '@akd-ts/core';
+import {
+  NodeType,
+  nodeKey,
+  type TreeNode,
+  type TreeNodeRecord,
+  type ValueStateRecord,
+} from '@akd-ts/storage';
+import { SqliteDatabase, type SynchronousMode } from '@akd-ts/storage-sqlite';
+
+const args = process.argv.slice(2);
+const value = (name: string): string | undefined => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const num = (name: string, fallback: number) => Number(value(name) ?? fallback);
+const json = args.includes('--json');
+const memory = args.includes('--memory');
+const runs = num('runs', 3);
+const synchronous = (value('synchronous') ?? 'FULL') as SynchronousMode;
+const writeChunkRows = num('write-chunk', 500);
+const readChunkKeys = num('read-chunk', 1000);
+const cacheSizeKiB = num('cache-kib', 65536);
+
+function randomLabel(): NodeLabel {
+  return new NodeLabel(randomBytes(32), 256);
+}
+
+/** A leaf-like node record; every other one with a previous copy, as after an update. */
+function nodeRecord(label: NodeLabel, i: number): TreeNodeRecord {
+  const latest: TreeNode = {
+    label,
+    lastEpoch: 2n,
+    minDescendantEpoch: 2n,
+    parent: label.getPrefix(17),
+    nodeType: i % 3 === 0 ? NodeType.Interior : NodeType.Leaf,
+    leftChild: i % 3 === 0 ? label.getPrefix(200) : undefined,
+    rightChild: i % 3 === 0 ? randomLabel() : undefined,
+    hash: randomBytes(32),
+  };
+  const previous = i % 2 === 0 ? { ...latest, lastEpoch: 1n, hash: randomBytes(32) } : undefined;
+  return { kind: 'treeNode', label, latest, previous };
+}
+
+const nodes = (n: number) => Array.from({ length: n }, (_, i) => nodeRecord(randomLabel(), i));
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
+
+/** Times `fn` `runs` times and prints the median. */
+async function measure(
+  name: string,
+  rows: number,
+  fn: (run: number) => Promise<unknown>,
+): Promise<void> {
+  const times: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    await fn(r);
+    times.push(performance.now() - t0);
+  }
+  const ms = median(times);
+  const row = { case: name, rows, ms, rowsPerSec: (rows * 1000) / ms };
+  if (json) console.log(JSON.stringify(row));
+  else {
+    console.log(
+      `${name.padEnd(52)} ${ms.toFixed(1).padStart(9)} ms ${Math.round(row.rowsPerSec).toLocaleString('en-US').padStart(10)} rows/s`,
+    );
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'akd-bench-sqlite-'));
+const db = await SqliteDatabase.open(memory ? ':memory:' : join(dir, 'bench.db'), {
+  synchronous,
+  writeChunkRows,
+  readChunkKeys,
+  cacheSizeKiB,
+});
+try {
+  if (!json) {
+    console.log(
+      `SQLite driver (${memory ? ':memory:' : 'file, WAL'}), ${cpus().length} cores, load ` +
+        `${loadavg()[0]!.toFixed(2)}, synchronous ${synchronous}, write chunks ${writeChunkRows}, ` +
+        `read chunks ${readChunkKeys}, cache ${cacheSizeKiB} KiB, median of ${runs}`,
+    );
+  }
+  // writes: new keys each run
+  const batches10k = Array.from({ length: runs }, () => nodes(10_000));
+  await measure('batchSet 10k new node records', 10_000, (r) => db.batchSet(batches10k[r]!));
+  const batches100k = Array.from({ length: runs }, () => nodes(100_000));
+  await measure('batchSet 100k new node records', 100_000, (r) => db.batchSet(batches100k[r]!));
+  const overwrite = batches10k[0]!.map((rec, i) => nodeRecord(rec.label, i + 1));
+  await measure('batchSet 10k existing node records (upsert)', 10_000, () =>
+    db.batchSet(overwrite),
+  );
+
+  // reads: 10k keys of the 100k batch
+  const keys = batches100k[0]!.slice(0, 10_000).map((r) => nodeKey(r.label));
+  const check = (got: unknown[], n: number) => {
+    if (got.length !== n) throw new Error(`expected ${n} records, got ${got.length}`);
+  };
+  await measure('batchGet 10k keys, one call', 10_000, async () =>
+    check(await db.batchGet(keys), 10_000),
+  );
+  const slices = Array.from({ length: 10 }, (_, i) => keys.slice(i * 1000, (i + 1) * 1000));
+  await measure('batchGet 10k keys, 10 calls of 1,000', 10_000, async () => {
+    for (const s of slices) check(await db.batchGet(s), 1000);
+  });
+  await measure('get 1,000 keys one by one (point reads)', 1_000, async () => {
+    for (const k of keys.slice(0, 1000)) await db.get(k);
+  });
+
+  // users: 10k users with 3 states each
+  const users = Array.from({ length: 10_000 }, () => randomBytes(16));
+  const states: ValueStateRecord[] = users.flatMap((username, u) =>
+    [1n, 2n, 3n].map((epoch) => ({
+      kind: 'valueState' as const,
+      username,
+      epoch: epoch * 10n + BigInt(u % 7),
+      version: epoch,
+      label: randomLabel(),
+      value: randomBytes(32),
+    })),
+  );
+  await measure('batchSet 30k value states (10k users x 3)', 30_000, () => db.batchSet(states));
+  await measure('getUserStateVersions 10k users, maxEpoch', 10_000, async () =>
+    check(await db.getUserStateVersions(users, { kind: 'maxEpoch' }), 10_000),
+  );
+  await measure('getUserStateVersions 10k users, leqEpoch', 10_000, async () =>
+    check(await db.getUserStateVersions(users, { kind: 'leqEpoch', epoch: 25n }), 10_000),
+  );
+} finally {
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+}
