@@ -196,6 +196,7 @@ function attempt(
     return undefined;
   } catch (e) {
     if (isAkdError(e)) return e;
+    /* c8 ignore next */
     throw e; // a bug, not a verdict on the blob
   }
 }
