@@ -43,8 +43,11 @@ export function sqliteCode(e: unknown): string | undefined {
  */
 export function toAkdError(e: unknown, doing: string, path: string): Error {
   if (e instanceof AkdError || e instanceof TypeError || e instanceof RangeError) return e;
-  const code = CODES[sqliteCode(e) ?? ''] ?? 'STORAGE_CONNECTION';
   const detail = e instanceof Error ? e.message : String(e);
+  const primary = sqliteCode(e);
+  // a table or column the schema promised is gone: the file was altered underneath us
+  const missing = primary === 'SQLITE_ERROR' && /no such (table|column)/.test(detail);
+  const code = missing ? 'STORAGE_SCHEMA' : (CODES[primary ?? ''] ?? 'STORAGE_CONNECTION');
   const sqlite = extendedCode(e);
   return new AkdError(
     code,

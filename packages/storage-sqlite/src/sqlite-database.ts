@@ -49,6 +49,18 @@ function notFound(what: string): AkdError {
   return new AkdError('STORAGE_NOT_FOUND', `${what} not found`);
 }
 
+/** A key for messages: the node label as (0x…, len), the username in hex. */
+function describeKey(key: StorageKey): string {
+  switch (key.kind) {
+    case 'azks':
+      return 'the AZKS record';
+    case 'treeNode':
+      return `tree node ${key.label}`;
+    case 'valueState':
+      return `value state of user ${toHex(key.username)} at epoch ${key.epoch}`;
+  }
+}
+
 /**
  * A Database in an SQLite file.
  *
@@ -166,13 +178,16 @@ export class SqliteDatabase implements Database {
     }
   }
 
-  /** Runs a read; with `snapshot`, all its statements see one committed state. */
-  private read<T>(doing: string, snapshot: boolean, fn: () => T): T {
+  /**
+   * Runs a read; with `snapshot`, all its statements see one committed state. `doing` names
+   * the read in errors (a function when building the name costs something).
+   */
+  private read<T>(doing: string | (() => string), snapshot: boolean, fn: () => T): T {
     this.check();
     try {
       return snapshot ? this.transaction('BEGIN', fn) : fn();
     } catch (e) {
-      throw toAkdError(e, doing, this.path);
+      throw toAkdError(e, typeof doing === 'string' ? doing : doing(), this.path);
     }
   }
 
@@ -250,25 +265,30 @@ export class SqliteDatabase implements Database {
   // ---- reads ----------------------------------------------------------------------------
 
   async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
-    const found = this.read(`read ${key.kind} ${fullKey(key)}`, false, () => {
-      switch (key.kind) {
-        case 'azks': {
-          const row = this.stmt(sql.SELECT_AZKS_SQL).get() as Row | undefined;
-          return row && decodeAzksRow(row);
+    const found = this.read(
+      () => `read ${describeKey(key)}`,
+      false,
+      () => {
+        switch (key.kind) {
+          case 'azks': {
+            const row = this.stmt(sql.SELECT_AZKS_SQL).get() as Row | undefined;
+            return row && decodeAzksRow(row);
+          }
+          case 'treeNode': {
+            const row = this.stmt(sql.SELECT_NODE_SQL).get(labelBytes(key.label)) as
+              Row | undefined;
+            return row && decodeNodeRow(row);
+          }
+          case 'valueState': {
+            const epoch = key.epoch;
+            if (epoch < 0n || epoch > MAX_STORED_INTEGER) return undefined;
+            const row = this.stmt(sql.SELECT_STATE_SQL).get(key.username, epoch) as Row | undefined;
+            return row && decodeValueStateRow(row);
+          }
         }
-        case 'treeNode': {
-          const row = this.stmt(sql.SELECT_NODE_SQL).get(labelBytes(key.label)) as Row | undefined;
-          return row && decodeNodeRow(row);
-        }
-        case 'valueState': {
-          const epoch = key.epoch;
-          if (epoch < 0n || epoch > MAX_STORED_INTEGER) return undefined;
-          const row = this.stmt(sql.SELECT_STATE_SQL).get(key.username, epoch) as Row | undefined;
-          return row && decodeValueStateRow(row);
-        }
-      }
-    });
-    if (found === undefined) throw notFound(`record ${fullKey(key)}`);
+      },
+    );
+    if (found === undefined) throw notFound(describeKey(key));
     return found as RecordFor<K>;
   }
 
@@ -353,8 +373,10 @@ export class SqliteDatabase implements Database {
 
   async getSetting(name: string): Promise<string | undefined> {
     if (typeof name !== 'string') throw new TypeError('setting name must be a string');
-    const row = this.read(`read setting ${name}`, false, () =>
-      this.stmt(sql.SELECT_SETTING_SQL).get(name),
+    const row = this.read(
+      () => `read setting ${name}`,
+      false,
+      () => this.stmt(sql.SELECT_SETTING_SQL).get(name),
     ) as Row | undefined;
     if (row === undefined) return undefined;
     if (typeof row[0] !== 'string')

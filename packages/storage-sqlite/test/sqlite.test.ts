@@ -358,6 +358,27 @@ describe('lifecycle and options', () => {
     await restored.close();
   });
 
+  test('tables dropped underneath the driver are STORAGE_SCHEMA, naming the read', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    const r = raw(path);
+    r.exec('DROP TABLE nodes; DROP TABLE settings');
+    r.close();
+    await rejectsWith(
+      db.get(nodeKey(leafLabel(3))),
+      'STORAGE_SCHEMA',
+      'read tree node (0x',
+      'no such table',
+    );
+    await rejectsWith(db.getSetting('x'), 'STORAGE_SCHEMA', 'read setting x');
+    await rejectsWith(
+      db.get({ kind: 'valueState', username: new Uint8Array([0xab]), epoch: 2n }),
+      'STORAGE_NOT_FOUND',
+      'value state of user ab at epoch 2',
+    );
+    await db.close();
+  });
+
   test('getSetting of an unknown name is undefined', async () => {
     const db = await SqliteDatabase.open(':memory:');
     assert.equal(await db.getSetting('nothing'), undefined);
@@ -376,6 +397,8 @@ describe('SQLite errors become AkdErrors', () => {
       [err('SQLITE_NOTADB'), 'STORAGE_CORRUPT'],
       [err('SQLITE_CONSTRAINT_TRIGGER'), 'STORAGE_TRANSACTION'],
       [err('SQLITE_SCHEMA'), 'STORAGE_SCHEMA'],
+      [Object.assign(new Error('no such column: x'), { code: 'SQLITE_ERROR' }), 'STORAGE_SCHEMA'],
+      [err('SQLITE_ERROR'), 'STORAGE_CONNECTION'],
       [err('SQLITE_IOERR_FSYNC'), 'STORAGE_CONNECTION'],
       [err('EACCES'), 'STORAGE_CONNECTION'],
       ['a string', 'STORAGE_CONNECTION'],
