@@ -45,7 +45,8 @@ const NAMED_MEMORY = new Map<string, MemoryDatabase>();
 
 /**
  * Opens the database a store URL names: `memory:` (a new, empty store), `memory:<name>` (a
- * store shared by every command of this process), `sqlite:<path>`, or `postgres://...`.
+ * store shared by every command of this process), `sqlite:<path>`, or `postgres://...`
+ * (`?schema=<name>` selects a PostgreSQL schema).
  * Drivers are loaded on demand, so a store that is not used never needs its driver.
  *
  * @example const db = await openDatabase('sqlite:./akd.db');
@@ -60,16 +61,16 @@ export async function openDatabase(url: string): Promise<Database> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path === '') throw new UsageError('--db: sqlite: needs a path, as in sqlite:./akd.db');
-    const { SqliteDatabase } = (await import('@akd-ts/storage-sqlite')) as unknown as {
-      SqliteDatabase: { open(path: string): Promise<Database> };
-    };
+    const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
     return SqliteDatabase.open(path);
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const { PostgresDatabase } = (await import('@akd-ts/storage-postgres')) as unknown as {
-      PostgresDatabase: { open(url: string): Promise<Database> };
-    };
-    return PostgresDatabase.open(url);
+    const { PostgresDatabase } = await import('@akd-ts/storage-postgres');
+    // ?schema=<name> picks the PostgreSQL schema, so several directories can share a database
+    const parsed = new URL(url);
+    const schema = parsed.searchParams.get('schema') ?? undefined;
+    parsed.searchParams.delete('schema');
+    return PostgresDatabase.open(parsed.toString(), schema === undefined ? {} : { schema });
   }
   throw new UsageError(
     `--db: unknown store ${JSON.stringify(url)} (use memory:, sqlite:<path> or postgres://...)`,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { akd, tempDir } from './helpers.js';
 
@@ -210,4 +210,52 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
     { env },
   );
   assert.equal(badOut.code, 1, 'the lookup fails before writing');
+});
+
+test('on SQLite the directory persists between commands and the key file is private', async () => {
+  const tmp = tempDir();
+  try {
+    const db = `sqlite:${join(tmp.dir, 'akd.db')}`;
+    const keyFile = join(tmp.dir, 'akd.key');
+    const init = await akd(['init', '--db', db, '--config', 'experimental', '--key-file', keyFile]);
+    assert.equal(init.code, 0, init.stderr);
+    assert.match(init.stdout, /VRF key: generated into/);
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    const again = await akd([
+      'init',
+      '--db',
+      `sqlite:${join(tmp.dir, 'other.db')}`,
+      '--config',
+      'experimental',
+      '--key-file',
+      keyFile,
+    ]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /reused from/);
+    const other = await akd([
+      'init',
+      '--db',
+      `sqlite:${join(tmp.dir, 'third.db')}`,
+      '--config',
+      'experimental',
+      '--key-file',
+      keyFile,
+      '--vrf-key',
+      KEY,
+    ]);
+    assert.equal(other.code, 2, 'a different key never replaces a key file');
+    assert.match(other.stderr, /already holds another key/);
+
+    const published = await akd(['publish', '--db', db, '--key-file', keyFile, '-'], {
+      stdin: jsonl([{ label: 'carol', value: 'c1' }]),
+    });
+    assert.equal(published.code, 0, published.stderr);
+    const epoch = await akd(['epoch', '--db', db, '--key-file', keyFile, '--json']);
+    assert.equal(JSON.parse(epoch.stdout).epoch, 1);
+    assert.equal(JSON.parse(epoch.stdout).configuration, 'experimental');
+    const lookup = await akd(['lookup', '--db', db, '--key-file', keyFile, '--label', 'carol']);
+    assert.match(lookup.stdout, /value: c1/);
+  } finally {
+    tmp.cleanup();
+  }
 });

@@ -4,7 +4,7 @@
  *
  * ```ts
  * import { runDatabaseConformance } from '@akd-ts/storage/conformance';
- * runDatabaseConformance('sqlite', async () => new SqliteDatabase(':memory:'));
+ * runDatabaseConformance('sqlite', () => SqliteDatabase.open(':memory:'));
  * ```
  */
 
