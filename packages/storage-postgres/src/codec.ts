@@ -81,7 +81,27 @@ function checkNode(record: TreeNodeRecord, which: 'latest' | 'previous'): void {
   }
 }
 
-/** The 15 column arrays of the nodes upsert, in the column order of the nodes table. */
+/**
+ * Checks what the tables cannot store or the decoder would refuse, before anything is written.
+ * @throws RangeError (or TypeError) naming the record and the field.
+ */
+export function checkRecord(r: TreeNodeRecord | ValueStateRecord): void {
+  if (r.kind === 'treeNode') {
+    checkNode(r, 'latest');
+    if (r.previous !== undefined) checkNode(r, 'previous');
+    return;
+  }
+  const field = () => `valueState ${hex(r.username)}`;
+  if (typeof r.epoch !== 'bigint' || r.epoch < 0n || r.epoch > MAX_STORED) {
+    checkStored(r.epoch, `${field()} epoch`);
+  }
+  if (typeof r.version !== 'bigint' || r.version < 0n || r.version > MAX_STORED) {
+    checkStored(r.version, `${field()} version`);
+  }
+  if (!(r.value instanceof Uint8Array)) throw new TypeError(`${field()} value must be bytes`);
+}
+
+/** The 15 column arrays of the nodes upsert (records already checked), in column order. */
 export function nodeColumns(records: TreeNodeRecord[]): string[] {
   const n = records.length;
   const keys = () => new ArrayLiteral(n * 80);
@@ -90,8 +110,6 @@ export function nodeColumns(records: TreeNodeRecord[]): string[] {
   const p = [ints(), ints(), keys(), ints(), keys(), keys(), keys()];
   for (const r of records) {
     const { latest, previous } = r;
-    checkNode(r, 'latest');
-    if (previous !== undefined) checkNode(r, 'previous');
     c[0]!.labelKey(r.label);
     c[1]!.int(latest.lastEpoch);
     c[2]!.int(latest.minDescendantEpoch);
@@ -111,7 +129,7 @@ export function nodeColumns(records: TreeNodeRecord[]): string[] {
   return [...c, ...p].map(String);
 }
 
-/** The 6 column arrays of the value_states upsert. */
+/** The 6 column arrays of the value_states upsert (records already checked). */
 export function valueStateColumns(records: ValueStateRecord[]): string[] {
   const n = records.length;
   const cols = [
@@ -123,14 +141,6 @@ export function valueStateColumns(records: ValueStateRecord[]): string[] {
     new ArrayLiteral(n * 40),
   ];
   for (const r of records) {
-    const field = () => `valueState ${hex(r.username)}`;
-    if (typeof r.epoch !== 'bigint' || r.epoch < 0n || r.epoch > MAX_STORED) {
-      checkStored(r.epoch, `${field()} epoch`);
-    }
-    if (typeof r.version !== 'bigint' || r.version < 0n || r.version > MAX_STORED) {
-      checkStored(r.version, `${field()} version`);
-    }
-    if (!(r.value instanceof Uint8Array)) throw new TypeError(`${field()} value must be bytes`);
     cols[0]!.bytes(r.username);
     cols[1]!.int(r.epoch);
     cols[2]!.int(r.version);

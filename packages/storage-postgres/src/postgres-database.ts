@@ -1,6 +1,6 @@
 /**
  * PostgresDatabase: the `Database` seam over PostgreSQL (node-postgres). Batched reads are one
- * `= ANY($1)` (or `unnest` join) statement per chunk, writes are chunked `unnest` upserts in a
+ * join of an `unnest`ed key array per chunk, writes are chunked `unnest` upserts in a
  * single transaction, and a pool lets concurrent reads run on different connections. One
  * publish is one commit, so a reader on any connection, process or streaming replica sees an
  * epoch entirely or not at all. See README.md for the schema, pool sizing and replicas.
@@ -31,6 +31,7 @@ import {
 import {
   MAX_STORED,
   azksValues,
+  checkRecord,
   decodeAzksRow,
   decodeNodeRow,
   decodeSettingRow,
@@ -283,8 +284,12 @@ export class PostgresDatabase implements Database {
     await this.batchSet([record]);
   }
 
-  /** The upserts of a batch: last write per key wins, sorted by key, chunked; AZKS last. */
-  #writeStatements(records: DbRecord[]): PgQuery[] {
+  /**
+   * The upserts of a batch: last write per key wins, sorted by key, chunked, AZKS last. Every
+   * record is checked now; each statement is encoded only when asked for, so that the next
+   * chunk is encoded while the server runs the previous one.
+   */
+  #writePlan(records: DbRecord[]): (() => PgQuery)[] {
     const nodes = new Map<string, TreeNodeRecord>();
     const states = new Map<string, ValueStateRecord>();
     let azks: DbRecord | undefined;
@@ -296,18 +301,24 @@ export class PostgresDatabase implements Database {
       } else if (r.kind === 'azks') azks = r;
       else throw new TypeError(`unknown record kind ${String((r as { kind: unknown }).kind)}`);
     }
-    const sorted = <T>(m: Map<string, T>) =>
-      [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map((e) => e[1]);
+    const sorted = <T extends TreeNodeRecord | ValueStateRecord>(m: Map<string, T>) => {
+      const out = [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map((e) => e[1]);
+      out.forEach(checkRecord);
+      return out;
+    };
     const size = this.#settings.writeChunkSize;
-    const out: PgQuery[] = [];
+    const plan: (() => PgQuery)[] = [];
     for (const chunk of chunks(sorted(nodes), size)) {
-      out.push({ ...this.#sql.nodeUpsert, values: nodeColumns(chunk) });
+      plan.push(() => ({ ...this.#sql.nodeUpsert, values: nodeColumns(chunk) }));
     }
     for (const chunk of chunks(sorted(states), size)) {
-      out.push({ ...this.#sql.stateUpsert, values: valueStateColumns(chunk) });
+      plan.push(() => ({ ...this.#sql.stateUpsert, values: valueStateColumns(chunk) }));
     }
-    if (azks?.kind === 'azks') out.push({ ...this.#sql.azksUpsert, values: azksValues(azks) });
-    return out;
+    if (azks?.kind === 'azks') {
+      const values = azksValues(azks);
+      plan.push(() => ({ ...this.#sql.azksUpsert, values }));
+    }
+    return plan;
   }
 
   /**
@@ -321,13 +332,19 @@ export class PostgresDatabase implements Database {
     this.#check();
     this.#checkWriter();
     if (records.length === 0) return;
-    const statements = this.#writeStatements(records);
+    const plan = this.#writePlan(records);
     try {
-      if (statements.length === 1) {
-        await this.#pool.query(statements[0]!);
+      if (plan.length === 1) {
+        await this.#pool.query(plan[0]!());
       } else {
         await inTransaction(this.#pool, 'BEGIN', async (client) => {
-          for (const s of statements) await client.query(s);
+          let next = plan[0]!();
+          for (let i = 0; i < plan.length; i++) {
+            // pg sends the statement now; encode the next one while the server works
+            const running = client.query(next);
+            if (i + 1 < plan.length) next = plan[i + 1]!();
+            await running;
+          }
         });
       }
     } catch (e) {
@@ -369,7 +386,7 @@ export class PostgresDatabase implements Database {
   }
 
   /**
-   * Many records in one statement per kind and chunk (`label = ANY($1)` for tree nodes).
+   * Many records in one statement per kind and chunk (a primary-key probe per key).
    * Missing keys are omitted, duplicates returned once.
    */
   async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {

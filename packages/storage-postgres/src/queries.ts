@@ -2,7 +2,7 @@
  * The driver's SQL, built once per schema. Hot statements are named, so each connection
  * parses and plans them once; names carry a hash of the schema, so databases over different
  * schemas can share one pool without their prepared statements colliding. Everything here is
- * plain SQL that PostgreSQL-compatible distributed databases accept too: `= ANY($1)`,
+ * plain SQL that PostgreSQL-compatible distributed databases accept too: joins with
  * multi-array `unnest`, `LATERAL`, `INSERT ... ON CONFLICT DO UPDATE`.
  */
 
@@ -128,6 +128,7 @@ export function buildStatements(schema: string): Statements {
   const tables = names(s);
   const nodeCols = NODE_COLUMNS.join(', ');
   const stateCols = STATE_COLUMNS.join(', ');
+  const nNodeCols = NODE_COLUMNS.map((c) => `n.${c}`).join(', ');
   const vStateCols = STATE_COLUMNS.map((c) => `v.${c}`).join(', ');
   const per = (make: (kind: FlagKind) => PgQuery) =>
     Object.fromEntries(FLAGS.map((k) => [k, make(k)])) as Record<FlagKind, PgQuery>;
@@ -139,9 +140,16 @@ export function buildStatements(schema: string): Statements {
       name: name('node_get'),
       text: `SELECT ${nodeCols} FROM ${tables.nodes} WHERE label = $1`,
     },
+    // A join with the unnested keys rather than `label = ANY($1)`: the planner then probes
+    // the primary key once per key (a nested loop), where for ANY it estimates from the
+    // table's size and turns to a sequential scan once the keys are a few percent of the rows
+    // (10,000 keys of 500,000 rows: 100 ms scanning against 30 ms probing, measured).
+    // Keys are distinct (the driver removes duplicates), so each row comes back once.
     nodeBatch: {
       name: name('node_batch'),
-      text: `SELECT ${nodeCols} FROM ${tables.nodes} WHERE label = ANY($1::bytea[])`,
+      text:
+        `SELECT ${nNodeCols} FROM unnest($1::bytea[]) AS k(label) ` +
+        `JOIN ${tables.nodes} n ON n.label = k.label`,
     },
     nodeUpsert: {
       name: name('node_upsert'),

@@ -49,7 +49,7 @@ CREATE TABLE IF NOT EXISTS azks (
 -- Tree nodes (spec 9.2): the latest version and at most one previous version side by side,
 -- as in upstream's MySQL schema (spec 14.8). Every label is stored as its 36-byte key
 -- be32(label_len) || label_val, so one bytea column is the primary key and a batch read is
--- one label = ANY($1). The p_* columns are all NULL when there is no previous version; a
+-- one join of the key array with it. The p_* columns are all NULL when there is no previous version; a
 -- child column is NULL when the child is absent.
 CREATE TABLE IF NOT EXISTS nodes (
   label bytea PRIMARY KEY,
