@@ -19,6 +19,7 @@ import type { RouteContext } from './context.js';
 import { errorResponse, HttpError, type HttpErrorCode } from './errors.js';
 import { createMetrics } from './metrics.js';
 import { DEFAULT_SERVER_LIMITS, type AppDeps } from './options.js';
+import { auditBlobRoutes } from './routes/audit-blobs.js';
 import { auditRoutes } from './routes/audit.js';
 import { epochRoutes } from './routes/epoch.js';
 import { historyRoutes } from './routes/history.js';
@@ -148,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   lookupRoutes(app, ctx);
   historyRoutes(app, ctx);
   auditRoutes(app, ctx);
+  auditBlobRoutes(app, { directory: deps.directory });
   publishRoutes(app, ctx);
   opsRoutes(app, ctx);
   webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL));

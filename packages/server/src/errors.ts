@@ -65,6 +65,8 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
   AUDIT_EPOCH_GAP: { status: 500, meaning: 'the server produced an invalid audit proof' },
   AUDIT_BLOB_NAME: { status: 500, meaning: 'the server produced an invalid audit proof' },
   AUDIT_BLOB_EPOCH: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  AUDIT_CHAIN_BROKEN: { status: 500, meaning: 'the server produced an invalid audit proof' },
+  AUDIT_SIGNATURE: { status: 500, meaning: 'a signed audit head failed to verify' },
   // Storage
   STORAGE_NOT_FOUND: { status: 500, meaning: 'a record the tree needs is missing from the store' },
   STORAGE_TRANSACTION: { status: 500, meaning: 'a storage transaction failed' },

@@ -162,6 +162,39 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
           },
         },
       },
+      '/v1/audit-blobs': {
+        get: {
+          summary:
+            'audit blobs as an S3 ListObjectsV2 listing (what upstream auditors read): keys <epoch>/<previous root>/<current root>',
+          parameters: ['list-type', 'prefix', 'start-after', 'continuation-token', 'max-keys'].map(
+            (name) => ({ name, in: 'query', required: false, schema: { type: 'string' } }),
+          ),
+          responses: {
+            '200': { description: 'a ListBucketResult', content: { 'application/xml': {} } },
+            ...errors(400, 500, 503),
+          },
+        },
+      },
+      '/v1/audit-blobs/{epoch}/{previous}/{current}': {
+        get: {
+          summary: 'one audit blob: a protobuf SingleAppendOnlyProof',
+          parameters: ['epoch', 'previous', 'current'].map((name) => ({
+            name,
+            in: 'path',
+            required: true,
+            schema: { type: 'string' },
+          })),
+          responses: {
+            '200': {
+              description: 'the blob',
+              content: {
+                'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+              },
+            },
+            ...errors(400, 404, 500, 503),
+          },
+        },
+      },
       '/v1/publish': {
         post: {
           summary: 'publish a batch of updates as the next epoch (needs the bearer token)',
