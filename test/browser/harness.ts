@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Chromium's flags for a sandbox-less, offline, quiet headless run. */
-const CHROMIUM_ARGS = [
+export const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',

@@ -15,3 +15,15 @@
  * ```
  */
 export const PUBLIC_DIR_URL: URL = new URL('../public/', import.meta.url);
+
+export {
+  trustedRoot,
+  parseLabel,
+  labelPath,
+  display,
+  bits,
+  pathView,
+  checkLookup,
+  checkHistory,
+} from './check.js';
+export type { TrustedRoot, EpochInfo, PathLevel, PathView, Verdict } from './check.js';

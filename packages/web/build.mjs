@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Builds the page into public/ (or the folder given with --out): src/main.ts bundled with
+// @akd-ts/core into app.js (the "source" export condition bundles core's TypeScript directly,
+// so no tsc output is needed), and static/ copied beside it. Any import of a Node built-in
+// fails the build: the page must run in a browser with core alone.
+import { build } from 'esbuild';
+import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const at = process.argv.indexOf('--out');
+const out = resolve(at > 0 ? process.argv[at + 1] : join(here, 'public'));
+
+const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
+const noNodeBuiltins = {
+  name: 'no-node-builtins',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) =>
+      builtins.has(args.path) || args.path.startsWith('node:')
+        ? { errors: [{ text: `"${args.path}" is a Node built-in: the page may not use Node` }] }
+        : undefined,
+    );
+  },
+};
+
+await mkdir(out, { recursive: true });
+const result = await build({
+  entryPoints: [join(here, 'src/main.ts')],
+  outfile: join(out, 'app.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  conditions: ['source'],
+  minify: true,
+  sourcemap: true,
+  legalComments: 'eof',
+  metafile: true,
+  plugins: [noNodeBuiltins],
+  logLevel: 'warning',
+});
+for (const name of await readdir(join(here, 'static'))) {
+  await copyFile(join(here, 'static', name), join(out, name));
+}
+const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint)?.bytes ?? 0;
+console.log(`web: built ${out} (app.js ${(bytes / 1024).toFixed(0)} KiB)`);

@@ -1,0 +1,263 @@
+/**
+ * The page's behaviour (bundled into public/app.js): load the latest epoch, and on submit
+ * fetch the label's lookup proof (protobuf) and optionally its history, verify them here with
+ * core (check.ts), and show the verdict, the value and the path to the root. Everything shown
+ * that came from the server is set as text, never as HTML.
+ */
+
+import { AkdError, toHex, type VerifyResult } from '@akd-ts/core';
+import {
+  checkHistory,
+  checkLookup,
+  display,
+  labelPath,
+  parseLabel,
+  trustedRoot,
+  type EpochInfo,
+  type PathView,
+  type TrustedRoot,
+  type Verdict,
+} from './check.js';
+
+const PROTOBUF = 'application/x-protobuf';
+
+function $(id: string): HTMLElement {
+  const el = document.getElementById(id);
+  if (el === null) throw new Error(`the page has no #${id}`);
+  return el;
+}
+
+const input = (id: string) => $(id) as HTMLInputElement;
+
+/** An element with text content (and optional class). */
+function el(tag: string, text?: string, className?: string): HTMLElement {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className !== undefined) node.className = className;
+  return node;
+}
+
+/** An API error body, or a description of a response that is not one. */
+async function apiError(res: Response): Promise<{ code: string; message: string }> {
+  try {
+    const body = (await res.json()) as { error?: { code?: string; message?: string } };
+    if (body.error?.code) return { code: body.error.code, message: body.error.message ?? '' };
+  } catch {
+    // not JSON: fall through
+  }
+  return { code: `HTTP_${res.status}`, message: res.statusText || 'unexpected answer' };
+}
+
+async function fetchEpoch(): Promise<EpochInfo> {
+  const res = await fetch('/v1/epoch', { headers: { accept: 'application/json' } });
+  if (!res.ok) {
+    const { code, message } = await apiError(res);
+    throw new Error(`${code}: ${message}`);
+  }
+  return (await res.json()) as EpochInfo;
+}
+
+let epochInfo: EpochInfo | undefined;
+
+function showEpoch(info: EpochInfo): void {
+  epochInfo = info;
+  $('server-epoch').textContent = info.epoch;
+  $('server-root-hash').textContent = info.rootHash;
+  $('server-public-key').textContent = info.publicKey;
+  $('server-config').textContent =
+    info.configuration.domainLabel === null
+      ? info.configuration.name
+      : `${info.configuration.name} (domain label ${info.configuration.domainLabel})`;
+  $('server-root').hidden = false;
+  $('epoch-status').textContent = `The server's latest epoch is ${info.epoch}.`;
+}
+
+type VerdictKind = 'verified' | 'failed' | 'not-found' | 'error' | 'checking';
+
+function setVerdict(target: HTMLElement, kind: VerdictKind, headline: string, reason?: string) {
+  target.dataset['verdict'] = kind;
+  target.replaceChildren(el('span', headline, 'headline'));
+  if (reason !== undefined) target.append(el('span', reason, 'reason'));
+}
+
+function fact(list: HTMLElement, term: string, value: string, mono = false): void {
+  list.append(el('dt', term));
+  const dd = el('dd');
+  dd.append(mono ? el('code', value) : document.createTextNode(value));
+  list.append(dd);
+}
+
+function showPath(path: PathView | undefined, trusted: TrustedRoot): void {
+  const list = $('path');
+  list.replaceChildren();
+  $('path-section').hidden = path === undefined;
+  if (path === undefined) return;
+  const leaf = el('li');
+  leaf.append(
+    'Leaf value (commitment to the value, bound to its epoch): ',
+    el('code', path.leafValue),
+  );
+  list.append(leaf);
+  for (const level of path.levels) {
+    const li = el('li');
+    li.append(
+      'Node ',
+      el('code', level.node),
+      `, the ${level.side} child, with sibling `,
+      el('code', level.sibling),
+      ' of hash ',
+      el('code', level.siblingHash),
+      ' → parent value ',
+      el('code', level.parentValue),
+    );
+    list.append(li);
+  }
+  const root = el('li');
+  root.append('Root hash from this path: ', el('code', path.computedRoot), ' ');
+  root.append(
+    path.matchesTrustedRoot
+      ? el('span', '= the trusted root hash ✔', 'match')
+      : el('span', `≠ the trusted root hash ${toHex(trusted.rootHash)} ✘`, 'mismatch'),
+  );
+  list.append(root);
+}
+
+function versionLine(r: VerifyResult): string {
+  const value = r.value.length === 0 ? '(erased)' : display(r.value);
+  return `Version ${r.version}, published in epoch ${r.epoch}: ${value}`;
+}
+
+function showHistory(verdict: Verdict<VerifyResult[]>): void {
+  const list = $('history');
+  list.replaceChildren();
+  $('history-section').hidden = false;
+  if (verdict.verified) {
+    const n = verdict.result.length;
+    setVerdict(
+      $('history-verdict'),
+      'verified',
+      `✔ History verified: ${n} version${n === 1 ? '' : 's'}, newest first`,
+    );
+    for (const r of verdict.result) list.append(el('li', versionLine(r)));
+  } else {
+    setVerdict(
+      $('history-verdict'),
+      'failed',
+      `✘ History NOT verified: ${verdict.code}`,
+      verdict.reason,
+    );
+  }
+}
+
+/** The root to verify against: the one pasted, else the server's for the proof's epoch. */
+async function chooseRoot(
+  servedEpoch: string | null,
+): Promise<{ trusted: TrustedRoot; source: string }> {
+  const pastedRoot = input('trusted-root').value.trim();
+  const pastedEpoch = input('trusted-epoch').value.trim();
+  if (epochInfo === undefined || (servedEpoch !== null && servedEpoch !== epochInfo.epoch)) {
+    // a publish happened since the page loaded (or it never loaded): get the current root
+    showEpoch(await fetchEpoch());
+  }
+  const info = epochInfo!;
+  if (pastedRoot !== '' || pastedEpoch !== '') {
+    const epoch = pastedEpoch !== '' ? pastedEpoch : (servedEpoch ?? info.epoch);
+    return {
+      trusted: trustedRoot(info, { rootHash: pastedRoot, epoch }),
+      source: 'the root hash you pasted',
+    };
+  }
+  return { trusted: trustedRoot(info), source: "this server's /v1/epoch (not independent)" };
+}
+
+async function lookUp(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const verdictEl = $('verdict');
+  const details = $('details');
+  $('result').hidden = false;
+  details.replaceChildren();
+  $('path-section').hidden = true;
+  $('history-section').hidden = true;
+  let label: Uint8Array;
+  try {
+    label = parseLabel(input('label').value);
+  } catch (e) {
+    setVerdict(verdictEl, 'error', 'Not a label', (e as Error).message);
+    return;
+  }
+  const button = $('submit') as HTMLButtonElement;
+  button.disabled = true;
+  setVerdict(verdictEl, 'checking', 'Fetching and verifying the proof…');
+  try {
+    const res = await fetch(`/v1/lookup/${labelPath(label)}`, { headers: { accept: PROTOBUF } });
+    if (!res.ok) {
+      const { code, message } = await apiError(res);
+      if (code === 'DIRECTORY_LABEL_NOT_FOUND') {
+        setVerdict(
+          verdictEl,
+          'not-found',
+          `Not found: no key is published for ${display(label)}`,
+          "This is the server's statement, not a proof: akd answers a lookup of a label it never published with an error and no proof.",
+        );
+      } else {
+        setVerdict(verdictEl, 'error', `The server refused the lookup: ${code}`, message);
+      }
+      return;
+    }
+    const servedEpoch = res.headers.get('x-akd-epoch');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const { trusted, source } = await chooseRoot(servedEpoch);
+    const verdict = checkLookup(trusted, label, bytes);
+    fact(details, 'Label', display(label));
+    if (verdict.verified) {
+      const r = verdict.result;
+      setVerdict(
+        verdictEl,
+        'verified',
+        `✔ Verified: ${display(label)} has this value at epoch ${trusted.epoch}`,
+      );
+      fact(details, 'Value', r.value.length === 0 ? '(erased)' : display(r.value), true);
+      fact(details, 'Version', r.version.toString());
+      fact(details, 'Published in epoch', r.epoch.toString());
+    } else {
+      setVerdict(
+        verdictEl,
+        'failed',
+        `✘ NOT verified: ${verdict.code}`,
+        `${verdict.reason}. Do not use the value this server sent.`,
+      );
+    }
+    fact(details, 'Checked against epoch', trusted.epoch.toString());
+    fact(details, 'Trusted root hash', toHex(trusted.rootHash), true);
+    fact(details, 'Root hash from', source);
+    fact(details, 'Proof size', `${bytes.length} bytes`);
+    showPath(verdict.path, trusted);
+
+    if (input('with-history').checked) {
+      const hist = await fetch(`/v1/history/${labelPath(label)}`, {
+        headers: { accept: PROTOBUF },
+      });
+      if (hist.ok) {
+        showHistory(checkHistory(trusted, label, new Uint8Array(await hist.arrayBuffer())));
+      } else {
+        const { code, message } = await apiError(hist);
+        showHistory({ verified: false, code, reason: message });
+      }
+    }
+  } catch (e) {
+    const code = e instanceof AkdError ? e.code : 'ERROR';
+    setVerdict(verdictEl, 'error', `Could not check the proof: ${code}`, (e as Error).message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function start(): void {
+  ($('lookup-form') as HTMLFormElement).addEventListener('submit', (e) => void lookUp(e));
+  fetchEpoch().then(showEpoch, (e: unknown) => {
+    $('epoch-status').textContent = `Could not load the latest epoch: ${(e as Error).message}`;
+  });
+  document.documentElement.dataset['ready'] = 'true';
+}
+
+start();
