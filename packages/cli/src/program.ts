@@ -6,6 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { addAuditBlobCommands } from './commands/audit-blobs.js';
 import { addDirectoryCommands } from './commands/directory.js';
 import { addProofCommands } from './commands/proofs.js';
 import { addVerifyCommands } from './commands/verify.js';
@@ -73,7 +74,7 @@ export function buildProgram(io: CliIo): Command {
     })
     .addHelpText('after', ROOT_HELP);
   addDirectoryCommands(program, io);
-  addProofCommands(program, io);
+  addAuditBlobCommands(addProofCommands(program, io), io);
   addVerifyCommands(program, io);
   addHelpHints(program);
   return program;
