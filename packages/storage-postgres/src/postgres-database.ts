@@ -79,7 +79,7 @@ const DEFAULTS = {
 };
 
 /** Several read statements see one snapshot; on a replica too (REPEATABLE READ is allowed). */
-const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY';
 
 type Settings = typeof DEFAULTS;
 
