@@ -1,0 +1,173 @@
+// The page end to end in headless Chromium, against real servers on 127.0.0.1 over a demo
+// directory: a label verifies and its value shows; an unknown label is a clear not-found; a
+// server that tampers with its proofs is caught (NOT verified, with the code); a pasted wrong
+// root is refused. The page is built by the package's own build script, and bundles with the
+// harness's Node built-in guard.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { toHex } from '@akd-ts/core';
+import { startServer, type RunningServer } from '@akd-ts/server';
+import { CHROMIUM_ARGS, bundleForBrowser, chromiumPath } from '../../../test/browser/harness.js';
+import { demoDirectory, type Fixture } from '../../server/test/support.js';
+
+const executablePath = chromiumPath();
+const NO_CHROMIUM = `no Chromium at ${process.env.AKD_CHROMIUM_PATH || '/usr/bin/chromium'} (install Debian's chromium or set AKD_CHROMIUM_PATH); CI always has it`;
+
+const webRoot = mkdtempSync(join(tmpdir(), 'akd-web-page-'));
+let fixture: Fixture;
+let honest: RunningServer;
+let tampering: RunningServer;
+let browser: Browser | undefined;
+
+before(async () => {
+  const build = spawnSync(
+    process.execPath,
+    [fileURLToPath(new URL('../build.mjs', import.meta.url)), '--out', webRoot],
+    { encoding: 'utf8' },
+  );
+  assert.equal(build.status, 0, build.stderr);
+  fixture = await demoDirectory();
+  const deps = { directory: fixture.dir, processMetrics: false, webRoot };
+  honest = await startServer(deps, { port: 0 });
+  // closing a server closes its directory: the tampering one gets a reader of its own
+  const { reader } = await import('../../server/test/support.js');
+  tampering = await startServer(
+    { ...deps, directory: await reader(fixture.db), unsafeTamperProofsForTesting: true },
+    { port: 0 },
+  );
+  if (executablePath !== undefined) {
+    browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
+  }
+});
+
+after(async () => {
+  await browser?.close();
+  await tampering?.close();
+  await honest?.close();
+  rmSync(webRoot, { recursive: true, force: true });
+});
+
+/** Opens the page of `server`, looks `label` up and returns the settled verdict. */
+async function lookUp(
+  server: RunningServer,
+  label: string,
+  options: { history?: boolean; root?: string; epoch?: string } = {},
+): Promise<{ page: Page; kind: string; verdict: string; details: string }> {
+  const page = await browser!.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    // Chromium reports every 4xx answer as a console error; the page handles those itself
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) {
+      errors.push(m.text());
+    }
+  });
+  await page.goto(server.url);
+  await page.waitForSelector('#server-root:not([hidden])', { timeout: 15_000 });
+  if (options.root !== undefined || options.epoch !== undefined) {
+    await page.click('#trusted summary');
+    if (options.root !== undefined) await page.fill('#trusted-root', options.root);
+    if (options.epoch !== undefined) await page.fill('#trusted-epoch', options.epoch);
+  }
+  await page.fill('#label', label);
+  if (options.history === true) await page.check('#with-history');
+  await page.click('#submit');
+  await page.waitForSelector('#verdict[data-verdict]:not([data-verdict="checking"])', {
+    timeout: 30_000,
+  });
+  if (options.history === true) {
+    await page.waitForSelector('#history-verdict[data-verdict]', { timeout: 30_000 });
+  }
+  assert.deepEqual(errors, [], 'no errors in the page');
+  return {
+    page,
+    kind: (await page.getAttribute('#verdict', 'data-verdict'))!,
+    verdict: (await page.textContent('#verdict'))!,
+    details: (await page.textContent('#details'))!,
+  };
+}
+
+test('the page bundles for the browser without any Node built-in', async () => {
+  const code = await bundleForBrowser('packages/web/src/main.ts');
+  assert.ok(code.length > 10_000);
+  assert.deepEqual(readdirSync(webRoot).sort(), [
+    'app.js',
+    'app.js.map',
+    'index.html',
+    'style.css',
+  ]);
+});
+
+test('a published label verifies in the browser: verdict, value, version, epoch and path', async (t) => {
+  if (!browser) return t.skip(NO_CHROMIUM);
+  const { page, kind, verdict, details } = await lookUp(honest, 'alice', { history: true });
+  assert.equal(kind, 'verified', verdict);
+  assert.match(verdict, /Verified: alice has this value at epoch 3/);
+  assert.match(details, /Valuealice-key-2/);
+  assert.match(details, /Version2/);
+  assert.match(details, /Published in epoch2/);
+  assert.match(details, /Checked against epoch3/);
+  const path = (await page.textContent('#path'))!;
+  assert.match(path, /Leaf value/);
+  assert.match(path, /= the trusted root hash ✔/);
+  assert.equal(await page.getAttribute('#history-verdict', 'data-verdict'), 'verified');
+  assert.match(
+    (await page.textContent('#history'))!,
+    /Version 1, published in epoch 1: alice-key-1/,
+  );
+  // the server's root is shown, with the warning that it is not independent
+  assert.match((await page.textContent('#server-root-hash'))!, /^[0-9a-f]{64}$/);
+  assert.match((await page.textContent('.note'))!, /auditor or by gossip/);
+  await page.close();
+});
+
+test('raw-byte labels written hex:<hex> verify too', async (t) => {
+  if (!browser) return t.skip(NO_CHROMIUM);
+  const { page, kind, details } = await lookUp(honest, 'hex:00ff07');
+  assert.equal(kind, 'verified');
+  assert.match(details, /Labelhex:00ff07/);
+  assert.match(details, /Value.*hex:010203/);
+  await page.close();
+});
+
+test('an unknown label is a clear not-found', async (t) => {
+  if (!browser) return t.skip(NO_CHROMIUM);
+  const { page, kind, verdict } = await lookUp(honest, 'nobody@example.com');
+  assert.equal(kind, 'not-found');
+  assert.match(verdict, /Not found: no key is published for nobody@example\.com/);
+  await page.close();
+});
+
+test('a TAMPERED proof is NOT verified, with the error code', async (t) => {
+  if (!browser) return t.skip(NO_CHROMIUM);
+  const { page, kind, verdict } = await lookUp(tampering, 'alice', { history: true });
+  assert.equal(kind, 'failed', verdict);
+  assert.match(verdict, /NOT verified: VERIFY_ROOT_MISMATCH/);
+  assert.match(verdict, /Do not use the value/);
+  assert.match((await page.textContent('#path'))!, /≠ the trusted root hash/);
+  assert.equal(await page.getAttribute('#history-verdict', 'data-verdict'), 'failed');
+  assert.doesNotMatch((await page.textContent('#details'))!, /alice-key-2/, 'no value is shown');
+  await page.close();
+});
+
+test('a pasted root the proof does not lead to is refused; the right one is accepted', async (t) => {
+  if (!browser) return t.skip(NO_CHROMIUM);
+  const wrong = await lookUp(honest, 'bob', { root: toHex(fixture.roots[2]!) });
+  assert.equal(wrong.kind, 'failed');
+  assert.match(wrong.verdict, /VERIFY_ROOT_MISMATCH/);
+  assert.match(wrong.details, /Root hash fromthe root hash you pasted/);
+  await wrong.page.close();
+  const right = await lookUp(honest, 'bob', { root: toHex(fixture.roots[3]!), epoch: '3' });
+  assert.equal(right.kind, 'verified');
+  await right.page.close();
+  const malformed = await lookUp(honest, 'bob', { root: 'not-a-hash' });
+  assert.equal(malformed.kind, 'error');
+  assert.match(malformed.verdict, /DECODE_INVALID_VALUE/);
+  await malformed.page.close();
+});
