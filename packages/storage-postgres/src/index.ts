@@ -4,7 +4,7 @@
  */
 
 export { PostgresDatabase } from './postgres-database.js';
-export type { PostgresDatabaseOptions } from './postgres-database.js';
+export type { PostgresDatabaseOptions } from './options.js';
 export type {
   PgConnections,
   PgPool,

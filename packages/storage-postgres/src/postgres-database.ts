@@ -45,58 +45,12 @@ import {
 } from './codec.js';
 import { ArrayLiteral } from './array-literal.js';
 import { prepareSchema } from './migrate.js';
+import { checkOptions, type PostgresDatabaseOptions, type Settings } from './options.js';
 import { buildStatements, type Statements } from './queries.js';
 import { AdvisoryWriterLock } from './writer-lock.js';
 
-export interface PostgresDatabaseOptions {
-  /**
-   * The PostgreSQL schema holding the tables (default `akd`): lower-case letters, digits and
-   * `_`, at most 63 characters. Directories in different schemas share a database safely.
-   */
-  schema?: string;
-  /** Connections in the pool the driver creates (default 10). Unused with an injected pool. */
-  poolSize?: number;
-  /** Rows per upsert statement in `batchSet` (default 5,000). */
-  writeChunkSize?: number;
-  /** Keys per read statement in `batchGet` and `getUserStateVersions` (default 10,000). */
-  readChunkSize?: number;
-  /**
-   * Create the schema when absent and migrate an older one (default true). Readers on read
-   * replicas pass false: they only check that the schema is there at this driver's version.
-   */
-  migrate?: boolean;
-  /** `application_name` of the driver's connections (default `akd-ts`). */
-  applicationName?: string;
-}
-
-const DEFAULTS = {
-  schema: 'akd',
-  poolSize: 10,
-  writeChunkSize: 5_000,
-  readChunkSize: 10_000,
-  migrate: true,
-  applicationName: 'akd-ts',
-};
-
 /** Several read statements see one snapshot; on a replica too (REPEATABLE READ is allowed). */
 const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY';
-
-type Settings = typeof DEFAULTS;
-
-function checkOptions(options: PostgresDatabaseOptions): Settings {
-  const s = { ...DEFAULTS, ...options };
-  if (typeof s.schema !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(s.schema)) {
-    throw new RangeError(
-      'options.schema must be 1 to 63 lower-case letters, digits or _, not starting with a digit',
-    );
-  }
-  for (const name of ['poolSize', 'writeChunkSize', 'readChunkSize'] as const) {
-    if (!Number.isSafeInteger(s[name]) || s[name] < 1) {
-      throw new RangeError(`options.${name} must be a positive integer`);
-    }
-  }
-  return s;
-}
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
