@@ -1,7 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  appendFileSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -23,6 +22,7 @@ import {
   toHex,
   verifyAuditorHead,
   WhatsAppV1Configuration,
+  type AzksElement,
 } from '@akd-ts/core';
 import { run } from '../src/program.js';
 import { akd, tempDir } from './helpers.js';
@@ -141,7 +141,6 @@ test('export refuses ranges outside the history and a folder of another naming',
   );
   assert.equal(mixed.code, 2);
   assert.match(mixed.stderr, /holds blobs of whatsapp_v1 named by their end epoch/);
-  writeFileSync(join(tmp.dir, 'x-index.json'), '');
   mkdirSync(join(tmp.dir, 'bad-index'));
   writeFileSync(join(tmp.dir, 'bad-index', 'index.json'), '{');
   const bad = await akd(
@@ -350,8 +349,8 @@ test('blobs a malicious server would publish fail with their own codes', async (
     writeFileSync(join(dir, key[0]!, key[1]!, cur), encodeSingleAppendOnlyProof(proof));
     return dir;
   };
-  const bound = (e: { label: unknown; value: Uint8Array }, epoch: bigint) => ({
-    ...(e as { label: never }),
+  const bound = (e: AzksElement, epoch: bigint): AzksElement => ({
+    label: e.label,
     value: config.hashLeafWithCommitment(e.value, epoch),
   });
   // an existing leaf re-inserted with another value: a duplicate label
@@ -493,7 +492,6 @@ test('usage errors exit 2', async () => {
   const unwritable = await verify(dir, '--state', join(tmp.dir, 'no', 'such', 'dir', 's.json'));
   assert.equal(unwritable.code, 2);
   assert.match(unwritable.stderr, /--state: cannot write/);
-  appendFileSync(join(tmp.dir, 'unused'), '');
 });
 
 test('on a terminal, progress is one redrawn line', async () => {
