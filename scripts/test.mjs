@@ -4,9 +4,9 @@
 // line coverage of packages/*/src at the end. Arguments narrow the run to files whose path
 // contains one of them: `npm test -- vrf proto`.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -39,10 +39,16 @@ const nodeArgs = [
   `--test-concurrency=${concurrency}`,
   ...files,
 ];
-const c8Args = filters.length === 0 ? [] : ['--check-coverage=false'];
+// each run collects coverage in its own directory, so concurrent runs cannot mix their data
+const coverageDir = mkdtempSync(join(tmpdir(), 'akd-coverage-'));
+const c8Args = [
+  `--temp-directory=${coverageDir}`,
+  ...(filters.length === 0 ? [] : ['--check-coverage=false']),
+];
 const result = spawnSync(
   process.execPath,
   [join(root, 'node_modules/c8/bin/c8.js'), ...c8Args, process.execPath, ...nodeArgs],
   { cwd: root, stdio: 'inherit', env: { ...process.env, AKD_TEST: '1' } },
 );
+rmSync(coverageDir, { recursive: true, force: true });
 process.exit(result.status ?? 1);

@@ -16,7 +16,7 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type Transaction, type TreeNode } from '@akd-ts/storage';
 import { childLabel, newInterior, newLeaf, parentHash, setChild } from './nodes.js';
-import { findNode, readNode, writeNode } from './node-io.js';
+import { findNode, readNode, writeNode, type MaybePromise } from './node-io.js';
 
 interface Inserted {
   node: TreeNode;
@@ -64,6 +64,15 @@ function rangePrefix(ctx: Context, sorted: AzksElement[], lo: number, hi: number
   return sorted[lo]!.label.longestCommonPrefix(sorted[hi - 1]!.label, ctx.config.emptyLabel);
 }
 
+/** The untouched child on one side, if any (awaited only when storage must be asked). */
+function sibling(
+  tx: Transaction,
+  label: NodeLabel | undefined,
+  epoch: bigint,
+): MaybePromise<TreeNode | undefined> {
+  return label === undefined ? undefined : findNode(tx, label, epoch);
+}
+
 /** Inserts one side's range below `cur`, attaches the result and writes it (spec 8 phase 2). */
 async function insertChild(
   ctx: Context,
@@ -75,7 +84,8 @@ async function insertChild(
 ): Promise<Inserted> {
   const child = await insert(ctx, childLabel(cur, direction), sorted, lo, hi);
   setChild(cur, child.node);
-  await writeNode(ctx.tx, child.node, child.isNew);
+  const written = writeNode(ctx.tx, child.node, child.isNew);
+  if (written instanceof Promise) await written;
   return child;
 }
 
@@ -93,13 +103,16 @@ async function insert(
 
   // Phase 1: choose the node
   if (label !== undefined) {
-    const existing = await readNode(tx, label, epoch);
+    const read = readNode(tx, label, epoch);
+    // a private copy: the node is about to change
+    const existing = { ...(read instanceof Promise ? await read : read) };
     const prefix = label.longestCommonPrefix(rangePrefix(ctx, sorted, lo, hi), config.emptyLabel);
     if (prefix.len < label.len) {
       // split the compressed edge: a new interior node above the existing one
       cur = newInterior(prefix, epoch, config);
       setChild(cur, existing);
-      await writeNode(tx, existing, false);
+      const written = writeNode(tx, existing, false);
+      if (written instanceof Promise) await written;
       isNew = true;
       count = 1;
     } else {
@@ -134,11 +147,11 @@ async function insert(
 
   // Phase 3: rehash from the children visible at cur's epoch; a child just written is the
   // node in hand, the other one is read
-  const leftNode =
-    left?.node ?? (cur.leftChild && (await findNode(tx, cur.leftChild, cur.lastEpoch)));
-  const rightNode =
-    right?.node ?? (cur.rightChild && (await findNode(tx, cur.rightChild, cur.lastEpoch)));
-  cur.hash = parentHash(config, leftNode || undefined, rightNode || undefined);
+  let leftNode = left?.node ?? sibling(tx, cur.leftChild, cur.lastEpoch);
+  if (leftNode instanceof Promise) leftNode = await leftNode;
+  let rightNode = right?.node ?? sibling(tx, cur.rightChild, cur.lastEpoch);
+  if (rightNode instanceof Promise) rightNode = await rightNode;
+  cur.hash = parentHash(config, leftNode, rightNode);
   return { node: cur, isNew, count };
 }
 

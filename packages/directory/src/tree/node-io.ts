@@ -1,8 +1,14 @@
 /**
  * Reading and writing tree nodes with their previous copies (spec 9.2). Reads return the
- * version visible at a target epoch, as a private copy the caller may change; writes keep
- * exactly one earlier version, chosen by the rule that makes readers one epoch behind safe and
- * the stored records byte-identical to upstream's.
+ * version visible at a target epoch; writes keep exactly one earlier version, chosen by the
+ * rule that makes readers one epoch behind safe and the stored records byte-identical to
+ * upstream's.
+ *
+ * Reads answer synchronously when the record is in the transaction log or the cache (always
+ * the case after a preload), and return a promise only when the database must be asked: the
+ * tree code then awaits only real reads, not the tens of thousands of cached ones.
+ *
+ * Nodes returned are the stored, shared objects: copy one (`{ ...node }`) before changing it.
  */
 
 import { AkdError, type NodeLabel } from '@akd-ts/core';
@@ -15,12 +21,14 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 
+/** A value now, or later when storage has to be asked. */
+export type MaybePromise<T> = T | Promise<T>;
+
 function isNotFound(e: unknown): boolean {
   return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
 }
 
-/** The version of `label` visible at `epoch`, or undefined when there is none. */
-export async function findNode(
+async function findStored(
   reader: RecordReader,
   label: NodeLabel,
   epoch: bigint,
@@ -32,21 +40,37 @@ export async function findNode(
     if (isNotFound(e)) return undefined;
     throw e;
   }
-  const node = nodeAtEpoch(record, epoch);
-  return node === undefined ? undefined : { ...node };
+  return nodeAtEpoch(record, epoch);
 }
 
-/** Like `findNode`, but a missing node is `STORAGE_NOT_FOUND`. */
-export async function readNode(
+/** The version of `label` visible at `epoch`, or undefined when there is none. */
+export function findNode(
   reader: RecordReader,
   label: NodeLabel,
   epoch: bigint,
-): Promise<TreeNode> {
-  const node = await findNode(reader, label, epoch);
+): MaybePromise<TreeNode | undefined> {
+  const cached = reader.getFromCacheOnly(nodeKey(label));
+  if (cached !== undefined) return nodeAtEpoch(cached as TreeNodeRecord, epoch);
+  return findStored(reader, label, epoch);
+}
+
+function required(node: TreeNode | undefined, label: NodeLabel, epoch: bigint): TreeNode {
   if (node === undefined) {
     throw new AkdError('STORAGE_NOT_FOUND', `tree node ${label} at epoch ${epoch} not found`);
   }
   return node;
+}
+
+/** Like `findNode`, but a missing node is `STORAGE_NOT_FOUND`. */
+export function readNode(
+  reader: RecordReader,
+  label: NodeLabel,
+  epoch: bigint,
+): MaybePromise<TreeNode> {
+  const found = findNode(reader, label, epoch);
+  return found instanceof Promise
+    ? found.then((n) => required(n, label, epoch))
+    : required(found, label, epoch);
 }
 
 /**
@@ -54,8 +78,11 @@ export async function readNode(
  * node, otherwise the stored version visible at `lastEpoch - 1`. The node must not be changed
  * afterwards.
  */
-export async function writeNode(tx: Transaction, node: TreeNode, isNew: boolean): Promise<void> {
+export function writeNode(tx: Transaction, node: TreeNode, isNew: boolean): MaybePromise<void> {
+  const set = (previous: TreeNode | undefined) =>
+    tx.set({ kind: 'treeNode', label: node.label, latest: node, previous });
+  if (isNew) return set(undefined);
   const target = node.lastEpoch > 0n ? node.lastEpoch - 1n : 0n;
-  const previous = isNew ? undefined : await findNode(tx, node.label, target);
-  tx.set({ kind: 'treeNode', label: node.label, latest: node, previous });
+  const previous = findNode(tx, node.label, target);
+  return previous instanceof Promise ? previous.then(set) : set(previous);
 }

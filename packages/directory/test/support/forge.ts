@@ -13,7 +13,7 @@ import {
   type Configuration,
   type EpochHash,
 } from '@akd-ts/core';
-import type { StorageManager, ValueStateRecord } from '@akd-ts/storage';
+import type { StorageManager, TreeNode, ValueStateRecord } from '@akd-ts/storage';
 import { Azks } from '../../src/azks.js';
 import { parentHash } from '../../src/tree/nodes.js';
 import { findNode, readNode } from '../../src/tree/node-io.js';
@@ -80,12 +80,9 @@ export class Forger {
   async rewriteLeaf(leafLabel: NodeLabel, value: Uint8Array): Promise<Uint8Array> {
     const { latestEpoch: epoch } = await this.azks.read(this.storage);
     const tx = this.storage.beginTransaction();
-    const rewrite = async (
-      label: NodeLabel,
-      change: (n: Awaited<ReturnType<typeof readNode>>) => Promise<void>,
-    ) => {
+    const rewrite = async (label: NodeLabel, change: (n: TreeNode) => Promise<void>) => {
       const record = await tx.get({ kind: 'treeNode', label });
-      const node = await readNode(tx, label, epoch);
+      const node = { ...(await readNode(tx, label, epoch)) };
       await change(node);
       tx.set({ ...record, latest: node });
       return node;
