@@ -11,6 +11,7 @@ import {
 } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, type WritableDirectoryOptions } from '@akd-ts/directory';
 import { HARD_CODED_VRF_SECRET } from '../../../../test/support/vectors.js';
+import type { TestStore } from '../../../../test/support/stores.js';
 
 export const CONFIG_NAMES = ['whatsapp_v1', 'experimental'] as const;
 
@@ -29,12 +30,14 @@ export async function openDirectory(
   configName: (typeof CONFIG_NAMES)[number],
   options: {
     db?: Database;
+    /** Where to open a fresh database when `db` is not given (default: in memory). */
+    store?: TestStore;
     storage?: StorageManagerOptions;
     directory?: Partial<WritableDirectoryOptions>;
   } = {},
 ): Promise<TestDirectory> {
   const config = configurationByName(configName);
-  const db = options.db ?? new MemoryDatabase();
+  const db = options.db ?? (options.store ? await options.store.open() : new MemoryDatabase());
   const storage = new StorageManager(db, options.storage);
   const dir = await Directory.open({
     config,
