@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
 import { addDirectoryCommands } from './commands/directory.js';
 import { addProofCommands } from './commands/proofs.js';
+import { addServeCommands } from './commands/serve.js';
 import { addVerifyCommands } from './commands/verify.js';
 import { EXIT, reportFailure } from './errors.js';
 import type { CliIo } from './io.js';
@@ -76,6 +77,7 @@ export function buildProgram(io: CliIo): Command {
   addDirectoryCommands(program, io);
   addAuditBlobCommands(addProofCommands(program, io), io);
   addVerifyCommands(program, io);
+  addServeCommands(program, io);
   addHelpHints(program);
   return program;
 }

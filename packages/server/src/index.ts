@@ -23,6 +23,7 @@ export type { Representation } from './negotiate.js';
 export { EPOCH_HEADER, ROOT_HASH_HEADER } from './context.js';
 export { PROOF_COUNT_HEADER, sizeDelimited } from './routes/lookup.js';
 export { openApiDocument } from './openapi.js';
+export { demoEpochs, demoKey, DEMO_PEOPLE } from './demo.js';
 export type { EpochJson } from './routes/epoch.js';
 export type { PublishJson } from './routes/publish.js';
 export type {

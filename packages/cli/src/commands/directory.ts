@@ -1,7 +1,8 @@
 /**
  * `akd init`, `akd publish` and `akd epoch`: creating a directory in a store, publishing
- * updates to it as a new epoch, and showing its latest epoch. The store is named by a URL
- * (--db); the VRF secret key lives in a key file or AKD_VRF_KEY (store.ts).
+ * updates to it as a new epoch (with progress on stderr, publish-progress.ts), and showing its
+ * latest epoch. The store is named by a URL (--db); the VRF secret key lives in a key file or
+ * AKD_VRF_KEY (store.ts).
  */
 
 import { writeFile, access } from 'node:fs/promises';
@@ -20,6 +21,7 @@ import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import { parseUpdates } from '../updates.js';
+import { formatPhaseTimes, publishReporter } from './publish-progress.js';
 import {
   keyFilePath,
   loadSecretKey,
@@ -195,6 +197,7 @@ function addInit(program: Command, io: CliIo): void {
 
 interface PublishOptions extends StoreOptions {
   json?: boolean;
+  progress: boolean;
 }
 
 function addPublish(program: Command, io: CliIo): void {
@@ -202,7 +205,7 @@ function addPublish(program: Command, io: CliIo): void {
     .command('publish')
     .description('publish a batch of updates as the next epoch')
     .argument('<updates>', 'JSON lines file of updates, or - for stdin');
-  addStoreOptions(cmd);
+  addStoreOptions(cmd).option('--no-progress', 'print no progress on stderr');
   cmd.addHelpText(
     'after',
     '\nEach line of <updates> is one update:\n' +
@@ -210,6 +213,9 @@ function addPublish(program: Command, io: CliIo): void {
       '  {"labelHex": "00ff", "valueHex": "a1b2"}     raw bytes as hex\n' +
       'All lines become one epoch. A label may appear once; a value equal to the current one is\n' +
       'skipped, and when nothing changes no epoch is created.\n\n' +
+      'Progress goes to stderr: a bar with throughput on a terminal, a line per phase (and one a\n' +
+      'second while computing VRF labels) otherwise. stdout gets the result and the time of\n' +
+      'each phase.\n\n' +
       'Example:\n  $ akd publish --db sqlite:./akd.db updates.jsonl\n',
   );
   cmd.action(async (file: string, opts: PublishOptions) => {
@@ -223,19 +229,31 @@ function addPublish(program: Command, io: CliIo): void {
         storage: new StorageManager(store.db),
         vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
       });
+      const reporter = publishReporter(io.stderr, opts.progress);
       try {
         const before = await dir.getEpochHash();
-        const { epoch, hash } = await dir.publish(updates);
+        let phases;
+        let result;
+        try {
+          result = await dir.publish(updates, { onProgress: reporter.onProgress });
+        } finally {
+          // stops the bar on failure too, so the error starts on a line of its own
+          phases = reporter.finish();
+        }
+        const { epoch, hash } = result;
         const seconds = (performance.now() - started) / 1000;
         const changed = epoch !== before.epoch;
         if (opts.json === true) {
+          const phaseSeconds = Object.fromEntries(
+            Object.entries(phases).map(([k, v]) => [k, Number(v.toFixed(3))]),
+          );
           io.stdout.write(
-            `${toJson({ epoch, rootHash: toHex(hash), updates: updates.length, newEpoch: changed, seconds: Number(seconds.toFixed(3)) })}\n`,
+            `${toJson({ epoch, rootHash: toHex(hash), updates: updates.length, newEpoch: changed, seconds: Number(seconds.toFixed(3)), phases: phaseSeconds })}\n`,
           );
         } else if (changed) {
           const rate = updates.length / Math.max(seconds, 1e-9);
           io.stdout.write(
-            `published epoch ${epoch}: ${updates.length} update${updates.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s (${rate.toFixed(0)} labels/s)\nroot hash: ${toHex(hash)}\n`,
+            `published epoch ${epoch}: ${updates.length} update${updates.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s (${rate.toFixed(0)} labels/s)\nroot hash: ${toHex(hash)}\nphases: ${formatPhaseTimes(phases)}\n`,
           );
         } else {
           io.stdout.write(

@@ -1,0 +1,296 @@
+/**
+ * `akd serve`: the HTTP API and the verifying web page over a store (@akd-ts/server). With a
+ * publish token (AKD_PUBLISH_TOKEN or --publish-token-file) the server is the directory's
+ * writer and POST /v1/publish is enabled; without one it is read-only and polls the store
+ * for epochs another process publishes (`akd publish`, another server). `--demo` serves a
+ * demo directory, created on first use. SIGINT and SIGTERM stop it gracefully. JSON log
+ * lines go to stdout; messages for people go to stderr.
+ */
+
+import { access, readFile, writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { VrfSecretKey, configurationByName, toHex } from '@akd-ts/core';
+import { StorageManager, type Database } from '@akd-ts/storage';
+import { Directory, InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
+import {
+  createLogger,
+  demoEpochs,
+  startServer,
+  stopOnSignals,
+  type RunningServer,
+} from '@akd-ts/server';
+import { quote } from '../args.js';
+import { UsageError } from '../errors.js';
+import type { CliIo } from '../io.js';
+import {
+  openDatabase,
+  openStore,
+  readKeyFile,
+  readSettings,
+  settingsConfiguration,
+  writeSettings,
+  type OpenedStore,
+} from '../store.js';
+
+/** The demo's store and key file, in the current directory. */
+export const DEMO_DB = 'sqlite:./akd-demo.db';
+export const DEMO_KEY_FILE = './akd-demo.key';
+/** Where the demo goes when the SQLite driver cannot be loaded. */
+const DEMO_FALLBACK = 'memory:demo';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+interface ServeOptions {
+  db?: string;
+  keyFile?: string;
+  port: string;
+  host: string;
+  publishTokenFile?: string;
+  poll: string;
+  logLevel?: string;
+  demo?: boolean;
+}
+
+function parsePort(text: string): number {
+  const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 0 && port <= 65_535)) {
+    throw new UsageError(`--port: expected 0 to 65535, got ${quote(text)}`);
+  }
+  return port;
+}
+
+function parsePoll(text: string): number {
+  const ms = /^[0-9]{1,9}$/.test(text) ? Number(text) : NaN;
+  if (!(ms >= 10)) throw new UsageError(`--poll: expected at least 10 (ms), got ${quote(text)}`);
+  return ms;
+}
+
+/** The publish token: --publish-token-file, else AKD_PUBLISH_TOKEN, else none. */
+async function publishToken(opts: ServeOptions, io: CliIo): Promise<string | undefined> {
+  let token: string | undefined;
+  let source = 'AKD_PUBLISH_TOKEN';
+  if (opts.publishTokenFile !== undefined) {
+    source = `--publish-token-file ${JSON.stringify(opts.publishTokenFile)}`;
+    try {
+      token = (await readFile(opts.publishTokenFile, 'utf8')).trim();
+    } catch (e) {
+      throw new UsageError(
+        `${source}: cannot read it: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        { cause: e },
+      );
+    }
+  } else {
+    token = io.env?.['AKD_PUBLISH_TOKEN']?.trim();
+    if (token === '') token = undefined;
+  }
+  // never echo the token: it is a secret
+  if (token !== undefined && (token.length < 16 || /\s/.test(token))) {
+    throw new UsageError(
+      `${source}: a publish token has at least 16 characters and no spaces (try: openssl rand -hex 32)`,
+    );
+  }
+  return token;
+}
+
+/** True when `e` says the SQLite driver (or its native module) cannot be loaded. */
+export function driverMissing(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  const message = e instanceof Error ? e.message : String(e);
+  return (
+    code === 'ERR_MODULE_NOT_FOUND' ||
+    code === 'MODULE_NOT_FOUND' ||
+    /bindings|better[-_]sqlite3|NODE_MODULE_VERSION|Cannot find (module|package)/i.test(message)
+  );
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Opens the demo store, falling back to memory when the SQLite driver is missing, and fills
+ * it with the demo directory when it is empty.
+ */
+async function openDemo(opts: ServeOptions, io: CliIo): Promise<OpenedStore> {
+  let url = opts.db ?? DEMO_DB;
+  const keyPath = opts.keyFile ?? DEMO_KEY_FILE;
+  let db: Database;
+  try {
+    db = await openDatabase(url);
+  } catch (e) {
+    if (!url.startsWith('sqlite:') || !driverMissing(e)) throw e;
+    io.stderr.write(
+      `note: the SQLite driver is not available (${(e as Error).message.split('\n')[0]}); the demo runs on an in-memory store (${DEMO_FALLBACK}), which keeps nothing when the server stops\n`,
+    );
+    url = DEMO_FALLBACK;
+    db = await openDatabase(url);
+  }
+  const memory = url.startsWith('memory:');
+  try {
+    let settings = await readSettings(db);
+    let secretKey: Uint8Array;
+    if (settings === undefined) {
+      const config = configurationByName('whatsapp_v1');
+      if (!memory && (await exists(keyPath))) {
+        secretKey = await readKeyFile(keyPath);
+      } else {
+        secretKey = crypto.getRandomValues(new Uint8Array(32));
+        if (!memory) await writeFile(keyPath, `${toHex(secretKey)}\n`, { mode: 0o600, flag: 'wx' });
+      }
+      io.stderr.write(
+        `creating the demo directory in ${url}${memory ? '' : ` (VRF key in ${keyPath})`}...\n`,
+      );
+      const dir = await Directory.open({
+        config,
+        storage: new StorageManager(db),
+        vrfKeys: new InMemoryVrfKeyStore(secretKey),
+      });
+      try {
+        for (const updates of demoEpochs()) await dir.publish(updates);
+      } finally {
+        await dir.close();
+      }
+      settings = {
+        configuration: config.name,
+        domainLabel: undefined,
+        publicKey: toHex(VrfSecretKey.fromBytes(secretKey).publicKeyBytes),
+      };
+      await writeSettings(db, settings);
+    } else {
+      if (memory) {
+        throw new UsageError(
+          `${url} already holds a directory that is not the demo's; use another --db`,
+        );
+      }
+      secretKey = await readKeyFile(keyPath);
+      const publicKey = toHex(VrfSecretKey.fromBytes(secretKey).publicKeyBytes);
+      if (publicKey !== settings.publicKey.toLowerCase()) {
+        throw new UsageError(`${keyPath} does not hold the VRF key of the directory in ${url}`);
+      }
+    }
+    return { url, db, settings, config: settingsConfiguration(settings), secretKey };
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+}
+
+/**
+ * Serves `store` until SIGINT or SIGTERM; resolves once everything is closed.
+ */
+async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: string | undefined) {
+  const port = parsePort(opts.port);
+  const pollMs = parsePoll(opts.poll);
+  const level = opts.logLevel ?? (opts.demo === true ? 'warn' : 'info');
+  const options = {
+    config: store.config,
+    storage: new StorageManager(store.db),
+    vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+  };
+  store.secretKey.fill(0);
+  const directory =
+    token === undefined ? await ReadOnlyDirectory.open(options) : await Directory.open(options);
+  let server: RunningServer;
+  try {
+    server = await startServer(
+      {
+        directory,
+        publishToken: token,
+        logger: createLogger({ level }, io.stdout as { write(s: string): boolean }),
+      },
+      { port, host: opts.host, pollMs },
+    );
+  } catch (e) {
+    await directory.close();
+    const code = (e as NodeJS.ErrnoException).code;
+    if (
+      code === 'EADDRINUSE' ||
+      code === 'EACCES' ||
+      code === 'EADDRNOTAVAIL' ||
+      code === 'ENOTFOUND'
+    ) {
+      throw new UsageError(`cannot listen on ${opts.host}:${port}: ${code}`, { cause: e });
+    }
+    throw e;
+  }
+  const { epoch, hash } = await directory.getEpochHash();
+  io.stderr.write(
+    [
+      `akd serve: ${server.url}/ (the web page), API under ${server.url}/v1/ (see /openapi.json)`,
+      `store: ${store.url} (${store.config.name}), epoch ${epoch}, root hash ${toHex(hash)}`,
+      token === undefined
+        ? `read-only: publishing is off; new epochs in the store are picked up every ${pollMs} ms`
+        : 'publishing: on (POST /v1/publish with the bearer token)',
+      'stop with Ctrl-C',
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve, reject) => {
+    stopOnSignals(server, (signal, error) => {
+      if (error !== undefined) reject(error as Error);
+      else {
+        io.stderr.write(`akd serve: stopped (${signal})\n`);
+        resolve();
+      }
+    });
+  });
+}
+
+/** Adds `akd serve` to `program`. */
+export function addServeCommands(program: Command, io: CliIo): void {
+  const cmd = program
+    .command('serve')
+    .description('serve the directory over HTTP: the API and the web page that verifies lookups')
+    .option(
+      '--db <url>',
+      'the store: memory:<name>, sqlite:<path> or postgres://... (default: AKD_DB, else sqlite:./akd.db; with --demo: sqlite:./akd-demo.db)',
+    )
+    .option(
+      '--key-file <path>',
+      'file holding the VRF secret key (default: AKD_VRF_KEY, else AKD_VRF_KEY_FILE, else ./akd.key; with --demo: ./akd-demo.key)',
+    )
+    .option('--port <n>', 'TCP port; 0 picks a free one', '8080')
+    .option('--host <address>', 'address to listen on (0.0.0.0 for every interface)', '127.0.0.1')
+    .option(
+      '--publish-token-file <path>',
+      'enable POST /v1/publish with the bearer token in this file (default: AKD_PUBLISH_TOKEN; without a token publishing is off)',
+    )
+    .option('--poll <ms>', 'how often a read-only server checks the store for new epochs', '1000')
+    .option('--log-level <level>', `${LOG_LEVELS.join(', ')} (default: info; warn with --demo)`)
+    .option('--demo', 'serve a demo directory, created on first use');
+  cmd.addHelpText(
+    'after',
+    '\nExamples:\n' +
+      '  $ akd serve --demo                          a demo directory on http://127.0.0.1:8080/\n' +
+      '  $ akd serve --db sqlite:./akd.db            read-only: serves what akd publish writes\n' +
+      '  $ AKD_PUBLISH_TOKEN=$(cat token) akd serve --db postgres://akd@db/akd --port 8080\n\n' +
+      "The server is the directory's writer only with a publish token (it then holds the\n" +
+      "store's writer lock, so akd publish cannot run beside it); without one it is read-only\n" +
+      'and polls the store for epochs published by another process. It speaks plain HTTP on\n' +
+      '127.0.0.1 by default: put a reverse proxy that terminates TLS in front of it.\n' +
+      'Logs are JSON lines on stdout (labels and keys are never logged); SIGINT or SIGTERM\n' +
+      'stops it after in-flight requests finish.\n\n' +
+      '--demo creates sqlite:./akd-demo.db and ./akd-demo.key on first use (a memory store\n' +
+      'when the SQLite driver is not available): three epochs of sample users (alice, bob,\n' +
+      'carol, ... and user-001@example.com to user-050@example.com).\n',
+  );
+  cmd.action(async (opts: ServeOptions) => {
+    if (opts.logLevel !== undefined && !LOG_LEVELS.includes(opts.logLevel)) {
+      throw new UsageError(
+        `--log-level: expected one of ${LOG_LEVELS.join(', ')}, got ${quote(opts.logLevel)}`,
+      );
+    }
+    parsePort(opts.port);
+    parsePoll(opts.poll);
+    const token = await publishToken(opts, io);
+    const store = opts.demo === true ? await openDemo(opts, io) : await openStore(opts, io);
+    try {
+      await serve(store, opts, io, token);
+    } finally {
+      await store.db.close();
+    }
+  });
+}

@@ -1,0 +1,281 @@
+// akd serve: in-process (stopped by a signal), with and without a publish token, its option
+// errors, the demo directory, and spawned as a user runs it, stopped by SIGTERM.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { run } from '../src/program.js';
+import { driverMissing } from '../src/commands/serve.js';
+import { akd, tempDir } from './helpers.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const KEY = 'c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721';
+const TOKEN = 'serve-test-token-0123456789';
+const tmp = tempDir();
+after(tmp.cleanup);
+
+let counter = 0;
+const store = () => `memory:serve-test-${++counter}`;
+
+/**
+ * Runs `akd serve ...` in-process until it prints its URL; `stop()` sends SIGTERM and
+ * resolves to the outcome.
+ */
+async function serving(args: string[], env: Record<string, string> = { AKD_VRF_KEY: KEY }) {
+  let stdout = '';
+  let stderr = '';
+  const done = run(['serve', '--port', '0', ...args], {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    stdin: Readable.from([]),
+    env,
+  });
+  let finished = false;
+  void done.then(() => (finished = true));
+  const deadline = Date.now() + 20_000;
+  while (!/akd serve: (http:\/\/\S+)\//.test(stderr)) {
+    if (finished)
+      return {
+        url: '',
+        done,
+        output: () => ({ stdout, stderr }),
+        stop: async () => ({ code: await done, stdout, stderr }),
+      };
+    assert.ok(Date.now() < deadline, `the server started: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const url = /akd serve: (http:\/\/\S+)\//.exec(stderr)![1]!;
+  return {
+    url,
+    done,
+    output: () => ({ stdout, stderr }),
+    stop: async () => {
+      process.emit('SIGTERM', 'SIGTERM');
+      const code = await done;
+      return { code, stdout, stderr };
+    },
+  };
+}
+
+test('akd serve --help explains the options and the modes', async () => {
+  const help = await akd(['serve', '--help']);
+  assert.equal(help.code, 0);
+  for (const text of [
+    '--db <url>',
+    '--port <n>',
+    '--host <address>',
+    '--publish-token-file',
+    '--demo',
+    'AKD_PUBLISH_TOKEN',
+    'read-only',
+    'TLS',
+  ]) {
+    assert.ok(help.stdout.includes(text), text);
+  }
+  const root = await akd(['--help']);
+  assert.match(root.stdout, /serve \[options\]\s+serve the directory over HTTP/);
+});
+
+test('a read-only server serves proofs and stops on SIGTERM', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
+  const published = await akd(['publish', '--db', db, '-'], {
+    env,
+    stdin: '{"label":"alice","value":"k1"}\n',
+  });
+  assert.equal(published.code, 0, published.stderr);
+  const server = await serving(['--db', db], env);
+  const epoch = await (await fetch(`${server.url}/v1/epoch`)).json();
+  assert.equal(epoch.epoch, '1');
+  assert.equal(epoch.publishing, false);
+  const lookup = await fetch(`${server.url}/v1/lookup/alice`);
+  assert.equal(lookup.status, 200);
+  const refused = await fetch(`${server.url}/v1/publish`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: '{"updates":[]}',
+  });
+  assert.equal(refused.status, 403);
+  // a second writer publishes to the same store: the server picks the epoch up by polling
+  const second = await akd(['publish', '--db', db, '-'], {
+    env,
+    stdin: '{"label":"bob","value":"k1"}\n',
+  });
+  assert.equal(second.code, 0, second.stderr);
+  const deadline = Date.now() + 5_000;
+  while ((await (await fetch(`${server.url}/v1/epoch`)).json()).epoch !== '2') {
+    assert.ok(Date.now() < deadline, 'the read-only server saw epoch 2');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const { code, stdout, stderr } = await server.stop();
+  assert.equal(code, 0, stderr);
+  assert.match(stderr, /read-only: publishing is off/);
+  assert.match(stderr, /akd serve: stopped \(SIGTERM\)/);
+  // logs are JSON lines on stdout, without labels or the key
+  const lines = stdout.trim().split('\n');
+  assert.ok(lines.length >= 3);
+  for (const line of lines) JSON.parse(line);
+  assert.ok(lines.some((l) => JSON.parse(l).route === '/v1/lookup/:label'));
+  assert.ok(!stdout.includes(KEY) && !stdout.includes('alice'));
+});
+
+test('with a token file the server publishes, and lookups see the new epoch', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  assert.equal((await akd(['init', '--db', db, '--config', 'experimental'], { env })).code, 0);
+  const tokenFile = tmp.write('token', new TextEncoder().encode(`${TOKEN}\n`));
+  const server = await serving(
+    ['--db', db, '--publish-token-file', tokenFile, '--log-level', 'warn'],
+    env,
+  );
+  const res = await fetch(`${server.url}/v1/publish`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ updates: [{ label: 'carol', value: 'k1' }] }),
+  });
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).epoch, '1');
+  const lookup = await (await fetch(`${server.url}/v1/lookup/carol`)).json();
+  assert.equal(lookup.claimed.value.text, 'k1');
+  const { code, stdout, stderr } = await server.stop();
+  assert.equal(code, 0);
+  assert.match(stderr, /publishing: on/);
+  assert.equal(stdout, '', 'nothing at warn level');
+  assert.ok(!stderr.includes(TOKEN));
+});
+
+test('AKD_PUBLISH_TOKEN enables publishing too', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  const server = await serving(['--db', db], { ...env, AKD_PUBLISH_TOKEN: TOKEN });
+  assert.equal((await (await fetch(`${server.url}/v1/epoch`)).json()).publishing, true);
+  assert.equal((await server.stop()).code, 0);
+});
+
+test('mistakes are usage errors (exit 2) or clear failures, never stack traces', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  const cases: [string[], Record<string, string>, number, RegExp][] = [
+    [['--port', 'http'], env, 2, /--port: expected 0 to 65535/],
+    [['--port', '70000'], env, 2, /--port/],
+    [['--poll', '5'], env, 2, /--poll: expected at least 10/],
+    [['--log-level', 'loud'], env, 2, /--log-level: expected one of/],
+    [[], { ...env, AKD_PUBLISH_TOKEN: 'short' }, 2, /at least 16 characters/],
+    [['--publish-token-file', join(tmp.dir, 'missing')], env, 2, /cannot read it: ENOENT/],
+    [['--db', 'memory:never-initialised'], env, 1, /DIRECTORY_READ_ONLY/],
+    [['--db', 'ftp://x'], env, 2, /unknown store/],
+  ];
+  for (const [args, e, code, message] of cases) {
+    const r = await akd(['serve', '--port', '0', '--db', db, ...args], { env: e });
+    assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    assert.ok(!r.stderr.includes('short'), 'the token is not echoed');
+  }
+});
+
+test('a port in use is a usage error naming it', async () => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  const { port } = blocker.address() as { port: number };
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  const r = await akd(['serve', '--db', db, '--port', String(port)], { env });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, new RegExp(`cannot listen on 127.0.0.1:${port}: EADDRINUSE`));
+  await new Promise((resolve) => blocker.close(resolve));
+});
+
+test('--demo creates the demo directory on SQLite once, then reuses it', async () => {
+  const dbPath = join(tmp.dir, 'demo.db');
+  const keyPath = join(tmp.dir, 'demo.key');
+  const args = ['--demo', '--db', `sqlite:${dbPath}`, '--key-file', keyPath];
+  const first = await serving(args, {});
+  const epoch = await (await fetch(`${first.url}/v1/epoch`)).json();
+  assert.equal(epoch.epoch, '3');
+  const alice = await (await fetch(`${first.url}/v1/history/alice`)).json();
+  assert.equal(alice.claimed.length, 2);
+  const page = await fetch(`${first.url}/`);
+  assert.match(page.headers.get('content-type')!, /text\/html/);
+  const one = await first.stop();
+  assert.equal(one.code, 0, one.stderr);
+  assert.match(one.stderr, /creating the demo directory/);
+  assert.equal(statSync(keyPath).mode & 0o777, 0o600);
+
+  const second = await serving(args, {});
+  assert.equal((await (await fetch(`${second.url}/v1/epoch`)).json()).rootHash, epoch.rootHash);
+  const two = await second.stop();
+  assert.doesNotMatch(two.stderr, /creating the demo directory/);
+
+  writeFileSync(keyPath, `${KEY}\n`);
+  const wrongKey = await akd(['serve', '--port', '0', ...args]);
+  assert.equal(wrongKey.code, 2);
+  assert.match(wrongKey.stderr, /does not hold the VRF key/);
+});
+
+test('--demo on a memory store, and a memory store that holds another directory', async () => {
+  const db = store();
+  const server = await serving(['--demo', '--db', db], {});
+  assert.equal((await (await fetch(`${server.url}/v1/epoch`)).json()).epoch, '3');
+  assert.equal((await server.stop()).code, 0);
+  const again = await akd(['serve', '--port', '0', '--demo', '--db', db]);
+  assert.equal(again.code, 2);
+  assert.match(again.stderr, /not the demo's/);
+});
+
+test('the demo falls back to memory only when the SQLite driver cannot load', () => {
+  const missing = Object.assign(new Error("Cannot find package 'better-sqlite3'"), {
+    code: 'ERR_MODULE_NOT_FOUND',
+  });
+  assert.equal(driverMissing(missing), true);
+  assert.equal(driverMissing(new Error('Could not locate the bindings file')), true);
+  assert.equal(driverMissing(new Error('SQLITE_CORRUPT: database disk image is malformed')), false);
+  assert.equal(driverMissing('odd'), false);
+});
+
+test('spawned: akd serve --demo prints its URL, serves, and exits 0 on SIGTERM', async () => {
+  const cwd = tmp.dir;
+  const child = spawn(
+    process.execPath,
+    [
+      '--conditions=source',
+      '--import',
+      // tsx resolved from here: the child runs in a temporary folder
+      import.meta.resolve('tsx'),
+      join(ROOT, 'packages/cli/src/bin.ts'),
+      'serve',
+      '--demo',
+      '--port',
+      '0',
+    ],
+    { cwd, env: { ...process.env, AKD_DEBUG: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  let ended = false;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      ended = true;
+      resolve(code);
+    }),
+  );
+  const deadline = Date.now() + 30_000;
+  while (!/akd serve: (http:\/\/\S+)\//.test(stderr)) {
+    assert.ok(Date.now() < deadline && !ended, `started: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const url = /akd serve: (http:\/\/\S+)\//.exec(stderr)![1]!;
+  assert.equal((await fetch(`${url}/healthz`)).status, 200);
+  assert.ok(existsSync(join(cwd, 'akd-demo.db')) || /in-memory store/.test(stderr));
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, stderr);
+  assert.match(stderr, /stopped \(SIGTERM\)/);
+});
