@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the page into public/ (or the folder given with --out): src/main.ts bundled with
+// Builds the page into dist/page/ (or the folder given with --out): src/main.ts bundled with
 // @akd-ts/core into app.js (the "source" export condition bundles core's TypeScript directly,
 // so no tsc output is needed), and static/ copied beside it. Any import of a Node built-in
 // fails the build: the page must run in a browser with core alone.
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const at = process.argv.indexOf('--out');
-const out = resolve(at > 0 ? process.argv[at + 1] : join(here, 'public'));
+const out = resolve(at > 0 ? process.argv[at + 1] : join(here, 'dist', 'page'));
 
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 const noNodeBuiltins = {

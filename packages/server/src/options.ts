@@ -56,7 +56,7 @@ export interface AppDeps {
   /** Trust X-Forwarded-* from a reverse proxy (TLS termination); default false. */
   trustProxy?: boolean;
   /**
-   * The folder of the built web page (default: @akd-ts/web's `public/`). When it holds no
+   * The folder of the built web page (default: @akd-ts/web's `dist/page/`). When it holds no
    * index.html, `/` answers a page saying how to build it.
    */
   webRoot?: string;

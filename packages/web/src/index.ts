@@ -1,7 +1,7 @@
 /**
  * @akd-ts/web: the page that looks a label up and verifies its proof in the browser with
  * @akd-ts/core alone. The page itself is `src/main.ts`, bundled by `npm run build` into
- * `public/`; this module names that folder for the server, and exports the page's checking
+ * `dist/page/` (build output, like tsc's); this module names that folder for the server, and exports the page's checking
  * logic (which needs no DOM) so it can be tested on its own.
  */
 
@@ -11,10 +11,11 @@
  * @example
  * ```ts
  * import { fileURLToPath } from 'node:url';
- * const root = fileURLToPath(PUBLIC_DIR_URL); // .../packages/web/public/
+ * const root = fileURLToPath(PUBLIC_DIR_URL); // .../packages/web/dist/page/
  * ```
  */
-export const PUBLIC_DIR_URL: URL = new URL('../public/', import.meta.url);
+// from src/ (the sources) and from dist/ (built) alike: ../dist/page/
+export const PUBLIC_DIR_URL: URL = new URL('../dist/page/', import.meta.url);
 
 export {
   trustedRoot,

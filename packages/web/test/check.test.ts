@@ -134,6 +134,6 @@ test('pathView of a proof with no siblings is the leaf itself', async () => {
   assert.equal(view.matchesTrustedRoot, false);
 });
 
-test("the built page lives in the package's public/ folder", () => {
-  assert.match(PUBLIC_DIR_URL.pathname, /packages\/web\/public\/$/);
+test("the built page lives in the package's dist/page/ folder", () => {
+  assert.match(PUBLIC_DIR_URL.pathname, /packages\/web\/dist\/page\/$/);
 });
