@@ -16,7 +16,7 @@
 
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { configurationByName, utf8 } from '@akd-ts/core';
+import { configurationByName, encodeLookupProof, utf8 } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import { startServer } from '@akd-ts/server';
@@ -71,11 +71,18 @@ async function serveChild(): Promise<void> {
     await dir.publish(batch);
   }
   const setupSeconds = (performance.now() - started) / 1000;
+  // the cost of one proof in the server, without HTTP: sequential lookups plus encoding
+  const t0 = performance.now();
+  for (let i = 0; i < 200; i++) {
+    const { proof } = await dir.lookup(utf8(label(Math.floor(Math.random() * users))));
+    encodeLookupProof(proof);
+  }
+  const proofMs = (performance.now() - t0) / 200;
   const server = await startServer(
     { directory: dir, publishToken: TOKEN, processMetrics: false },
     { port: 0, host: '127.0.0.1' },
   );
-  process.send!({ url: server.url, setupSeconds, engine: dir.vrfEngineName });
+  process.send!({ url: server.url, setupSeconds, proofMs, engine: dir.vrfEngineName });
   process.on('message', () => {
     void server.close().then(() => process.exit(0));
   });
@@ -90,12 +97,15 @@ async function main(): Promise<void> {
     execArgv: ['--conditions=source', '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const ready = await new Promise<{ url: string; setupSeconds: number; engine: string }>(
-    (resolve, reject) => {
-      child.once('message', (m) => resolve(m as never));
-      child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
-    },
-  );
+  const ready = await new Promise<{
+    url: string;
+    setupSeconds: number;
+    proofMs: number;
+    engine: string;
+  }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as never));
+    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
+  });
   const accept = settings.format === 'protobuf' ? 'application/x-protobuf' : 'application/json';
   const load = () =>
     autocannon({
@@ -162,9 +172,13 @@ async function main(): Promise<void> {
   if (flag('json')) {
     for (const r of rows) console.log(JSON.stringify({ bench: 'server-load', ...settings, ...r }));
     console.log(JSON.stringify({ bench: 'server-load', phase: 'publish', ...publishSummary }));
+    console.log(JSON.stringify({ bench: 'server-load', phase: 'proof', ms: ready.proofMs }));
   } else {
     console.log(
       `server-load: ${settings.users} labels (set up in ${ready.setupSeconds.toFixed(1)} s, VRF engine ${ready.engine}), ${settings.connections} connections, ${settings.seconds} s per phase, ${settings.format} answers`,
+    );
+    console.log(
+      `one lookup proof in the server (no HTTP): ${ready.proofMs.toFixed(2)} ms (${Math.round(1000 / ready.proofMs)}/s on one core)`,
     );
     console.log('| phase | lookups/s | p50 ms | p99 ms | max ms | requests | errors |');
     console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
