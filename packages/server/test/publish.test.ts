@@ -145,3 +145,22 @@ test('logs during a publish never contain the VRF key, the token, labels or valu
   }
   for (const line of lines) JSON.parse(line);
 });
+
+test('limits are the app options: too many updates in one request is DIRECTORY_LIMIT', async () => {
+  const demo = await demoApp({ publishToken: TOKEN, limits: { maxPublishUpdates: 1 } });
+  const res = await demo.app.inject({
+    method: 'POST',
+    url: '/v1/publish',
+    headers: auth,
+    payload: {
+      updates: [
+        { label: 'a', value: '1' },
+        { label: 'b', value: '2' },
+      ],
+    },
+  });
+  assert.equal(res.statusCode, 400);
+  assert.equal(res.json().error.code, 'DIRECTORY_LIMIT');
+  assert.equal(res.json().error.field, 'updates');
+  await demo.close();
+});
