@@ -154,9 +154,27 @@ export class ReadOnlyDirectory {
    * first missing label fails the whole call.
    */
   async batchLookup(labels: AkdLabel[]): Promise<{ proofs: LookupProof[]; epochHash: EpochHash }> {
+    return this.atLatestEpoch(async (epochHash) => ({
+      proofs: await buildLookupProofs(this.ctx, labels, epochHash.epoch),
+      epochHash,
+    }));
+  }
+
+  /**
+   * Runs a proof against the latest epoch this reader knows. When the store has moved on by
+   * two or more epochs since (another process publishes), the tree no longer keeps the nodes
+   * of that epoch: reading one fails with `STORAGE_NOT_FOUND`, and the proof is built again
+   * once against the store's new latest epoch.
+   */
+  private async atLatestEpoch<T>(build: (epochHash: EpochHash) => Promise<T>): Promise<T> {
     const epochHash = await this.getEpochHash();
-    const proofs = await buildLookupProofs(this.ctx, labels, epochHash.epoch);
-    return { proofs, epochHash };
+    try {
+      return await build(epochHash);
+    } catch (e) {
+      if (!(e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND')) throw e;
+      if ((await this.refresh()) === undefined) throw e;
+      return build(await this.getEpochHash());
+    }
   }
 
   /** Proof of `label`'s versions, all or the most recent n (spec 12.5). */
@@ -164,9 +182,10 @@ export class ReadOnlyDirectory {
     label: AkdLabel,
     params: HistoryParams = { kind: 'complete' },
   ): Promise<{ proof: HistoryProof; epochHash: EpochHash }> {
-    const epochHash = await this.getEpochHash();
-    const proof = await buildHistoryProof(this.ctx, label, params, epochHash.epoch);
-    return { proof, epochHash };
+    return this.atLatestEpoch(async (epochHash) => ({
+      proof: await buildHistoryProof(this.ctx, label, params, epochHash.epoch),
+      epochHash,
+    }));
   }
 
   /**

@@ -437,3 +437,36 @@ test('publish reports its progress phase by phase', async () => {
   assert.deepEqual(none, ['versions', 'vrf', 'done'], 'nothing changed: no tree or commit phase');
   await dir.close();
 });
+
+test('a reader two epochs behind the writer refreshes instead of serving a proof of the wrong epoch', async () => {
+  const db = new MemoryDatabase();
+  const { dir, config } = await openDirectory('whatsapp_v1', { db });
+  const labels = Array.from({ length: 30 }, (_, i) => u(`r${i}`));
+  await dir.publish(labels.map((label) => ({ label, value: u('1') })));
+  const reader = await ReadOnlyDirectory.open({
+    config,
+    storage: new StorageManager(db),
+    vrfKeys: hardCodedKeys(),
+  });
+  assert.equal((await reader.getEpochHash()).epoch, 1n); // the reader now knows epoch 1 only
+  await dir.publish(labels.map((label) => ({ label, value: u('2') })));
+  const e3 = await dir.publish(labels.map((label) => ({ label, value: u('3') })));
+  const { proof, epochHash } = await reader.lookup(u('r7'));
+  assert.deepEqual(epochHash, e3, 'served at the new latest epoch');
+  const result = lookupVerify(
+    config,
+    reader.getPublicKey(),
+    epochHash.hash,
+    epochHash.epoch,
+    u('r7'),
+    proof,
+  );
+  assert.equal(text(result), '3');
+  const history = await reader.keyHistory(u('r8'));
+  assert.equal(
+    keyHistoryVerify(config, reader.getPublicKey(), e3.hash, 3n, u('r8'), history.proof).length,
+    3,
+  );
+  await reader.close();
+  await dir.close();
+});

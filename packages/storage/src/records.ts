@@ -169,7 +169,14 @@ export function selectValueState(
   return best;
 }
 
-/** The tree node version visible at `targetEpoch` (spec 9.2 `determine_node_to_get`). */
+/**
+ * The tree node version visible at `targetEpoch` (spec 9.2 `determine_node_to_get`), or
+ * undefined when the record keeps none. Unlike upstream, a previous copy that is itself newer
+ * than the target is not returned: a reader two or more epochs behind the writer gets "not
+ * found" (and can refresh) instead of a node of the wrong epoch and an invalid proof.
+ */
 export function nodeAtEpoch(record: TreeNodeRecord, targetEpoch: bigint): TreeNode | undefined {
-  return record.latest.lastEpoch > targetEpoch ? record.previous : record.latest;
+  if (record.latest.lastEpoch <= targetEpoch) return record.latest;
+  const previous = record.previous;
+  return previous !== undefined && previous.lastEpoch <= targetEpoch ? previous : undefined;
 }

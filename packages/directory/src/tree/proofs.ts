@@ -17,9 +17,14 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
 import { childLabel, nodeValue } from './nodes.js';
-import { findNode, readNode } from './node-io.js';
+import { readNode } from './node-io.js';
 
-/** Reads the child of `node` on `direction` at `epoch`, if there is one. */
+/**
+ * Reads the child of `node` on `direction` at `epoch`, if it has one there. A child the node
+ * names but the store cannot give at that epoch is an error (upstream reads it as "no
+ * child"): it means the reader is too far behind the writer, and a proof built without that
+ * child would not verify.
+ */
 async function child(
   reader: RecordReader,
   node: TreeNode,
@@ -27,7 +32,7 @@ async function child(
   epoch: bigint,
 ): Promise<TreeNode | undefined> {
   const label = childLabel(node, direction);
-  return label === undefined ? undefined : findNode(reader, label, epoch);
+  return label === undefined ? undefined : readNode(reader, label, epoch);
 }
 
 function element(config: Configuration, node: TreeNode | undefined): AzksElement {

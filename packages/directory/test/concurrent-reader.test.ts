@@ -1,0 +1,115 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { keyHistoryVerify, lookupVerify, utf8, WhatsAppV1Configuration } from '@akd-ts/core';
+import { StorageManager, type Database } from '@akd-ts/storage';
+import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { Directory, ReadOnlyDirectory } from '@akd-ts/directory';
+import { hardCodedKeys } from './support/build.js';
+
+const POSTGRES_URL = process.env['AKD_TEST_POSTGRES_URL'];
+const tmp = mkdtempSync(join(tmpdir(), 'akd-reader-'));
+const schemas: string[] = [];
+after(async () => {
+  rmSync(tmp, { recursive: true, force: true });
+  if (schemas.length === 0) return;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  await client.end();
+});
+
+/** Two independent handles (connections) on one new store. */
+const stores: { name: string; skip: string | false; pair: () => Promise<[Database, Database]> }[] =
+  [
+    {
+      name: 'sqlite',
+      skip: false,
+      pair: async () => {
+        const path = join(tmp, 'store.db');
+        return [await SqliteDatabase.open(path), await SqliteDatabase.open(path)];
+      },
+    },
+    {
+      name: 'postgres',
+      skip: POSTGRES_URL ? false : 'AKD_TEST_POSTGRES_URL is not set: PostgreSQL tests skipped',
+      pair: async () => {
+        const schema = `akd_test_reader_${randomBytes(6).toString('hex')}`;
+        schemas.push(schema);
+        const writer = await PostgresDatabase.open(POSTGRES_URL!, { schema });
+        return [writer, await PostgresDatabase.open(POSTGRES_URL!, { schema })];
+      },
+    },
+  ];
+
+const config = new WhatsAppV1Configuration();
+const labels = Array.from({ length: 40 }, (_, i) => utf8(`reader-test-${i}`));
+
+for (const store of stores) {
+  test(
+    `${store.name}: a reader looking up in a loop while another connection publishes gets only verifiable proofs`,
+    { skip: store.skip },
+    async () => {
+      const [writerDb, readerDb] = await store.pair();
+      const writer = await Directory.open({
+        config,
+        storage: new StorageManager(writerDb),
+        vrfKeys: hardCodedKeys(),
+      });
+      await writer.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+      const reader = await ReadOnlyDirectory.open({
+        config,
+        storage: new StorageManager(readerDb),
+        vrfKeys: hardCodedKeys(),
+      });
+      const pk = reader.getPublicKey();
+
+      let publishing = true;
+      const publisher = (async () => {
+        for (let e = 2; e <= 12; e++) {
+          await writer.publish(labels.map((label, i) => ({ label, value: utf8(`v${e}.${i}`) })));
+        }
+        publishing = false;
+      })();
+      const epochs = new Set<bigint>();
+      let checked = 0;
+      for (let i = 0; publishing || i < 3; i++) {
+        // a macrotask turn per lookup, as separate requests to a server would get: SQLite
+        // answers synchronously, and a loop of microtasks alone would starve the publisher
+        await new Promise((resolve) => setImmediate(resolve));
+        if (i % 2 === 0) await reader.refresh();
+        const label = labels[i % labels.length]!;
+        const { proof, epochHash } = await reader.lookup(label);
+        lookupVerify(config, pk, epochHash.hash, epochHash.epoch, label, proof);
+        if (i % 5 === 0) {
+          const history = await reader.keyHistory(label, { kind: 'mostRecent', count: 2 });
+          keyHistoryVerify(
+            config,
+            pk,
+            history.epochHash.hash,
+            history.epochHash.epoch,
+            label,
+            history.proof,
+            {
+              historyParams: { kind: 'mostRecent', count: 2 },
+            },
+          );
+        }
+        epochs.add(epochHash.epoch);
+        checked++;
+      }
+      await publisher;
+      assert.ok(checked >= 3);
+      assert.ok(epochs.size >= 2, `the reader followed the writer across ${epochs.size} epochs`);
+      await reader.close();
+      await writer.close();
+      await readerDb.close();
+      await writerDb.close();
+    },
+  );
+}
