@@ -287,6 +287,27 @@ test('a monitor waits out a listing that is briefly unavailable', async () => {
   }
 });
 
+test('a monitor notices a gap that opens after it caught up, by probing the next epochs', async () => {
+  const all = await honestBlobs(0n, 8n);
+  const early = new Map([...all].filter(([key]) => Number(key.split('/')[0]) <= 3));
+  const bucket = await serveBucket({ blobs: early, pageSize: 5, tokens: true, unavailable: 0 });
+  try {
+    const running = verify(bucket.url, '--follow', '--interval', '0.05');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // epoch 4 never comes; epoch 6 does
+    for (const [key, data] of all) if (key.startsWith('6/')) early.set(key, data);
+    const r = await running;
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^error: AUDIT_EPOCH_GAP: no blob for epoch 4, but the source holds one for epoch 6/,
+    );
+    assert.match(r.stdout, /verified 3 blobs: epochs 0 -> 3/);
+  } finally {
+    await bucket.close();
+  }
+});
+
 test('a monitor can be interrupted, and keeps what it verified', async () => {
   const bucket = await serveBucket({
     blobs: await honestBlobs(0n, 3n),

@@ -146,15 +146,23 @@ export interface HttpSourceOptions {
 /** Stops a page loop whose server never stops answering "truncated". */
 const MAX_PAGES = 1_000_000;
 
+/** Epochs probed past the next one, once the whole listing was read, to notice a new gap. */
+const GAP_PROBES = 4;
+
 /**
  * Blobs behind an S3-style listing (spec 16). The walk asks for one epoch at a time
- * (`prefix=<epoch>/`); the whole listing is only read to find the first epoch of a log (when
- * it is neither 0 nor 1) and to tell a missing epoch from the end of the log.
+ * (`prefix=<epoch>/`); the whole listing is read only to find the first epoch of a log (when
+ * it is neither 0 nor 1) and, once, to tell a missing epoch from the end of the log. After that
+ * one scan, a monitor polling for the next epoch probes the few epochs after it by prefix
+ * instead of reading a listing of millions of keys at every poll: a gap that opens later is
+ * noticed when it is at most GAP_PROBES epochs wide; a wider one leaves the monitor waiting at
+ * the missing epoch (it never vouches for anything it did not verify).
  */
 export class HttpSource implements RefreshableSource {
   readonly remote = true;
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch;
+  private scanned = false;
 
   constructor(
     readonly base: string,
@@ -253,6 +261,14 @@ export class HttpSource implements RefreshableSource {
   }
 
   async nextEpochAfter(epoch: bigint): Promise<bigint | undefined> {
-    return this.scan(epoch);
+    if (!this.scanned) {
+      const next = await this.scan(epoch);
+      this.scanned = true;
+      return next;
+    }
+    for (let k = 1n; k <= BigInt(GAP_PROBES); k++) {
+      if ((await this.keysAt(epoch + k)).length > 0) return epoch + k;
+    }
+    return undefined;
   }
 }
