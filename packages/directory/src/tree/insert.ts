@@ -7,15 +7,13 @@
 
 import {
   AkdError,
-  Direction,
   LEAF_LEN,
-  compareNodeLabels,
   type AzksElement,
   type Configuration,
   type NodeLabel,
 } from '@akd-ts/core';
 import { NodeType, type Transaction, type TreeNode } from '@akd-ts/storage';
-import { childLabel, newInterior, newLeaf, parentHash, setChild } from './nodes.js';
+import { newInterior, newLeaf, parentHash, setChild } from './nodes.js';
 import { findNode, readNode, writeNode, type MaybePromise } from './node-io.js';
 
 interface Inserted {
@@ -37,7 +35,12 @@ interface Context {
  * labels make every subtree a contiguous range, so the recursion splits by binary search.
  */
 export function prepareElements(elements: AzksElement[]): AzksElement[] {
-  const sorted = elements.slice().sort((a, b) => compareNodeLabels(a.label, b.label));
+  // a label's key orders like the label (length, then bytes) and compares natively
+  const sorted = elements.slice().sort((a, b) => {
+    const x = a.label.key;
+    const y = b.label.key;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
   for (let i = 0; i < sorted.length; i++) {
     if (sorted[i]!.label.len !== LEAF_LEN) {
       throw new AkdError('DIRECTORY_TREE', `element ${sorted[i]!.label} is not a full-length leaf`);
@@ -59,11 +62,6 @@ function splitIndex(sorted: AzksElement[], lo: number, hi: number, bit: number):
   return lo;
 }
 
-/** Longest common prefix of the sorted range (that of its first and last labels). */
-function rangePrefix(ctx: Context, sorted: AzksElement[], lo: number, hi: number): NodeLabel {
-  return sorted[lo]!.label.longestCommonPrefix(sorted[hi - 1]!.label, ctx.config.emptyLabel);
-}
-
 /** The untouched child on one side, if any (awaited only when storage must be asked). */
 function sibling(
   tx: Transaction,
@@ -73,20 +71,29 @@ function sibling(
   return label === undefined ? undefined : findNode(tx, label, epoch);
 }
 
-/** Inserts one side's range below `cur`, attaches the result and writes it (spec 8 phase 2). */
-async function insertChild(
+/**
+ * Inserts `sorted[lo..hi)` below the node `label` (or where there is none yet). A new leaf
+ * needs no reads, so it is made here without the cost of an async call.
+ */
+function insertBelow(
   ctx: Context,
-  cur: TreeNode,
-  direction: Direction,
+  label: NodeLabel | undefined,
   sorted: AzksElement[],
   lo: number,
   hi: number,
-): Promise<Inserted> {
-  const child = await insert(ctx, childLabel(cur, direction), sorted, lo, hi);
+): MaybePromise<Inserted> {
+  if (label === undefined && hi - lo === 1) {
+    // spec 8 case 2: a new leaf
+    const e = sorted[lo]!;
+    return { node: newLeaf(e.label, e.value, ctx.epoch, ctx.config), isNew: true, count: 1 };
+  }
+  return insert(ctx, label, sorted, lo, hi);
+}
+
+/** Attaches a child below `cur` and writes it (spec 8 phase 2, after the child's recursion). */
+function attach(ctx: Context, cur: TreeNode, child: Inserted): MaybePromise<void> {
   setChild(cur, child.node);
-  const written = writeNode(ctx.tx, child.node, child.isNew);
-  if (written instanceof Promise) await written;
-  return child;
+  return writeNode(ctx.tx, child.node, child.isNew);
 }
 
 async function insert(
@@ -97,6 +104,9 @@ async function insert(
   hi: number,
 ): Promise<Inserted> {
   const { config, tx, epoch } = ctx;
+  const first = sorted[lo]!.label;
+  // the set's longest common prefix is that of its first and last labels (sorted)
+  const setPrefixLen = first.commonPrefixLength(sorted[hi - 1]!.label);
   let cur: TreeNode;
   let isNew: boolean;
   let count: number;
@@ -106,10 +116,11 @@ async function insert(
     const read = readNode(tx, label, epoch);
     // a private copy: the node is about to change
     const existing = { ...(read instanceof Promise ? await read : read) };
-    const prefix = label.longestCommonPrefix(rangePrefix(ctx, sorted, lo, hi), config.emptyLabel);
-    if (prefix.len < label.len) {
-      // split the compressed edge: a new interior node above the existing one
-      cur = newInterior(prefix, epoch, config);
+    // lcp(label, lcp(set)): tree labels are never the configuration's empty label
+    const prefixLen = Math.min(setPrefixLen, label.commonPrefixLength(first));
+    if (prefixLen < label.len) {
+      // case 1a: split the compressed edge with a new interior node above the existing one
+      cur = newInterior(label.getPrefix(prefixLen), epoch, config);
       setChild(cur, existing);
       const written = writeNode(tx, existing, false);
       if (written instanceof Promise) await written;
@@ -120,11 +131,9 @@ async function insert(
       isNew = false;
       count = 0;
     }
-  } else if (hi - lo === 1) {
-    const e = sorted[lo]!;
-    return { node: newLeaf(e.label, e.value, epoch, config), isNew: true, count: 1 };
   } else {
-    cur = newInterior(rangePrefix(ctx, sorted, lo, hi), epoch, config);
+    // case 3: a new interior node at the set's common prefix
+    cur = newInterior(first.getPrefix(setPrefixLen), epoch, config);
     isNew = true;
     count = 1;
   }
@@ -132,16 +141,22 @@ async function insert(
   // A leaf takes no children: an element equal to it is a no-op (spec 8 notes).
   if (cur.nodeType === NodeType.Leaf) return { node: cur, isNew, count };
 
-  // Phase 2: distribute by the bit after cur's label
+  // Phase 2: distribute by the bit after cur's label, left subtree first
   const mid = splitIndex(sorted, lo, hi, cur.label.len);
   let left: Inserted | undefined;
   let right: Inserted | undefined;
   if (lo < mid) {
-    left = await insertChild(ctx, cur, Direction.Left, sorted, lo, mid);
+    const below = insertBelow(ctx, cur.leftChild, sorted, lo, mid);
+    left = below instanceof Promise ? await below : below;
+    const written = attach(ctx, cur, left);
+    if (written instanceof Promise) await written;
     count += left.count;
   }
   if (mid < hi) {
-    right = await insertChild(ctx, cur, Direction.Right, sorted, mid, hi);
+    const below = insertBelow(ctx, cur.rightChild, sorted, mid, hi);
+    right = below instanceof Promise ? await below : below;
+    const written = attach(ctx, cur, right);
+    if (written instanceof Promise) await written;
     count += right.count;
   }
 
@@ -169,7 +184,7 @@ export async function insertElements(
 ): Promise<number> {
   if (sorted.length === 0) return 0;
   const ctx: Context = { config, tx, epoch };
-  const result = await insert(ctx, root, sorted, 0, sorted.length);
+  const result = await insertBelow(ctx, root, sorted, 0, sorted.length);
   await writeNode(tx, result.node, result.isNew);
   return result.count;
 }
