@@ -259,3 +259,19 @@ test('on SQLite the directory persists between commands and the key file is priv
     tmp.cleanup();
   }
 });
+
+test('publish takes a number of VRF worker threads', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  const bad = await akd(['publish', '--db', db, '--vrf-threads', 'many', '-'], { env, stdin: '' });
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--vrf-threads: expected a number of threads/);
+  const rows = Array.from({ length: 80 }, (_, i) => ({ label: `t${i}`, value: 'v' }));
+  const two = await akd(['publish', '--db', db, '--vrf-threads', '2', '--json', '-'], {
+    env,
+    stdin: jsonl(rows),
+  });
+  assert.equal(two.code, 0, two.stderr);
+  assert.equal(JSON.parse(two.stdout).epoch, 1);
+});

@@ -15,7 +15,13 @@ import {
   type Configuration,
 } from '@akd-ts/core';
 import { StorageManager } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore, ReadOnlyDirectory, type Update } from '@akd-ts/directory';
+import {
+  Directory,
+  InMemoryVrfKeyStore,
+  ReadOnlyDirectory,
+  availableThreads,
+  type Update,
+} from '@akd-ts/directory';
 import { parseConfiguration, readInput } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
@@ -48,6 +54,17 @@ export function addStoreOptions(cmd: Command): Command {
       'file holding the VRF secret key as hex (default: AKD_VRF_KEY, else AKD_VRF_KEY_FILE, else ./akd.key)',
     )
     .option('--json', 'print the result as one line of JSON');
+}
+
+/** The VRF worker threads a writing command uses: --vrf-threads, else all cores. */
+export function vrfThreads(option: string | undefined): number {
+  if (option === undefined) return availableThreads();
+  if (!/^[0-9]+$/.test(option.trim()) || Number(option) > 256) {
+    throw new UsageError(
+      `--vrf-threads: expected a number of threads from 0 to 256, got ${JSON.stringify(option)}`,
+    );
+  }
+  return Number(option);
 }
 
 /** Opens the store's directory for reading proofs (no writer lock: a server may be publishing). */
@@ -198,6 +215,7 @@ function addInit(program: Command, io: CliIo): void {
 interface PublishOptions extends StoreOptions {
   json?: boolean;
   progress: boolean;
+  vrfThreads?: string;
 }
 
 function addPublish(program: Command, io: CliIo): void {
@@ -205,7 +223,12 @@ function addPublish(program: Command, io: CliIo): void {
     .command('publish')
     .description('publish a batch of updates as the next epoch')
     .argument('<updates>', 'JSON lines file of updates, or - for stdin');
-  addStoreOptions(cmd).option('--no-progress', 'print no progress on stderr');
+  addStoreOptions(cmd)
+    .option('--no-progress', 'print no progress on stderr')
+    .option(
+      '--vrf-threads <n>',
+      `worker threads for VRF evaluation, 0 for none (default: ${availableThreads()}, the available cores)`,
+    );
   cmd.addHelpText(
     'after',
     '\nEach line of <updates> is one update:\n' +
@@ -228,6 +251,7 @@ function addPublish(program: Command, io: CliIo): void {
         config: store.config,
         storage: new StorageManager(store.db),
         vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+        vrf: { threads: vrfThreads(opts.vrfThreads) },
       });
       const reporter = publishReporter(io.stderr, opts.progress);
       try {

@@ -20,6 +20,7 @@ import {
   type RunningServer,
 } from '@akd-ts/server';
 import { quote } from '../args.js';
+import { vrfThreads } from './directory.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import {
@@ -49,6 +50,7 @@ interface ServeOptions {
   poll: string;
   logLevel?: string;
   demo?: boolean;
+  vrfThreads?: string;
 }
 
 function parsePort(text: string): number {
@@ -191,8 +193,12 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
   };
   store.secretKey.fill(0);
+  // the writer spreads publishes' VRF work over worker threads, keeping the event loop free
+  // for requests; a read-only server proves a few labels at a time on the main thread
   const directory =
-    token === undefined ? await ReadOnlyDirectory.open(options) : await Directory.open(options);
+    token === undefined
+      ? await ReadOnlyDirectory.open(options)
+      : await Directory.open({ ...options, vrf: { threads: vrfThreads(opts.vrfThreads) } });
   let server: RunningServer;
   try {
     server = await startServer(
@@ -260,6 +266,10 @@ export function addServeCommands(program: Command, io: CliIo): void {
     )
     .option('--poll <ms>', 'how often a read-only server checks the store for new epochs', '1000')
     .option('--log-level <level>', `${LOG_LEVELS.join(', ')} (default: info; warn with --demo)`)
+    .option(
+      '--vrf-threads <n>',
+      'worker threads for the VRF work of publishes, 0 for none (default: the available cores)',
+    )
     .option('--demo', 'serve a demo directory, created on first use');
   cmd.addHelpText(
     'after',
