@@ -84,8 +84,10 @@ export class Azks {
     azks: AzksRecord,
     elements: AzksElement[],
     preloadOptions: PreloadOptions,
+    onPhase: (phase: 'preload' | 'tree') => void = () => {},
   ): Promise<AzksRecord> {
     const sorted = prepareElements(elements);
+    onPhase('preload');
     await this.preloadFor(
       tx,
       sorted.map((e) => e.label),
@@ -93,6 +95,7 @@ export class Azks {
       preloadOptions,
     );
     const epoch = azks.latestEpoch + 1n;
+    onPhase('tree');
     const created = await insertElements(this.config, tx, ROOT, sorted, epoch);
     const next: AzksRecord = {
       kind: 'azks',

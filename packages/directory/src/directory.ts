@@ -34,7 +34,7 @@ export interface WritableDirectoryOptions extends DirectoryOptions {
 
 /** Where a publish is: `done` of `total` units of the current phase. */
 export interface PublishProgress {
-  phase: 'versions' | 'vrf' | 'tree' | 'commit' | 'done';
+  phase: 'versions' | 'vrf' | 'preload' | 'tree' | 'commit' | 'done';
   done: number;
   total: number;
 }
@@ -244,11 +244,13 @@ export class Directory extends ReadOnlyDirectory {
 
     const tx = storage.beginTransaction();
     try {
-      progress({ phase: 'tree', done: 0, total: elements.length });
-      await azks.insert(tx, record, elements, {
-        levels: parallelLevels(parallelism.preload),
-        maxBatchSize: this.ctx.maxPreloadBatch,
-      });
+      await azks.insert(
+        tx,
+        record,
+        elements,
+        { levels: parallelLevels(parallelism.preload), maxBatchSize: this.ctx.maxPreloadBatch },
+        (phase) => progress({ phase, done: 0, total: elements.length }),
+      );
       tx.batchSet(states);
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);

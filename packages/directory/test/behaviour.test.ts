@@ -430,7 +430,7 @@ test('publish reports its progress phase by phase', async () => {
       if (p.phase === 'vrf') lastVrf = p;
     },
   });
-  assert.deepEqual(phases, ['versions', 'vrf', 'tree', 'commit', 'done']);
+  assert.deepEqual(phases, ['versions', 'vrf', 'preload', 'tree', 'commit', 'done']);
   assert.deepEqual(lastVrf, { phase: 'vrf', done: 1500, total: 1500 });
   const none: string[] = [];
   await dir.publish(updates.slice(0, 3), { onProgress: (p) => none.push(p.phase) });

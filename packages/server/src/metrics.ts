@@ -68,7 +68,7 @@ export function createMetrics(directory: ReadOnlyDirectory, processMetrics = tru
   });
   const publishPhase = new Histogram({
     name: 'akd_publish_phase_seconds',
-    help: 'Time per publish phase: versions (reading current versions), vrf, tree (preloading the paths, then inserting), commit',
+    help: 'Time per publish phase: versions (reading current versions), vrf, preload (reading the paths), tree (inserting), commit',
     labelNames: ['phase'] as const,
     buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300],
     registers: [registry],

@@ -16,6 +16,7 @@ type Phase = PublishProgress['phase'];
 const PHASE_NAMES: Record<Phase, string> = {
   versions: 'reading current versions',
   vrf: 'computing VRF labels',
+  preload: 'reading the paths to update',
   tree: 'updating the tree',
   commit: 'committing',
   done: 'done',
@@ -111,7 +112,7 @@ function unit(phase: Phase): string {
     ? 'updates'
     : phase === 'vrf'
       ? 'labels'
-      : phase === 'tree'
+      : phase === 'tree' || phase === 'preload'
         ? 'leaves'
         : 'records';
 }

@@ -28,7 +28,16 @@ interface Context {
   config: Configuration;
   tx: Transaction;
   epoch: bigint;
+  /** Nodes rehashed since the event loop last had a turn. */
+  sinceYield: number;
 }
+
+/**
+ * Nodes rehashed between two turns of the event loop: with every read answered from the
+ * cache the insertion would otherwise hold the thread for seconds, and a server sharing it
+ * would stop answering lookups.
+ */
+const YIELD_EVERY = 4096;
 
 /**
  * Sorts elements by label and checks they are leaves with distinct labels. Sorted full-length
@@ -167,6 +176,10 @@ async function insert(
   let rightNode = right?.node ?? sibling(tx, cur.rightChild, cur.lastEpoch);
   if (rightNode instanceof Promise) rightNode = await rightNode;
   cur.hash = parentHash(config, leftNode, rightNode);
+  if (++ctx.sinceYield >= YIELD_EVERY) {
+    ctx.sinceYield = 0;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   return { node: cur, isNew, count };
 }
 
@@ -183,7 +196,7 @@ export async function insertElements(
   epoch: bigint,
 ): Promise<number> {
   if (sorted.length === 0) return 0;
-  const ctx: Context = { config, tx, epoch };
+  const ctx: Context = { config, tx, epoch, sinceYield: 0 };
   const result = await insertBelow(ctx, root, sorted, 0, sorted.length);
   await writeNode(tx, result.node, result.isNew);
   return result.count;
