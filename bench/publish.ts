@@ -1,15 +1,25 @@
 /**
  * Publish throughput, the figure users feel: new labels into an empty directory, then an
- * update of every one of them, on the in-memory store, with the VRF on the calling thread and
- * on all worker threads (the backend is named in the output).
+ * update of every one of them, with the VRF on the calling thread and on all worker threads
+ * (the backend is named in the output), followed by lookup proofs per second served from the
+ * same store.
  *
- *   npm run bench -- publish [--json] [--labels 100000] [--noble]
+ *   npm run bench -- publish [--json] [--labels 100000] [--store memory|sqlite|postgres]
+ *                            [--threads 0,2] [--lookups 300] [--noble]
  *
- * `--noble` adds the portable backend (slow: about 1 ms per label on this machine).
+ * `--store postgres` needs AKD_TEST_POSTGRES_URL (a fresh schema is created and dropped).
+ * `--noble` adds the portable backend on the calling thread (about 1 ms per label here).
  */
 
-import { WhatsAppV1Configuration, utf8 } from '@akd-ts/core';
-import { MemoryDatabase, StorageManager } from '@akd-ts/storage';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { WhatsAppV1Configuration, lookupVerify, utf8 } from '@akd-ts/core';
+import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
+import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import {
   Directory,
   InMemoryVrfKeyStore,
@@ -18,25 +28,52 @@ import {
 } from '@akd-ts/directory';
 
 const args = process.argv.slice(2);
+const value = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
 const json = args.includes('--json');
-const labelsAt = args.indexOf('--labels');
-const sizes = labelsAt >= 0 ? [Number(args[labelsAt + 1])] : [10_000, 100_000];
+const sizes = value('labels') !== undefined ? [Number(value('labels'))] : [10_000, 100_000];
+const storeName = (value('store') ?? 'memory') as 'memory' | 'sqlite' | 'postgres';
+const lookups = Number(value('lookups') ?? 300);
+const threadCounts = (value('threads') ?? `0,${availableThreads()}`).split(',').map(Number);
 
-const setups: { name: string; vrf: VrfOptions }[] = [
-  { name: 'main thread', vrf: { threads: 0 } },
-  { name: `${availableThreads()} worker threads`, vrf: { threads: availableThreads() } },
-];
-if (args.includes('--noble'))
-  setups.push({ name: 'main thread', vrf: { threads: 0, backend: 'noble' } });
+const setups: VrfOptions[] = threadCounts.map((threads) => ({ threads }));
+if (args.includes('--noble')) setups.push({ threads: 0, backend: 'noble' });
 
+/** A fresh store of the chosen kind, and how to dispose of it. */
+async function openStore(): Promise<{ db: Database; dispose: () => Promise<void> }> {
+  if (storeName === 'memory') return { db: new MemoryDatabase(), dispose: async () => {} };
+  if (storeName === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'akd-bench-'));
+    const db = await SqliteDatabase.open(join(dir, 'bench.db'));
+    return { db, dispose: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const url = process.env['AKD_TEST_POSTGRES_URL'];
+  if (url === undefined) throw new Error('--store postgres needs AKD_TEST_POSTGRES_URL');
+  const schema = `akd_bench_${randomBytes(4).toString('hex')}`;
+  const db = await PostgresDatabase.open(url, { schema });
+  return {
+    db,
+    dispose: async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+const config = new WhatsAppV1Configuration();
 const key = new Uint8Array(32).fill(42);
 for (const n of sizes) {
-  for (const setup of setups) {
+  for (const vrf of setups) {
+    const { db, dispose } = await openStore();
     const dir = await Directory.open({
-      config: new WhatsAppV1Configuration(),
-      storage: new StorageManager(new MemoryDatabase()),
+      config,
+      storage: new StorageManager(db),
       vrfKeys: new InMemoryVrfKeyStore(key),
-      vrf: setup.vrf,
+      vrf,
     });
     const labels = Array.from({ length: n }, (_, i) => utf8(`user-${i}@example.com`));
     let start = performance.now();
@@ -45,20 +82,45 @@ for (const n of sizes) {
     start = performance.now();
     await dir.publish(labels.map((label) => ({ label, value: utf8('key-2') })));
     const updateSec = (performance.now() - start) / 1000;
+
+    // lookups from a cold cache, one after another, each proof checked once outside the timing
+    dir.storage.flushCache();
+    const proofs = [];
+    start = performance.now();
+    for (let i = 0; i < lookups; i++) {
+      const label = labels[(i * 7919) % n]!;
+      proofs.push({ label, ...(await dir.lookup(label)) });
+    }
+    const lookupSec = (performance.now() - start) / 1000;
+    for (const p of proofs.slice(0, 5)) {
+      lookupVerify(
+        config,
+        dir.getPublicKey(),
+        p.epochHash.hash,
+        p.epochHash.epoch,
+        p.label,
+        p.proof,
+      );
+    }
     const row = {
+      store: storeName,
       labels: n,
       vrf: dir.vrfEngineName,
       newLabelsSec: Number(insertSec.toFixed(2)),
       newLabelsPerSec: Math.round(n / insertSec),
       updatesSec: Number(updateSec.toFixed(2)),
       updatesPerSec: Math.round(n / updateSec),
+      lookupsPerSec: Math.round(lookups / lookupSec),
     };
     if (json) console.log(JSON.stringify(row));
     else {
       console.log(
-        `${n} labels, VRF ${row.vrf}: new ${row.newLabelsSec} s (${row.newLabelsPerSec}/s), updates ${row.updatesSec} s (${row.updatesPerSec}/s)`,
+        `${storeName}, ${n} labels, VRF ${row.vrf}: new ${row.newLabelsSec} s (${row.newLabelsPerSec}/s), ` +
+          `updates ${row.updatesSec} s (${row.updatesPerSec}/s), lookups ${row.lookupsPerSec}/s`,
       );
     }
     await dir.close();
+    await db.close();
+    await dispose();
   }
 }
