@@ -3,12 +3,11 @@
 // random input never decodes to garbage and never throws anything else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { loadVectors } from '../../../test/support/vectors.js';
 import fc from 'fast-check';
-import { parseAllDocuments } from 'yaml';
 import { clearField, create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
-import { fromHex, toHex } from '../src/bytes.js';
+import { toHex } from '../src/bytes.js';
 import { AkdError } from '../src/errors.js';
 import type { AkdErrorCode } from '../src/errors.js';
 import { NodeLabel } from '../src/node-label.js';
@@ -27,13 +26,8 @@ import {
 } from '../src/proto/codec.js';
 import * as pb from '../src/proto/gen/types_pb.js';
 
-function vector(index: number): Uint8Array {
-  const url = new URL('../../../../shared/vectors/upstream/whatsapp_v1.yaml', import.meta.url);
-  const docs = parseAllDocuments(readFileSync(url, 'utf8'), { schema: 'failsafe' });
-  return fromHex(docs[index]!.toJS() as string);
-}
-const LOOKUP = vector(5);
-const COMPLETE = vector(7);
+const LOOKUP = loadVectors('whatsapp_v1').lookupProof;
+const COMPLETE = loadVectors('whatsapp_v1').historyComplete;
 
 /** Parses `bytes` with the generated schema, lets `edit` change it, and re-encodes it. */
 function mutate<D extends DescMessage>(

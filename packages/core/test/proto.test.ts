@@ -2,8 +2,7 @@
 // decode and re-encode byte for byte; u64 extremes, packed epochs and unknown fields.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
+import { loadVectors as loadUpstream, type VectorConfig } from '../../../test/support/vectors.js';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { fromHex, toHex, utf8 } from '../src/bytes.js';
 import { NodeLabel } from '../src/node-label.js';
@@ -28,23 +27,17 @@ import { nodeLabelToMessage, azksElementToMessage } from '../src/proto/to-messag
 import { nodeLabelFromMessage, azksElementFromMessage } from '../src/proto/from-message.js';
 import { AzksElementSchema, NodeLabelSchema } from '../src/proto/gen/types_pb.js';
 
-const VECTORS = new URL('../../../../shared/vectors/upstream/', import.meta.url);
-
-/** Documents 6-8 of an upstream test-vector file (spec 17.1), read as strings. */
-function loadVectors(name: string): {
+/** The three proofs of an upstream test-vector file (spec 17.1). */
+function loadVectors(name: VectorConfig): {
   lookup: Uint8Array;
   mostRecent: Uint8Array;
   complete: Uint8Array;
 } {
-  const text = readFileSync(new URL(`${name}.yaml`, VECTORS), 'utf8');
-  // failsafe: every scalar stays a string, so no hex is mistaken for a number.
-  const docs = parseAllDocuments(text, { schema: 'failsafe' }).map((d) => d.toJS() as unknown);
-  assert.equal(docs.length, 8);
-  const hex = (i: number) => fromHex(docs[i] as string);
-  return { lookup: hex(5), mostRecent: hex(6), complete: hex(7) };
+  const v = loadUpstream(name);
+  return { lookup: v.lookupProof, mostRecent: v.historyMostRecent1, complete: v.historyComplete };
 }
 
-const CONFIGS = [
+const CONFIGS: { name: VectorConfig; sizes: number[] }[] = [
   { name: 'whatsapp_v1', sizes: [2130, 3397, 4764] },
   { name: 'experimental', sizes: [1715, 2756, 4124] },
 ];
