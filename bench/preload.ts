@@ -73,7 +73,10 @@ async function runCase(leaves: number, store: 'memory' | 'remote') {
     readDelayMs: delay,
     maxKeysPerRead: store === 'memory' ? undefined : cap,
   });
-  const targets = randomLeaves(rng, leaves).map((e) => e.label);
+  // sorted, as a batch insertion hands them to its preload
+  const targets = randomLeaves(rng, leaves)
+    .map((e) => e.label)
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const parallel = parallelLevels(Parallelism.static(degree));
   const serialRuns: Measure[] = [];
   const parallelRuns: Measure[] = [];

@@ -55,8 +55,9 @@ async function batchRead(
   const read = (chunk: NodeLabel[]) =>
     reader.batchGet(chunk.map(nodeKey)) as Promise<TreeNodeRecord[]>;
   if (parallel) return (await Promise.all(chunks.map(read))).flat();
+  if (chunks.length === 1) return read(chunks[0]!);
   const out: TreeNodeRecord[] = [];
-  for (const chunk of chunks) out.push(...(await read(chunk)));
+  for (const chunk of chunks) for (const r of await read(chunk)) out.push(r);
   return out;
 }
 
@@ -120,20 +121,30 @@ export async function preload(
   return walk(w, [root], options.levels, 0);
 }
 
+/** The first 6 bytes of a label as a number (exact below 2^53), for fast comparisons. */
+function head(label: NodeLabel): number {
+  const v = label.val;
+  return ((((v[0]! * 256 + v[1]!) * 256 + v[2]!) * 256 + v[3]!) * 256 + v[4]!) * 256 + v[5]!;
+}
+
 /**
  * Answers "is some target below `prefix`?" for full-length target labels (spec 13.2
  * `contains_prefix`): the targets under a prefix form one contiguous run of the sorted targets,
- * starting at the first one not below the prefix's zero-padded value.
+ * starting at the first one not below the prefix's zero-padded value. The search compares the
+ * first 6 bytes as numbers and looks at the rest only on a tie.
  */
 export function prefixIndex(targets: NodeLabel[]): (prefix: NodeLabel) => boolean {
   const sorted = sortTargets(targets);
+  const heads = sorted.map(head);
   return (prefix) => {
     if (prefix.len === 0) return sorted.length > 0;
+    const h = head(prefix);
     let lo = 0;
     let hi = sorted.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareBytes(sorted[mid]!.val, prefix.val) < 0) lo = mid + 1;
+      const m = heads[mid]!;
+      if (m < h || (m === h && compareBytes(sorted[mid]!.val, prefix.val) < 0)) lo = mid + 1;
       else hi = mid;
     }
     return lo < sorted.length && prefix.isPrefixOf(sorted[lo]!);
@@ -142,13 +153,14 @@ export function prefixIndex(targets: NodeLabel[]): (prefix: NodeLabel) => boolea
 
 /**
  * The full-length targets in byte order. Insertion passes its elements already sorted, so a
- * linear check spares it the sort.
+ * linear check spares it the sort; otherwise the labels' keys sort natively (for full-length
+ * labels they order like the bytes).
  */
 function sortTargets(labels: NodeLabel[]): NodeLabel[] {
   const full = labels.filter((l) => l.len === LEAF_LEN);
   for (let i = 1; i < full.length; i++) {
     if (compareBytes(full[i - 1]!.val, full[i]!.val) > 0) {
-      return full.sort((a, b) => compareBytes(a.val, b.val));
+      return full.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     }
   }
   return full;
