@@ -4,6 +4,7 @@
  * at most a fixed number of keys per round trip, as a remote database would.
  *
  *   npm run bench -- preload [--json] [--quick] [--degree 32] [--delay 2] [--cap 1000] [--runs 3]
+ *                            [--postgres]
  *
  * For each case it prints the preload time of both modes (median of the runs, modes
  * alternating), the tree levels the walk read, the batched reads issued, the latency floor
@@ -12,7 +13,15 @@
  */
 
 import { WhatsAppV1Configuration, type NodeLabel } from '@akd-ts/core';
-import { InstrumentedDatabase, MemoryDatabase, StorageManager } from '@akd-ts/storage';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import {
+  InstrumentedDatabase,
+  MemoryDatabase,
+  StorageManager,
+  type Database,
+} from '@akd-ts/storage';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Azks, Parallelism, parallelLevels } from '@akd-ts/directory';
 import { Rng, randomLeaves } from './support/random.js';
 
@@ -40,9 +49,8 @@ interface Measure {
   reads: number;
 }
 
-/** A tree of `n` random leaves (epoch 1) in an in-memory database, built without delay. */
-async function buildTree(rng: Rng, n: number): Promise<MemoryDatabase> {
-  const db = new MemoryDatabase();
+/** A tree of `n` random leaves (epoch 1) in `db`, built without delay. */
+async function buildTree(rng: Rng, n: number, db: Database): Promise<Database> {
   const storage = new StorageManager(db);
   const record = await azks.create(storage);
   const tx = storage.beginTransaction();
@@ -65,13 +73,35 @@ async function measure(
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function runCase(leaves: number, store: 'memory' | 'remote') {
+type Store = 'memory' | 'remote' | 'postgres';
+
+/** The database a case reads from, and how to dispose of it. */
+async function storeFor(store: Store): Promise<{ db: Database; dispose: () => Promise<void> }> {
+  if (store !== 'postgres') return { db: new MemoryDatabase(), dispose: async () => {} };
+  const url = process.env['AKD_TEST_POSTGRES_URL'];
+  if (url === undefined) throw new Error('--postgres needs AKD_TEST_POSTGRES_URL');
+  const schema = `akd_bench_${randomBytes(4).toString('hex')}`;
+  const db = await PostgresDatabase.open(url, { schema, poolSize: 16 });
+  return {
+    db,
+    dispose: async () => {
+      await db.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+async function runCase(leaves: number, store: Store) {
   const rng = new Rng(42n);
-  const memory = await buildTree(rng, leaves);
-  const delay = store === 'memory' ? 0 : delayMs;
-  const db = new InstrumentedDatabase(memory, {
+  const { db: base, dispose } = await storeFor(store);
+  await buildTree(rng, leaves, base);
+  const delay = store === 'remote' ? delayMs : 0;
+  const db = new InstrumentedDatabase(base, {
     readDelayMs: delay,
-    maxKeysPerRead: store === 'memory' ? undefined : cap,
+    maxKeysPerRead: store === 'remote' ? cap : undefined,
   });
   // sorted, as a batch insertion hands them to its preload
   const targets = randomLeaves(rng, leaves)
@@ -90,12 +120,19 @@ async function runCase(leaves: number, store: 'memory' | 'remote') {
   if (parallelRuns.some((m) => m.count !== count))
     throw new Error('preload counts differ between modes');
   const floorMs = levels * delay;
+  await dispose();
+  const where =
+    store === 'memory'
+      ? 'in-memory'
+      : store === 'remote'
+        ? `remote (${delay} ms, ${cap} keys/read)`
+        : `PostgreSQL (${cap} keys/read)`;
   return {
-    case: `${leaves} + ${leaves}, ${store === 'memory' ? 'in-memory' : `remote (${delay} ms, ${cap} keys/read)`}`,
+    case: `${leaves} + ${leaves}, ${where}`,
     leaves,
     store,
     delayMs: delay,
-    maxKeysPerRead: store === 'memory' ? null : cap,
+    maxKeysPerRead: store === 'remote' ? cap : null,
     degree,
     levels,
     reads,
@@ -112,7 +149,9 @@ async function runCase(leaves: number, store: 'memory' | 'remote') {
 
 const rows = [];
 for (const leaves of sizes) {
-  for (const store of ['memory', 'remote'] as const) {
+  const stores: Store[] = ['memory', 'remote'];
+  if (args.includes('--postgres')) stores.push('postgres');
+  for (const store of stores) {
     const row = await runCase(leaves, store);
     rows.push(row);
     if (json) console.log(JSON.stringify(row));

@@ -33,6 +33,9 @@ export interface PreloadStats {
   reads: number;
 }
 
+/** The least frontier worth cutting in two: below it the halves' reads are mostly overhead. */
+const MIN_SPLIT = 128;
+
 /** Decides which children of a loaded node the walk continues to. */
 export type Expand = (node: TreeNode) => boolean;
 
@@ -86,7 +89,10 @@ async function walk(
     if (node.leftChild !== undefined) next.push(node.leftChild);
     if (node.rightChild !== undefined) next.push(node.rightChild);
   }
-  if (levels === undefined) return count + (await walk(w, next, undefined, depth + 1));
+  // a small frontier continues as one walk: two tiny reads cost more round trips than they save
+  if (levels === undefined || next.length < MIN_SPLIT) {
+    return count + (await walk(w, next, levels, depth + 1));
+  }
   // cut the frontier in two halves that continue as independent walks
   const half = next.length >> 1;
   const sub = childLevels(levels);
