@@ -16,7 +16,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { WhatsAppV1Configuration, lookupVerify, utf8 } from '@akd-ts/core';
+import {
+  WhatsAppV1Configuration,
+  lookupVerify,
+  utf8,
+  type EpochHash,
+  type LookupProof,
+} from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
@@ -83,15 +89,20 @@ for (const n of sizes) {
     await dir.publish(labels.map((label) => ({ label, value: utf8('key-2') })));
     const updateSec = (performance.now() - start) / 1000;
 
-    // lookups from a cold cache, one after another, each proof checked once outside the timing
+    // lookups one after another, from a cold cache, then again with the cache the first
+    // pass warmed (a serving process's usual state); proofs are checked outside the timing
     dir.storage.flushCache();
-    const proofs = [];
-    start = performance.now();
-    for (let i = 0; i < lookups; i++) {
-      const label = labels[(i * 7919) % n]!;
-      proofs.push({ label, ...(await dir.lookup(label)) });
-    }
-    const lookupSec = (performance.now() - start) / 1000;
+    const proofs: { label: Uint8Array; proof: LookupProof; epochHash: EpochHash }[] = [];
+    const pass = async () => {
+      const begin = performance.now();
+      for (let i = 0; i < lookups; i++) {
+        const label = labels[(i * 7919) % n]!;
+        proofs.push({ label, ...(await dir.lookup(label)) });
+      }
+      return (performance.now() - begin) / 1000;
+    };
+    const lookupSec = await pass();
+    const warmLookupSec = await pass();
     for (const p of proofs.slice(0, 5)) {
       lookupVerify(
         config,
@@ -111,12 +122,14 @@ for (const n of sizes) {
       updatesSec: Number(updateSec.toFixed(2)),
       updatesPerSec: Math.round(n / updateSec),
       lookupsPerSec: Math.round(lookups / lookupSec),
+      warmLookupsPerSec: Math.round(lookups / warmLookupSec),
     };
     if (json) console.log(JSON.stringify(row));
     else {
       console.log(
         `${storeName}, ${n} labels, VRF ${row.vrf}: new ${row.newLabelsSec} s (${row.newLabelsPerSec}/s), ` +
-          `updates ${row.updatesSec} s (${row.updatesPerSec}/s), lookups ${row.lookupsPerSec}/s`,
+          `updates ${row.updatesSec} s (${row.updatesPerSec}/s), lookups ${row.lookupsPerSec}/s cold, ` +
+          `${row.warmLookupsPerSec}/s warm`,
       );
     }
     await dir.close();
