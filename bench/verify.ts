@@ -11,7 +11,7 @@
 import { cpus, loadavg } from 'node:os';
 import { CONFIGURATION_NAMES } from '@akd-ts/core';
 import { loadVectors } from '../test/support/vectors.js';
-import { AUDIT_EXAMPLES } from '../test/browser/audit-fixture.js';
+import { AUDIT_EXAMPLES } from '../test/support/audit-example.js';
 import { bundleForBrowser, chromiumPath, openInChromium } from '../test/browser/harness.js';
 import { toHexInputs } from '../test/browser/wire.js';
 import { DEFAULT_TIMING, QUICK_TIMING, time, type Timing } from './support/timing.js';

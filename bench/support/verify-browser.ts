@@ -3,7 +3,7 @@
  * exposes the verification cases and the timing loop on `globalThis.akdBench`.
  */
 
-import type { AuditExample } from '../../test/browser/audit-fixture.js';
+import type { AuditExample } from '../../test/support/audit-example.js';
 import { fromHexInputs, type HexVectorInputs } from '../../test/browser/wire.js';
 import { time, type Timing, type TimingOptions } from './timing.js';
 import { firstLookupMs, verifyCases, type BenchCase } from './verify-cases.js';

@@ -23,7 +23,7 @@ import {
   type MembershipProof,
 } from '@akd-ts/core';
 import type { VectorInputs } from '../../test/support/mutations.js';
-import type { AuditExample } from '../../test/browser/audit-fixture.js';
+import type { AuditExample } from '../../test/support/audit-example.js';
 
 export interface BenchCase {
   /** Stable identifier (JSON output). */

@@ -22,7 +22,7 @@ import {
 } from '../../../test/browser/harness.js';
 import { plain, toHexInputs, type Plain } from '../../../test/browser/wire.js';
 import type { AkdTestApi } from '../../../test/browser/entry.js';
-import { AUDIT_EXAMPLES } from '../../../test/browser/audit-fixture.js';
+import { AUDIT_EXAMPLES } from '../../../test/support/audit-example.js';
 
 const executablePath = chromiumPath();
 const NO_CHROMIUM = `no Chromium at ${process.env.AKD_CHROMIUM_PATH || '/usr/bin/chromium'} (install Debian's chromium or set AKD_CHROMIUM_PATH); CI always has it`;

@@ -1,8 +1,8 @@
 /**
  * The spec 10.5 audit example for both configurations: publish [hello->world] (epoch 1), then
  * [hello->world2, hi->there] (epoch 2); the append-only proof of audit(1, 2) and both roots.
- * The same bytes as packages/core/test/audit.test.ts, as plain data for the browser test and
- * the benchmarks.
+ * Plain data (it imports only a type), shared by the Node tests, the in-browser test and the
+ * benchmarks.
  */
 
 import type { ConfigurationName } from '@akd-ts/core';
