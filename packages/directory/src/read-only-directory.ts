@@ -4,6 +4,7 @@
  * up new ones by polling. `Directory` extends it with publishing.
  */
 
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   AkdError,
   VrfSecretKey,
@@ -41,19 +42,6 @@ export interface DirectoryOptions {
 }
 
 const DEFAULT_MAX_PRELOAD_BATCH = 10_000;
-
-/** Resolves after `ms`, or as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** Builds the shared context from options (reads the key once). */
 export async function makeContext(options: DirectoryOptions): Promise<DirectoryContext> {
@@ -243,7 +231,7 @@ export class ReadOnlyDirectory {
     onError: (error: unknown) => void = () => {},
   ): Promise<void> {
     while (!signal.aborted) {
-      await sleep(periodMs, signal);
+      await delay(periodMs, undefined, { signal }).catch(() => undefined); // an abort ends the wait
       if (signal.aborted) break;
       try {
         const epoch = await this.refresh();

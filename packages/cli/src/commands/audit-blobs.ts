@@ -7,6 +7,7 @@
  * commands parse options, move bytes, and report.
  */
 
+import { setTimeout as delay } from 'node:timers/promises';
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Option, type Command } from 'commander';
@@ -252,19 +253,6 @@ async function openSource(text: string, timeoutMs: number): Promise<RefreshableS
 /** Errors a monitor waits out (the listing is down or mid-update) rather than stops on. */
 const TRANSIENT = new Set(['STORAGE_CONNECTION', 'STORAGE_NOT_FOUND']);
 
-/** Resolves after `ms`, or as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** The start of the chain: the state file, --trust, or nothing (settled by the first blob). */
 function startingPoint(
   opts: VerifyOptions,
@@ -421,7 +409,7 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
         reporter.note('waiting', `${at}; checking for new epochs every ${intervalMs / 1000} s`);
         waiting = true;
       }
-      await sleep(intervalMs, controller.signal);
+      await delay(intervalMs, undefined, { signal: controller.signal }).catch(() => undefined);
       if (controller.signal.aborted) {
         stopped = 'interrupted';
         break;
