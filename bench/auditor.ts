@@ -42,6 +42,7 @@ import {
   type AuditBlobDirectory,
 } from '@akd-ts/directory';
 import { Rng, randomLeaves } from './support/random.js';
+import { reportRow } from './support/common.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -53,15 +54,7 @@ const json = flag('json');
 const quick = flag('quick');
 const MB = 1024 * 1024;
 
-function report(row: Record<string, string | number>): void {
-  if (json) console.log(JSON.stringify(row));
-  else
-    console.log(
-      Object.entries(row)
-        .map(([k, v]) => `${k}: ${v}`)
-        .join(', '),
-    );
-}
+const report = (row: Record<string, string | number>) => reportRow(row, json);
 
 const maxRssMb = () => Number((process.resourceUsage().maxRSS / 1024).toFixed(1));
 

@@ -18,24 +18,16 @@ import {
 import { MemoryDatabase, StorageManager } from '@akd-ts/storage';
 import { Azks, DEFAULT_PARALLELISM, parallelLevels } from '@akd-ts/directory';
 import { Rng, randomLeaves } from './support/random.js';
+import { median, reportRow } from './support/common.js';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const quick = args.includes('--quick');
 const runsAt = args.indexOf('--runs');
 const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : quick ? 1 : 3;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const preload = { levels: parallelLevels(DEFAULT_PARALLELISM.preload), maxBatchSize: 10_000 };
 
-function report(row: Record<string, string | number>): void {
-  if (json) console.log(JSON.stringify(row));
-  else
-    console.log(
-      Object.entries(row)
-        .map(([k, v]) => `${k}: ${v}`)
-        .join(', '),
-    );
-}
+const report = (row: Record<string, string | number>) => reportRow(row, json);
 
 /**
  * Inserts `initial` leaves (committed), then times inserting `inserted` more: wall time, and

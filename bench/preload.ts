@@ -24,6 +24,7 @@ import {
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Azks, Parallelism, parallelLevels } from '@akd-ts/directory';
 import { Rng, randomLeaves } from './support/random.js';
+import { median } from './support/common.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -70,8 +71,6 @@ async function measure(
   const count = await azks.preloadFor(storage, targets, 1n, { levels, maxBatchSize: cap, stats });
   return { ms: performance.now() - start, count, levels: stats.levels, reads: stats.reads };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 type Store = 'memory' | 'remote' | 'postgres';
 

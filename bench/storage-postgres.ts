@@ -13,15 +13,9 @@
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
-import { NodeLabel } from '@akd-ts/core';
-import {
-  NodeType,
-  nodeKey,
-  type TreeNode,
-  type TreeNodeRecord,
-  type ValueStateRecord,
-} from '@akd-ts/storage';
+import { nodeKey, type TreeNodeRecord, type ValueStateRecord } from '@akd-ts/storage';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { median, nodeRecord, nodeRecords, randomLabel } from './support/common.js';
 
 const args = process.argv.slice(2);
 const value = (name: string): string | undefined => {
@@ -39,33 +33,6 @@ const runs = num('runs', 5);
 const poolSize = num('pool', 10);
 const writeChunkSize = num('write-chunk', 5_000);
 const readChunkSize = num('read-chunk', 10_000);
-
-function randomLabel(): NodeLabel {
-  return new NodeLabel(randomBytes(32), 256);
-}
-
-/** A leaf-like node record; every other one with a previous copy, as after an update. */
-function nodeRecord(label: NodeLabel, i: number): TreeNodeRecord {
-  const latest: TreeNode = {
-    label,
-    lastEpoch: 2n,
-    minDescendantEpoch: 2n,
-    parent: label.getPrefix(17),
-    nodeType: i % 3 === 0 ? NodeType.Interior : NodeType.Leaf,
-    leftChild: i % 3 === 0 ? label.getPrefix(200) : undefined,
-    rightChild: i % 3 === 0 ? randomLabel() : undefined,
-    hash: randomBytes(32),
-  };
-  const previous = i % 2 === 0 ? { ...latest, lastEpoch: 1n, hash: randomBytes(32) } : undefined;
-  return { kind: 'treeNode', label, latest, previous };
-}
-
-const nodes = (n: number) => Array.from({ length: n }, (_, i) => nodeRecord(randomLabel(), i));
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1]!;
-}
 
 interface Row {
   case: string;
@@ -125,7 +92,7 @@ try {
   }
   // writes: new keys each run
   let last: TreeNodeRecord[] = [];
-  const fresh = (n: number) => () => (last = nodes(n));
+  const fresh = (n: number) => () => (last = nodeRecords(n));
   await measure('batchSet 10k new node records', 10_000, (b) => db.batchSet(b), fresh(10_000));
   const first10k = last;
   await measure('batchSet 100k new node records', 100_000, (b) => db.batchSet(b), fresh(100_000));

@@ -15,14 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NodeLabel } from '@akd-ts/core';
-import {
-  NodeType,
-  nodeKey,
-  type TreeNode,
-  type TreeNodeRecord,
-  type ValueStateRecord,
-} from '@akd-ts/storage';
+import { nodeKey, type ValueStateRecord } from '@akd-ts/storage';
+import { median, nodeRecord, nodeRecords, randomLabel } from './support/common.js';
 import { SqliteDatabase, type SynchronousMode } from '@akd-ts/storage-sqlite';
 
 const args = process.argv.slice(2);
@@ -38,33 +32,6 @@ const synchronous = (value('synchronous') ?? 'FULL') as SynchronousMode;
 const writeChunkRows = num('write-chunk', 500);
 const readChunkKeys = num('read-chunk', 1000);
 const cacheSizeKiB = num('cache-kib', 65536);
-
-function randomLabel(): NodeLabel {
-  return new NodeLabel(randomBytes(32), 256);
-}
-
-/** A leaf-like node record; every other one with a previous copy, as after an update. */
-function nodeRecord(label: NodeLabel, i: number): TreeNodeRecord {
-  const latest: TreeNode = {
-    label,
-    lastEpoch: 2n,
-    minDescendantEpoch: 2n,
-    parent: label.getPrefix(17),
-    nodeType: i % 3 === 0 ? NodeType.Interior : NodeType.Leaf,
-    leftChild: i % 3 === 0 ? label.getPrefix(200) : undefined,
-    rightChild: i % 3 === 0 ? randomLabel() : undefined,
-    hash: randomBytes(32),
-  };
-  const previous = i % 2 === 0 ? { ...latest, lastEpoch: 1n, hash: randomBytes(32) } : undefined;
-  return { kind: 'treeNode', label, latest, previous };
-}
-
-const nodes = (n: number) => Array.from({ length: n }, (_, i) => nodeRecord(randomLabel(), i));
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1]!;
-}
 
 /** Times `fn` `runs` times and prints the median. */
 async function measure(
@@ -104,9 +71,9 @@ try {
     );
   }
   // writes: new keys each run
-  const batches10k = Array.from({ length: runs }, () => nodes(10_000));
+  const batches10k = Array.from({ length: runs }, () => nodeRecords(10_000));
   await measure('batchSet 10k new node records', 10_000, (r) => db.batchSet(batches10k[r]!));
-  const batches100k = Array.from({ length: runs }, () => nodes(100_000));
+  const batches100k = Array.from({ length: runs }, () => nodeRecords(100_000));
   await measure('batchSet 100k new node records', 100_000, (r) => db.batchSet(batches100k[r]!));
   const overwrite = batches10k[0]!.map((rec, i) => nodeRecord(rec.label, i + 1));
   await measure('batchSet 10k existing node records (upsert)', 10_000, () =>
