@@ -90,6 +90,22 @@ export async function withStore<T>(
   }
 }
 
+/** Runs `fn` with the store's directory opened for reading proofs; closes both after. */
+export async function withReader<T>(
+  opts: StoreOptions,
+  io: CliIo,
+  fn: (reader: ReadOnlyDirectory, store: OpenedStore) => Promise<T>,
+): Promise<T> {
+  return withStore(opts, io, async (store) => {
+    const reader = await openReader(store);
+    try {
+      return await fn(reader, store);
+    } finally {
+      await reader.close();
+    }
+  });
+}
+
 interface InitOptions extends StoreOptions {
   config: string;
   domainLabel?: string;
@@ -297,11 +313,9 @@ function addEpoch(program: Command, io: CliIo): void {
     .description("print the directory's latest epoch, root hash and public key");
   addStoreOptions(cmd);
   cmd.action(async (opts: StoreOptions & { json?: boolean }) => {
-    await withStore(opts, io, async (store) => {
-      const reader = await openReader(store);
+    await withReader(opts, io, async (reader, store) => {
       const { epoch, hash } = await reader.getEpochHash();
       const publicKey = toHex(reader.getPublicKey());
-      await reader.close();
       if (opts.json === true) {
         io.stdout.write(
           `${toJson({ epoch, rootHash: toHex(hash), publicKey, configuration: store.config.name })}\n`,

@@ -21,7 +21,7 @@ import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { formatHistory, formatLookup, toJson } from '../output.js';
 import type { StoreOptions } from '../store.js';
-import { addStoreOptions, openReader, withStore } from './directory.js';
+import { addStoreOptions, withReader } from './directory.js';
 
 interface ProofOutput extends StoreOptions {
   out?: string;
@@ -55,27 +55,22 @@ function addLookup(program: Command, io: CliIo): void {
   addStoreOptions(cmd);
   cmd.action(async (opts: ProofOutput & { label: string }) => {
     const label = parseLabel(opts.label);
-    await withStore(opts, io, async (store) => {
-      const reader = await openReader(store);
-      try {
-        const { proof, epochHash } = await reader.lookup(label);
-        await save(opts, encodeLookupProof(proof));
-        const result = lookupVerify(
-          store.config,
-          reader.getPublicKey(),
-          epochHash.hash,
-          epochHash.epoch,
-          label,
-          proof,
-        );
-        const query = { config: store.config, label, rootEpoch: epochHash.epoch };
-        io.stdout.write(
-          rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
-            formatLookup(query, result, opts.json === true),
-        );
-      } finally {
-        await reader.close();
-      }
+    await withReader(opts, io, async (reader, store) => {
+      const { proof, epochHash } = await reader.lookup(label);
+      await save(opts, encodeLookupProof(proof));
+      const result = lookupVerify(
+        store.config,
+        reader.getPublicKey(),
+        epochHash.hash,
+        epochHash.epoch,
+        label,
+        proof,
+      );
+      const query = { config: store.config, label, rootEpoch: epochHash.epoch };
+      io.stdout.write(
+        rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
+          formatLookup(query, result, opts.json === true),
+      );
     });
   });
 }
@@ -94,31 +89,26 @@ function addHistory(program: Command, io: CliIo): void {
       opts.mostRecent === undefined
         ? { kind: 'complete' }
         : { kind: 'mostRecent', count: parseCount(opts.mostRecent, '--most-recent') };
-    await withStore(opts, io, async (store) => {
-      const reader = await openReader(store);
-      try {
-        const { proof, epochHash } = await reader.keyHistory(label, params);
-        await save(opts, encodeHistoryProof(proof));
-        const results = keyHistoryVerify(
-          store.config,
-          reader.getPublicKey(),
-          epochHash.hash,
-          epochHash.epoch,
-          label,
-          proof,
-          {
-            historyParams: params,
-            allowMissingValues: true,
-          },
-        );
-        const query = { config: store.config, label, rootEpoch: epochHash.epoch };
-        io.stdout.write(
-          rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
-            formatHistory(query, results, opts.json === true),
-        );
-      } finally {
-        await reader.close();
-      }
+    await withReader(opts, io, async (reader, store) => {
+      const { proof, epochHash } = await reader.keyHistory(label, params);
+      await save(opts, encodeHistoryProof(proof));
+      const results = keyHistoryVerify(
+        store.config,
+        reader.getPublicKey(),
+        epochHash.hash,
+        epochHash.epoch,
+        label,
+        proof,
+        {
+          historyParams: params,
+          allowMissingValues: true,
+        },
+      );
+      const query = { config: store.config, label, rootEpoch: epochHash.epoch };
+      io.stdout.write(
+        rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
+          formatHistory(query, results, opts.json === true),
+      );
     });
   });
 }
@@ -143,24 +133,19 @@ function addAudit(program: Command, io: CliIo): Command {
     }
     const from = parseEpoch(opts.from, '--from');
     const to = parseEpoch(opts.to, '--to');
-    await withStore(opts, io, async (store) => {
-      const reader = await openReader(store);
-      try {
-        const proof = await reader.audit(from, to);
-        await save(opts, encodeAppendOnlyProof(proof));
-        const steps = proof.proofs.length;
-        const inserted = proof.proofs.reduce((n, p) => n + p.inserted.length, 0);
-        if (opts.json === true) {
-          io.stdout.write(
-            `${toJson({ proof: 'audit', configuration: store.config.name, startEpoch: from, endEpoch: to, steps, inserted, out: opts.out ?? null })}\n`,
-          );
-        } else {
-          io.stdout.write(
-            `audit proof: epochs ${from} -> ${to} (${store.config.name}), ${steps} step${steps === 1 ? '' : 's'}, ${inserted} inserted leaves${opts.out === undefined ? '' : `, written to ${opts.out}`}\n`,
-          );
-        }
-      } finally {
-        await reader.close();
+    await withReader(opts, io, async (reader, store) => {
+      const proof = await reader.audit(from, to);
+      await save(opts, encodeAppendOnlyProof(proof));
+      const steps = proof.proofs.length;
+      const inserted = proof.proofs.reduce((n, p) => n + p.inserted.length, 0);
+      if (opts.json === true) {
+        io.stdout.write(
+          `${toJson({ proof: 'audit', configuration: store.config.name, startEpoch: from, endEpoch: to, steps, inserted, out: opts.out ?? null })}\n`,
+        );
+      } else {
+        io.stdout.write(
+          `audit proof: epochs ${from} -> ${to} (${store.config.name}), ${steps} step${steps === 1 ? '' : 's'}, ${inserted} inserted leaves${opts.out === undefined ? '' : `, written to ${opts.out}`}\n`,
+        );
       }
     });
   });
