@@ -16,6 +16,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { PostgresDatabase, writerLockKey } from '@akd-ts/storage-postgres';
+import { leafRecord } from '@akd-ts/storage/conformance';
 import { storageError, type PgSessionClient } from '../src/client.js';
 import { connectClient } from '../src/postgres-database.js';
 import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
@@ -34,22 +35,7 @@ const isCode =
 function leaf(i: number, epoch = 1n): TreeNodeRecord {
   const val = new Uint8Array(32);
   new DataView(val.buffer).setUint32(0, i);
-  const label = new NodeLabel(val, 256);
-  return {
-    kind: 'treeNode',
-    label,
-    latest: {
-      label,
-      lastEpoch: epoch,
-      minDescendantEpoch: epoch,
-      parent: NodeLabel.root(),
-      nodeType: NodeType.Leaf,
-      leftChild: undefined,
-      rightChild: undefined,
-      hash: new Uint8Array(32).fill(i & 0xff),
-    },
-    previous: undefined,
-  };
+  return leafRecord(new NodeLabel(val, 256), epoch, i & 0xff);
 }
 
 const leaves = (n: number, epoch = 1n) => Array.from({ length: n }, (_, i) => leaf(i, epoch));

@@ -48,6 +48,17 @@ function treeRecord(l: NodeLabel, epoch: bigint, previous?: TreeNode): TreeNodeR
   return { kind: 'treeNode', label: l, latest: node(l, epoch), previous };
 }
 
+/**
+ * A leaf's record for tests: `label` inserted at `epoch` below the root, no previous copy, its
+ * hash filled with `hashFill` (default: derived from the epoch).
+ *
+ * @example await db.set(leafRecord(new NodeLabel(new Uint8Array(32).fill(1), 256), 1n));
+ */
+export function leafRecord(label: NodeLabel, epoch: bigint, hashFill?: number): TreeNodeRecord {
+  const overrides = hashFill === undefined ? {} : { hash: new Uint8Array(32).fill(hashFill) };
+  return { kind: 'treeNode', label, latest: node(label, epoch, overrides), previous: undefined };
+}
+
 function state(
   username: string | Uint8Array,
   epoch: bigint,

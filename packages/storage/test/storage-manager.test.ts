@@ -11,24 +11,10 @@ import {
   type TreeNodeRecord,
   type ValueStateRecord,
 } from '@akd-ts/storage';
+import { leafRecord } from '@akd-ts/storage/conformance';
 
 function leaf(fill: number, epoch: bigint): TreeNodeRecord {
-  const label = new NodeLabel(new Uint8Array(32).fill(fill), 256);
-  return {
-    kind: 'treeNode',
-    label,
-    latest: {
-      label,
-      lastEpoch: epoch,
-      minDescendantEpoch: epoch,
-      parent: NodeLabel.root(),
-      nodeType: 1,
-      leftChild: undefined,
-      rightChild: undefined,
-      hash: new Uint8Array(32).fill(fill),
-    },
-    previous: undefined,
-  };
+  return leafRecord(new NodeLabel(new Uint8Array(32).fill(fill), 256), epoch, fill);
 }
 
 function state(

@@ -12,7 +12,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { AkdError, NodeLabel } from '@akd-ts/core';
-import { NodeType, type TreeNodeRecord, type ValueStateRecord } from '@akd-ts/storage';
+import type { TreeNodeRecord, ValueStateRecord } from '@akd-ts/storage';
+import { leafRecord } from '@akd-ts/storage/conformance';
 
 /** A fresh temporary directory and a function that removes it. */
 export function tempDir(prefix: string): {
@@ -37,21 +38,7 @@ export function leafLabel(i: number): NodeLabel {
 }
 
 export function nodeRecord(label: NodeLabel, epoch: bigint): TreeNodeRecord {
-  return {
-    kind: 'treeNode',
-    label,
-    latest: {
-      label,
-      lastEpoch: epoch,
-      minDescendantEpoch: epoch,
-      parent: NodeLabel.root(),
-      nodeType: NodeType.Leaf,
-      leftChild: undefined,
-      rightChild: undefined,
-      hash: new Uint8Array(32).fill(Number(epoch % 256n)),
-    },
-    previous: undefined,
-  };
+  return leafRecord(label, epoch, Number(epoch % 256n));
 }
 
 export function stateRecord(name: string, epoch: bigint, version: bigint): ValueStateRecord {
