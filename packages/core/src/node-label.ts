@@ -122,7 +122,8 @@ export class NodeLabel {
   /** `to_bytes()`: `be32(len) || val`, 36 bytes, length first (spec 3.1). */
   toBytes(): Uint8Array {
     const out = new Uint8Array(36);
-    new DataView(out.buffer).setUint32(0, this.len, false);
+    out[2] = this.len >> 8;
+    out[3] = this.len & 0xff; // len <= 256: bytes 0 and 1 of be32(len) are zero
     out.set(this.val, 4);
     return out;
   }
@@ -133,9 +134,11 @@ export class NodeLabel {
    */
   get key(): string {
     if (this.#key === undefined) {
-      this.#key =
-        String.fromCharCode(this.len >> 8, this.len & 0xff) +
-        String.fromCharCode.apply(null, this.val as unknown as number[]);
+      // one flat string (a concatenation would be a rope the engine flattens on first hash)
+      KEY_CODES[0] = this.len >> 8;
+      KEY_CODES[1] = this.len & 0xff;
+      for (let i = 0; i < 32; i++) KEY_CODES[i + 2] = this.val[i]!;
+      this.#key = String.fromCharCode.apply(null, KEY_CODES);
     }
     return this.#key;
   }
@@ -160,6 +163,8 @@ export class NodeLabel {
 }
 
 const ROOT = new NodeLabel(new Uint8Array(32), 0);
+/** Scratch char codes for building keys (used synchronously). */
+const KEY_CODES: number[] = new Array<number>(34).fill(0);
 
 /** Compares two labels for sorting (spec 4.2 `Ord`). */
 export function compareNodeLabels(a: NodeLabel, b: NodeLabel): number {

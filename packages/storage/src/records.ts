@@ -113,7 +113,8 @@ export function fullKey(key: StorageKey): string {
 
 /** `fullKey(keyOf(record))`. */
 export function recordFullKey(record: DbRecord): string {
-  return fullKey(keyOf(record));
+  // the same keys as fullKey(keyOf(record)), without building the key object on a hot path
+  return record.kind === 'treeNode' ? record.label.key : fullKey(keyOf(record));
 }
 
 /** Approximate in-memory size of a record (spec 14.3), for the cache's memory bound. */

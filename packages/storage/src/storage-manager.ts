@@ -8,7 +8,7 @@
  * Records handed out are shared with the cache: treat them as read-only.
  */
 
-import { AkdError } from '@akd-ts/core';
+import { AkdError, type NodeLabel } from '@akd-ts/core';
 import type { Database, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
 import {
@@ -16,6 +16,7 @@ import {
   type DbRecord,
   type RecordFor,
   type StorageKey,
+  type TreeNodeRecord,
   type ValueStateFlag,
   type ValueStateRecord,
 } from './records.js';
@@ -46,6 +47,8 @@ export interface RecordReader {
   get<K extends StorageKey>(key: K): Promise<RecordFor<K>>;
   batchGet(keys: StorageKey[]): Promise<DbRecord[]>;
   getFromCacheOnly(key: StorageKey): DbRecord | undefined;
+  /** `getFromCacheOnly` for a tree node, without building its key (the tree's hot path). */
+  peekNode(label: NodeLabel): TreeNodeRecord | undefined;
   hasCache(): boolean;
 }
 
@@ -133,6 +136,10 @@ export class StorageManager implements RecordReader {
   }
 
   /** The cached record, never touching the database. */
+  peekNode(label: NodeLabel): TreeNodeRecord | undefined {
+    return this.cache?.get(label.key) as TreeNodeRecord | undefined;
+  }
+
   getFromCacheOnly(key: StorageKey): DbRecord | undefined {
     return this.cache?.get(fullKey(key));
   }

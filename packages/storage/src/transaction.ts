@@ -5,7 +5,7 @@
  * StorageManager, which writes it atomically.
  */
 
-import { AkdError, toHex } from '@akd-ts/core';
+import { AkdError, toHex, type NodeLabel } from '@akd-ts/core';
 import type { UserVersion } from './database.js';
 import { notFound, transactionError } from './errors.js';
 import {
@@ -15,6 +15,7 @@ import {
   type DbRecord,
   type RecordFor,
   type StorageKey,
+  type TreeNodeRecord,
   type ValueStateFlag,
   type ValueStateRecord,
 } from './records.js';
@@ -88,6 +89,10 @@ export class Transaction implements RecordReader {
     }
     if (rest.length > 0) out.push(...(await this.storage.batchGet(rest)));
     return out;
+  }
+
+  peekNode(label: NodeLabel): TreeNodeRecord | undefined {
+    return (this.log.get(label.key) as TreeNodeRecord | undefined) ?? this.storage.peekNode(label);
   }
 
   getFromCacheOnly(key: StorageKey): DbRecord | undefined {

@@ -49,8 +49,8 @@ export function findNode(
   label: NodeLabel,
   epoch: bigint,
 ): MaybePromise<TreeNode | undefined> {
-  const cached = reader.getFromCacheOnly(nodeKey(label));
-  if (cached !== undefined) return nodeAtEpoch(cached as TreeNodeRecord, epoch);
+  const cached = reader.peekNode(label);
+  if (cached !== undefined) return nodeAtEpoch(cached, epoch);
   return findStored(reader, label, epoch);
 }
 
