@@ -42,6 +42,8 @@ export interface DirectoryOptions {
 }
 
 const DEFAULT_MAX_PRELOAD_BATCH = 10_000;
+/** Proof attempts while the store keeps moving past the epoch a proof was started at. */
+const MAX_EPOCH_RETRIES = 8;
 
 /** Builds the shared context from options (reads the key once). */
 export async function makeContext(options: DirectoryOptions): Promise<DirectoryContext> {
@@ -152,16 +154,18 @@ export class ReadOnlyDirectory {
    * Runs a proof against the latest epoch this reader knows. When the store has moved on by
    * two or more epochs since (another process publishes), the tree no longer keeps the nodes
    * of that epoch: reading one fails with `STORAGE_NOT_FOUND`, and the proof is built again
-   * once against the store's new latest epoch.
+   * against the store's new latest epoch, as long as the store keeps moving (a writer can
+   * publish twice more while a slow reader builds one proof). When the epoch has not moved,
+   * the error is real and is returned.
    */
   private async atLatestEpoch<T>(build: (epochHash: EpochHash) => Promise<T>): Promise<T> {
-    const epochHash = await this.getEpochHash();
-    try {
-      return await build(epochHash);
-    } catch (e) {
-      if (!(e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND')) throw e;
-      if ((await this.refresh()) === undefined) throw e;
-      return build(await this.getEpochHash());
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await build(await this.getEpochHash());
+      } catch (e) {
+        const stale = e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
+        if (!stale || attempt >= MAX_EPOCH_RETRIES || (await this.refresh()) === undefined) throw e;
+      }
     }
   }
 

@@ -61,55 +61,56 @@ for (const store of stores) {
         storage: new StorageManager(writerDb),
         vrfKeys: hardCodedKeys(),
       });
-      await writer.publish(labels.map((label) => ({ label, value: utf8('v1') })));
-      const reader = await ReadOnlyDirectory.open({
-        config,
-        storage: new StorageManager(readerDb),
-        vrfKeys: hardCodedKeys(),
-      });
-      const pk = reader.getPublicKey();
-
+      let reader: ReadOnlyDirectory | undefined;
       let publishing = true;
-      const publisher = (async () => {
-        for (let e = 2; e <= 12; e++) {
-          await writer.publish(labels.map((label, i) => ({ label, value: utf8(`v${e}.${i}`) })));
+      let publisher: Promise<void> = Promise.resolve();
+      try {
+        await writer.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+        reader = await ReadOnlyDirectory.open({
+          config,
+          storage: new StorageManager(readerDb),
+          vrfKeys: hardCodedKeys(),
+        });
+        const pk = reader.getPublicKey();
+        publisher = (async () => {
+          for (let e = 2; e <= 12 && publishing; e++) {
+            await writer.publish(labels.map((label, i) => ({ label, value: utf8(`v${e}.${i}`) })));
+          }
+          publishing = false;
+        })();
+        const epochs = new Set<bigint>();
+        let checked = 0;
+        for (let i = 0; publishing || i < 3; i++) {
+          // a macrotask turn per lookup, as separate requests to a server would get: SQLite
+          // answers synchronously, and a loop of microtasks alone would starve the publisher
+          await new Promise((resolve) => setImmediate(resolve));
+          if (i % 2 === 0) await reader.refresh();
+          const label = labels[i % labels.length]!;
+          const { proof, epochHash } = await reader.lookup(label);
+          lookupVerify(config, pk, epochHash.hash, epochHash.epoch, label, proof);
+          if (i % 5 === 0) {
+            const params = { kind: 'mostRecent', count: 2 } as const;
+            const h = await reader.keyHistory(label, params);
+            keyHistoryVerify(config, pk, h.epochHash.hash, h.epochHash.epoch, label, h.proof, {
+              historyParams: params,
+            });
+          }
+          epochs.add(epochHash.epoch);
+          checked++;
         }
+        await publisher;
+        assert.ok(checked >= 3);
+        assert.ok(epochs.size >= 2, `the reader followed the writer across ${epochs.size} epochs`);
+      } finally {
+        // stop and close everything even when an assertion failed: an open pool would keep
+        // the test process alive
         publishing = false;
-      })();
-      const epochs = new Set<bigint>();
-      let checked = 0;
-      for (let i = 0; publishing || i < 3; i++) {
-        // a macrotask turn per lookup, as separate requests to a server would get: SQLite
-        // answers synchronously, and a loop of microtasks alone would starve the publisher
-        await new Promise((resolve) => setImmediate(resolve));
-        if (i % 2 === 0) await reader.refresh();
-        const label = labels[i % labels.length]!;
-        const { proof, epochHash } = await reader.lookup(label);
-        lookupVerify(config, pk, epochHash.hash, epochHash.epoch, label, proof);
-        if (i % 5 === 0) {
-          const history = await reader.keyHistory(label, { kind: 'mostRecent', count: 2 });
-          keyHistoryVerify(
-            config,
-            pk,
-            history.epochHash.hash,
-            history.epochHash.epoch,
-            label,
-            history.proof,
-            {
-              historyParams: { kind: 'mostRecent', count: 2 },
-            },
-          );
-        }
-        epochs.add(epochHash.epoch);
-        checked++;
+        await publisher.catch(() => undefined);
+        await reader?.close();
+        await writer.close();
+        await readerDb.close();
+        await writerDb.close();
       }
-      await publisher;
-      assert.ok(checked >= 3);
-      assert.ok(epochs.size >= 2, `the reader followed the writer across ${epochs.size} epochs`);
-      await reader.close();
-      await writer.close();
-      await readerDb.close();
-      await writerDb.close();
     },
   );
 }
