@@ -5,7 +5,7 @@
  */
 
 import {
-  AkdError,
+  isAkdError,
   NodeLabel,
   type AppendOnlyProof,
   type AzksElement,
@@ -29,10 +29,6 @@ import { membershipProof, nonMembershipProof } from './tree/proofs.js';
 
 const ROOT = NodeLabel.root();
 
-function isNotFound(e: unknown): boolean {
-  return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
-}
-
 export class Azks {
   constructor(readonly config: Configuration) {}
 
@@ -41,7 +37,7 @@ export class Azks {
     try {
       return await reader.get(AZKS_KEY);
     } catch (e) {
-      if (isNotFound(e)) return undefined;
+      if (isAkdError(e, 'STORAGE_NOT_FOUND')) return undefined;
       throw e;
     }
   }

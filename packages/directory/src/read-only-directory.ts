@@ -7,6 +7,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   AkdError,
+  isAkdError,
   VrfSecretKey,
   type AkdLabel,
   type AppendOnlyProof,
@@ -163,7 +164,7 @@ export class ReadOnlyDirectory {
       try {
         return await build(await this.getEpochHash());
       } catch (e) {
-        const stale = e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
+        const stale = isAkdError(e, 'STORAGE_NOT_FOUND');
         if (!stale || attempt >= MAX_EPOCH_RETRIES || (await this.refresh()) === undefined) throw e;
       }
     }

@@ -8,7 +8,7 @@
  * Records handed out are shared with the cache: treat them as read-only.
  */
 
-import { AkdError, type NodeLabel } from '@akd-ts/core';
+import { isAkdError, type NodeLabel } from '@akd-ts/core';
 import type { Database, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
 import {
@@ -243,7 +243,7 @@ export class StorageManager implements RecordReader {
     try {
       states = await this.db.getUserData(username);
     } catch (e) {
-      if (e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND') return 0;
+      if (isAkdError(e, 'STORAGE_NOT_FOUND')) return 0;
       throw e;
     }
     const erased = states

@@ -5,7 +5,7 @@
  * StorageManager, which writes it atomically.
  */
 
-import { AkdError, toHex, type NodeLabel } from '@akd-ts/core';
+import { isAkdError, toHex, type NodeLabel } from '@akd-ts/core';
 import type { UserVersion } from './database.js';
 import { notFound, transactionError } from './errors.js';
 import {
@@ -22,10 +22,6 @@ import {
 import type { RecordReader, StorageManager } from './storage-manager.js';
 
 type Finish = (tx: Transaction, records: DbRecord[] | undefined) => Promise<number>;
-
-function isNotFound(e: unknown): boolean {
-  return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
-}
 
 export class Transaction implements RecordReader {
   private readonly log = new Map<string, DbRecord>();
@@ -106,7 +102,7 @@ export class Transaction implements RecordReader {
     try {
       db = await this.storage.getUserState(username, flag);
     } catch (e) {
-      if (!isNotFound(e)) throw e;
+      if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
     }
     const tx = selectValueState(this.states.get(toHex(username))?.values() ?? [], flag);
     const chosen = pickMerged(db, tx, flag);
@@ -121,7 +117,7 @@ export class Transaction implements RecordReader {
     try {
       for (const s of await this.storage.getUserData(username)) byEpoch.set(s.epoch, s);
     } catch (e) {
-      if (!isNotFound(e)) throw e;
+      if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
     }
     for (const s of this.states.get(toHex(username))?.values() ?? []) byEpoch.set(s.epoch, s);
     return [...byEpoch.values()].sort((a, b) => (a.epoch < b.epoch ? -1 : 1));

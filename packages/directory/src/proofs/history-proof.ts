@@ -6,6 +6,7 @@
 
 import {
   AkdError,
+  isAkdError,
   VersionFreshness,
   getMarkerVersions,
   toHex,
@@ -16,14 +17,8 @@ import {
 } from '@akd-ts/core';
 import type { ValueStateRecord } from '@akd-ts/storage';
 import { serialPreload, type DirectoryContext } from '../context.js';
+import { labelNotFound } from './lookup-proof.js';
 import type { VrfJob } from '../vrf/engine.js';
-
-function notFound(label: AkdLabel, epoch: bigint): AkdError {
-  return new AkdError(
-    'DIRECTORY_LABEL_NOT_FOUND',
-    `label ${toHex(label)} has no value at epoch ${epoch}`,
-  );
-}
 
 /** The states a history at `epoch` covers, newest first (spec 10.4 steps 1-3). */
 async function historyStates(
@@ -36,7 +31,7 @@ async function historyStates(
   try {
     states = await ctx.storage.getUserData(label);
   } catch (e) {
-    if (e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND') throw notFound(label, epoch);
+    if (isAkdError(e, 'STORAGE_NOT_FOUND')) throw labelNotFound(label, epoch);
     throw e;
   }
   // states past the epoch belong to a publish this reader does not see yet
@@ -47,7 +42,7 @@ async function historyStates(
     throw new RangeError('mostRecent count must be a non-negative integer');
   }
   const kept = params.kind === 'complete' ? visible : visible.slice(0, params.count);
-  if (kept.length === 0) throw notFound(label, epoch);
+  if (kept.length === 0) throw labelNotFound(label, epoch);
   return kept;
 }
 

@@ -6,6 +6,7 @@
 
 import {
   AkdError,
+  isAkdError,
   VersionFreshness,
   markerVersion,
   toHex,
@@ -15,8 +16,12 @@ import {
 import type { ValueStateRecord } from '@akd-ts/storage';
 import { serialPreload, type DirectoryContext } from '../context.js';
 
-function isNotFound(e: unknown): boolean {
-  return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
+/** `DIRECTORY_LABEL_NOT_FOUND` for a label with no value at `epoch` (lookups and histories). */
+export function labelNotFound(label: AkdLabel, epoch: bigint): AkdError {
+  return new AkdError(
+    'DIRECTORY_LABEL_NOT_FOUND',
+    `label ${toHex(label)} has no value at epoch ${epoch}`,
+  );
 }
 
 /** The state a lookup at `epoch` proves, or `DIRECTORY_LABEL_NOT_FOUND`. */
@@ -28,11 +33,8 @@ export async function lookupState(
   try {
     return await ctx.storage.getUserState(label, { kind: 'leqEpoch', epoch });
   } catch (e) {
-    if (!isNotFound(e)) throw e;
-    throw new AkdError(
-      'DIRECTORY_LABEL_NOT_FOUND',
-      `label ${toHex(label)} has no value at epoch ${epoch}`,
-    );
+    if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
+    throw labelNotFound(label, epoch);
   }
 }
 

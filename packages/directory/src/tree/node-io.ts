@@ -11,7 +11,7 @@
  * Nodes returned are the stored, shared objects: copy one (`{ ...node }`) before changing it.
  */
 
-import { AkdError, type NodeLabel } from '@akd-ts/core';
+import { AkdError, isAkdError, type NodeLabel } from '@akd-ts/core';
 import {
   nodeAtEpoch,
   nodeKey,
@@ -24,10 +24,6 @@ import {
 /** A value now, or later when storage has to be asked. */
 export type MaybePromise<T> = T | Promise<T>;
 
-function isNotFound(e: unknown): boolean {
-  return e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND';
-}
-
 async function findStored(
   reader: RecordReader,
   label: NodeLabel,
@@ -37,7 +33,7 @@ async function findStored(
   try {
     record = await reader.get(nodeKey(label));
   } catch (e) {
-    if (isNotFound(e)) return undefined;
+    if (isAkdError(e, 'STORAGE_NOT_FOUND')) return undefined;
     throw e;
   }
   return nodeAtEpoch(record, epoch);
