@@ -40,15 +40,9 @@ export interface PublishProgress {
 }
 
 export interface PublishOptions {
-  /** Called as the publish advances (VRF progress in chunks of `VRF_CHUNK` labels). */
+  /** Called as the publish advances (VRF progress in chunks of about a thousand labels). */
   onProgress?: (progress: PublishProgress) => void;
 }
-
-/**
- * VRF jobs per chunk: progress is reported, and other work (a server's requests) gets the
- * event loop, between chunks.
- */
-const VRF_CHUNK = 1024;
 
 /** What a publish is about to insert: tree elements and value states. */
 interface PublishPlan {
@@ -158,15 +152,14 @@ export class Directory extends ReadOnlyDirectory {
   }
 
   /** Decides the tree elements and value states of a publish at `epoch` (spec 12.2 steps 3-5). */
-  /** Node labels of `jobs`, in chunks that report progress and yield the event loop. */
+  /** Node labels of `jobs`, reporting progress as the engine advances. */
   private async nodeLabels(jobs: VrfJob[], progress: (p: PublishProgress) => void) {
-    const labels = [];
-    for (let i = 0; i < jobs.length; i += VRF_CHUNK) {
-      progress({ phase: 'vrf', done: i, total: jobs.length });
-      labels.push(...(await this.ctx.vrf.nodeLabels(jobs.slice(i, i + VRF_CHUNK))));
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    progress({ phase: 'vrf', done: jobs.length, total: jobs.length });
+    const total = jobs.length;
+    progress({ phase: 'vrf', done: 0, total });
+    const labels = await this.ctx.vrf.nodeLabels(jobs, (done) => {
+      if (done < total) progress({ phase: 'vrf', done, total });
+    });
+    progress({ phase: 'vrf', done: total, total });
     return labels;
   }
 

@@ -31,7 +31,7 @@ export {
   availableThreads,
 } from './vrf/engine.js';
 export type { VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.js';
-export { sodiumAvailable, vrfKeyBackend } from './vrf/backend.js';
+export { nativeVrfAvailable, sodiumAvailable, vrfKeyBackend } from './vrf/backend.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
 export { AuditBlobCatalog, exportAuditBlobs, stepRoots } from './audit-blobs.js';

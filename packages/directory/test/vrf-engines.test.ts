@@ -14,6 +14,7 @@ import {
   LocalVrfEngine,
   WorkerVrfEngine,
   createVrfEngine,
+  nativeVrfAvailable,
   sodiumAvailable,
   vrfKeyBackend,
   type VrfJob,
@@ -22,8 +23,29 @@ import { openDirectory } from './support/build.js';
 
 const config = new WhatsAppV1Configuration();
 
-test('sodium-native loads here (the fast path of publishing)', () => {
+test('sodium-native and the native addon load here (the fast paths of proofs and publishing)', () => {
   assert.equal(sodiumAvailable(), true);
+  assert.equal(nativeVrfAvailable(), true);
+  assert.equal(vrfKeyBackend(new Uint8Array(32)).name, 'native');
+});
+
+test('the native backend gives the bytes of the portable one, one at a time and in batches', () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.array(fc.uint8Array({ maxLength: 64 }), { minLength: 1, maxLength: 8 }),
+      (sk, alphas) => {
+        const native = vrfKeyBackend(sk, 'native');
+        const noble = VrfSecretKey.fromBytes(sk);
+        assert.equal(native.name, 'native');
+        const expected = alphas.map((a) => toHex(vrfEvaluate(noble, a)));
+        assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
+        assert.equal(toHex(native.evaluate(alphas[0]!)), expected[0]);
+        assert.equal(toHex(native.prove(alphas[0]!)), toHex(vrfProve(noble, alphas[0]!)));
+      },
+    ),
+    { numRuns: 60 },
+  );
 });
 
 test('the sodium-native backend gives the same bytes as the portable one on random inputs', () => {
@@ -54,7 +76,9 @@ test('every engine gives the same labels and proofs, in job order', async () => 
   const engines = [
     new LocalVrfEngine(config, sk, 'noble'),
     new LocalVrfEngine(config, sk, 'sodium-native'),
+    new LocalVrfEngine(config, sk, 'native'),
     new WorkerVrfEngine(config, sk, { threads: 2 }),
+    new WorkerVrfEngine(config, sk, { threads: 2, backend: 'sodium-native' }),
     new WorkerVrfEngine(config, sk, { threads: 3, backend: 'noble' }),
     createVrfEngine(config, sk, { threads: 0 }),
   ];
@@ -69,8 +93,9 @@ test('every engine gives the same labels and proofs, in job order', async () => 
       results.push(JSON.stringify([labels, proofs, small]));
     }
     assert.equal(new Set(results).size, 1);
-    assert.match(engines[2]!.name, /^sodium-native, 2 worker threads$/);
-    assert.match(engines[3]!.name, /^noble, 3 worker threads$/);
+    assert.match(engines[3]!.name, /^native, 2 worker threads$/);
+    assert.match(engines[4]!.name, /^sodium-native, 2 worker threads$/);
+    assert.match(engines[5]!.name, /^noble, 3 worker threads$/);
     assert.match(engines[0]!.name, /noble \(main thread\)/);
   } finally {
     for (const e of engines) await e.close();

@@ -1,13 +1,17 @@
 /**
- * One VRF key on the best backend this process can load: libsodium through sodium-native when
- * it loads, otherwise core's portable noble implementation. Both give identical bytes; the
- * engines (main thread or worker threads) are built on this.
+ * One VRF key on the best backend this process can load, most capable first:
+ * - `native`: evaluation (the publish hot path) in akd-ts's own C addon (@akd-ts/vrf-native),
+ *   proofs through libsodium, or noble when libsodium does not load;
+ * - `sodium-native`: libsodium for both;
+ * - `noble`: core's portable implementation, the reference.
+ * All give identical bytes; the engines (calling thread or worker threads) are built on this.
  */
 
 import { VrfSecretKey, vrfEvaluate, vrfProve } from '@akd-ts/core';
+import { NativeVrfKey, loadNativeVrf } from '@akd-ts/vrf-native';
 import { SodiumVrfKey, loadSodium } from './sodium.js';
 
-export type VrfBackendName = 'sodium-native' | 'noble';
+export type VrfBackendName = 'native' | 'sodium-native' | 'noble';
 
 /** Which backend to use: the fastest available, or a named one. */
 export type VrfBackendChoice = 'auto' | VrfBackendName;
@@ -15,6 +19,8 @@ export type VrfBackendChoice = 'auto' | VrfBackendName;
 export interface VrfKeyBackend {
   readonly name: VrfBackendName;
   evaluate(alpha: Uint8Array): Uint8Array;
+  /** The outputs of many alphas, in order (one addon call per try-and-increment round). */
+  evaluateMany(alphas: readonly Uint8Array[]): Uint8Array[];
   prove(alpha: Uint8Array): Uint8Array;
 }
 
@@ -23,22 +29,66 @@ export function sodiumAvailable(): boolean {
   return loadSodium() !== null;
 }
 
+/** Whether akd-ts's native evaluation addon was built and loads in this process. */
+export function nativeVrfAvailable(): boolean {
+  return loadNativeVrf() !== null;
+}
+
+type Prover = (alpha: Uint8Array) => Uint8Array;
+
+function proverFor(secretKey: Uint8Array, sodiumAllowed: boolean): Prover {
+  const sodium = sodiumAllowed ? loadSodium() : null;
+  if (sodium !== null) {
+    const key = new SodiumVrfKey(sodium, secretKey);
+    return (a) => key.prove(a);
+  }
+  const key = VrfSecretKey.fromBytes(secretKey);
+  return (a) => vrfProve(key, a);
+}
+
 /**
  * The key on the chosen backend.
- * @throws Error when `sodium-native` is asked for and cannot load
+ * @throws Error when `native` or `sodium-native` is asked for and cannot load
  */
 export function vrfKeyBackend(
   secretKey: Uint8Array,
   choice: VrfBackendChoice = 'auto',
 ): VrfKeyBackend {
-  const sodium = choice === 'noble' ? null : loadSodium();
-  if (choice === 'sodium-native' && sodium === null) {
-    throw new Error('sodium-native cannot be loaded in this process');
+  if (choice === 'native' || choice === 'auto') {
+    const addon = loadNativeVrf();
+    if (addon !== null) {
+      const key = new NativeVrfKey(addon, secretKey);
+      return {
+        name: 'native',
+        evaluate: (a) => key.evaluate(a),
+        evaluateMany: (alphas) => key.evaluateMany(alphas),
+        prove: proverFor(secretKey, true),
+      };
+    }
+    if (choice === 'native')
+      throw new Error('the native VRF addon cannot be loaded in this process');
   }
-  if (sodium !== null) {
-    const key = new SodiumVrfKey(sodium, secretKey);
-    return { name: 'sodium-native', evaluate: (a) => key.evaluate(a), prove: (a) => key.prove(a) };
+  if (choice === 'sodium-native' || choice === 'auto') {
+    const sodium = loadSodium();
+    if (sodium !== null) {
+      const key = new SodiumVrfKey(sodium, secretKey);
+      const evaluate = (a: Uint8Array) => key.evaluate(a);
+      return {
+        name: 'sodium-native',
+        evaluate,
+        evaluateMany: (alphas) => alphas.map(evaluate),
+        prove: (a) => key.prove(a),
+      };
+    }
+    if (choice === 'sodium-native')
+      throw new Error('sodium-native cannot be loaded in this process');
   }
   const key = VrfSecretKey.fromBytes(secretKey);
-  return { name: 'noble', evaluate: (a) => vrfEvaluate(key, a), prove: (a) => vrfProve(key, a) };
+  const evaluate = (a: Uint8Array) => vrfEvaluate(key, a);
+  return {
+    name: 'noble',
+    evaluate,
+    evaluateMany: (alphas) => alphas.map(evaluate),
+    prove: proverFor(secretKey, false),
+  };
 }

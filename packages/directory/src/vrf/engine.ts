@@ -7,6 +7,7 @@
  */
 
 import { availableParallelism } from 'node:os';
+import { setImmediate } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import {
   NodeLabel,
@@ -32,13 +33,16 @@ export interface VrfLabelProof {
 }
 
 export interface VrfEngine {
-  /** Node labels of the jobs, in job order (spec 5.8 `get_node_labels`). */
-  nodeLabels(jobs: VrfJob[]): Promise<NodeLabel[]>;
+  /**
+   * Node labels of the jobs, in job order (spec 5.8 `get_node_labels`). `onProgress`, when
+   * given, hears the number of jobs done so far as large batches advance.
+   */
+  nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]>;
   /** 80-byte proofs of the jobs with their node labels, in job order. */
   proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]>;
   /** Releases threads or native resources. */
   close(): Promise<void>;
-  /** A name for logs and benchmarks (e.g. "sodium-native, 2 worker threads"). */
+  /** A name for logs and benchmarks (e.g. "native, 2 worker threads"). */
   readonly name: string;
 }
 
@@ -68,8 +72,18 @@ export class LocalVrfEngine implements VrfEngine {
     this.name = `${this.#key.name} (main thread)`;
   }
 
-  async nodeLabels(jobs: VrfJob[]): Promise<NodeLabel[]> {
-    return jobs.map((job) => nodeLabelFromVrfOutput(this.#key.evaluate(alphaOf(this.config, job))));
+  /** Evaluates in chunks, yielding the event loop between them so a server keeps answering. */
+  async nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]> {
+    const labels: NodeLabel[] = [];
+    for (let start = 0; start < jobs.length; start += CHUNK) {
+      if (start > 0) await setImmediate();
+      const alphas = jobs.slice(start, start + CHUNK).map((job) => alphaOf(this.config, job));
+      for (const output of this.#key.evaluateMany(alphas)) {
+        labels.push(nodeLabelFromVrfOutput(output));
+      }
+      onProgress?.(labels.length);
+    }
+    return labels;
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
@@ -81,6 +95,12 @@ export class LocalVrfEngine implements VrfEngine {
 
 /** Batches smaller than this stay on the calling thread: a task round trip costs ~50 us. */
 const MIN_WORKER_BATCH = 64;
+
+/**
+ * Jobs per chunk of work: the unit of progress, of a yield on the calling thread, and of a
+ * worker task (about 50 ms of VRF work, against ~50 us of task overhead).
+ */
+const CHUNK = 1024;
 
 /** The worker module next to this one, in whichever form (TypeScript source or build) runs. */
 function workerFile(): URL {
@@ -124,27 +144,45 @@ export class WorkerVrfEngine implements VrfEngine {
     this.name = `${kind}, ${this.#threads} worker thread${this.#threads === 1 ? '' : 's'}`;
   }
 
-  /** Runs `jobs` as one task per thread; each result has `width` bytes. */
-  private async run(op: VrfTask['op'], jobs: VrfJob[], width: number): Promise<Uint8Array[]> {
-    const per = Math.ceil(jobs.length / this.#threads);
-    const tasks: Promise<Uint8Array>[] = [];
-    for (let start = 0; start < jobs.length; start += per) {
-      const chunk = jobs.slice(start, start + per);
-      const alphas = new Uint8Array(32 * chunk.length);
-      chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
-      const task: VrfTask = { op, alphas };
-      tasks.push(this.#pool.run(task, { transferList: [alphas.buffer] }) as Promise<Uint8Array>);
-    }
-    const out: Uint8Array[] = [];
-    for (const result of await Promise.all(tasks)) {
-      for (let i = 0; i < result.length; i += width) out.push(result.subarray(i, i + width));
-    }
-    return out;
+  /**
+   * Runs `jobs` in tasks of at most `CHUNK` jobs; each result has `width` bytes. Two lanes per
+   * thread each prepare their next task (the alphas) while the other's runs, so a worker
+   * finds its next task queued and never waits for the calling thread.
+   */
+  private async run(
+    op: VrfTask['op'],
+    jobs: VrfJob[],
+    width: number,
+    onProgress?: (done: number) => void,
+  ): Promise<Uint8Array[]> {
+    const size = Math.min(CHUNK, Math.ceil(jobs.length / this.#threads));
+    const results: Uint8Array[] = [];
+    let next = 0;
+    let done = 0;
+    const lane = async () => {
+      while (next < jobs.length) {
+        const start = next;
+        const chunk = jobs.slice(start, (next += size));
+        const alphas = new Uint8Array(32 * chunk.length);
+        chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
+        const task: VrfTask = { op, alphas };
+        const result = (await this.#pool.run(task, {
+          transferList: [alphas.buffer],
+        })) as Uint8Array;
+        for (let i = 0; i < chunk.length; i++) {
+          results[start + i] = result.subarray(width * i, width * (i + 1));
+        }
+        onProgress?.((done += chunk.length));
+      }
+    };
+    await Promise.all(Array.from({ length: 2 * this.#threads }, lane));
+    return results;
   }
 
-  async nodeLabels(jobs: VrfJob[]): Promise<NodeLabel[]> {
-    if (jobs.length < MIN_WORKER_BATCH) return this.#local.nodeLabels(jobs);
-    return (await this.run('labels', jobs, 32)).map((bytes) => new NodeLabel(bytes.slice(), 256));
+  async nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]> {
+    if (jobs.length < MIN_WORKER_BATCH) return this.#local.nodeLabels(jobs, onProgress);
+    const outputs = await this.run('labels', jobs, 32, onProgress);
+    return outputs.map((bytes) => new NodeLabel(bytes.slice(), 256));
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {

@@ -19,14 +19,13 @@ export interface VrfTask {
 /** Runs one batch (piscina calls the default export). */
 export default function run(task: VrfTask): Uint8Array {
   const n = task.alphas.length / 32;
+  const alphas = Array.from({ length: n }, (_, i) => task.alphas.subarray(32 * i, 32 * i + 32));
   const width = task.op === 'labels' ? 32 : 80;
   const out = new Uint8Array(n * width);
-  for (let i = 0; i < n; i++) {
-    const alpha = task.alphas.subarray(32 * i, 32 * i + 32);
-    out.set(
-      task.op === 'labels' ? key.evaluate(alpha).subarray(0, 32) : key.prove(alpha),
-      width * i,
-    );
+  if (task.op === 'labels') {
+    key.evaluateMany(alphas).forEach((output, i) => out.set(output.subarray(0, 32), 32 * i));
+  } else {
+    alphas.forEach((alpha, i) => out.set(key.prove(alpha), 80 * i));
   }
   return out;
 }

@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "akd_vrf",
+      "sources": ["native/addon.c"],
+      "cflags": ["-O3", "-Wall", "-Wextra"],
+      "xcode_settings": { "OTHER_CFLAGS": ["-O3"] }
+    }
+  ]
+}
