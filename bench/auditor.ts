@@ -106,7 +106,7 @@ function verifyChild(dir: string, configName: string): void {
 
 /** Child process: `akd audit verify <dir>` in-process. */
 async function cliChild(dir: string, configName: string): Promise<void> {
-  const { run } = await import('../packages/cli/src/program.js');
+  const { run } = await import('../packages/cli/dist/program.js');
   let out = '';
   const started = performance.now();
   const code = await run(

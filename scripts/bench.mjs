@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Runs one benchmark: `npm run bench -- <name> [args...]` runs bench/<name>.ts against the
-// TypeScript sources (the "source" export condition, compiled on the fly by tsx) and passes the
-// remaining arguments through (e.g. --json). Without a name it lists the benchmarks: every
+// Runs one benchmark: `npm run bench -- <name> [args...]` builds the packages (tsc -b), runs
+// bench/<name>.ts (through tsx) against their compiled output, and passes the remaining
+// arguments through (e.g. --json). Without a name it lists the benchmarks: every
 // bench/*.ts file (helpers live in bench/support/). Benchmarks never run inside `npm test`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -45,9 +45,16 @@ if (!benchmarks.includes(`${name}.ts`)) {
   process.exit(1);
 }
 
+// Measure what users run: the packages as compiled by tsc (brought up to date first), not the
+// sources through tsx, whose helpers (and per-worker compilation) would be measured with them.
+const build = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b'], {
+  cwd: root,
+  stdio: 'inherit',
+});
+if (build.status !== 0) process.exit(build.status ?? 1);
 const result = spawnSync(
   process.execPath,
-  ['--conditions=source', '--import', 'tsx', join(benchDir, `${name}.ts`), ...rest],
+  ['--import', 'tsx', join(benchDir, `${name}.ts`), ...rest],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
