@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs one benchmark: `npm run bench -- <name> [args...]` builds the packages (tsc -b), runs
-// bench/<name>.ts (through tsx) against their compiled output, and passes the remaining
+// bench/<name>.ts (compiled by tsx on the main thread) against their compiled output, and passes the remaining
 // arguments through (e.g. --json). Without a name it lists the benchmarks: every
 // bench/*.ts file (helpers live in bench/support/). Benchmarks never run inside `npm test`.
 import { spawnSync } from 'node:child_process';
@@ -54,7 +54,7 @@ const build = spawnSync(process.execPath, [join(root, 'node_modules/typescript/b
 if (build.status !== 0) process.exit(build.status ?? 1);
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', join(benchDir, `${name}.ts`), ...rest],
+  ['--import', join(root, 'scripts/bench-loader.mjs'), join(benchDir, `${name}.ts`), ...rest],
   { cwd: root, stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -88,15 +88,36 @@ export function be64(v: bigint): Uint8Array {
   return out;
 }
 
-/** Writes `be64(v)` into `out` at `offset` (hot paths avoid the allocation of `be64`). */
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * Writes `be64(v)` into `out` at `offset` (hot paths avoid the allocation of `be64`). Epochs
+ * and versions stay far below 2^53, so they take a path with no DataView and no BigInt
+ * arithmetic; larger values are written by `setBigUint64` (which wraps modulo 2^64).
+ */
 export function writeBe64(out: Uint8Array, offset: number, v: bigint): void {
-  new DataView(out.buffer, out.byteOffset, out.byteLength).setBigUint64(offset, v, false);
+  if (v >= 0n && v <= MAX_SAFE) writeBe64Number(out, offset, Number(v));
+  else new DataView(out.buffer, out.byteOffset, out.byteLength).setBigUint64(offset, v, false);
+}
+
+/** `writeBe64` of a non-negative safe integer, such as a length. */
+export function writeBe64Number(out: Uint8Array, offset: number, n: number): void {
+  const hi = Math.floor(n / 0x1_0000_0000);
+  const lo = n >>> 0;
+  out[offset] = hi >>> 24;
+  out[offset + 1] = (hi >>> 16) & 0xff;
+  out[offset + 2] = (hi >>> 8) & 0xff;
+  out[offset + 3] = hi & 0xff;
+  out[offset + 4] = lo >>> 24;
+  out[offset + 5] = (lo >>> 16) & 0xff;
+  out[offset + 6] = (lo >>> 8) & 0xff;
+  out[offset + 7] = lo & 0xff;
 }
 
 /** `i2osp(b) = be64(len(b)) || b`, spec section 2. */
 export function i2osp(bytes: Uint8Array): Uint8Array {
   const out = new Uint8Array(8 + bytes.length);
-  writeBe64(out, 0, BigInt(bytes.length));
+  writeBe64Number(out, 0, bytes.length);
   out.set(bytes, 8);
   return out;
 }

@@ -25,8 +25,10 @@ type Finish = (tx: Transaction, records: DbRecord[] | undefined) => Promise<numb
 
 export class Transaction implements RecordReader {
   private readonly log = new Map<string, DbRecord>();
-  /** username hex -> epoch -> state, mirroring the value states in `log`. */
-  private readonly states = new Map<string, Map<bigint, ValueStateRecord>>();
+  /** The value states logged, in order (a publish logs many and rarely reads them back). */
+  private readonly loggedStates: ValueStateRecord[] = [];
+  /** username hex -> epoch -> state, built from `loggedStates` on the first read of states. */
+  private statesIndex: Map<string, Map<bigint, ValueStateRecord>> | undefined;
   private done = false;
 
   constructor(
@@ -57,11 +59,18 @@ export class Transaction implements RecordReader {
     this.open();
     this.log.set(recordFullKey(record), record);
     if (record.kind === 'valueState') {
-      const user = toHex(record.username);
-      let map = this.states.get(user);
-      if (map === undefined) this.states.set(user, (map = new Map()));
-      map.set(record.epoch, record);
+      this.loggedStates.push(record);
+      if (this.statesIndex !== undefined) indexState(this.statesIndex, record);
     }
+  }
+
+  /** The logged states of one user, by epoch (the last write of an epoch wins). */
+  private statesOf(username: Uint8Array): Iterable<ValueStateRecord> {
+    if (this.statesIndex === undefined) {
+      this.statesIndex = new Map();
+      for (const state of this.loggedStates) indexState(this.statesIndex, state);
+    }
+    return this.statesIndex.get(toHex(username))?.values() ?? [];
   }
 
   batchSet(records: DbRecord[]): void {
@@ -104,7 +113,7 @@ export class Transaction implements RecordReader {
     } catch (e) {
       if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
     }
-    const tx = selectValueState(this.states.get(toHex(username))?.values() ?? [], flag);
+    const tx = selectValueState(this.statesOf(username), flag);
     const chosen = pickMerged(db, tx, flag);
     if (chosen === undefined) throw notFound(`value state of user ${toHex(username)}`);
     return chosen;
@@ -119,7 +128,7 @@ export class Transaction implements RecordReader {
     } catch (e) {
       if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
     }
-    for (const s of this.states.get(toHex(username))?.values() ?? []) byEpoch.set(s.epoch, s);
+    for (const s of this.statesOf(username)) byEpoch.set(s.epoch, s);
     return [...byEpoch.values()].sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
   }
 
@@ -137,9 +146,9 @@ export class Transaction implements RecordReader {
       merged.set(toHex(v.username), v);
     }
     for (const username of usernames) {
-      const user = toHex(username);
-      const tx = selectValueState(this.states.get(user)?.values() ?? [], flag);
+      const tx = selectValueState(this.statesOf(username), flag);
       if (tx === undefined) continue;
+      const user = toHex(username);
       const db = merged.get(user);
       // a committed entry carries no epoch: the log, being newer, wins for every flag but
       // minEpoch, where the committed state (older) wins
@@ -174,9 +183,17 @@ export class Transaction implements RecordReader {
     this.open();
     this.done = true;
     this.log.clear();
-    this.states.clear();
+    this.loggedStates.length = 0;
+    this.statesIndex = undefined;
     await this.finish(this, undefined);
   }
+}
+
+function indexState(index: Map<string, Map<bigint, ValueStateRecord>>, state: ValueStateRecord) {
+  const user = toHex(state.username);
+  let byEpoch = index.get(user);
+  if (byEpoch === undefined) index.set(user, (byEpoch = new Map()));
+  byEpoch.set(state.epoch, state);
 }
 
 /** Spec 14.2's rule for choosing between a committed and a logged state. */

@@ -212,6 +212,15 @@ test('value-state reads merge the transaction with committed data (spec 14.2)', 
     ['a', 1n],
     ['b', 1n],
   ]);
+  // states logged after the first read are seen too, and a rewrite of an epoch replaces it
+  tx.set(state('d', 6n, 1n));
+  tx.set(state('a', 7n, 4n));
+  tx.set({ ...state('a', 7n, 4n), value: utf8('rewritten') });
+  assert.equal((await tx.getUserState(utf8('d'), { kind: 'maxEpoch' })).version, 1n);
+  const latestA = await tx.getUserState(utf8('a'), { kind: 'maxEpoch' });
+  assert.equal(latestA.version, 4n);
+  assert.equal(new TextDecoder().decode(latestA.value), 'rewritten');
+  assert.equal((await versions({ kind: 'maxEpoch' })).get('d'), 1n);
   await tx.rollback();
 });
 

@@ -4,7 +4,7 @@
  * interface only.
  */
 
-import { i2osp, writeBe64 } from '../bytes.js';
+import { i2osp, writeBe64, writeBe64Number } from '../bytes.js';
 import type { NodeLabel } from '../node-label.js';
 
 /** Whether a VRF input names a current version (Fresh) or a superseded one (Stale), spec 3.1. */
@@ -97,9 +97,9 @@ export abstract class BaseConfiguration implements Configuration {
   /** `commit_from_nonce(value, nonce) = H(i2osp(value) || i2osp(nonce))`, spec 3.1. */
   protected commitFromNonce(value: Uint8Array, nonce: Uint8Array): Uint8Array {
     const buf = new Uint8Array(16 + value.length + nonce.length);
-    writeBe64(buf, 0, BigInt(value.length));
+    writeBe64Number(buf, 0, value.length);
     buf.set(value, 8);
-    writeBe64(buf, 8 + value.length, BigInt(nonce.length));
+    writeBe64Number(buf, 8 + value.length, nonce.length);
     buf.set(nonce, 16 + value.length);
     return this.hash(buf);
   }

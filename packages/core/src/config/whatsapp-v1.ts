@@ -3,7 +3,7 @@
  * hashed, and a two-level parent hash. The configuration WhatsApp runs in production.
  */
 
-import { concatBytes, writeBe64 } from '../bytes.js';
+import { concatBytes, writeBe64, writeBe64Number } from '../bytes.js';
 import { NodeLabel } from '../node-label.js';
 import { BaseConfiguration } from './configuration.js';
 import { blake3, blake3Into } from './hash.js';
@@ -58,7 +58,7 @@ export class WhatsAppV1Configuration extends BaseConfiguration {
     buf.set(commitmentKey, 0);
     buf.set(label.toBytes(), ck);
     writeBe64(buf, ck + 36, version);
-    writeBe64(buf, ck + 44, BigInt(value.length));
+    writeBe64Number(buf, ck + 44, value.length);
     buf.set(value, ck + 52);
     return H(buf);
   }
