@@ -156,6 +156,7 @@ export class Directory extends ReadOnlyDirectory {
   private async nodeLabels(jobs: VrfJob[], progress: (p: PublishProgress) => void) {
     const total = jobs.length;
     progress({ phase: 'vrf', done: 0, total });
+    if (total === 0) return [];
     const labels = await this.ctx.vrf.nodeLabels(jobs, (done) => {
       if (done < total) progress({ phase: 'vrf', done, total });
     });

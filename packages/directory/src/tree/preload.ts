@@ -80,7 +80,21 @@ async function walk(
 ): Promise<number> {
   if (labels.length === 0) return 0;
   if (w.stats !== undefined && depth + 1 > w.stats.levels) w.stats.levels = depth + 1;
-  const records = await batchRead(w.reader, labels, w.maxBatchSize, levels !== undefined, w.stats);
+  // nodes already in the transaction log or the cache need no read (a warm cache, or paths
+  // shared with an earlier preload); only the others are read, in batches
+  const records: TreeNodeRecord[] = [];
+  const missing: NodeLabel[] = [];
+  for (const label of labels) {
+    const cached = w.reader.peekNode(label);
+    if (cached !== undefined) records.push(cached);
+    else missing.push(label);
+  }
+  if (missing.length > 0) {
+    const parallel = levels !== undefined;
+    for (const r of await batchRead(w.reader, missing, w.maxBatchSize, parallel, w.stats)) {
+      records.push(r);
+    }
+  }
   let count = labels.length;
   const next: NodeLabel[] = [];
   for (const record of records) {

@@ -72,16 +72,19 @@ export class LocalVrfEngine implements VrfEngine {
     this.name = `${this.#key.name} (main thread)`;
   }
 
-  /** Evaluates in chunks, yielding the event loop between them so a server keeps answering. */
+  /**
+   * Evaluates in chunks, giving the event loop a turn after each one, so a server sharing the
+   * thread keeps answering even while a publish computes its labels.
+   */
   async nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]> {
     const labels: NodeLabel[] = [];
     for (let start = 0; start < jobs.length; start += CHUNK) {
-      if (start > 0) await setImmediate();
       const alphas = jobs.slice(start, start + CHUNK).map((job) => alphaOf(this.config, job));
       for (const output of this.#key.evaluateMany(alphas)) {
         labels.push(nodeLabelFromVrfOutput(output));
       }
       onProgress?.(labels.length);
+      await setImmediate();
     }
     return labels;
   }
