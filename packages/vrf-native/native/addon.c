@@ -11,17 +11,38 @@ static ge_constants CONSTANTS;
 
 /*
  * One try-and-increment candidate (spec 5.3 loop body, after upstream's non-canonical filter,
- * which the caller applies): decode leniently, clear the cofactor (H = 8·P), refuse the
- * identity, then return the encoding of scalar·H. Returns 0, or -1 when the candidate is
- * refused.
+ * which the caller applies): decode leniently, clear the cofactor (H = 8·P) and refuse the
+ * identity. Returns 0, or -1 when the candidate is refused.
  */
+static int decode_clear_cofactor(ge_p3 *p, const uint8_t candidate[32]) {
+  if (ge_frombytes_lenient(p, candidate, &CONSTANTS) != 0) return -1;
+  ge_p3_dbl_to_p3(p, p);
+  ge_p3_dbl_to_p3(p, p);
+  ge_p3_dbl_to_p3(p, p);
+  return ge_p3_is_identity(p) ? -1 : 0;
+}
+
+/* The encoding of scalar·H for a candidate, or -1 when it is refused. */
 static int candidate_times_scalar(uint8_t out[32], const uint8_t candidate[32], const int8_t digits[64]) {
   ge_p3 p, result;
-  if (ge_frombytes_lenient(&p, candidate, &CONSTANTS) != 0) return -1;
-  ge_p3_dbl_to_p3(&p, &p);
-  ge_p3_dbl_to_p3(&p, &p);
-  ge_p3_dbl_to_p3(&p, &p);
-  if (ge_p3_is_identity(&p)) return -1;
+  if (decode_clear_cofactor(&p, candidate) != 0) return -1;
+  ge_scalarmult(&result, digits, &p, &CONSTANTS);
+  ge_p3_tobytes(out, &result);
+  return 0;
+}
+
+/* The encoding of H = 8·decode(candidate) (spec 5.3), or -1 when the candidate is refused. */
+static int candidate_point(uint8_t out[32], const uint8_t candidate[32]) {
+  ge_p3 p;
+  if (decode_clear_cofactor(&p, candidate) != 0) return -1;
+  ge_p3_tobytes(out, &p);
+  return 0;
+}
+
+/* The encoding of scalar·decode(point), or -1 when the point does not decode. */
+static int point_times_scalar(uint8_t out[32], const uint8_t point[32], const int8_t digits[64]) {
+  ge_p3 p, result;
+  if (ge_frombytes_lenient(&p, point, &CONSTANTS) != 0) return -1;
   ge_scalarmult(&result, digits, &p, &CONSTANTS);
   ge_p3_tobytes(out, &result);
   return 0;
@@ -41,50 +62,105 @@ static int typed_bytes(napi_env env, napi_value value, uint8_t **data, size_t *l
   return 0;
 }
 
+/* Reads n Uint8Array arguments; throws and returns -1 on a wrong count or type. */
+static int byte_args(napi_env env, napi_callback_info info, size_t n, uint8_t **data, size_t *length) {
+  size_t argc = n;
+  napi_value argv[4];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != n) {
+    napi_throw_type_error(env, NULL, "wrong number of arguments");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (typed_bytes(env, argv[i], &data[i], &length[i]) != 0) return -1;
+  }
+  return 0;
+}
+
+/* The digits are the secret scalar: clear them where the compiler cannot drop the stores. */
+static void wipe_digits(int8_t digits[64]) {
+  volatile int8_t *wipe = digits;
+  for (int i = 0; i < 64; i++) wipe[i] = 0;
+}
+
 /*
  * multiplyCandidates(candidates, scalar, out, accepted): for each 32-byte candidate i, writes
  * scalar·(8·decode(candidate)) to out[32i..] and 1 to accepted[i], or 0 to accepted[i] when the
  * candidate is not a point or has small order. scalar is 32 bytes little-endian, below 2^255.
  */
 static napi_value multiply_candidates(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
-  uint8_t *candidates, *scalar, *out, *accepted;
-  size_t n_candidates, n_scalar, n_out, n_accepted;
+  uint8_t *data[4]; /* candidates, scalar, out, accepted */
+  size_t length[4];
   int8_t digits[64];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 4) {
-    napi_throw_type_error(env, NULL, "multiplyCandidates takes 4 arguments");
-    return NULL;
-  }
-  if (typed_bytes(env, argv[0], &candidates, &n_candidates) != 0 ||
-      typed_bytes(env, argv[1], &scalar, &n_scalar) != 0 ||
-      typed_bytes(env, argv[2], &out, &n_out) != 0 ||
-      typed_bytes(env, argv[3], &accepted, &n_accepted) != 0) {
-    return NULL;
-  }
-  if (n_scalar != 32 || (scalar[31] & 0x80) != 0) {
+  if (byte_args(env, info, 4, data, length) != 0) return NULL;
+  if (length[1] != 32 || (data[1][31] & 0x80) != 0) {
     napi_throw_range_error(env, NULL, "the scalar must be 32 bytes below 2^255");
     return NULL;
   }
-  if (n_candidates % 32 != 0 || n_out != n_candidates || n_accepted * 32 != n_candidates) {
+  if (length[0] % 32 != 0 || length[2] != length[0] || length[3] * 32 != length[0]) {
     napi_throw_range_error(env, NULL, "candidates and out must be 32 bytes per entry of accepted");
     return NULL;
   }
-  ge_scalar_digits(digits, scalar);
-  for (size_t i = 0; i < n_accepted; i++) {
-    accepted[i] = candidate_times_scalar(out + 32 * i, candidates + 32 * i, digits) == 0;
+  ge_scalar_digits(digits, data[1]);
+  for (size_t i = 0; i < length[3]; i++) {
+    data[3][i] = candidate_times_scalar(data[2] + 32 * i, data[0] + 32 * i, digits) == 0;
   }
-  /* the digits are the secret scalar */
-  volatile int8_t *wipe = digits;
-  for (int i = 0; i < 64; i++) wipe[i] = 0;
+  wipe_digits(digits);
   return NULL;
 }
 
-static napi_value init(napi_env env, napi_value exports) {
+/*
+ * clearCofactor(candidates, out, accepted): for each 32-byte candidate i, H = 8·decode(candidate)
+ * encoded into out[32i..] and 1 in accepted[i], or 0 when the candidate is not a point or has
+ * small order (the try-and-increment step of proving, which needs H itself).
+ */
+static napi_value clear_cofactor(napi_env env, napi_callback_info info) {
+  uint8_t *data[3];
+  size_t length[3];
+  if (byte_args(env, info, 3, data, length) != 0) return NULL;
+  if (length[0] % 32 != 0 || length[1] != length[0] || length[2] * 32 != length[0]) {
+    napi_throw_range_error(env, NULL, "candidates and out must be 32 bytes per entry of accepted");
+    return NULL;
+  }
+  for (size_t i = 0; i < length[2]; i++) {
+    data[2][i] = candidate_point(data[1] + 32 * i, data[0] + 32 * i) == 0;
+  }
+  return NULL;
+}
+
+/*
+ * multiplyPoint(point, scalar, out): out = scalar·decode(point), constant time in the scalar
+ * (32 bytes little-endian, below 2^255). Throws a RangeError when the point does not decode.
+ */
+static napi_value multiply_point(napi_env env, napi_callback_info info) {
+  uint8_t *data[3];
+  size_t length[3];
+  int8_t digits[64];
+  int status;
+  if (byte_args(env, info, 3, data, length) != 0) return NULL;
+  if (length[0] != 32 || length[2] != 32 || length[1] != 32 || (data[1][31] & 0x80) != 0) {
+    napi_throw_range_error(env, NULL, "point and out must be 32 bytes, the scalar 32 bytes below 2^255");
+    return NULL;
+  }
+  ge_scalar_digits(digits, data[1]);
+  status = point_times_scalar(data[2], data[0], digits);
+  wipe_digits(digits);
+  if (status != 0) napi_throw_range_error(env, NULL, "the point does not decode");
+  return NULL;
+}
+
+static int export_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
   napi_value fn;
+  return napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn) == napi_ok &&
+                 napi_set_named_property(env, exports, name, fn) == napi_ok
+             ? 0
+             : -1;
+}
+
+static napi_value init(napi_env env, napi_value exports) {
   ge_constants_init(&CONSTANTS);
-  if (napi_create_function(env, "multiplyCandidates", NAPI_AUTO_LENGTH, multiply_candidates, NULL, &fn) != napi_ok ||
-      napi_set_named_property(env, exports, "multiplyCandidates", fn) != napi_ok) {
+  if (export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
+      export_function(env, exports, "clearCofactor", clear_cofactor) != 0 ||
+      export_function(env, exports, "multiplyPoint", multiply_point) != 0) {
     return NULL;
   }
   return exports;

@@ -15,7 +15,7 @@ import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { expandSecretKeyBytes, isRejectedNonCanonical, vrfPublicKeyFromSecret } from '@akd-ts/core';
 
-/** The addon's one function (native/addon.c `multiply_candidates`). */
+/** The addon's functions (native/addon.c). */
 export interface NativeVrfAddon {
   /**
    * For each 32-byte candidate i: `scalar·(8·decode(candidate))` encoded into `out[32i..]`
@@ -27,6 +27,39 @@ export interface NativeVrfAddon {
     out: Uint8Array,
     accepted: Uint8Array,
   ): void;
+  /** `8·decode(candidate)` encoded into `out[32i..]`, with `accepted` as above. */
+  clearCofactor(candidates: Uint8Array, out: Uint8Array, accepted: Uint8Array): void;
+  /**
+   * `scalar·decode(point)` encoded into `out`, constant time in the scalar (32 bytes, below
+   * 2^255). Throws a RangeError when the point does not decode.
+   */
+  multiplyPoint(point: Uint8Array, scalar: Uint8Array, out: Uint8Array): void;
+}
+
+/** The point operations of proving (spec 5.3 `prove`) that the addon speeds up. */
+export interface ProofPointArithmetic {
+  /** `H` for one try-and-increment candidate, or undefined when the candidate is refused. */
+  hashToCurve(candidate: Uint8Array): Uint8Array | undefined;
+  /** `scalar·P` for an encoded point of the prime-order subgroup (Gamma = x·H, V = k·H). */
+  multiply(point: Uint8Array, scalar: Uint8Array): Uint8Array;
+}
+
+/** The addon's point arithmetic for a prover (libsodium's keeps the base point and scalars). */
+export function proofPointArithmetic(addon: NativeVrfAddon): ProofPointArithmetic {
+  const accepted = new Uint8Array(1);
+  return {
+    hashToCurve(candidate) {
+      if (isRejectedNonCanonical(candidate)) return undefined;
+      const out = new Uint8Array(32);
+      addon.clearCofactor(candidate, out, accepted);
+      return accepted[0] === 1 ? out : undefined;
+    },
+    multiply(point, scalar) {
+      const out = new Uint8Array(32);
+      addon.multiplyPoint(point, scalar, out);
+      return out;
+    },
+  };
 }
 
 let loaded: NativeVrfAddon | null | undefined;

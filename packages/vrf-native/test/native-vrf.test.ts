@@ -10,7 +10,12 @@ import { ED25519_TORSION_SUBGROUP, ed25519 } from '@noble/curves/ed25519.js';
 import { VrfSecretKey, fromHex, isRejectedNonCanonical, toHex, vrfEvaluate } from '@akd-ts/core';
 // core's own candidate check (not part of its public API): the reference for crafted inputs
 import { interpretHashAsPoint } from '../../core/src/vrf/ecvrf.js';
-import { NativeVrfKey, loadNativeVrf, nativeVrfLoadError } from '@akd-ts/vrf-native';
+import {
+  NativeVrfKey,
+  loadNativeVrf,
+  nativeVrfLoadError,
+  proofPointArithmetic,
+} from '@akd-ts/vrf-native';
 
 const addon = loadNativeVrf();
 const skip =
@@ -44,15 +49,25 @@ function checkCandidates(candidates: Uint8Array[], scalar: bigint): number {
   const accepted = new Uint8Array(n);
   addon!.multiplyCandidates(flat, scalarBytes(scalar), out, accepted);
   let points = 0;
+  const cleared = new Uint8Array(32 * n);
+  const clearedAccepted = new Uint8Array(n);
+  addon!.clearCofactor(flat, cleared, clearedAccepted);
+  const prover = proofPointArithmetic(addon!);
   candidates.forEach((c, i) => {
     // the addon leaves upstream's non-canonical filter to its caller, as NativeVrfKey applies it
     const ours = accepted[i] === 1 && !isRejectedNonCanonical(c);
     const reference = interpretHashAsPoint(c);
     assert.equal(ours, reference !== undefined, `candidate ${toHex(c)}`);
+    assert.equal(clearedAccepted[i], accepted[i]);
+    assert.equal(prover.hashToCurve(c) !== undefined, reference !== undefined);
     if (reference !== undefined) {
       points++;
       const expected = scalar === 0n ? ed25519.Point.ZERO : reference.multiply(scalar);
       assert.equal(toHex(out.subarray(32 * i, 32 * i + 32)), toHex(expected.toBytes()));
+      const h = cleared.subarray(32 * i, 32 * i + 32);
+      assert.equal(toHex(h), toHex(reference.toBytes()));
+      assert.equal(toHex(prover.hashToCurve(c)!), toHex(h));
+      assert.equal(toHex(prover.multiply(h, scalarBytes(scalar))), toHex(expected.toBytes()));
     }
   });
   return points;
@@ -149,4 +164,21 @@ test('bad arguments are refused with a clear error and write nothing', { skip },
   assert.throws(() => f(new Uint8Array(63), s, out, ok), RangeError);
   assert.throws(() => f(c, s, out, new Uint8Array(3)), RangeError);
   assert.deepEqual([...ok], [0, 0]);
+
+  const clear = addon!.clearCofactor.bind(addon) as (...args: unknown[]) => void;
+  assert.throws(() => clear(c, out), TypeError);
+  assert.throws(() => clear(c, out, new Uint8Array(1)), RangeError);
+  assert.throws(() => clear(c, new Uint8Array(64), 'no'), TypeError);
+
+  const multiply = addon!.multiplyPoint.bind(addon) as (...args: unknown[]) => void;
+  const base = ed25519.Point.BASE.toBytes();
+  const product = new Uint8Array(32);
+  multiply(base, s, product);
+  assert.equal(toHex(product), toHex(ed25519.Point.BASE.multiply(5n).toBytes()));
+  assert.throws(() => multiply(base, s), TypeError);
+  assert.throws(() => multiply(base.subarray(1), s, product), RangeError);
+  assert.throws(() => multiply(base, scalarBytes(1n << 255n), product), RangeError);
+  assert.throws(() => multiply(base, s, new Uint8Array(31)), RangeError);
+  // y = 2 is not the y of any curve point
+  assert.throws(() => multiply(encodeY(2n, false), s, product), /does not decode/);
 });

@@ -1,14 +1,20 @@
 /**
  * One VRF key on the best backend this process can load, most capable first:
- * - `native`: evaluation (the publish hot path) in akd-ts's own C addon (@akd-ts/vrf-native),
- *   proofs through libsodium, or noble when libsodium does not load;
+ * - `native`: evaluation (the publish hot path) and the point arithmetic of proofs in akd-ts's
+ *   own C addon (@akd-ts/vrf-native), the base point and scalars of proofs through libsodium
+ *   (noble's prover when libsodium does not load);
  * - `sodium-native`: libsodium for both;
  * - `noble`: core's portable implementation, the reference.
  * All give identical bytes; the engines (calling thread or worker threads) are built on this.
  */
 
 import { VrfSecretKey, vrfEvaluate, vrfProve } from '@akd-ts/core';
-import { NativeVrfKey, loadNativeVrf } from '@akd-ts/vrf-native';
+import {
+  NativeVrfKey,
+  loadNativeVrf,
+  proofPointArithmetic,
+  type ProofPointArithmetic,
+} from '@akd-ts/vrf-native';
 import { SodiumVrfKey, loadSodium } from './sodium.js';
 
 export type VrfBackendName = 'native' | 'sodium-native' | 'noble';
@@ -36,10 +42,11 @@ export function nativeVrfAvailable(): boolean {
 
 type Prover = (alpha: Uint8Array) => Uint8Array;
 
-function proverFor(secretKey: Uint8Array, sodiumAllowed: boolean): Prover {
-  const sodium = sodiumAllowed ? loadSodium() : null;
+/** libsodium's prover (with the addon's point arithmetic when given), else noble's. */
+function proverFor(secretKey: Uint8Array, points: ProofPointArithmetic | undefined): Prover {
+  const sodium = loadSodium();
   if (sodium !== null) {
-    const key = new SodiumVrfKey(sodium, secretKey);
+    const key = new SodiumVrfKey(sodium, secretKey, points);
     return (a) => key.prove(a);
   }
   const key = VrfSecretKey.fromBytes(secretKey);
@@ -62,7 +69,7 @@ export function vrfKeyBackend(
         name: 'native',
         evaluate: (a) => key.evaluate(a),
         evaluateMany: (alphas) => key.evaluateMany(alphas),
-        prove: proverFor(secretKey, true),
+        prove: proverFor(secretKey, proofPointArithmetic(addon)),
       };
     }
     if (choice === 'native')
@@ -89,6 +96,6 @@ export function vrfKeyBackend(
     name: 'noble',
     evaluate,
     evaluateMany: (alphas) => alphas.map(evaluate),
-    prove: proverFor(secretKey, false),
+    prove: (a) => vrfProve(key, a),
   };
 }

@@ -13,6 +13,7 @@
 
 import { createRequire } from 'node:module';
 import { expandSecretKeyBytes, isRejectedNonCanonical } from '@akd-ts/core';
+import type { ProofPointArithmetic } from '@akd-ts/vrf-native';
 
 /** The few sodium-native functions used here (it ships no type declarations). */
 interface Sodium {
@@ -73,8 +74,15 @@ export class SodiumVrfKey {
   readonly #p4 = new Uint8Array(32);
   readonly #point = new Uint8Array(32);
 
-  constructor(sodium: Sodium, secretKey: Uint8Array) {
+  readonly #points: ProofPointArithmetic | undefined;
+
+  /**
+   * @param points faster arithmetic for the point operations of proving (the native addon's);
+   * libsodium's is used when absent
+   */
+  constructor(sodium: Sodium, secretKey: Uint8Array, points?: ProofPointArithmetic) {
     this.#s = sodium;
+    this.#points = points;
     const { scalarBytes, nonceKey } = expandSecretKeyBytes(secretKey);
     // x is in [2^254, 2^255) (spec 5.2); libsodium's noclamp multiplications want it mod L
     const x = leToBig(scalarBytes) % L;
@@ -97,6 +105,11 @@ export class SodiumVrfKey {
       input[input.length - 2] = ctr;
       s.crypto_hash_sha512(this.#hash, input);
       const h = this.#hash.subarray(0, 32);
+      if (this.#points !== undefined) {
+        const point = this.#points.hashToCurve(h);
+        if (point === undefined) continue;
+        return point;
+      }
       if (isRejectedNonCanonical(h)) continue;
       try {
         s.crypto_core_ed25519_add(this.#p2, h, h);
@@ -134,8 +147,7 @@ export class SodiumVrfKey {
   prove(alpha: Uint8Array): Uint8Array {
     const s = this.#s;
     const H = this.encodeToCurve(alpha);
-    const gamma = new Uint8Array(32);
-    s.crypto_scalarmult_ed25519_noclamp(gamma, this.#x, H);
+    const gamma = this.multiply(H, this.#x);
     // k = SHA512(nonce_key || H) mod L
     const nonceInput = new Uint8Array(64);
     nonceInput.set(this.#nonceKey, 0);
@@ -144,9 +156,8 @@ export class SodiumVrfKey {
     const k = new Uint8Array(32);
     s.crypto_core_ed25519_scalar_reduce(k, this.#hash);
     const kB = new Uint8Array(32);
-    const kH = new Uint8Array(32);
     s.crypto_scalarmult_ed25519_base_noclamp(kB, k);
-    s.crypto_scalarmult_ed25519_noclamp(kH, k, H);
+    const kH = this.multiply(H, k);
     // c = SHA512(0x03 || 0x02 || Y || H || Gamma || kB || kH || 0x00)[0..16]
     const challengeInput = new Uint8Array(2 + 5 * 32 + 1);
     challengeInput[0] = 0x03;
@@ -159,6 +170,14 @@ export class SodiumVrfKey {
     proof.set(c, 32);
     proof.set(this.response(k, c), 48);
     return proof;
+  }
+
+  /** `scalar·P` for H or a multiple of it (prime order, so libsodium's check passes). */
+  private multiply(point: Uint8Array, scalar: Uint8Array): Uint8Array {
+    if (this.#points !== undefined) return this.#points.multiply(point, scalar);
+    const out = new Uint8Array(32);
+    this.#s.crypto_scalarmult_ed25519_noclamp(out, scalar, point);
+    return out;
   }
 
   /** `s = k + c·x mod L` by double-and-add over the bits of the public c. */
