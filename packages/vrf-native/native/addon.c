@@ -7,7 +7,7 @@
 #include <node_api.h>
 #include "ge25519.h"
 
-static ge_constants CONSTANTS;
+static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
 
 /*
  * One try-and-increment candidate (spec 5.3 loop body, after upstream's non-canonical filter,
@@ -15,7 +15,7 @@ static ge_constants CONSTANTS;
  * identity. Returns 0, or -1 when the candidate is refused.
  */
 static int decode_clear_cofactor(ge_p3 *p, const uint8_t candidate[32]) {
-  if (ge_frombytes_lenient(p, candidate, &CONSTANTS) != 0) return -1;
+  if (ge_frombytes_lenient(p, candidate, CONSTANTS) != 0) return -1;
   ge_p3_dbl_to_p3(p, p);
   ge_p3_dbl_to_p3(p, p);
   ge_p3_dbl_to_p3(p, p);
@@ -26,7 +26,7 @@ static int decode_clear_cofactor(ge_p3 *p, const uint8_t candidate[32]) {
 static int candidate_times_scalar(uint8_t out[32], const uint8_t candidate[32], const int8_t digits[64]) {
   ge_p3 p, result;
   if (decode_clear_cofactor(&p, candidate) != 0) return -1;
-  ge_scalarmult(&result, digits, &p, &CONSTANTS);
+  ge_scalarmult(&result, digits, &p, CONSTANTS);
   ge_p3_tobytes(out, &result);
   return 0;
 }
@@ -42,8 +42,8 @@ static int candidate_point(uint8_t out[32], const uint8_t candidate[32]) {
 /* The encoding of scalar·decode(point), or -1 when the point does not decode. */
 static int point_times_scalar(uint8_t out[32], const uint8_t point[32], const int8_t digits[64]) {
   ge_p3 p, result;
-  if (ge_frombytes_lenient(&p, point, &CONSTANTS) != 0) return -1;
-  ge_scalarmult(&result, digits, &p, &CONSTANTS);
+  if (ge_frombytes_lenient(&p, point, CONSTANTS) != 0) return -1;
+  ge_scalarmult(&result, digits, &p, CONSTANTS);
   ge_p3_tobytes(out, &result);
   return 0;
 }
@@ -157,7 +157,6 @@ static int export_function(napi_env env, napi_value exports, const char *name, n
 }
 
 static napi_value init(napi_env env, napi_value exports) {
-  ge_constants_init(&CONSTANTS);
   if (export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
       export_function(env, exports, "clearCofactor", clear_cofactor) != 0 ||
       export_function(env, exports, "multiplyPoint", multiply_point) != 0) {
