@@ -412,3 +412,23 @@ test('vrfVerify with raw key bytes works across more keys than its parse cache h
     }
   }
 });
+
+test('reducedSecretScalars gives x mod L and 8x mod L of the expanded key, and x·B is the key', async () => {
+  const { reducedSecretScalars, expandSecretKeyBytes, vrfPublicKeyFromSecret } =
+    await import('../src/vrf/ecvrf.js');
+  fc.assert(
+    fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (sk) => {
+      const x = bytesToScalarLE(expandSecretKeyBytes(sk).scalarBytes);
+      const reduced = reducedSecretScalars(sk);
+      assert.equal(bytesToScalarLE(reduced.x), modL(x));
+      assert.equal(bytesToScalarLE(reduced.x8), modL(8n * x));
+      assert.equal(reduced.x.length, 32);
+      assert.equal(
+        toHex(ed25519.Point.BASE.multiply(bytesToScalarLE(reduced.x)).toBytes()),
+        toHex(vrfPublicKeyFromSecret(sk)),
+      );
+    }),
+    { numRuns: 50 },
+  );
+  assert.throws(() => reducedSecretScalars(new Uint8Array(31)), /32 bytes/);
+});

@@ -13,7 +13,7 @@
 
 import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { expandSecretKeyBytes, isRejectedNonCanonical, vrfPublicKeyFromSecret } from '@akd-ts/core';
+import { isRejectedNonCanonical, reducedSecretScalars, vrfPublicKeyFromSecret } from '@akd-ts/core';
 
 /** The addon's functions (native/addon.c). */
 export interface NativeVrfAddon {
@@ -84,21 +84,6 @@ export function nativeVrfLoadError(): string | undefined {
   return loadError;
 }
 
-/** `L`, the prime order of the base point (spec 5.1). */
-const L = (1n << 252n) + 27742317777372353535851937790883648493n;
-
-function leToBig(bytes: Uint8Array): bigint {
-  let v = 0n;
-  for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
-  return v;
-}
-
-function bigToLe(v: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++, v >>= 8n) out[i] = Number(v & 0xffn);
-  return out;
-}
-
 /** Spec 5.3 domain bytes: suite 0x03, encode_to_curve front 0x01, proof_to_hash front 0x03. */
 const SUITE = 0x03;
 const ENCODE_FRONT = 0x01;
@@ -114,11 +99,8 @@ export class NativeVrfKey {
 
   constructor(addon: NativeVrfAddon, secretKey: Uint8Array) {
     this.#addon = addon;
-    const { scalarBytes } = expandSecretKeyBytes(secretKey);
-    // spec 5.3 proof_to_hash hashes 8·Gamma = 8x·H; 8x mod L gives the same point since H has
-    // order L, and keeps the scalar below 2^253 as the addon requires
-    this.#x8 = bigToLe((8n * leToBig(scalarBytes)) % L);
-    scalarBytes.fill(0);
+    // spec 5.3 proof_to_hash hashes 8·Gamma = (8x mod L)·H, below 2^253 as the addon requires
+    this.#x8 = reducedSecretScalars(secretKey).x8;
     this.publicKey = vrfPublicKeyFromSecret(secretKey);
   }
 

@@ -35,9 +35,10 @@ export {
   VrfPublicKey,
   VrfSecretKey,
   expandSecretKeyBytes,
+  reducedSecretScalars,
   vrfPublicKeyFromSecret,
 } from './keys.js';
-export type { ExpandedSecretKeyBytes } from './keys.js';
+export type { ExpandedSecretKeyBytes, ReducedSecretScalars } from './keys.js';
 export { VRF_OUTPUT_LENGTH, VRF_PROOF_LENGTH, challenge, vrfProofToHash } from './proof.js';
 export { toPublicKey, verifyWithTrace, vrfVerify } from './verify.js';
 export type { VerifyTrace } from './verify.js';

@@ -7,7 +7,14 @@
 import { sha512 } from '@noble/hashes/sha2.js';
 import { toHex } from '../bytes.js';
 import { AkdError } from '../errors.js';
-import { Point, bytesToScalarLE, decodePointLenient, modL, type EdwardsPoint } from './curve.js';
+import {
+  Point,
+  bytesToScalarLE,
+  decodePointLenient,
+  modL,
+  scalarToBytesLE,
+  type EdwardsPoint,
+} from './curve.js';
 
 /** Length of a VRF secret key and of a public key (spec 5.2). */
 export const VRF_KEY_LENGTH = 32;
@@ -202,6 +209,28 @@ export function secretParts(key: VrfSecretKey): SecretParts {
  */
 export function vrfPublicKeyFromSecret(sk: Uint8Array): Uint8Array {
   return VrfSecretKey.fromBytes(sk).publicKeyBytes;
+}
+
+/** The secret scalar in the forms native multiplications take (32 bytes little-endian each). */
+export interface ReducedSecretScalars {
+  /** `x mod L`: Gamma = x·H. */
+  x: Uint8Array;
+  /** `8x mod L`: the point `8·Gamma` that `proof_to_hash` hashes is `(8x mod L)·H`. */
+  x8: Uint8Array;
+}
+
+/**
+ * `x mod L` and `8x mod L` for the secret seed `sk` (spec 5.2, 5.3), for backends whose
+ * multiplications want reduced scalars (libsodium's, the native addon's). Since `H` has order
+ * L, reducing changes no product. Secret: never log them.
+ *
+ * @throws AkdError `VRF_INVALID_SECRET_KEY` when `sk` is not 32 bytes
+ */
+export function reducedSecretScalars(sk: Uint8Array): ReducedSecretScalars {
+  const { scalarBytes } = expandSecretKeyBytes(sk);
+  const x = modL(bytesToScalarLE(scalarBytes));
+  scalarBytes.fill(0);
+  return { x: scalarToBytesLE(x, 32), x8: scalarToBytesLE(modL(8n * x), 32) };
 }
 
 /** Accepts a parsed key or raw bytes (parsed with `VrfSecretKey.fromBytes`). */

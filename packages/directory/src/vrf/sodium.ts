@@ -12,7 +12,7 @@
  */
 
 import { createRequire } from 'node:module';
-import { expandSecretKeyBytes, isRejectedNonCanonical } from '@akd-ts/core';
+import { expandSecretKeyBytes, isRejectedNonCanonical, reducedSecretScalars } from '@akd-ts/core';
 import type { ProofPointArithmetic } from '@akd-ts/vrf-native';
 
 /** The few sodium-native functions used here (it ships no type declarations). */
@@ -39,22 +39,8 @@ export function loadSodium(): Sodium | null {
   return loaded;
 }
 
-/** `L`, the prime order of the base point (spec 5.1). */
-const L = (1n << 252n) + 27742317777372353535851937790883648493n;
 const IDENTITY = new Uint8Array(32);
 IDENTITY[0] = 1;
-
-function leToBig(bytes: Uint8Array): bigint {
-  let v = 0n;
-  for (let i = bytes.length - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[i]!);
-  return v;
-}
-
-function bigToLe(v: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++, v >>= 8n) out[i] = Number(v & 0xffn);
-  return out;
-}
 
 function equal32(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < 32; i++) if (a[i] !== b[i]) return false;
@@ -84,13 +70,13 @@ export class SodiumVrfKey {
     this.#s = sodium;
     this.#points = points;
     const { scalarBytes, nonceKey } = expandSecretKeyBytes(secretKey);
+    scalarBytes.fill(0);
     // x is in [2^254, 2^255) (spec 5.2); libsodium's noclamp multiplications want it mod L
-    const x = leToBig(scalarBytes) % L;
-    this.#x = bigToLe(x);
-    this.#x8 = bigToLe((8n * x) % L);
+    const { x, x8 } = reducedSecretScalars(secretKey);
+    this.#x = x;
+    this.#x8 = x8;
     this.#nonceKey = nonceKey;
     sodium.crypto_scalarmult_ed25519_base_noclamp(this.publicKey, this.#x);
-    scalarBytes.fill(0);
   }
 
   /** `encode_to_curve(Y, alpha)` (spec 5.3): the encoding of `H = 8·P`. */
