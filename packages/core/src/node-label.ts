@@ -8,6 +8,7 @@
  */
 
 import { bytesEqual, compareBytes, toHex } from './bytes.js';
+import { alloc32 } from './slab.js';
 
 /** Bit length of a leaf label (spec 2: `LEAF_LEN`). */
 export const LEAF_LEN = 256;
@@ -74,7 +75,7 @@ export class NodeLabel {
   getPrefix(len: number): NodeLabel {
     if (len >= LEAF_LEN) return this;
     if (len <= 0) return ROOT;
-    const out = new Uint8Array(32);
+    const out = alloc32();
     const full = len >> 3;
     out.set(this.val.subarray(0, full));
     const rem = len & 7;

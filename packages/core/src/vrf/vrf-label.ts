@@ -5,6 +5,7 @@
  * label claimed in a membership proof with `verifyVrfLabel`.
  */
 
+import { alloc32 } from '../slab.js';
 import type { Configuration, VersionFreshness } from '../config/configuration.js';
 import { AkdError } from '../errors.js';
 import { LEAF_LEN, NodeLabel } from '../node-label.js';
@@ -21,7 +22,9 @@ export function nodeLabelFromVrfOutput(output: Uint8Array): NodeLabel {
   if (!(output instanceof Uint8Array) || output.length !== VRF_OUTPUT_LENGTH) {
     throw new TypeError(`VRF output must be ${VRF_OUTPUT_LENGTH} bytes`);
   }
-  return new NodeLabel(output.slice(0, 32), LEAF_LEN);
+  const val = alloc32();
+  for (let i = 0; i < 32; i++) val[i] = output[i]!;
+  return new NodeLabel(val, LEAF_LEN);
 }
 
 /**

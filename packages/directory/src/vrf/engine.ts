@@ -185,7 +185,8 @@ export class WorkerVrfEngine implements VrfEngine {
   async nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]> {
     if (jobs.length < MIN_WORKER_BATCH) return this.#local.nodeLabels(jobs, onProgress);
     const outputs = await this.run('labels', jobs, 32, onProgress);
-    return outputs.map((bytes) => new NodeLabel(bytes.slice(), 256));
+    // views of the task's result buffer, which this thread now owns: no copy per label
+    return outputs.map((bytes) => new NodeLabel(bytes, 256));
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
