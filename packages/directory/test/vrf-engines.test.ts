@@ -102,6 +102,28 @@ test('every engine gives the same labels and proofs, in job order', async () => 
   }
 });
 
+test('a failing batch rejects, stops handing out work, and leaves the pool usable', async () => {
+  const engine = new WorkerVrfEngine(config, new Uint8Array(32).fill(5), { threads: 2 });
+  try {
+    const jobs: VrfJob[] = Array.from({ length: 3000 }, (_, i) => ({
+      label: utf8(`user ${i}`),
+      freshness: VersionFreshness.Fresh,
+      version: 1n,
+    }));
+    const bad = [...jobs];
+    bad[1500] = { ...jobs[1500]!, label: undefined as unknown as Uint8Array };
+    const seen: number[] = [];
+    await assert.rejects(engine.nodeLabels(bad, (done) => seen.push(done)));
+    const labels = await engine.nodeLabels(jobs.slice(0, 2000));
+    assert.equal(labels.length, 2000);
+    // tasks are 1,024 jobs: the job at 1500 fails the second, so the third is never run (a task
+    // still queued would have run before the batch above finished)
+    assert.ok(Math.max(0, ...seen) <= 1024, `progress after the failure: ${seen.join(', ')}`);
+  } finally {
+    await engine.close();
+  }
+});
+
 test('a directory publishing with VRF worker threads builds the same tree', async () => {
   const updates = Array.from({ length: 300 }, (_, i) => ({
     label: utf8(`u${i}`),

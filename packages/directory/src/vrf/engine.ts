@@ -162,20 +162,26 @@ export class WorkerVrfEngine implements VrfEngine {
     const results: Uint8Array[] = [];
     let next = 0;
     let done = 0;
+    let failed = false;
     const lane = async () => {
-      while (next < jobs.length) {
-        const start = next;
-        const chunk = jobs.slice(start, (next += size));
-        const alphas = new Uint8Array(32 * chunk.length);
-        chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
-        const task: VrfTask = { op, alphas };
-        const result = (await this.#pool.run(task, {
-          transferList: [alphas.buffer],
-        })) as Uint8Array;
-        for (let i = 0; i < chunk.length; i++) {
-          results[start + i] = result.subarray(width * i, width * (i + 1));
+      try {
+        while (next < jobs.length && !failed) {
+          const start = next;
+          const chunk = jobs.slice(start, (next += size));
+          const alphas = new Uint8Array(32 * chunk.length);
+          chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
+          const task: VrfTask = { op, alphas };
+          const result = (await this.#pool.run(task, {
+            transferList: [alphas.buffer],
+          })) as Uint8Array;
+          for (let i = 0; i < chunk.length; i++) {
+            results[start + i] = result.subarray(width * i, width * (i + 1));
+          }
+          onProgress?.((done += chunk.length));
         }
-        onProgress?.((done += chunk.length));
+      } catch (error) {
+        failed = true; // the other lanes stop after their current task
+        throw error;
       }
     };
     await Promise.all(Array.from({ length: 2 * this.#threads }, lane));
