@@ -151,7 +151,6 @@ export class Directory extends ReadOnlyDirectory {
     }
   }
 
-  /** Decides the tree elements and value states of a publish at `epoch` (spec 12.2 steps 3-5). */
   /** Node labels of `jobs`, reporting progress as the engine advances. */
   private async nodeLabels(jobs: VrfJob[], progress: (p: PublishProgress) => void) {
     const total = jobs.length;
@@ -164,6 +163,7 @@ export class Directory extends ReadOnlyDirectory {
     return labels;
   }
 
+  /** Decides the tree elements and value states of a publish at `epoch` (spec 12.2 steps 3-5). */
   private async plan(
     updates: Update[],
     current: bigint,

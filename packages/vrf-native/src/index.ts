@@ -8,7 +8,9 @@
  * inputs and on crafted candidates).
  *
  * The hashing (SHA-512, node:crypto) and the try-and-increment loop stay in TypeScript: the
- * addon receives a whole batch of candidates per call and reports which were refused.
+ * addon receives a whole batch of candidates per call and reports which were refused. Proving
+ * (`proofPointArithmetic`) borrows the addon's hash to curve and multiplications and leaves
+ * the base point and the scalar arithmetic to libsodium (packages/directory/src/vrf/sodium.ts).
  */
 
 import { hash } from 'node:crypto';
