@@ -92,7 +92,14 @@ export {
   vrfLabelProof,
 } from './vrf/vrf-label.js';
 // Building blocks for alternative VRF backends (a native library must give identical bytes).
-export { expandSecretKeyBytes, isRejectedNonCanonical, reducedSecretScalars } from './vrf/ecvrf.js';
+export {
+  challengeInput,
+  encodeToCurveInput,
+  expandSecretKeyBytes,
+  isRejectedNonCanonical,
+  proofToHashInput,
+  reducedSecretScalars,
+} from './vrf/ecvrf.js';
 export type { ReducedSecretScalars } from './vrf/ecvrf.js';
 // Audit blobs and the auditor (spec 16): names, blobs, chains, listings, signed heads.
 export { formatAuditBlobName, parseAuditBlobName } from './audit/blob-name.js';

@@ -15,7 +15,13 @@
 
 import { hash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { isRejectedNonCanonical, reducedSecretScalars, vrfPublicKeyFromSecret } from '@akd-ts/core';
+import {
+  encodeToCurveInput,
+  isRejectedNonCanonical,
+  proofToHashInput,
+  reducedSecretScalars,
+  vrfPublicKeyFromSecret,
+} from '@akd-ts/core';
 
 /** The addon's functions (native/addon.c). */
 export interface NativeVrfAddon {
@@ -86,10 +92,6 @@ export function nativeVrfLoadError(): string | undefined {
   return loadError;
 }
 
-/** Spec 5.3 domain bytes: suite 0x03, encode_to_curve front 0x01, proof_to_hash front 0x03. */
-const SUITE = 0x03;
-const ENCODE_FRONT = 0x01;
-const HASH_FRONT = 0x03;
 const MAX_COUNTER = 256;
 
 /** A secret key ready for native evaluation. Secret: never log it. */
@@ -147,11 +149,7 @@ export class NativeVrfKey {
 
   /** The first 32 bytes of SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00) (spec 5.3). */
   private candidate(alpha: Uint8Array, ctr: number): Uint8Array {
-    const input = new Uint8Array(2 + 32 + alpha.length + 2);
-    input[0] = SUITE;
-    input[1] = ENCODE_FRONT;
-    input.set(this.publicKey, 2);
-    input.set(alpha, 34);
+    const input = encodeToCurveInput(this.publicKey, alpha);
     input[input.length - 2] = ctr;
     return hash('sha512', input, 'buffer').subarray(0, 32);
   }
@@ -159,9 +157,5 @@ export class NativeVrfKey {
 
 /** SHA512(0x03 || 0x03 || encode(8·Gamma) || 0x00) (spec 5.3 proof_to_hash). */
 function proofToHash(gamma8: Uint8Array): Uint8Array {
-  const input = new Uint8Array(35);
-  input[0] = SUITE;
-  input[1] = HASH_FRONT;
-  input.set(gamma8, 2);
-  return new Uint8Array(hash('sha512', input, 'buffer'));
+  return new Uint8Array(hash('sha512', proofToHashInput(gamma8), 'buffer'));
 }

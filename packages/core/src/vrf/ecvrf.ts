@@ -28,7 +28,12 @@ import {
   hashCofactorGamma,
 } from './proof.js';
 
-export { encodeToCurve, interpretHashAsPoint, isRejectedNonCanonical } from './encode-to-curve.js';
+export {
+  encodeToCurve,
+  encodeToCurveInput,
+  interpretHashAsPoint,
+  isRejectedNonCanonical,
+} from './encode-to-curve.js';
 export type { EncodedPoint } from './encode-to-curve.js';
 export {
   VRF_KEY_LENGTH,
@@ -39,7 +44,14 @@ export {
   vrfPublicKeyFromSecret,
 } from './keys.js';
 export type { ExpandedSecretKeyBytes, ReducedSecretScalars } from './keys.js';
-export { VRF_OUTPUT_LENGTH, VRF_PROOF_LENGTH, challenge, vrfProofToHash } from './proof.js';
+export {
+  VRF_OUTPUT_LENGTH,
+  VRF_PROOF_LENGTH,
+  challenge,
+  challengeInput,
+  proofToHashInput,
+  vrfProofToHash,
+} from './proof.js';
 export { toPublicKey, verifyWithTrace, vrfVerify } from './verify.js';
 export type { VerifyTrace } from './verify.js';
 

@@ -92,16 +92,26 @@ export function tryAndIncrement(candidate: (counter: number) => Uint8Array): Enc
  * toHex(point.toBytes()); // RFC 9381 example 16: '91bbed02...', counter 0
  */
 export function encodeToCurve(publicKeyBytes: Uint8Array, alpha: Uint8Array): EncodedPoint {
-  // spec 5.3: suite || 0x01 || Y || alpha || ctr || 0x00; ctr is written in place per try
+  const input = encodeToCurveInput(publicKeyBytes, alpha);
+  const counterAt = input.length - 2;
+  return tryAndIncrement((counter) => {
+    input[counterAt] = counter;
+    return sha512(input).subarray(0, 32);
+  });
+}
+
+/**
+ * The SHA-512 input of the try-and-increment candidates (spec 5.3):
+ * `0x03 || 0x01 || Y || alpha || ctr || 0x00` with `ctr = 0`; a caller trying the next counter
+ * writes it at `input[input.length - 2]`. Backends with their own SHA-512 build it here, so the
+ * layout has one home.
+ */
+export function encodeToCurveInput(publicKeyBytes: Uint8Array, alpha: Uint8Array): Uint8Array {
   const input = new Uint8Array(2 + publicKeyBytes.length + alpha.length + 2);
   input[0] = SUITE_STRING;
   input[1] = ENCODE_TO_CURVE_DOMAIN_FRONT;
   input.set(publicKeyBytes, 2);
   input.set(alpha, 2 + publicKeyBytes.length);
-  const counterAt = input.length - 2;
   input[input.length - 1] = DOMAIN_BACK;
-  return tryAndIncrement((counter) => {
-    input[counterAt] = counter;
-    return sha512(input).subarray(0, 32);
-  });
+  return input;
 }

@@ -33,6 +33,18 @@ export function challenge(
   uBytes: Uint8Array,
   vBytes: Uint8Array,
 ): Uint8Array {
+  const input = challengeInput(publicKeyBytes, hBytes, gammaBytes, uBytes, vBytes);
+  return sha512(input).subarray(0, CHALLENGE_LENGTH);
+}
+
+/** The SHA-512 input of `challenge`, for backends with their own SHA-512. */
+export function challengeInput(
+  publicKeyBytes: Uint8Array,
+  hBytes: Uint8Array,
+  gammaBytes: Uint8Array,
+  uBytes: Uint8Array,
+  vBytes: Uint8Array,
+): Uint8Array {
   const input = new Uint8Array(3 + publicKeyBytes.length + 4 * POINT_LENGTH);
   input[0] = SUITE_STRING;
   input[1] = CHALLENGE_DOMAIN_FRONT;
@@ -42,17 +54,22 @@ export function challenge(
     at += part.length;
   }
   input[at] = DOMAIN_BACK;
-  return sha512(input).subarray(0, CHALLENGE_LENGTH);
+  return input;
 }
 
 /** `beta = SHA512(0x03 || 0x03 || compress(8·Gamma) || 0x00)` (spec 5.3, RFC 9381 5.2). */
 export function hashCofactorGamma(gamma8Bytes: Uint8Array): Uint8Array {
+  return sha512(proofToHashInput(gamma8Bytes));
+}
+
+/** The SHA-512 input of `hashCofactorGamma`, for backends with their own SHA-512. */
+export function proofToHashInput(gamma8Bytes: Uint8Array): Uint8Array {
   const input = new Uint8Array(3 + POINT_LENGTH);
   input[0] = SUITE_STRING;
   input[1] = PROOF_TO_HASH_DOMAIN_FRONT;
   input.set(gamma8Bytes, 2);
   input[2 + POINT_LENGTH] = DOMAIN_BACK;
-  return sha512(input);
+  return input;
 }
 
 /** A proof split into its parts (spec 5.3 verify, first three lines). */

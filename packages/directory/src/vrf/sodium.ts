@@ -12,7 +12,14 @@
  */
 
 import { createRequire } from 'node:module';
-import { expandSecretKeyBytes, isRejectedNonCanonical, reducedSecretScalars } from '@akd-ts/core';
+import {
+  challengeInput,
+  encodeToCurveInput,
+  expandSecretKeyBytes,
+  isRejectedNonCanonical,
+  proofToHashInput,
+  reducedSecretScalars,
+} from '@akd-ts/core';
 import type { ProofPointArithmetic } from '@akd-ts/vrf-native';
 
 /** The few sodium-native functions used here (it ships no type declarations). */
@@ -82,11 +89,7 @@ export class SodiumVrfKey {
   /** `encode_to_curve(Y, alpha)` (spec 5.3): the encoding of `H = 8·P`. */
   private encodeToCurve(alpha: Uint8Array): Uint8Array {
     const s = this.#s;
-    const input = new Uint8Array(2 + 32 + alpha.length + 2);
-    input[0] = 0x03;
-    input[1] = 0x01;
-    input.set(this.publicKey, 2);
-    input.set(alpha, 34);
+    const input = encodeToCurveInput(this.publicKey, alpha);
     for (let ctr = 0; ctr < 256; ctr++) {
       input[input.length - 2] = ctr;
       s.crypto_hash_sha512(this.#hash, input);
@@ -113,12 +116,8 @@ export class SodiumVrfKey {
 
   /** `proof_to_hash` from the encoding of `8·Gamma` (spec 5.3). */
   private outputFrom(gamma8: Uint8Array): Uint8Array {
-    const input = new Uint8Array(35);
-    input[0] = 0x03;
-    input[1] = 0x03;
-    input.set(gamma8, 2);
     const out = new Uint8Array(64);
-    this.#s.crypto_hash_sha512(out, input);
+    this.#s.crypto_hash_sha512(out, proofToHashInput(gamma8));
     return out;
   }
 
@@ -145,11 +144,7 @@ export class SodiumVrfKey {
     s.crypto_scalarmult_ed25519_base_noclamp(kB, k);
     const kH = this.multiply(H, k);
     // c = SHA512(0x03 || 0x02 || Y || H || Gamma || kB || kH || 0x00)[0..16]
-    const challengeInput = new Uint8Array(2 + 5 * 32 + 1);
-    challengeInput[0] = 0x03;
-    challengeInput[1] = 0x02;
-    [this.publicKey, H, gamma, kB, kH].forEach((p, i) => challengeInput.set(p, 2 + 32 * i));
-    s.crypto_hash_sha512(this.#hash, challengeInput);
+    s.crypto_hash_sha512(this.#hash, challengeInput(this.publicKey, H, gamma, kB, kH));
     const c = this.#hash.slice(0, 16);
     const proof = new Uint8Array(80);
     proof.set(gamma, 0);
