@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  AkdError,
   AuditChain,
   ExperimentalConfiguration,
   WhatsAppV1Configuration,
@@ -12,28 +11,12 @@ import {
   type Configuration,
 } from '@akd-ts/core';
 import { LeafHistory, forgedBlob, memorySource } from './support/audit-blob-history.js';
+import {
+  domainError as failure,
+  domainRejection as rejection,
+} from '../../../test/support/domain-errors.js';
 
 const CONFIGS: Configuration[] = [new WhatsAppV1Configuration(), new ExperimentalConfiguration()];
-
-function failure(f: () => unknown): AkdError {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof AkdError, `a domain error, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('accepted');
-}
-
-async function rejection(p: Promise<unknown>): Promise<AkdError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof AkdError, `a domain error, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('accepted');
-}
 
 const keyed = (blobs: AuditBlob[]) =>
   blobs.map((b) => ({ key: formatAuditBlobName(b.name), data: b.data }));

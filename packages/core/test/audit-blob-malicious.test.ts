@@ -7,7 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  AkdError,
   AuditChain,
   ExperimentalConfiguration,
   WhatsAppV1Configuration,
@@ -21,18 +20,9 @@ import {
   type Configuration,
 } from '@akd-ts/core';
 import { LeafHistory, forgedBlob, memorySource } from './support/audit-blob-history.js';
+import { domainCode as codeOf } from '../../../test/support/domain-errors.js';
 
 const CONFIGS: Configuration[] = [new WhatsAppV1Configuration(), new ExperimentalConfiguration()];
-
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof AkdError, `a domain error, got ${String(e)}`);
-    return e.code;
-  }
-  return 'ACCEPTED';
-}
 
 /** Upstream 0.12's rebuild: a repeated label silently replaces the earlier one. */
 function naiveRoot(config: Configuration, elements: AzksElement[]): Uint8Array {

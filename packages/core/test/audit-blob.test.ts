@@ -17,19 +17,12 @@ import {
 } from '@akd-ts/core';
 import { LeafHistory, forgedBlob } from './support/audit-blob-history.js';
 import { AUDIT_EXAMPLES } from '../../../test/support/audit-example.js';
+import { domainError } from '../../../test/support/domain-errors.js';
 
 const CONFIGS: Configuration[] = [new WhatsAppV1Configuration(), new ExperimentalConfiguration()];
 const U64_MAX = (1n << 64n) - 1n;
 
-function failure(f: () => unknown): AkdError {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof AkdError, `a domain error, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('the blob verified');
-}
+const failure = (f: () => unknown): AkdError => domainError(f, 'the blob verified');
 
 // The spec 10.5 example: [hello->world] at epoch 1, [hello->world2, hi->there] at epoch 2.
 const SPEC_10_5 = Object.fromEntries(AUDIT_EXAMPLES.map((ex) => [ex.configuration, ex]));

@@ -5,20 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AkdError, AuditChain, verifyAuditBlob, type AuditBlob } from '@akd-ts/core';
+import { AuditChain, verifyAuditBlob, type AuditBlob } from '@akd-ts/core';
 import { AuditBlobCatalog } from '@akd-ts/directory';
 import { CONFIG_NAMES } from './support/build.js';
 import { MaliciousBlobServer, allBlobs, recordedDirectory } from './support/audit-blob-forge.js';
-
-function codeOf(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof AkdError, `a domain error, got ${String(e)}`);
-    return e.code;
-  }
-  return 'ACCEPTED';
-}
+import { domainCode as codeOf } from '../../../test/support/domain-errors.js';
 
 for (const name of CONFIG_NAMES) {
   async function setup() {
