@@ -1,27 +1,13 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  AkdError,
-  VersionFreshness,
-  auditVerify,
-  keyHistoryVerify,
-  lookupVerify,
-  utf8,
-} from '@akd-ts/core';
+import { VersionFreshness, auditVerify, keyHistoryVerify, lookupVerify, utf8 } from '@akd-ts/core';
 import { CONFIG_NAMES, openDirectory } from './support/build.js';
 import { testStores } from '../../../test/support/stores.js';
 import { Forger } from './support/forge.js';
+import { domainError } from '../../../test/support/domain-errors.js';
 
 const u = utf8;
-const rejects = (f: () => unknown) => {
-  try {
-    f();
-  } catch (e) {
-    assert.ok(e instanceof AkdError, `a domain error, got ${String(e)}`);
-    return e.code;
-  }
-  assert.fail('the forged proof verified');
-};
+const rejects = (f: () => unknown) => domainError(f, 'the forged proof verified').code;
 
 const STORES = testStores();
 after(() => Promise.all(STORES.map((s) => s.cleanup())));
