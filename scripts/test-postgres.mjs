@@ -225,7 +225,7 @@ async function createDatabase(port, server, log) {
 /**
  * Starts a throwaway server and resolves to its URL (database `akd_test`, user `postgres`) and
  * a `stop` that shuts it down and removes its folder.
- * @returns {Promise<{ url: string, source: string, stop: () => Promise<void> }>}
+ * @returns {Promise<{ url: string, source: string, dir: string, pid: number, stop: () => Promise<void> }>}
  */
 export async function startThrowawayPostgres(env = process.env) {
   removeAbandoned();
@@ -302,6 +302,8 @@ export async function startThrowawayPostgres(env = process.env) {
         await createDatabase(port, server, log);
         const as = user ? `, as ${user.name}` : '';
         return {
+          dir,
+          pid: server.pid,
           url: `postgres://postgres@127.0.0.1:${port}/akd_test`,
           source: `${bin.source}${as}`,
           stop,
