@@ -59,7 +59,10 @@ test('init, publish, epoch, lookup, history and audit work together, and their p
     const out = join(tmp.dir, 'lookup.bin');
     const lookup = await akd(['lookup', '--db', db, '--label', 'hi', '--out', out], { env });
     assert.equal(lookup.code, 0, lookup.stderr);
-    assert.match(lookup.stdout, /served at epoch 2, root hash 565a0cf1/);
+    assert.match(
+      lookup.stdout,
+      /^lookup verified: label hi \(whatsapp_v1\)\nchecked against root hash 565a0cf1[0-9a-f]{56}, the store's root of epoch 2\n/,
+    );
     assert.match(lookup.stdout, /value: there/);
     const verified = await akd([
       'verify',

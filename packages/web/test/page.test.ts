@@ -13,11 +13,15 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { toHex } from '@akd-ts/core';
 import { startServer, type RunningServer } from '@akd-ts/server';
-import { CHROMIUM_ARGS, bundleForBrowser, chromiumPath } from '../../../test/browser/harness.js';
+import {
+  CHROMIUM_ARGS,
+  bundleForBrowser,
+  chromiumPath,
+  skippedWithoutChromium,
+} from '../../../test/browser/harness.js';
 import { demoDirectory, type Fixture } from '../../server/test/support.js';
 
 const executablePath = chromiumPath();
-const NO_CHROMIUM = `no Chromium at ${process.env.AKD_CHROMIUM_PATH || '/usr/bin/chromium'} (install Debian's chromium or set AKD_CHROMIUM_PATH); CI always has it`;
 
 const webRoot = mkdtempSync(join(tmpdir(), 'akd-web-page-'));
 let fixture: Fixture;
@@ -105,7 +109,7 @@ test('the page bundles for the browser without any Node built-in', async () => {
 });
 
 test('a published label verifies in the browser: verdict, value, version, epoch and path', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, verdict, details } = await lookUp(honest, 'alice', { history: true });
   assert.equal(kind, 'verified', verdict);
   assert.match(verdict, /Verified: alice has this value at epoch 3/);
@@ -128,7 +132,7 @@ test('a published label verifies in the browser: verdict, value, version, epoch 
 });
 
 test('raw-byte labels written hex:<hex> verify too', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, details } = await lookUp(honest, 'hex:00ff07');
   assert.equal(kind, 'verified');
   assert.match(details, /Labelhex:00ff07/);
@@ -137,7 +141,7 @@ test('raw-byte labels written hex:<hex> verify too', async (t) => {
 });
 
 test('an unknown label is a clear not-found', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, verdict } = await lookUp(honest, 'nobody@example.com');
   assert.equal(kind, 'not-found');
   assert.match(verdict, /Not found: no key is published for nobody@example\.com/);
@@ -145,7 +149,7 @@ test('an unknown label is a clear not-found', async (t) => {
 });
 
 test('a TAMPERED proof is NOT verified, with the error code', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, verdict } = await lookUp(tampering, 'alice', { history: true });
   assert.equal(kind, 'failed', verdict);
   assert.match(verdict, /NOT verified: VERIFY_ROOT_MISMATCH/);
@@ -157,7 +161,7 @@ test('a TAMPERED proof is NOT verified, with the error code', async (t) => {
 });
 
 test('a pasted root the proof does not lead to is refused; the right one is accepted', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const wrong = await lookUp(honest, 'bob', { root: toHex(fixture.roots[2]!) });
   assert.equal(wrong.kind, 'failed');
   assert.match(wrong.verdict, /VERIFY_ROOT_MISMATCH/);

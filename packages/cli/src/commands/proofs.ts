@@ -13,13 +13,14 @@ import {
   encodeLookupProof,
   keyHistoryVerify,
   lookupVerify,
-  toHex,
+  type Configuration,
+  type EpochHash,
   type HistoryParams,
 } from '@akd-ts/core';
 import { parseCount, parseEpoch, parseLabel } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
-import { formatHistory, formatLookup, toJson } from '../output.js';
+import { formatHistory, formatLookup, toJson, type ClientQuery } from '../output.js';
 import type { StoreOptions } from '../store.js';
 import { SECRET_FOR } from '../store.js';
 import { addStoreOptions, withReader } from './directory.js';
@@ -42,9 +43,13 @@ async function save(opts: ProofOutput, bytes: Uint8Array): Promise<void> {
   }
 }
 
-/** The root a proof was served against, printed so a client can check it out of band. */
-function rootLine(epoch: bigint, hash: Uint8Array, json: boolean): string {
-  return json ? '' : `served at epoch ${epoch}, root hash ${toHex(hash)}\n`;
+/** The query a proof served from the store answers: against the store's own latest root. */
+function storeQuery(config: Configuration, label: Uint8Array, at: EpochHash): ClientQuery {
+  return {
+    config,
+    label,
+    trusted: { root: at.hash, rootEpoch: at.epoch, source: { kind: 'store' } },
+  };
 }
 
 function addLookup(program: Command, io: CliIo): void {
@@ -67,10 +72,8 @@ function addLookup(program: Command, io: CliIo): void {
         label,
         proof,
       );
-      const query = { config: store.config, label, rootEpoch: epochHash.epoch };
       io.stdout.write(
-        rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
-          formatLookup(query, result, opts.json === true),
+        formatLookup(storeQuery(store.config, label, epochHash), result, opts.json === true),
       );
     });
   });
@@ -105,10 +108,8 @@ function addHistory(program: Command, io: CliIo): void {
           allowMissingValues: true,
         },
       );
-      const query = { config: store.config, label, rootEpoch: epochHash.epoch };
       io.stdout.write(
-        rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
-          formatHistory(query, results, opts.json === true),
+        formatHistory(storeQuery(store.config, label, epochHash), results, opts.json === true),
       );
     });
   });
