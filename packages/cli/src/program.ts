@@ -23,6 +23,15 @@ const VERSION = (
 ).version;
 
 const ROOT_HELP = `
+Commands by task:
+  run a directory    init, publish, epoch, serve
+  serve proofs       lookup, history; audit (one append-only proof between two epochs)
+  audit a directory  audit export (write its audit blobs to a folder);
+                     audit verify (check a folder or listing of audit blobs as one chain,
+                     and keep following it)
+  check proofs       verify lookup, verify history (against a root you trust);
+                     verify audit (one append-only proof against root hashes you trust)
+
 Exit status:
   0  done (for verify: the proof is valid)
   1  failed (for verify: the proof is invalid); stderr gives the error code and reason

@@ -190,7 +190,7 @@ export async function loadSecretKey(
     return await readKeyFile(keyFilePath(opts, io));
   } catch (e) {
     if (why === undefined || !(e instanceof UsageError)) throw e;
-    throw new UsageError(`${e.message}; ${why}`, { cause: e });
+    throw new UsageError(`${e.message}; the VRF secret key is needed: ${why}`, { cause: e });
   }
 }
 
@@ -209,9 +209,8 @@ export interface OpenedStore extends PublicStore {
 
 /** Why a command needs the VRF secret key, said when the key cannot be found. */
 export const SECRET_FOR = {
-  publish: "akd publish needs the VRF secret key: it computes each new label's VRF",
-  proofs:
-    'lookup and history proofs carry VRF proofs, which only the holder of the VRF secret key can compute',
+  publish: "publishing computes each new label's VRF with it",
+  proofs: 'lookup and history proofs carry VRF proofs, which only its holder can compute',
 } as const;
 
 /** Opens the store at `url` and reads the settings `akd init` left there. */

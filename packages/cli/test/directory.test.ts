@@ -185,7 +185,7 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
   assert.equal(noKey.code, 2);
   assert.match(
     noKey.stderr,
-    /^usage error: --key-file: cannot read "\/nonexistent\/akd.key": no such file .*; lookup and history proofs carry VRF proofs, which only the holder of the VRF secret key can compute\n/,
+    /^usage error: --key-file: cannot read "\/nonexistent\/akd.key": no such file .*; the VRF secret key is needed: lookup and history proofs carry VRF proofs, which only its holder can compute\n/,
   );
   const noPublishKey = await akd(['publish', '--db', db, '--key-file', '/nonexistent/k', '-'], {
     stdin: '{"label":"a","value":"c"}',
@@ -193,7 +193,7 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
   assert.equal(noPublishKey.code, 2);
   assert.match(
     noPublishKey.stderr,
-    /akd publish needs the VRF secret key: it computes each new label's VRF/,
+    /the VRF secret key is needed: publishing computes each new label's VRF with it/,
   );
   const badLine = await akd(['publish', '--db', db, '-'], {
     env,
@@ -397,12 +397,15 @@ test('commands on public data need no VRF secret key, and a mistyped store is ne
     }
     assert.match(
       (await akd(['lookup', '--help'])).stdout,
-      /The VRF secret key: lookup and history proofs carry VRF proofs/,
+      /The VRF secret key is needed: lookup and history proofs carry VRF proofs/,
     );
     // lookups do need it, and say why
     const lookup = await akd(['lookup', '--db', db, '--label', 'u1'], { env: noKey });
     assert.equal(lookup.code, 2);
-    assert.match(lookup.stderr, /no such file .*; lookup and history proofs carry VRF proofs/);
+    assert.match(
+      lookup.stderr,
+      /no such file .*; the VRF secret key is needed: lookup and history proofs carry VRF proofs/,
+    );
 
     const before = readdirSync(tmp.dir).sort();
     for (const args of [

@@ -46,6 +46,19 @@ import {
   type StoreOptions,
 } from '../store.js';
 
+/** `text` broken into lines of at most `width` characters, at spaces. */
+function wrap(text: string, width = 90): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, line].join('\n');
+}
+
 /**
  * The options of every command that works on a store. `secretFor` says why the command needs
  * the VRF secret key ('' when its help says so itself); commands on public data (no
@@ -61,11 +74,12 @@ export function addStoreOptions(cmd: Command, secretFor?: string): Command {
       '--key-file <path>',
       'file holding the VRF secret key as hex (default: AKD_VRF_KEY, else AKD_VRF_KEY_FILE, else ./akd.key)',
     );
-    if (secretFor !== '') cmd.addHelpText('after', `\nThe VRF secret key: ${secretFor}.\n`);
+    if (secretFor !== '')
+      cmd.addHelpText('after', `\n${wrap(`The VRF secret key is needed: ${secretFor}.`)}`);
   } else {
     cmd.addHelpText(
       'after',
-      '\nReads public data only: no VRF secret key is needed, and a store that does not exist is\nnot created.\n',
+      '\nReads public data only: no VRF secret key is needed, and a store that does not exist is\nnot created.',
     );
   }
   return cmd.option('--json', 'print the result as one line of JSON');
