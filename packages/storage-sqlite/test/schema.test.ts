@@ -173,7 +173,10 @@ describe('schema', () => {
     r.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     r.close();
     const client = stale();
-    assert.throws(() => new SqliteDatabase(client), /newer than version/);
+    assert.throws(() => new SqliteDatabase(client), {
+      code: 'STORAGE_SCHEMA',
+      message: /newer than version/,
+    });
     assert.equal(client.inTransaction, false, 'rolled back');
     client.close();
   });
