@@ -349,39 +349,33 @@ describe('a signed head binds the root to its epoch', () => {
   // a heads file as akd audit verify --heads writes it: the newest head last
   const headsFile = tmp.write('heads.jsonl', lines(head(48n, new Uint8Array(32)), head(49n)));
   const bare = withoutOption(withoutOption(c.base, '--root'), '--epoch');
+  const signed = (key: string) => ['--signed-head', headsFile, '--auditor-key', key];
   const check = (...extra: string[]) =>
     akd(['verify', 'lookup', ...bare, '--proof', c.lookupFile, ...extra]);
+  /** With the head and --root/--epoch options `base` gives as well. */
+  const withHead = (base: string[]) =>
+    akd(['verify', 'lookup', ...base, '--proof', c.lookupFile, ...signed(auditorKey)]);
 
   test("the proof is checked against the head's root and epoch, and the output says who bound them", async () => {
-    const r = await check('--signed-head', headsFile, '--auditor-key', auditorKey);
+    const r = await check(...signed(auditorKey));
     assert.equal(r.code, 0, r.stderr);
     assert.equal(
       r.stdout.split('\n')[1],
       `checked against root hash ${toHex(c.vectors.epochHash)}, the root of epoch 49 in a head signed by auditor ${auditorKey} for "${namespace}" at 2023-11-14T22:13:20.000Z`,
     );
-    const json = await check('--signed-head', headsFile, '--auditor-key', auditorKey, '--json');
+    const json = await check(...signed(auditorKey), '--json');
     const out = JSON.parse(json.stdout) as Record<string, unknown>;
     assert.equal(out['rootEpochFrom'], 'signed-head');
     assert.equal(out['rootEpoch'], 49);
     assert.deepEqual(out['signedHead'], head(49n));
     // --root and --epoch may be given too, when they are the head's
-    const both = await akd([
-      'verify',
-      'lookup',
-      ...c.base,
-      '--proof',
-      c.lookupFile,
-      '--signed-head',
-      headsFile,
-      '--auditor-key',
-      auditorKey,
-    ]);
+    const both = await withHead(c.base);
     assert.equal(both.code, 0, both.stderr);
   });
 
   test('another auditor, an edited head, or a root or epoch that disagrees with it is refused', async () => {
     const other = toHex(auditorPublicKey(new Uint8Array(32).fill(8)));
-    const wrongKey = await check('--signed-head', headsFile, '--auditor-key', other);
+    const wrongKey = await check(...signed(other));
     assert.equal(wrongKey.code, 1);
     assert.match(
       oneLine(wrongKey.stderr),
@@ -394,30 +388,10 @@ describe('a signed head binds the root to its epoch', () => {
       oneLine(forged.stderr),
       /^error: AUDIT_SIGNATURE: the auditor's signature of epoch 50 does not verify$/,
     );
-    const epoch = await akd([
-      'verify',
-      'lookup',
-      ...withOption(c.base, '--epoch', '48'),
-      '--proof',
-      c.lookupFile,
-      '--signed-head',
-      headsFile,
-      '--auditor-key',
-      auditorKey,
-    ]);
+    const epoch = await withHead(withOption(c.base, '--epoch', '48'));
     assert.equal(epoch.code, 2);
     assert.match(epoch.stderr, /^usage error: --epoch: the signed head is for epoch 49\n/);
-    const root = await akd([
-      'verify',
-      'lookup',
-      ...withOption(c.base, '--root', '11'.repeat(32)),
-      '--proof',
-      c.lookupFile,
-      '--signed-head',
-      headsFile,
-      '--auditor-key',
-      auditorKey,
-    ]);
+    const root = await withHead(withOption(c.base, '--root', '11'.repeat(32)));
     assert.equal(root.code, 2);
     assert.match(
       root.stderr,
