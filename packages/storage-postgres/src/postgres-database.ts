@@ -8,17 +8,21 @@
 
 import pg from 'pg';
 import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
-import type {
-  Database,
-  DbRecord,
-  DbSetState,
-  RecordFor,
-  StorageKey,
-  TreeNodeRecord,
-  UserVersion,
-  ValueStateFlag,
-  ValueStateRecord,
-  WriterLock,
+import {
+  checkAuditBlob,
+  storableEpochs,
+  type AuditBlobInfo,
+  type AuditBlobRecord,
+  type Database,
+  type DbRecord,
+  type DbSetState,
+  type RecordFor,
+  type StorageKey,
+  type TreeNodeRecord,
+  type UserVersion,
+  type ValueStateFlag,
+  type ValueStateRecord,
+  type WriterLock,
 } from '@akd-ts/storage';
 import {
   inTransaction,
@@ -32,6 +36,7 @@ import {
   MAX_STORED,
   azksValues,
   checkRecord,
+  decodeAuditBlobRow,
   decodeAzksRow,
   decodeNodeRow,
   decodeSettingRow,
@@ -443,6 +448,51 @@ export class PostgresDatabase implements Database {
     } catch (e) {
       throw storageError(e, `writing setting ${name}`, true);
     }
+  }
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    this.#check();
+    this.#checkWriter();
+    checkAuditBlob(blob);
+    const { epoch, previousHash, currentHash, data } = blob;
+    try {
+      await this.#pool.query({
+        ...this.#sql.auditBlobSet,
+        values: [epoch.toString(), previousHash, currentHash, data.length, data],
+      });
+    } catch (e) {
+      throw storageError(e, `writing the audit blob of epoch ${epoch}`, true);
+    }
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    this.#check();
+    const wanted = storableEpochs(epochs);
+    if (wanted.length === 0) return [];
+    const queries = chunks(wanted, this.#settings.readChunkSize).map((chunk) => {
+      const list = new ArrayLiteral(chunk.length * 8);
+      for (const e of chunk) list.int(e);
+      return { ...this.#sql.auditBlobInfos, values: [list.toString()] };
+    });
+    const results = await this.#reads(queries, `reading ${wanted.length} audit blob infos`);
+    // each chunk is ordered, and the chunks follow each other
+    return results.flatMap((rows) =>
+      rows.map((row) => decodeAuditBlobRow(row, this.#sql.display.auditBlobs) as AuditBlobInfo),
+    );
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    this.#check();
+    const [wanted] = storableEpochs([epoch]);
+    const rows =
+      wanted === undefined
+        ? []
+        : await this.#query(
+            { ...this.#sql.auditBlobGet, values: [wanted.toString()] },
+            'reading an audit blob',
+          );
+    if (rows.length === 0) throw notFound(`audit blob of epoch ${epoch}`);
+    return decodeAuditBlobRow(rows[0]!, this.#sql.display.auditBlobs) as AuditBlobRecord;
   }
 
   /**

@@ -11,7 +11,11 @@
 
 import { AkdError, toHex } from '@akd-ts/core';
 import {
+  checkAuditBlob,
   fullKey,
+  storableEpochs,
+  type AuditBlobInfo,
+  type AuditBlobRecord,
   type Database,
   type DbRecord,
   type DbSetState,
@@ -28,6 +32,7 @@ import {
   NODE_COLUMNS,
   VALUE_STATE_COLUMNS,
   azksRow,
+  decodeAuditBlobRow,
   decodeAzksRow,
   decodeNodeRow,
   decodeValueStateRow,
@@ -389,6 +394,41 @@ export class SqliteDatabase implements Database {
       throw new TypeError('setting name and value must be strings');
     }
     this.write(`write setting ${name}`, () => this.stmt(sql.UPSERT_SETTING_SQL).run(name, value));
+  }
+
+  // ---- audit blobs ----------------------------------------------------------------------
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    checkAuditBlob(blob);
+    const { epoch, previousHash, currentHash, data } = blob;
+    this.write(`write the audit blob of epoch ${epoch}`, () =>
+      this.stmt(sql.UPSERT_AUDIT_BLOB_SQL).run(epoch, previousHash, currentHash, data.length, data),
+    );
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    const wanted = storableEpochs(epochs);
+    const statements = Math.ceil(wanted.length / this.options.readChunkKeys);
+    const infos = this.read(`read ${wanted.length} audit blob infos`, statements > 1, () =>
+      this.selectChunks(sql.selectAuditBlobInfosSql, 1, wanted, decodeAuditBlobRow),
+    );
+    // chunks are each in order and follow each other
+    return infos.map(({ epoch, previousHash, currentHash, last }) => ({
+      epoch,
+      previousHash,
+      currentHash,
+      size: Number(last),
+    }));
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    const [wanted] = storableEpochs([epoch]);
+    const row = this.read(`read the audit blob of epoch ${epoch}`, false, () =>
+      wanted === undefined ? undefined : this.stmt(sql.SELECT_AUDIT_BLOB_SQL).get(wanted),
+    ) as Row | undefined;
+    if (row === undefined) throw notFound(`audit blob of epoch ${epoch}`);
+    const { previousHash, currentHash, last } = decodeAuditBlobRow(row);
+    return { epoch, previousHash, currentHash, data: last as Uint8Array };
   }
 
   /**
