@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
+import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
 import { addProofCommands } from './commands/proofs.js';
 import { addServeCommands } from './commands/serve.js';
@@ -78,6 +79,7 @@ export function buildProgram(io: CliIo): Command {
   addAuditBlobCommands(addProofCommands(program, io), io);
   addVerifyCommands(program, io);
   addServeCommands(program, io);
+  addBackupCommands(program, io);
   addHelpHints(program);
   return program;
 }
