@@ -29,6 +29,8 @@ export type {
   ValueStateFlag,
 } from './records.js';
 export type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
+export { replicationStatusOf } from './replication.js';
+export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';
