@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
 import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
+import { addFailoverCommands } from './commands/failover.js';
 import { addProofCommands } from './commands/proofs.js';
 import { addServeCommands } from './commands/serve.js';
 import { addVerifyCommands } from './commands/verify.js';
@@ -80,6 +81,7 @@ export function buildProgram(io: CliIo): Command {
   addVerifyCommands(program, io);
   addServeCommands(program, io);
   addBackupCommands(program, io);
+  addFailoverCommands(program, io);
   addHelpHints(program);
   return program;
 }
