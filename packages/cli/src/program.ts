@@ -7,7 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
+import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
+import { addFailoverCommands } from './commands/failover.js';
 import { addProofCommands } from './commands/proofs.js';
 import { addServeCommands } from './commands/serve.js';
 import { addVerifyCommands } from './commands/verify.js';
@@ -78,6 +80,8 @@ export function buildProgram(io: CliIo): Command {
   addAuditBlobCommands(addProofCommands(program, io), io);
   addVerifyCommands(program, io);
   addServeCommands(program, io);
+  addBackupCommands(program, io);
+  addFailoverCommands(program, io);
   addHelpHints(program);
   return program;
 }

@@ -27,6 +27,7 @@ import { historyRoutes } from './routes/history.js';
 import { lookupRoutes } from './routes/lookup.js';
 import { opsRoutes } from './routes/ops.js';
 import { publishRoutes } from './routes/publish.js';
+import { trackReplication } from './replication.js';
 import { webRoutes } from './routes/web.js';
 
 /** Fastify's own client errors, by status, as catalogue codes. */
@@ -177,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
+  trackReplication(app, deps.directory, metrics.registry);
   epochRoutes(app, ctx);
   lookupRoutes(app, ctx);
   historyRoutes(app, ctx);

@@ -9,6 +9,7 @@
  * work before returning its promise, so calls on one connection never interleave.
  */
 
+import { open as openFile, rm } from 'node:fs/promises';
 import { AkdError, toHex } from '@akd-ts/core';
 import {
   checkAuditBlob,
@@ -46,6 +47,9 @@ import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from
 import { prepareSchema } from './schema.js';
 import * as sql from './sql.js';
 import { acquireFileLock, acquireMemoryLock } from './writer-lock.js';
+
+/** Pages per online-backup step: all of them, so a backup is one snapshot. */
+const ALL_PAGES = 0x7fffffff;
 
 /** Where `akd` keeps its store unless told otherwise (`--db sqlite:./akd.db`). */
 export const DEFAULT_SQLITE_PATH = './akd.db';
@@ -451,8 +455,13 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * Writes a consistent copy of the store to `destination` (`VACUUM INTO`), a new file that
-   * must not exist yet. Safe while the writer publishes: the copy is one committed epoch.
+   * Writes a consistent copy of the store to `destination`, a new file (an existing one is
+   * refused and left alone), with SQLite's online backup: the pages of one committed state,
+   * copied in a single step, so a writer in another process committing meanwhile cannot mix
+   * two epochs into it (SQLite restarts a backup whose source changed between steps). Safe
+   * while the writer publishes. A client without the backup API copies with `VACUUM INTO`.
+   * @throws AkdError `STORAGE_CONNECTION` when the destination exists or cannot be written
+   * (a partial copy is removed)
    *
    * @example
    * ```ts
@@ -461,9 +470,25 @@ export class SqliteDatabase implements Database {
    */
   async backup(destination: string): Promise<void> {
     if (typeof destination !== 'string') throw new TypeError('destination must be a path');
-    this.read(`back up to ${destination}`, false, () =>
-      this.client.prepare('VACUUM INTO ?').run(destination),
-    );
+    this.check();
+    const doing = `back up to ${destination}`;
+    try {
+      // created empty and exclusively: a backup never overwrites a file
+      await (await openFile(destination, 'wx')).close();
+    } catch (e) {
+      throw toAkdError(e, doing, this.path);
+    }
+    try {
+      if (this.client.backup !== undefined) {
+        // the first step copies nothing (better-sqlite3 starts at 0), the next one every page
+        await this.client.backup(destination, { progress: () => ALL_PAGES });
+      } else {
+        this.client.prepare('VACUUM INTO ?').run(destination);
+      }
+    } catch (e) {
+      await rm(destination, { force: true });
+      throw toAkdError(e, doing, this.path);
+    }
   }
 
   /** Releases the writer lock if held and closes the connection. Idempotent. */

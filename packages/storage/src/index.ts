@@ -36,6 +36,8 @@ export type {
   UserVersion,
   WriterLock,
 } from './database.js';
+export { replicationStatusOf } from './replication.js';
+export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 export { TimedCache } from './timed-cache.js';
