@@ -86,6 +86,17 @@ function checkHeader(app: number, version: number, path: string, hasTables?: () 
 }
 
 /**
+ * Throws unless the file already holds an akd-ts store, reading its header only (so nothing is
+ * written to a file that is not one, not even the WAL mode).
+ * @throws AkdError `STORAGE_SCHEMA`
+ */
+export function assertStore(client: SqliteClient, path: string): void {
+  const { app, version } = readHeader(client);
+  checkHeader(app, version, path);
+  if (version === 0) throw new AkdError('STORAGE_SCHEMA', `${path} holds no akd-ts store`);
+}
+
+/**
  * Creates the schema in an empty store, or migrates an older one, in one transaction.
  * @returns the version the store had before (0 for a new store).
  * @throws AkdError `STORAGE_SCHEMA` for a newer, foreign or unversioned store.

@@ -9,6 +9,7 @@
  * work before returning its promise, so calls on one connection never interleave.
  */
 
+import { existsSync } from 'node:fs';
 import { open as openFile, rm } from 'node:fs/promises';
 import { AkdError, toHex } from '@akd-ts/core';
 import {
@@ -44,7 +45,7 @@ import {
 } from './codec.js';
 import { corruptRow, toAkdError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
-import { prepareSchema } from './schema.js';
+import { assertStore, prepareSchema } from './schema.js';
 import * as sql from './sql.js';
 import { acquireFileLock, acquireMemoryLock } from './writer-lock.js';
 
@@ -113,6 +114,7 @@ export class SqliteDatabase implements Database {
     this.openLockClient = options.openClient ?? openBetterSqlite;
     try {
       const o = this.options;
+      if (!o.create && !client.memory) assertStore(client, this.path);
       client.pragma(`busy_timeout = ${o.busyTimeoutMs}`);
       if (!client.memory) client.pragma('journal_mode = WAL');
       client.pragma(`synchronous = ${o.synchronous}`);
@@ -125,7 +127,7 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * Opens (creating if needed) the store at `path`; ':memory:' makes a private in-memory store.
+   * Opens (creating if needed, unless `create` is false) the store at `path`; ':memory:' makes a private in-memory store.
    * @throws AkdError as the constructor, or `STORAGE_CONNECTION` when the file cannot be opened.
    *
    * @example
@@ -137,10 +139,13 @@ export class SqliteDatabase implements Database {
     path: string = DEFAULT_SQLITE_PATH,
     options: SqliteDatabaseOptions = {},
   ): Promise<SqliteDatabase> {
-    resolveOptions(options);
+    const { create } = resolveOptions(options);
     let client: SqliteClient;
     try {
-      client = (options.openClient ?? openBetterSqlite)(path);
+      const mustExist = !create && path !== ':memory:';
+      // checked here too, for client factories that ignore mustExist
+      if (mustExist && !existsSync(path)) throw new Error('no such file');
+      client = (options.openClient ?? openBetterSqlite)(path, { mustExist });
     } catch (e) {
       const detail = e instanceof Error ? e.message : String(e);
       throw new AkdError('STORAGE_CONNECTION', `cannot open SQLite store ${path}: ${detail}`, {
