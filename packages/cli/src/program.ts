@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { checkArgumentText } from './argv-text.js';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
+import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
+import { addFailoverCommands } from './commands/failover.js';
 import { addProofCommands } from './commands/proofs.js';
 import { addServeCommands } from './commands/serve.js';
 import { addVerifyCommands } from './commands/verify.js';
@@ -88,6 +90,8 @@ export function buildProgram(io: CliIo): Command {
   addAuditBlobCommands(addProofCommands(program, io), io);
   addVerifyCommands(program, io);
   addServeCommands(program, io);
+  addBackupCommands(program, io);
+  addFailoverCommands(program, io);
   addHelpHints(program);
   return program;
 }

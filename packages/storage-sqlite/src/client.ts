@@ -29,6 +29,15 @@ export interface SqliteClient {
   /** Makes every statement read INTEGER columns as bigint (the driver requires this). */
   defaultSafeIntegers(toggle?: boolean): unknown;
   close(): unknown;
+  /**
+   * SQLite's online backup into the file `destination` (better-sqlite3 `backup`): `progress`
+   * returns how many pages to copy in the next step. Optional: without it, `backup()` of the
+   * store copies with `VACUUM INTO`.
+   */
+  backup?(
+    destination: string,
+    options: { progress: (info: { totalPages: number; remainingPages: number }) => number },
+  ): Promise<unknown>;
 }
 
 /**
