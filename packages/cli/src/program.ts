@@ -27,6 +27,7 @@ const VERSION = (
 const ROOT_HELP = `
 Commands by task:
   run a directory    init, publish, epoch, serve
+  keep it safe       backup, restore (SQLite); fence, promote (PostgreSQL fail-over)
   serve proofs       lookup, history; audit (one append-only proof between two epochs)
   audit a directory  audit export (write its audit blobs to a folder);
                      audit verify (check a folder or listing of audit blobs as one chain,

@@ -10,6 +10,7 @@ test('a closed in-memory database refuses every call; close is idempotent', asyn
   const db = new MemoryDatabase();
   const username = new TextEncoder().encode('alice');
   const azks = { kind: 'azks', latestEpoch: 1n, numNodes: 1n } as const;
+  const hash = new Uint8Array(32);
   await db.batchSet([azks]);
   await db.close();
   const calls: Record<Exclude<keyof Database, 'close'>, () => Promise<unknown>> = {
@@ -23,6 +24,10 @@ test('a closed in-memory database refuses every call; close is idempotent', asyn
     getSetting: () => db.getSetting('configuration'),
     setSetting: () => db.setSetting('configuration', 'x'),
     acquireWriterLock: () => db.acquireWriterLock(),
+    setAuditBlob: () =>
+      db.setAuditBlob({ epoch: 1n, previousHash: hash, currentHash: hash, data: hash }),
+    getAuditBlobInfos: () => db.getAuditBlobInfos([1n]),
+    getAuditBlob: () => db.getAuditBlob(1n),
   };
   for (const [name, call] of Object.entries(calls)) {
     await assert.rejects(
