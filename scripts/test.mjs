@@ -125,9 +125,17 @@ const tests = existsSync(results)
   : [];
 // (no line numbers: under tsx they point into the compiled code)
 const where = (t) => (t.file ? `${relative(root, t.file)}: ` : '');
-const failed = tests.filter((t) => t.status === 'fail');
-// a test whose subtests failed says only that: its subtests are listed themselves
-const causes = failed.filter((t) => t.failureType !== 'subtestsFailed');
+// suites are listed when a hook of theirs failed, but counted as tests never
+const failed = tests.filter((t) => t.status === 'fail' && !t.suite);
+// a test whose subtests failed says only that, and a cancelled one only that its parent
+// failed: the causes are the others (a suite's failing hook among them)
+const causes = tests.filter(
+  (t) =>
+    t.status === 'fail' &&
+    t.failureType !== 'subtestsFailed' &&
+    t.failureType !== 'cancelledByParent',
+);
+const cancelled = failed.filter((t) => t.failureType === 'cancelledByParent');
 const skipped = tests.filter((t) => t.status === 'skip' || t.status === 'todo');
 const passed = tests.filter((t) => t.status === 'pass');
 
@@ -156,10 +164,22 @@ const floor = JSON.parse(readFileSync(join(root, '.c8rc.json'), 'utf8')).lines;
 const cov = coverage();
 const problems = [];
 if (interrupted) problems.push(`interrupted by ${interrupted}`);
+/** 'test', 'tests', 'suite', 'tests or suites'... for a list of failures. */
+function noun(list) {
+  const suites = list.filter((t) => t.suite).length;
+  const word = suites === 0 ? 'test' : suites === list.length ? 'suite' : 'test or suite';
+  return list.length === 1 ? word : word.replace(/(test|suite)/g, '$1s');
+}
+
 if (causes.length > 0) {
+  const also =
+    cancelled.length === 0
+      ? ''
+      : `\n  (and ${cancelled.length} test${cancelled.length === 1 ? '' : 's'} cancelled by these failures: ${cancelled.map((t) => t.name).join('; ')})`;
   problems.push(
-    `${causes.length} test${causes.length === 1 ? '' : 's'} failed:\n` +
-      causes.map((t) => `  ${where(t)}${t.name}\n    ${t.message ?? ''}`).join('\n'),
+    `${causes.length} ${noun(causes)} failed:\n` +
+      causes.map((t) => `  ${where(t)}${t.name}\n    ${t.message ?? ''}`).join('\n') +
+      also,
   );
 } else if (failed.length > 0) {
   problems.push(`${failed.length} tests failed: ${failed.map((t) => t.name).join(', ')}`);
