@@ -45,7 +45,11 @@ export interface HttpTimeouts {
   headersTimeoutMs: number;
   /** How often Node checks the two timeouts above, ms (default 1,000). */
   checkIntervalMs: number;
-  /** Idle keep-alive connections close after this, ms (default 5,000). */
+  /**
+   * Idle keep-alive connections close after this, ms (default 72,000: longer than the idle
+   * timeouts of common proxies and clients, so that the peer closes first; a server that
+   * closes an idle socket while a request is on its way makes the client see a reset).
+   */
   keepAliveTimeoutMs: number;
   /** Largest request line plus headers, bytes (default 16 KiB, Node's). */
   maxHeaderBytes: number;
@@ -55,7 +59,7 @@ export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
   requestTimeoutMs: 120_000,
   headersTimeoutMs: 10_000,
   checkIntervalMs: 1_000,
-  keepAliveTimeoutMs: 5_000,
+  keepAliveTimeoutMs: 72_000,
   maxHeaderBytes: 16 * 1024,
 };
 
