@@ -6,6 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { checkArgumentText } from './argv-text.js';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
 import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
@@ -98,6 +99,7 @@ export function buildProgram(io: CliIo): Command {
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let active: Command | undefined;
   try {
+    checkArgumentText(argv, io.argvBytes);
     const program = buildProgram(io);
     program.hook('preAction', (_program, actionCommand) => {
       active = actionCommand;

@@ -8,19 +8,23 @@
 
 import pg from 'pg';
 import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
-import type {
-  Database,
-  DbRecord,
-  DbSetState,
-  RecordFor,
-  StorageKey,
-  TreeNodeRecord,
-  UserVersion,
-  ValueStateFlag,
-  ReplicationAware,
-  ReplicationStatus,
-  ValueStateRecord,
-  WriterLock,
+import {
+  checkAuditBlob,
+  storableEpochs,
+  type AuditBlobInfo,
+  type AuditBlobRecord,
+  type Database,
+  type DbRecord,
+  type DbSetState,
+  type RecordFor,
+  type ReplicationAware,
+  type ReplicationStatus,
+  type StorageKey,
+  type TreeNodeRecord,
+  type UserVersion,
+  type ValueStateFlag,
+  type ValueStateRecord,
+  type WriterLock,
 } from '@akd-ts/storage';
 import {
   inTransaction,
@@ -34,6 +38,7 @@ import {
   MAX_STORED,
   azksValues,
   checkRecord,
+  decodeAuditBlobRow,
   decodeAzksRow,
   decodeNodeRow,
   decodeSettingRow,
@@ -473,6 +478,53 @@ export class PostgresDatabase implements Database, ReplicationAware {
       [() => ({ ...this.#sql.settingSet, values: [name, value] })],
       `writing setting ${name}`,
     );
+  }
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    this.#check();
+    this.#checkWriter();
+    checkAuditBlob(blob);
+    const { epoch, previousHash, currentHash, data } = blob;
+    // through the fenced write path: a replaced writer stores no artifact either
+    await this.#write(
+      [
+        () => ({
+          ...this.#sql.auditBlobSet,
+          values: [epoch.toString(), previousHash, currentHash, data.length, data],
+        }),
+      ],
+      `writing the audit blob of epoch ${epoch}`,
+    );
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    this.#check();
+    const wanted = storableEpochs(epochs);
+    if (wanted.length === 0) return [];
+    const queries = chunks(wanted, this.#settings.readChunkSize).map((chunk) => {
+      const list = new ArrayLiteral(chunk.length * 8);
+      for (const e of chunk) list.int(e);
+      return { ...this.#sql.auditBlobInfos, values: [list.toString()] };
+    });
+    const results = await this.#reads(queries, `reading ${wanted.length} audit blob infos`);
+    // each chunk is ordered, and the chunks follow each other
+    return results.flatMap((rows) =>
+      rows.map((row) => decodeAuditBlobRow(row, this.#sql.display.auditBlobs) as AuditBlobInfo),
+    );
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    this.#check();
+    const [wanted] = storableEpochs([epoch]);
+    const rows =
+      wanted === undefined
+        ? []
+        : await this.#query(
+            { ...this.#sql.auditBlobGet, values: [wanted.toString()] },
+            'reading an audit blob',
+          );
+    if (rows.length === 0) throw notFound(`audit blob of epoch ${epoch}`);
+    return decodeAuditBlobRow(rows[0]!, this.#sql.display.auditBlobs) as AuditBlobRecord;
   }
 
   /**

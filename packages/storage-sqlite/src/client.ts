@@ -40,17 +40,24 @@ export interface SqliteClient {
   ): Promise<unknown>;
 }
 
-/** Opens a client on a file; `SqliteDatabase` uses it for the writer-lock file too. */
-export type SqliteClientFactory = (path: string) => SqliteClient;
+/**
+ * Opens a client on a file; `SqliteDatabase` uses it for the writer-lock file too. With
+ * `mustExist`, a missing file is an error rather than created.
+ */
+export type SqliteClientFactory = (path: string, options?: { mustExist?: boolean }) => SqliteClient;
 
 /**
- * Opens a better-sqlite3 connection, creating the file when it does not exist.
+ * Opens a better-sqlite3 connection, creating the file when it does not exist (unless
+ * `mustExist`).
  *
  * @example
  * ```ts
  * const db = new SqliteDatabase(openBetterSqlite('./akd.db'));
  * ```
  */
-export function openBetterSqlite(path: string): SqliteClient {
-  return new BetterSqlite3(path);
+export function openBetterSqlite(
+  path: string,
+  options: { mustExist?: boolean } = {},
+): SqliteClient {
+  return new BetterSqlite3(path, { fileMustExist: options.mustExist === true });
 }

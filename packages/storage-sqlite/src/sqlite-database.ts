@@ -9,10 +9,15 @@
  * work before returning its promise, so calls on one connection never interleave.
  */
 
+import { existsSync } from 'node:fs';
 import { open as openFile, rm } from 'node:fs/promises';
 import { AkdError, toHex } from '@akd-ts/core';
 import {
+  checkAuditBlob,
   fullKey,
+  storableEpochs,
+  type AuditBlobInfo,
+  type AuditBlobRecord,
   type Database,
   type DbRecord,
   type DbSetState,
@@ -29,6 +34,7 @@ import {
   NODE_COLUMNS,
   VALUE_STATE_COLUMNS,
   azksRow,
+  decodeAuditBlobRow,
   decodeAzksRow,
   decodeNodeRow,
   decodeValueStateRow,
@@ -39,7 +45,7 @@ import {
 } from './codec.js';
 import { corruptRow, toAkdError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
-import { prepareSchema } from './schema.js';
+import { assertStore, prepareSchema } from './schema.js';
 import * as sql from './sql.js';
 import { acquireFileLock, acquireMemoryLock } from './writer-lock.js';
 
@@ -108,6 +114,7 @@ export class SqliteDatabase implements Database {
     this.openLockClient = options.openClient ?? openBetterSqlite;
     try {
       const o = this.options;
+      if (!o.create && !client.memory) assertStore(client, this.path);
       client.pragma(`busy_timeout = ${o.busyTimeoutMs}`);
       if (!client.memory) client.pragma('journal_mode = WAL');
       client.pragma(`synchronous = ${o.synchronous}`);
@@ -120,7 +127,7 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * Opens (creating if needed) the store at `path`; ':memory:' makes a private in-memory store.
+   * Opens (creating if needed, unless `create` is false) the store at `path`; ':memory:' makes a private in-memory store.
    * @throws AkdError as the constructor, or `STORAGE_CONNECTION` when the file cannot be opened.
    *
    * @example
@@ -132,10 +139,13 @@ export class SqliteDatabase implements Database {
     path: string = DEFAULT_SQLITE_PATH,
     options: SqliteDatabaseOptions = {},
   ): Promise<SqliteDatabase> {
-    resolveOptions(options);
+    const { create } = resolveOptions(options);
     let client: SqliteClient;
     try {
-      client = (options.openClient ?? openBetterSqlite)(path);
+      const mustExist = !create && path !== ':memory:';
+      // checked here too, for client factories that ignore mustExist
+      if (mustExist && !existsSync(path)) throw new Error('no such file');
+      client = (options.openClient ?? openBetterSqlite)(path, { mustExist });
     } catch (e) {
       const detail = e instanceof Error ? e.message : String(e);
       throw new AkdError('STORAGE_CONNECTION', `cannot open SQLite store ${path}: ${detail}`, {
@@ -393,6 +403,41 @@ export class SqliteDatabase implements Database {
       throw new TypeError('setting name and value must be strings');
     }
     this.write(`write setting ${name}`, () => this.stmt(sql.UPSERT_SETTING_SQL).run(name, value));
+  }
+
+  // ---- audit blobs ----------------------------------------------------------------------
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    checkAuditBlob(blob);
+    const { epoch, previousHash, currentHash, data } = blob;
+    this.write(`write the audit blob of epoch ${epoch}`, () =>
+      this.stmt(sql.UPSERT_AUDIT_BLOB_SQL).run(epoch, previousHash, currentHash, data.length, data),
+    );
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    const wanted = storableEpochs(epochs);
+    const statements = Math.ceil(wanted.length / this.options.readChunkKeys);
+    const infos = this.read(`read ${wanted.length} audit blob infos`, statements > 1, () =>
+      this.selectChunks(sql.selectAuditBlobInfosSql, 1, wanted, decodeAuditBlobRow),
+    );
+    // chunks are each in order and follow each other
+    return infos.map(({ epoch, previousHash, currentHash, last }) => ({
+      epoch,
+      previousHash,
+      currentHash,
+      size: Number(last),
+    }));
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    const [wanted] = storableEpochs([epoch]);
+    const row = this.read(`read the audit blob of epoch ${epoch}`, false, () =>
+      wanted === undefined ? undefined : this.stmt(sql.SELECT_AUDIT_BLOB_SQL).get(wanted),
+    ) as Row | undefined;
+    if (row === undefined) throw notFound(`audit blob of epoch ${epoch}`);
+    const { previousHash, currentHash, last } = decodeAuditBlobRow(row);
+    return { epoch, previousHash, currentHash, data: last as Uint8Array };
   }
 
   /**

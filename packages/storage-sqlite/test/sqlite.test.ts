@@ -4,11 +4,12 @@
  */
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AkdError } from '@akd-ts/core';
 import { AZKS_KEY, nodeKey, type DbRecord } from '@akd-ts/storage';
-import { SqliteDatabase, openBetterSqlite, writerLockPath } from '../src/index.js';
+import { SCHEMA_VERSION, SqliteDatabase, openBetterSqlite, writerLockPath } from '../src/index.js';
 import {
   leafLabel,
   nodeRecord,
@@ -326,6 +327,44 @@ describe('lifecycle and options', () => {
       'STORAGE_CONNECTION',
       'no such driver',
     );
+  });
+
+  test('create: false opens an existing store and never writes a new file or schema', async () => {
+    const missing = freshPath();
+    await rejectsWith(
+      SqliteDatabase.open(missing, { create: false }),
+      'STORAGE_CONNECTION',
+      missing,
+    );
+    // a factory that would create the file is not even called
+    const called: string[] = [];
+    await rejectsWith(
+      SqliteDatabase.open(missing, {
+        create: false,
+        openClient: (p) => (called.push(p), openBetterSqlite(p)),
+      }),
+      'STORAGE_CONNECTION',
+    );
+    assert.deepEqual(called, []);
+    assert.deepEqual(
+      readdirSync(tmp.dir).filter((f) => f.startsWith(basename(missing))),
+      [],
+    );
+
+    const empty = freshPath();
+    writeFileSync(empty, '');
+    await rejectsWith(
+      SqliteDatabase.open(empty, { create: false }),
+      'STORAGE_SCHEMA',
+      'no akd-ts store',
+    );
+    assert.equal(statSync(empty).size, 0, 'the empty file is left as it was');
+
+    const store = freshPath();
+    await (await SqliteDatabase.open(store)).close();
+    const reader = await SqliteDatabase.open(store, { create: false });
+    assert.equal(reader.openedAtVersion, SCHEMA_VERSION);
+    await reader.close();
   });
 
   test('default options are durable: synchronous FULL, WAL, a busy timeout', async () => {

@@ -21,6 +21,7 @@ import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { formatHistory, formatLookup, toJson } from '../output.js';
 import type { StoreOptions } from '../store.js';
+import { SECRET_FOR } from '../store.js';
 import { addStoreOptions, withReader } from './directory.js';
 
 interface ProofOutput extends StoreOptions {
@@ -52,10 +53,10 @@ function addLookup(program: Command, io: CliIo): void {
     .description("prove a label's current value (a LookupProof)")
     .requiredOption('--label <label>', 'the label: UTF-8 text, or raw bytes written hex:<hex>')
     .option('--out <file>', 'write the proof as protobuf bytes (for akd verify lookup)');
-  addStoreOptions(cmd);
+  addStoreOptions(cmd, SECRET_FOR.proofs);
   cmd.action(async (opts: ProofOutput & { label: string }) => {
     const label = parseLabel(opts.label);
-    await withReader(opts, io, async (reader, store) => {
+    await withReader(opts, io, 'prove', async (reader, store) => {
       const { proof, epochHash } = await reader.lookup(label);
       await save(opts, encodeLookupProof(proof));
       const result = lookupVerify(
@@ -82,14 +83,14 @@ function addHistory(program: Command, io: CliIo): void {
     .requiredOption('--label <label>', 'the label: UTF-8 text, or raw bytes written hex:<hex>')
     .option('--most-recent <n>', 'only the n most recent versions (default: the complete history)')
     .option('--out <file>', 'write the proof as protobuf bytes (for akd verify history)');
-  addStoreOptions(cmd);
+  addStoreOptions(cmd, SECRET_FOR.proofs);
   cmd.action(async (opts: ProofOutput & { label: string; mostRecent?: string }) => {
     const label = parseLabel(opts.label);
     const params: HistoryParams =
       opts.mostRecent === undefined
         ? { kind: 'complete' }
         : { kind: 'mostRecent', count: parseCount(opts.mostRecent, '--most-recent') };
-    await withReader(opts, io, async (reader, store) => {
+    await withReader(opts, io, 'prove', async (reader, store) => {
       const { proof, epochHash } = await reader.keyHistory(label, params);
       await save(opts, encodeHistoryProof(proof));
       const results = keyHistoryVerify(
@@ -133,7 +134,7 @@ function addAudit(program: Command, io: CliIo): Command {
     }
     const from = parseEpoch(opts.from, '--from');
     const to = parseEpoch(opts.to, '--to');
-    await withReader(opts, io, async (reader, store) => {
+    await withReader(opts, io, 'public', async (reader, store) => {
       const proof = await reader.audit(from, to);
       await save(opts, encodeAppendOnlyProof(proof));
       const steps = proof.proofs.length;
