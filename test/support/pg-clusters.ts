@@ -1,8 +1,9 @@
 /**
- * PostgreSQL clusters a test owns: a primary and a streaming hot standby made with
- * `pg_basebackup`, each in a temporary directory on a free port, from the server binaries of
- * Debian's postgresql package (or AKD_PG_BIN). They let replication, promotion and fencing be
- * tested against real servers without touching the shared one.
+ * PostgreSQL clusters a test owns, in a temporary workspace, each on a free port: a primary
+ * and a streaming hot standby made with `pg_basebackup`, and the backups (pg_dump, base
+ * backups) and restored servers of the backup tests. They come from the server binaries of
+ * Debian's postgresql package (or AKD_PG_BIN), so replication, promotion, fencing and restores
+ * are tested against real servers without touching the shared one.
  *
  * Without the binaries the tests skip, naming what is missing, except in CI (CI=true), where
  * starting a cluster fails the test instead: CI installs them, so their absence is a fault.
@@ -19,7 +20,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 
 const run = promisify(execFile);
-const TOOLS = ['initdb', 'pg_ctl', 'pg_basebackup'] as const;
+const TOOLS = ['initdb', 'pg_ctl', 'pg_basebackup', 'pg_dump', 'pg_restore'] as const;
 type Tool = (typeof TOOLS)[number];
 
 /** Where the binaries are, or why they cannot be used. */
@@ -68,7 +69,7 @@ function ids(): { uid: number; gid: number } {
 }
 
 /** Runs a server binary (as postgres when root); fails with its output. */
-async function tool(name: Tool, args: string[]): Promise<string> {
+export async function tool(name: Tool, args: string[]): Promise<string> {
   if ('missing' in LOCATED) throw new Error(LOCATED.missing);
   const path = join(LOCATED.bin, name);
   const [cmd, argv] = AS_POSTGRES
@@ -190,7 +191,60 @@ const SETTINGS = [
   'wal_receiver_status_interval = 1s',
 ];
 
-/** A primary and its streaming standby, in one temporary directory. */
+/**
+ * A temporary directory owned by the servers' user, where clusters are created, backed up and
+ * restored; `close` stops every server started in it and removes it.
+ */
+export class PgWorkspace {
+  private readonly started: PgCluster[] = [];
+
+  private constructor(readonly root: string) {}
+
+  /** A new workspace. @throws Error naming what is missing when the binaries are not there */
+  static create(): PgWorkspace {
+    if ('missing' in LOCATED) throw new Error(LOCATED.missing);
+    const root = mkdtempSync(join(tmpdir(), 'akd-pg-'));
+    if (AS_POSTGRES) {
+      const { uid, gid } = ids();
+      chownSync(root, uid, gid);
+    }
+    return new PgWorkspace(root);
+  }
+
+  /** A path in the workspace. */
+  path(name: string): string {
+    return join(this.root, name);
+  }
+
+  /** Initialises a new cluster (trust authentication on 127.0.0.1) and starts it. */
+  async initdb(name: string): Promise<PgCluster> {
+    const dir = this.path(name);
+    await tool('initdb', ['-D', dir, '-U', 'postgres', '--auth=trust', '-N', '-E', 'UTF8']);
+    return this.start(name, SETTINGS);
+  }
+
+  /** Starts the cluster in the workspace's directory `name` (a copy made by pg_basebackup). */
+  async start(name: string, settings: string[] = []): Promise<PgCluster> {
+    const cluster = await PgCluster.start(name, this.path(name), settings);
+    this.started.push(cluster);
+    return cluster;
+  }
+
+  /** `pg_basebackup` of `from` into the directory `name`; `standby` makes it stream (-R). */
+  async baseBackup(from: PgCluster, name: string, standby: boolean): Promise<void> {
+    await tool('pg_basebackup', [
+      ...['-h', '127.0.0.1', '-p', String(from.port), '-U', 'postgres', '-D', this.path(name)],
+      ...['-X', 'stream', '-c', 'fast', ...(standby ? ['-R'] : [])],
+    ]);
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.started.reverse()) await c.stop().catch(() => c.stopNow());
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** A primary and its streaming standby, in one workspace. */
 export interface ReplicaPair {
   primary: PgCluster;
   standby: PgCluster;
@@ -201,34 +255,16 @@ export interface ReplicaPair {
 }
 
 /**
- * Starts a primary (initdb, trust authentication on 127.0.0.1) and a hot standby streaming
- * from it (pg_basebackup -R), and waits until the standby streams.
+ * Starts a primary and a hot standby streaming from it (pg_basebackup -R), and waits until
+ * the standby streams.
  * @throws Error naming what is missing when the binaries are not there
  */
 export async function startReplicaPair(): Promise<ReplicaPair> {
-  if ('missing' in LOCATED) throw new Error(LOCATED.missing);
-  const root = mkdtempSync(join(tmpdir(), 'akd-pg-pair-'));
-  if (AS_POSTGRES) {
-    const { uid, gid } = ids();
-    chownSync(root, uid, gid);
-  }
-  const started: PgCluster[] = [];
-  const close = async () => {
-    for (const c of started.reverse()) await c.stop().catch(() => c.stopNow());
-    rmSync(root, { recursive: true, force: true });
-  };
+  const space = PgWorkspace.create();
   try {
-    const primaryDir = join(root, 'primary');
-    await tool('initdb', ['-D', primaryDir, '-U', 'postgres', '--auth=trust', '-N', '-E', 'UTF8']);
-    const primary = await PgCluster.start('primary', primaryDir, SETTINGS);
-    started.push(primary);
-    const standbyDir = join(root, 'standby');
-    await tool('pg_basebackup', [
-      ...['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres'],
-      ...['-D', standbyDir, '-R', '-X', 'stream', '-c', 'fast'],
-    ]);
-    const standby = await PgCluster.start('standby', standbyDir, []);
-    started.push(standby);
+    const primary = await space.initdb('primary');
+    await space.baseBackup(primary, 'standby', true);
+    const standby = await space.start('standby');
     await waitFor(
       async () =>
         (await standby.query('SELECT status FROM pg_stat_wal_receiver')).rows[0]?.status ===
@@ -239,7 +275,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
     return {
       primary,
       standby,
-      close,
+      close: () => space.close(),
       caughtUp: async (timeoutMs = 30_000) => {
         const { lsn } = (await primary.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0];
         await waitFor(
@@ -252,7 +288,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
       },
     };
   } catch (e) {
-    await close();
+    await space.close();
     throw e;
   }
 }

@@ -74,7 +74,7 @@ async function withStore(
   then: (db: SqliteDatabase) => Promise<void> = async () => {},
 ): Promise<Summary> {
   const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
-  const db = await SqliteDatabase.open(path);
+  const db = await SqliteDatabase.open(path, { create: false });
   try {
     const settings = await readSettings(db);
     if (settings === undefined) {

@@ -12,7 +12,7 @@ import type { PostgresDatabase, WriterFence } from '@akd-ts/storage-postgres';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
-import { readSettings, storeUrl } from '../store.js';
+import { openDatabase, readSettings, storeUrl } from '../store.js';
 
 /**
  * Opens the PostgreSQL store a URL names without creating or migrating anything (it may be a
@@ -25,15 +25,8 @@ async function openPostgres(url: string): Promise<PostgresDatabase> {
         'has one writer on one machine, held by its lock file',
     );
   }
-  const { PostgresDatabase } = await import('@akd-ts/storage-postgres');
-  const parsed = new URL(url);
-  const schema = parsed.searchParams.get('schema') ?? undefined;
-  parsed.searchParams.delete('schema');
-  const db = await PostgresDatabase.open(parsed.toString(), {
-    migrate: false,
-    poolSize: 2,
-    ...(schema === undefined ? {} : { schema }),
-  });
+  // never creates or migrates: the store may be a standby
+  const db = (await openDatabase(url, { create: false })) as PostgresDatabase;
   try {
     if ((await readSettings(db)) === undefined) {
       throw new AkdError('DIRECTORY_READ_ONLY', `schema "${db.schema}" holds no directory`);
