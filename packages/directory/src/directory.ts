@@ -16,6 +16,8 @@ import {
   type EpochHash,
 } from '@akd-ts/core';
 import type { ValueStateRecord, WriterLock } from '@akd-ts/storage';
+import { exportAuditBlobs } from './audit-blobs.js';
+import { missingAuditBlobs, stepAuditBlob } from './audit-store/write.js';
 import type { DirectoryContext } from './context.js';
 import { DEFAULT_LIMITS, type PublishLimits } from './limits.js';
 import { parallelLevels } from './parallelism.js';
@@ -51,7 +53,8 @@ interface PublishPlan {
 }
 
 /**
- * The key directory's writer.
+ * The key directory's writer. Each publish also stores the audit blob of its epoch step
+ * (spec 16), written before the epoch commits, so every published epoch has one.
  *
  * @example
  * ```ts
@@ -236,6 +239,7 @@ export class Directory extends ReadOnlyDirectory {
       return this.getEpochHash();
     }
 
+    const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
     try {
       await azks.insert(
@@ -249,6 +253,10 @@ export class Directory extends ReadOnlyDirectory {
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);
       progress({ phase: 'commit', done: 0, total: tx.size });
+      // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
+      // that does not exist yet (readers never look past the latest epoch), and the retried
+      // publish replaces it; after the commit, the epoch always has its blob
+      await storage.db.setAuditBlob(await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash));
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
       return { epoch, hash };
@@ -267,6 +275,40 @@ export class Directory extends ReadOnlyDirectory {
     const run = this.queue.then(() => this.ctx.storage.tombstoneValueStates(label, epoch));
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Stores the audit blobs of the epochs published before the store kept them (a store
+   * migrated from an older version), oldest first, each step built by `exportAuditBlobs` and
+   * queued like a publish, so that a publish waits for one step at most.
+   *
+   * @returns how many blobs were written (fewer when `signal` aborted).
+   * @example await writer.fillMissingAuditBlobs({ onBlob: (e) => log(`blob of epoch ${e}`) });
+   */
+  async fillMissingAuditBlobs(
+    options: { signal?: AbortSignal; onBlob?: (epoch: bigint) => void } = {},
+  ): Promise<number> {
+    const { latestEpoch } = await this.azksRecord();
+    let written = 0;
+    for (const epoch of await missingAuditBlobs(this.ctx.storage.db, latestEpoch)) {
+      if (options.signal?.aborted) break;
+      const run = this.queue.then(async () => {
+        for await (const blob of exportAuditBlobs(this, epoch - 1n, epoch)) {
+          const { previousHash, currentHash } = blob.name;
+          await this.ctx.storage.db.setAuditBlob({
+            epoch,
+            previousHash,
+            currentHash,
+            data: blob.data,
+          });
+        }
+      });
+      this.queue = run.catch(() => undefined);
+      await run;
+      written++;
+      options.onBlob?.(epoch);
+    }
+    return written;
   }
 
   /** Waits for queued publishes, releases the writer lock and the VRF engine. */

@@ -18,6 +18,7 @@ import { Directory } from '@akd-ts/directory';
 import type { RouteContext } from './context.js';
 import { clientErrorHandler, expectationHandler } from './client-errors.js';
 import { errorResponse, HttpError, type HttpErrorCode } from './errors.js';
+import { ConcurrencyLimiter } from './limiter.js';
 import { createMetrics } from './metrics.js';
 import { DEFAULT_HTTP_TIMEOUTS, DEFAULT_SERVER_LIMITS, type AppDeps } from './options.js';
 import { auditBlobRoutes } from './routes/audit-blobs.js';
@@ -90,6 +91,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
     publishToken: deps.publishToken,
     tamper: deps.unsafeTamperProofsForTesting === true,
+    heavy: new ConcurrencyLimiter('heavy', {
+      max: limits.maxHeavyRequests,
+      maxQueued: limits.maxHeavyQueued,
+    }),
   };
 
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...deps.http };
@@ -181,7 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   lookupRoutes(app, ctx);
   historyRoutes(app, ctx);
   auditRoutes(app, ctx);
-  auditBlobRoutes(app, { directory: deps.directory });
+  auditBlobRoutes(app, { directory: deps.directory, limiter: ctx.heavy });
   publishRoutes(app, ctx);
   opsRoutes(app, ctx);
   webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL));

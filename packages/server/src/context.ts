@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toHex, type EpochHash } from '@akd-ts/core';
 import type { ReadOnlyDirectory } from '@akd-ts/directory';
+import type { ConcurrencyLimiter } from './limiter.js';
 import type { AppMetrics } from './metrics.js';
 import { negotiate, PROTOBUF, type Representation } from './negotiate.js';
 import type { ServerLimits } from './options.js';
@@ -16,6 +17,8 @@ export interface RouteContext {
   metrics: AppMetrics;
   publishToken: string | undefined;
   tamper: boolean;
+  /** The limit on heavy requests (audits, blobs, histories, batch lookups). */
+  heavy: ConcurrencyLimiter;
 }
 
 /** Response headers naming the epoch and root hash a proof was served against. */

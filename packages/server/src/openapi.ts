@@ -149,7 +149,8 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
       },
       '/v1/audit': {
         get: {
-          summary: 'an append-only proof from epoch `from` to `to`',
+          summary:
+            'an append-only proof from epoch `from` to `to`, streamed from the stored audit blobs (503 with Retry-After while some are not stored yet or too many heavy requests run; 400 HTTP_AUDIT_TOO_LARGE past the size limit: fetch the blobs instead)',
           parameters: ['from', 'to'].map((name) => ({
             name,
             in: 'query',
@@ -165,7 +166,7 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
       '/v1/audit-blobs': {
         get: {
           summary:
-            'audit blobs as an S3 ListObjectsV2 listing (what upstream auditors read): keys <epoch>/<previous root>/<current root>',
+            'audit blobs as an S3 ListObjectsV2 listing (what upstream auditors read): keys <epoch>/<previous root>/<current root>; the blobs the writer stored as it published each epoch',
           parameters: ['list-type', 'prefix', 'start-after', 'continuation-token', 'max-keys'].map(
             (name) => ({ name, in: 'query', required: false, schema: { type: 'string' } }),
           ),

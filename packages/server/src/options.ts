@@ -20,6 +20,18 @@ export interface ServerLimits {
   maxHistoryVersions: number;
   /** Most epochs one audit request may span, `to - from` (default 1,000). */
   maxAuditEpochs: number;
+  /**
+   * Largest answer of one audit request, bytes of its protobuf form (default 256 MiB); a
+   * larger range is refused (`HTTP_AUDIT_TOO_LARGE`) in favour of its blobs, one per step.
+   */
+  maxAuditBytes: number;
+  /**
+   * Heavy requests (audits, audit blobs, histories, batch lookups) running at once per
+   * server process (default 4); more wait in a queue of `maxHeavyQueued` (default 8), and
+   * beyond that are refused with 503 `HTTP_OVERLOADED` and `Retry-After`.
+   */
+  maxHeavyRequests: number;
+  maxHeavyQueued: number;
   /** Largest request body outside publish, bytes (default 64 KiB). */
   bodyLimit: number;
   /** Largest publish body, bytes (default 64 MiB). */
@@ -33,6 +45,9 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxPublishUpdates: 100_000,
   maxHistoryVersions: 1_000,
   maxAuditEpochs: 1_000,
+  maxAuditBytes: 256 * 1024 * 1024,
+  maxHeavyRequests: 4,
+  maxHeavyQueued: 8,
   bodyLimit: 64 * 1024,
   publishBodyLimit: 64 * 1024 * 1024,
 };
