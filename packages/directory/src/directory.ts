@@ -15,7 +15,7 @@ import {
   type AzksElement,
   type EpochHash,
 } from '@akd-ts/core';
-import type { ValueStateRecord, WriterLock } from '@akd-ts/storage';
+import type { ValueStateRecord, WriterLock, WriterLockStatus } from '@akd-ts/storage';
 import { exportAuditBlobs } from './audit-blobs.js';
 import { missingAuditBlobs, stepAuditBlob } from './audit-store/write.js';
 import type { DirectoryContext } from './context.js';
@@ -69,6 +69,8 @@ interface PublishPlan {
 export class Directory extends ReadOnlyDirectory {
   private readonly limits: PublishLimits;
   private queue: Promise<unknown> = Promise.resolve();
+  /** The lock generation the cache was read under (see `lockStatus`). */
+  private generation = 0;
 
   private constructor(
     ctx: DirectoryContext,
@@ -96,6 +98,37 @@ export class Directory extends ReadOnlyDirectory {
       await ctx?.vrf.close();
       await lock.release();
       throw e;
+    }
+  }
+
+  /**
+   * Whether this directory holds the store's writer lock. A lock on a database connection
+   * (PostgreSQL) can be lost with it and taken again; other locks are held until `close`.
+   */
+  lockStatus(): WriterLockStatus {
+    return this.lock.status?.() ?? { held: true, generation: 0, final: false };
+  }
+
+  /** Calls `listener` when the lock's status changes; returns a function that stops it. */
+  onLockStatus(listener: (status: WriterLockStatus) => void): () => void {
+    return this.lock.onStatus?.(listener) ?? (() => {});
+  }
+
+  /**
+   * Refuses to start a publish without the lock; after the lock was taken again, forgets the
+   * cache, since another writer may have published meanwhile.
+   */
+  private checkLock(): void {
+    const status = this.lockStatus();
+    if (!status.held) {
+      throw new AkdError(
+        status.final ? 'STORAGE_LOCKED' : 'STORAGE_CONNECTION',
+        `this directory does not hold the writer lock: ${status.reason ?? 'lost'}`,
+      );
+    }
+    if (status.generation !== this.generation) {
+      this.ctx.storage.flushCache();
+      this.generation = status.generation;
     }
   }
 
@@ -229,6 +262,7 @@ export class Directory extends ReadOnlyDirectory {
     progress: (p: PublishProgress) => void,
   ): Promise<EpochHash> {
     this.checkUpdates(updates);
+    this.checkLock();
     const { storage, azks, parallelism } = this.ctx;
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;

@@ -85,6 +85,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   }
   const metrics = createMetrics(deps.directory, deps.processMetrics ?? true);
+  let closing = false;
+  const writer =
+    deps.publishToken !== undefined && deps.directory instanceof Directory
+      ? deps.directory
+      : undefined;
   const ctx: RouteContext = {
     directory: deps.directory,
     limits,
@@ -95,11 +100,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       max: limits.maxHeavyRequests,
       maxQueued: limits.maxHeavyQueued,
     }),
+    draining: () => closing,
+    writerProblem: () => {
+      const lock = writer?.lockStatus();
+      if (lock !== undefined && !lock.held) return lock.reason ?? 'the writer lock is not held';
+      return deps.readiness?.();
+    },
+    readyTimeoutMs: deps.readyTimeoutMs ?? 2_000,
   };
 
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...deps.http };
   const countError = (code: HttpErrorCode) => metrics.errors.inc({ code });
-  let closing = false;
 
   const app = Fastify({
     ...(deps.logger === undefined ? { logger: false } : { loggerInstance: deps.logger }),

@@ -19,6 +19,12 @@ export interface RouteContext {
   tamper: boolean;
   /** The limit on heavy requests (audits, blobs, histories, batch lookups). */
   heavy: ConcurrencyLimiter;
+  /** True once the server is shutting down (readiness then fails). */
+  draining: () => boolean;
+  /** Why the writer cannot publish (lost lock, writer down), or undefined. */
+  writerProblem: () => string | undefined;
+  /** How long readiness waits for the store, ms. */
+  readyTimeoutMs: number;
 }
 
 /** Response headers naming the epoch and root hash a proof was served against. */

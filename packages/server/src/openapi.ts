@@ -214,12 +214,36 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
           },
         },
       },
+      '/livez': {
+        get: {
+          summary: 'liveness: 200 while the process answers (no I/O)',
+          responses: {
+            '200': { description: 'alive', content: { [JSON_TYPE]: { schema: ref('Health') } } },
+          },
+        },
+      },
+      '/readyz': {
+        get: {
+          summary:
+            'readiness: 200 when the store answers, the writer (if any) holds the writer lock and the server is not shutting down; else 503 with the reasons',
+          responses: {
+            '200': { description: 'ready', content: { [JSON_TYPE]: { schema: ref('Health') } } },
+            '503': {
+              description: 'not ready',
+              content: { [JSON_TYPE]: { schema: ref('Health') } },
+            },
+          },
+        },
+      },
       '/healthz': {
         get: {
-          summary: 'health: 200 when the store answers, else 503',
+          summary: 'readiness, under the older name (as /readyz)',
           responses: {
-            '200': { description: 'healthy', content: { [JSON_TYPE]: { schema: ref('Health') } } },
-            '503': { description: 'unavailable' },
+            '200': { description: 'ready', content: { [JSON_TYPE]: { schema: ref('Health') } } },
+            '503': {
+              description: 'not ready',
+              content: { [JSON_TYPE]: { schema: ref('Health') } },
+            },
           },
         },
       },
@@ -381,7 +405,11 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
         },
         Health: {
           type: 'object',
-          properties: { status: { type: 'string' }, epoch: decimal },
+          properties: {
+            status: { type: 'string', enum: ['ok', 'unavailable'] },
+            epoch: decimal,
+            reasons: { type: 'array', items: { type: 'string' } },
+          },
         },
       },
     },

@@ -99,6 +99,13 @@ export interface AppDeps {
    * index.html, `/` answers a page saying how to build it.
    */
   webRoot?: string;
+  /**
+   * More readiness (`/readyz`): returns why this server should not get traffic now (say, its
+   * writer process is down), or undefined when it should.
+   */
+  readiness?: () => string | undefined;
+  /** How long `/readyz` waits for the store to answer, ms (default 2,000). */
+  readyTimeoutMs?: number;
   /** Register Node's process metrics (default true; tests building many apps turn it off). */
   processMetrics?: boolean;
   /**

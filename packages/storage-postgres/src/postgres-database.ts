@@ -204,14 +204,19 @@ export class PostgresDatabase implements Database {
     if (this.#closed) throw new AkdError('STORAGE_CONNECTION', 'the PostgreSQL database is closed');
   }
 
-  /** A writer whose lock died must not write: another writer may already hold the lock. */
+  /**
+   * A writer whose lock is not held must not write: another writer may hold it. While the
+   * lock is being taken again that is a passing condition (retry); once lost for good, a
+   * conflict.
+   */
   #checkWriter(): void {
     for (const lock of this.#locks) {
-      if (lock.lost !== undefined) {
+      const status = lock.status();
+      if (!status.held) {
         throw new AkdError(
-          'STORAGE_LOCKED',
-          `the writer lock's connection was lost (${lock.lost.message}), so another writer ` +
-            `may hold the lock now: release it and reopen the directory`,
+          status.final ? 'STORAGE_LOCKED' : 'STORAGE_CONNECTION',
+          `${status.reason ?? 'the writer lock is not held'}: writes are refused until this ` +
+            `process holds it again`,
         );
       }
     }
@@ -503,8 +508,11 @@ export class PostgresDatabase implements Database {
    */
   async acquireWriterLock(): Promise<WriterLock> {
     this.#check();
-    const lock = await AdvisoryWriterLock.acquire(this.#connections, this.schema, (l) =>
-      this.#locks.delete(l),
+    const lock = await AdvisoryWriterLock.acquire(
+      this.#connections,
+      this.schema,
+      (l) => this.#locks.delete(l),
+      this.#settings.lockRecovery,
     );
     this.#locks.add(lock);
     return lock;

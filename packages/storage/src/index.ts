@@ -35,6 +35,7 @@ export type {
   DbSetState,
   UserVersion,
   WriterLock,
+  WriterLockStatus,
 } from './database.js';
 export { MemoryDatabase } from './memory-database.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
