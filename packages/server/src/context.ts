@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toHex, type EpochHash } from '@akd-ts/core';
 import type { ReadOnlyDirectory } from '@akd-ts/directory';
 import type { ConcurrencyLimiter } from './limiter.js';
+import type { WriterClient } from './writer/writer-client.js';
 import type { AppMetrics } from './metrics.js';
 import { negotiate, PROTOBUF, type Representation } from './negotiate.js';
 import type { ServerLimits } from './options.js';
@@ -16,6 +17,8 @@ export interface RouteContext {
   limits: ServerLimits;
   metrics: AppMetrics;
   publishToken: string | undefined;
+  /** Where publishes go, when a writer process publishes for this server. */
+  writer: WriterClient | undefined;
   tamper: boolean;
   /** The limit on heavy requests (audits, blobs, histories, batch lookups). */
   heavy: ConcurrencyLimiter;

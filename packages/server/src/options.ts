@@ -5,6 +5,7 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import { DEFAULT_LIMITS, type ReadOnlyDirectory } from '@akd-ts/directory';
+import type { WriterClient } from './writer/writer-client.js';
 
 /** Limits on what a request may ask (each refusal is a 4xx with its code). */
 export interface ServerLimits {
@@ -83,9 +84,14 @@ export interface AppDeps {
   directory: ReadOnlyDirectory;
   /**
    * The bearer token POST /v1/publish requires. Without one, publishing is disabled (403).
-   * Requires `directory` to be a `Directory`.
+   * Requires `writer`, or `directory` to be a `Directory` (publishing in this thread).
    */
   publishToken?: string | undefined;
+  /**
+   * The writer process publishes go to (`akd serve` and `startCluster` set it): the body is
+   * passed to it unread. Without it, a `Directory` publishes in this thread.
+   */
+  writer?: WriterClient;
   /** Overrides of {@link DEFAULT_SERVER_LIMITS}. */
   limits?: Partial<ServerLimits>;
   /** A pino logger (or any fastify-compatible one); default: no logging. */
