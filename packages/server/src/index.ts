@@ -42,3 +42,6 @@ export type {
   HistoryJson,
   AuditJson,
 } from './json.js';
+export { startCluster } from './cluster/launcher.js';
+export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
+export type { ServeConfig, WriterView } from './cluster/messages.js';

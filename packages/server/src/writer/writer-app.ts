@@ -14,7 +14,7 @@ import { installErrorReplies } from '../error-reply.js';
 import { HttpError } from '../errors.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../options.js';
 import { parseUpdates } from '../publish/body.js';
-import { runPublish } from '../publish/run.js';
+import { runPublish, type PublishJson } from '../publish/run.js';
 import { fromHex } from '@akd-ts/core';
 
 /** The writer app's publish route. */
@@ -25,6 +25,12 @@ export interface WriterAppOptions {
   directory: Directory;
   limits?: Partial<ServerLimits>;
   logger?: FastifyBaseLogger;
+  /**
+   * Called after a publish created an epoch, before it is answered: `akd serve` waits there
+   * until every proof server serves the new epoch, so a client that was told "published" is
+   * never served the epoch before.
+   */
+  onPublished?: (json: PublishJson) => Promise<void>;
 }
 
 /**
@@ -64,6 +70,7 @@ export async function buildWriterApp(options: WriterAppOptions): Promise<Fastify
   app.post<{ Body: unknown }>(WRITER_PUBLISH_PATH, async (request, reply) => {
     const updates = parseUpdates(request.body, limits);
     const json = await runPublish(directory, updates, request.log);
+    if (json.newEpoch) await options.onPublished?.(json);
     epochHeaders(reply, { epoch: BigInt(json.epoch), hash: fromHex(json.rootHash) });
     return reply.type('application/json; charset=utf-8').send(json);
   });
