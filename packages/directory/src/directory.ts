@@ -15,7 +15,9 @@ import {
   type AzksElement,
   type EpochHash,
 } from '@akd-ts/core';
-import type { ValueStateRecord, WriterLock } from '@akd-ts/storage';
+import type { ValueStateRecord, WriterLock, WriterLockStatus } from '@akd-ts/storage';
+import { exportAuditBlobs } from './audit-blobs.js';
+import { missingAuditBlobs, stepAuditBlob } from './audit-store/write.js';
 import type { DirectoryContext } from './context.js';
 import { DEFAULT_LIMITS, type PublishLimits } from './limits.js';
 import { parallelLevels } from './parallelism.js';
@@ -54,7 +56,8 @@ interface PublishPlan {
 }
 
 /**
- * The key directory's writer.
+ * The key directory's writer. Each publish also stores the audit blob of its epoch step
+ * (spec 16), written before the epoch commits, so every published epoch has one.
  *
  * @example
  * ```ts
@@ -69,6 +72,8 @@ interface PublishPlan {
 export class Directory extends ReadOnlyDirectory {
   private readonly limits: PublishLimits;
   private queue: Promise<unknown> = Promise.resolve();
+  /** The lock generation the cache was read under (see `lockStatus`). */
+  private generation = 0;
 
   private constructor(
     ctx: DirectoryContext,
@@ -100,6 +105,37 @@ export class Directory extends ReadOnlyDirectory {
       await ctx?.vrf.close();
       await lock.release();
       throw e;
+    }
+  }
+
+  /**
+   * Whether this directory holds the store's writer lock. A lock on a database connection
+   * (PostgreSQL) can be lost with it and taken again; other locks are held until `close`.
+   */
+  lockStatus(): WriterLockStatus {
+    return this.lock.status?.() ?? { held: true, generation: 0, final: false };
+  }
+
+  /** Calls `listener` when the lock's status changes; returns a function that stops it. */
+  onLockStatus(listener: (status: WriterLockStatus) => void): () => void {
+    return this.lock.onStatus?.(listener) ?? (() => {});
+  }
+
+  /**
+   * Refuses to start a publish without the lock; after the lock was taken again, forgets the
+   * cache, since another writer may have published meanwhile.
+   */
+  private checkLock(): void {
+    const status = this.lockStatus();
+    if (!status.held) {
+      throw new AkdError(
+        status.final ? 'STORAGE_LOCKED' : 'STORAGE_CONNECTION',
+        `this directory does not hold the writer lock: ${status.reason ?? 'lost'}`,
+      );
+    }
+    if (status.generation !== this.generation) {
+      this.ctx.storage.flushCache();
+      this.generation = status.generation;
     }
   }
 
@@ -233,6 +269,7 @@ export class Directory extends ReadOnlyDirectory {
     progress: (p: PublishProgress) => void,
   ): Promise<EpochHash> {
     this.checkUpdates(updates);
+    this.checkLock();
     const { storage, azks, parallelism } = this.ctx;
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
@@ -243,6 +280,7 @@ export class Directory extends ReadOnlyDirectory {
       return this.getEpochHash();
     }
 
+    const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
     try {
       await azks.insert(
@@ -256,6 +294,10 @@ export class Directory extends ReadOnlyDirectory {
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);
       progress({ phase: 'commit', done: 0, total: tx.size });
+      // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
+      // that does not exist yet (readers never look past the latest epoch), and the retried
+      // publish replaces it; after the commit, the epoch always has its blob
+      await storage.db.setAuditBlob(await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash));
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
       return { epoch, hash };
@@ -274,6 +316,40 @@ export class Directory extends ReadOnlyDirectory {
     const run = this.queue.then(() => this.ctx.storage.tombstoneValueStates(label, epoch));
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Stores the audit blobs of the epochs published before the store kept them (a store
+   * migrated from an older version), oldest first, each step built by `exportAuditBlobs` and
+   * queued like a publish, so that a publish waits for one step at most.
+   *
+   * @returns how many blobs were written (fewer when `signal` aborted).
+   * @example await writer.fillMissingAuditBlobs({ onBlob: (e) => log(`blob of epoch ${e}`) });
+   */
+  async fillMissingAuditBlobs(
+    options: { signal?: AbortSignal; onBlob?: (epoch: bigint) => void } = {},
+  ): Promise<number> {
+    const { latestEpoch } = await this.azksRecord();
+    let written = 0;
+    for (const epoch of await missingAuditBlobs(this.ctx.storage.db, latestEpoch)) {
+      if (options.signal?.aborted) break;
+      const run = this.queue.then(async () => {
+        for await (const blob of exportAuditBlobs(this, epoch - 1n, epoch)) {
+          const { previousHash, currentHash } = blob.name;
+          await this.ctx.storage.db.setAuditBlob({
+            epoch,
+            previousHash,
+            currentHash,
+            data: blob.data,
+          });
+        }
+      });
+      this.queue = run.catch(() => undefined);
+      await run;
+      written++;
+      options.onBlob?.(epoch);
+    }
+    return written;
   }
 
   /** Waits for queued publishes, releases the writer lock and the VRF engine. */

@@ -43,3 +43,10 @@ export type {
   ExportAuditBlobsOptions,
   ExportedAuditBlob,
 } from './audit-blobs.js';
+export { StoredAuditBlobs } from './audit-store/read.js';
+export type {
+  StoredAuditBlobsSource,
+  StoredListingEntry,
+  StoredListingPage,
+  StoredRange,
+} from './audit-store/read.js';

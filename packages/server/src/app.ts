@@ -7,17 +7,14 @@
  */
 
 import { fileURLToPath } from 'node:url';
-import Fastify, {
-  LogController,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-} from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { PUBLIC_DIR_URL } from '@akd-ts/web';
 import { Directory } from '@akd-ts/directory';
 import type { RouteContext } from './context.js';
 import { clientErrorHandler, expectationHandler } from './client-errors.js';
-import { errorResponse, HttpError, type HttpErrorCode } from './errors.js';
+import { installErrorReplies, sendError } from './error-reply.js';
+import { HttpError } from './errors.js';
+import { ConcurrencyLimiter } from './limiter.js';
 import { createMetrics } from './metrics.js';
 import { DEFAULT_HTTP_TIMEOUTS, DEFAULT_SERVER_LIMITS, type AppDeps } from './options.js';
 import { auditBlobRoutes } from './routes/audit-blobs.js';
@@ -29,36 +26,6 @@ import { opsRoutes } from './routes/ops.js';
 import { publishRoutes } from './routes/publish.js';
 import { trackReplication } from './replication.js';
 import { webRoutes } from './routes/web.js';
-
-/** Fastify's own client errors, by status, as catalogue codes. */
-const FASTIFY_STATUS_CODES: Record<number, HttpErrorCode> = {
-  400: 'HTTP_BAD_REQUEST',
-  404: 'HTTP_NOT_FOUND',
-  413: 'HTTP_BODY_TOO_LARGE',
-  414: 'HTTP_BAD_REQUEST',
-  415: 'HTTP_UNSUPPORTED_MEDIA_TYPE',
-};
-
-/** Turns fastify's client errors (with a 4xx statusCode) into catalogue errors. */
-function normalise(error: unknown): unknown {
-  const status = (error as Partial<FastifyError> | null)?.statusCode;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    const code = FASTIFY_STATUS_CODES[status] ?? 'HTTP_BAD_REQUEST';
-    const fastifyCode = (error as FastifyError).code;
-    const message =
-      fastifyCode === 'FST_ERR_BAD_URL'
-        ? 'malformed percent-encoding in the URL (a label is UTF-8 text; write other bytes as hex:<hex>)'
-        : fastifyCode === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? 'a URL parameter is too long'
-          : code === 'HTTP_BODY_TOO_LARGE'
-            ? 'the request body is larger than this route accepts'
-            : code === 'HTTP_UNSUPPORTED_MEDIA_TYPE'
-              ? 'send the body as application/json'
-              : (error as Error).message;
-    return new HttpError(code, message);
-  }
-  return error;
-}
 
 /**
  * Builds the app. Call `await app.ready()` (or `inject`, or listen) to start it, and
@@ -75,9 +42,9 @@ function normalise(error: unknown): unknown {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limits = { ...DEFAULT_SERVER_LIMITS, ...deps.limits };
   if (deps.publishToken !== undefined) {
-    if (!(deps.directory instanceof Directory)) {
+    if (deps.writer === undefined && !(deps.directory instanceof Directory)) {
       throw new TypeError(
-        'publishToken: publishing needs a writable Directory, not a ReadOnlyDirectory',
+        'publishToken: publishing needs a writer process (writer) or a writable Directory, not a ReadOnlyDirectory alone',
       );
     }
     if (deps.publishToken.length < 16) {
@@ -85,17 +52,37 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   }
   const metrics = createMetrics(deps.directory, deps.processMetrics ?? true);
+  let closing = false;
+  const writer =
+    deps.publishToken !== undefined &&
+    deps.writer === undefined &&
+    deps.directory instanceof Directory
+      ? deps.directory
+      : undefined;
   const ctx: RouteContext = {
     directory: deps.directory,
     limits,
     metrics,
     publishToken: deps.publishToken,
+    writer: deps.publishToken === undefined ? undefined : deps.writer,
     tamper: deps.unsafeTamperProofsForTesting === true,
+    heavy: new ConcurrencyLimiter('heavy', {
+      max: limits.maxHeavyRequests,
+      maxQueued: limits.maxHeavyQueued,
+    }),
+    draining: () => closing,
+    writerProblem: () => {
+      const lock = writer?.lockStatus();
+      if (lock !== undefined && !lock.held) return lock.reason ?? 'the writer lock is not held';
+      return (
+        (deps.publishToken === undefined ? undefined : deps.writer?.problem()) ?? deps.readiness?.()
+      );
+    },
+    readyTimeoutMs: deps.readyTimeoutMs ?? 2_000,
   };
 
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...deps.http };
-  const countError = (code: HttpErrorCode) => metrics.errors.inc({ code });
-  let closing = false;
+  const countError = (code: string) => metrics.errors.inc({ code });
 
   const app = Fastify({
     ...(deps.logger === undefined ? { logger: false } : { loggerInstance: deps.logger }),
@@ -120,25 +107,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // must not turn a long one into a 404 first (percent-encoding triples a byte)
     routerOptions: { maxParamLength: 3 * limits.maxLabelBytes + 16 },
     frameworkErrors: (error, request, reply) => {
-      send(reply, normalise(error), request.log);
+      sendError(reply, error, request.log, countError);
     },
   });
 
   if (ctx.tamper) app.log.warn('serving TAMPERED proofs: a test-only option, never for deployment');
-
-  function send(reply: FastifyReply, error: unknown, log = app.log): FastifyReply {
-    const { status, body } = errorResponse(error);
-    metrics.errors.inc({ code: body.error.code });
-    if (status >= 500) log.error({ err: error }, 'request failed');
-    else log.info({ code: body.error.code, status }, 'request refused');
-    if (status === 401) reply.header('www-authenticate', 'Bearer');
-    if (error instanceof HttpError) reply.headers(error.headers);
-    return reply
-      .code(status)
-      .header('cache-control', 'no-store')
-      .type('application/json; charset=utf-8')
-      .send(body);
-  }
 
   app.server.on('checkExpectation', expectationHandler(countError));
   app.addHook('preClose', async () => {
@@ -155,17 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // bodies are JSON only: a text/plain body is refused (415), not parsed into a string
   app.removeContentTypeParser('text/plain');
-  app.setErrorHandler((error, request, reply) => send(reply, normalise(error), request.log));
-  app.setNotFoundHandler((request, reply) =>
-    send(
-      reply,
-      new HttpError(
-        'HTTP_NOT_FOUND',
-        `no route ${request.method} ${request.url.split('?')[0]!.slice(0, 100)}`,
-      ),
-      request.log,
-    ),
-  );
+  installErrorReplies(app, countError);
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -183,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   lookupRoutes(app, ctx);
   historyRoutes(app, ctx);
   auditRoutes(app, ctx);
-  auditBlobRoutes(app, { directory: deps.directory });
+  auditBlobRoutes(app, { directory: deps.directory, limiter: ctx.heavy });
   publishRoutes(app, ctx);
   opsRoutes(app, ctx);
   webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL));

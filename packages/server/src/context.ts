@@ -6,6 +6,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toHex, type EpochHash } from '@akd-ts/core';
 import type { ReadOnlyDirectory } from '@akd-ts/directory';
+import type { ConcurrencyLimiter } from './limiter.js';
+import type { WriterClient } from './writer/writer-client.js';
 import type { AppMetrics } from './metrics.js';
 import { negotiate, PROTOBUF, type Representation } from './negotiate.js';
 import type { ServerLimits } from './options.js';
@@ -15,7 +17,17 @@ export interface RouteContext {
   limits: ServerLimits;
   metrics: AppMetrics;
   publishToken: string | undefined;
+  /** Where publishes go, when a writer process publishes for this server. */
+  writer: WriterClient | undefined;
   tamper: boolean;
+  /** The limit on heavy requests (audits, blobs, histories, batch lookups). */
+  heavy: ConcurrencyLimiter;
+  /** True once the server is shutting down (readiness then fails). */
+  draining: () => boolean;
+  /** Why the writer cannot publish (lost lock, writer down), or undefined. */
+  writerProblem: () => string | undefined;
+  /** How long readiness waits for the store, ms. */
+  readyTimeoutMs: number;
 }
 
 /** Response headers naming the epoch and root hash a proof was served against. */

@@ -26,7 +26,15 @@ export { PROOF_COUNT_HEADER, sizeDelimited } from './routes/lookup.js';
 export { openApiDocument } from './openapi.js';
 export { demoEpochs, demoKey, DEMO_PEOPLE } from './demo.js';
 export type { EpochJson } from './routes/epoch.js';
-export type { PublishJson } from './routes/publish.js';
+export type { PublishJson } from './publish/run.js';
+export { parseUpdates } from './publish/body.js';
+export type { PublishBodyLimits } from './publish/body.js';
+export { buildWriterApp, WRITER_PUBLISH_PATH } from './writer/writer-app.js';
+export type { WriterAppOptions } from './writer/writer-app.js';
+export { WriterClient } from './writer/writer-client.js';
+export type { WriterAnswer, WriterState } from './writer/writer-client.js';
+export { ConcurrencyLimiter } from './limiter.js';
+export type { LimiterOptions } from './limiter.js';
 export type {
   JsonBytes,
   ClaimedVersion,
@@ -35,3 +43,6 @@ export type {
   HistoryJson,
   AuditJson,
 } from './json.js';
+export { startCluster } from './cluster/launcher.js';
+export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
+export type { ServeConfig, WriterView } from './cluster/messages.js';

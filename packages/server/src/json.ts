@@ -15,7 +15,6 @@ import {
   fromUtf8,
   isUtf8,
   toHex,
-  type AppendOnlyProof,
   type EpochHash,
   type HistoryProof,
   type LookupProof,
@@ -133,7 +132,7 @@ export function historyJson(
   };
 }
 
-/** `GET /v1/audit` */
+/** `GET /v1/audit` (streamed by audit-stream.ts, `proof` before `inserted`) */
 export interface AuditJson {
   from: string;
   to: string;
@@ -142,20 +141,4 @@ export interface AuditJson {
   /** Leaves inserted over the range. */
   inserted: number;
   proof: string;
-}
-
-/** @example auditJson(1n, 3n, proof, bytes).epochs // ['1', '2'] */
-export function auditJson(
-  from: bigint,
-  to: bigint,
-  proof: AppendOnlyProof,
-  encoded: Uint8Array,
-): AuditJson {
-  return {
-    from: from.toString(),
-    to: to.toString(),
-    epochs: proof.epochs.map(String),
-    inserted: proof.proofs.reduce((n, p) => n + p.inserted.length, 0),
-    proof: base64(encoded),
-  };
 }

@@ -6,7 +6,8 @@
  */
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { PublishProgress, ReadOnlyDirectory } from '@akd-ts/directory';
+import type { ReadOnlyDirectory } from '@akd-ts/directory';
+import type { PublishJson } from './publish/run.js';
 
 /** The kinds of proof the server builds. */
 export type ProofKind = 'lookup' | 'history' | 'audit';
@@ -19,8 +20,8 @@ export interface AppMetrics {
   publishDuration: Histogram;
   publishUpdates: Histogram;
   publishPhase: Histogram<'phase'>;
-  /** Tracks a publish's phases from its progress callbacks. */
-  publishProgress(): (p: PublishProgress) => void;
+  /** Records a publish's duration, size and phases from its answer. */
+  observePublish(json: PublishJson): void;
 }
 
 /**
@@ -115,16 +116,12 @@ export function createMetrics(directory: ReadOnlyDirectory, processMetrics = tru
     });
   }
 
-  const publishProgress = () => {
-    let phase: PublishProgress['phase'] | undefined;
-    let started = 0;
-    return (p: PublishProgress) => {
-      if (p.phase === phase) return;
-      const now = performance.now();
-      if (phase !== undefined) publishPhase.observe({ phase }, (now - started) / 1000);
-      phase = p.phase;
-      started = now;
-    };
+  const observePublish = (json: PublishJson) => {
+    publishDuration.observe(json.seconds);
+    publishUpdates.observe(json.updates);
+    for (const [phase, seconds] of Object.entries(json.phases)) {
+      publishPhase.observe({ phase }, seconds);
+    }
   };
 
   return {
@@ -135,6 +132,6 @@ export function createMetrics(directory: ReadOnlyDirectory, processMetrics = tru
     publishDuration,
     publishUpdates,
     publishPhase,
-    publishProgress,
+    observePublish,
   };
 }

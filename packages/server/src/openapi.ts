@@ -154,7 +154,8 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
       },
       '/v1/audit': {
         get: {
-          summary: 'an append-only proof from epoch `from` to `to`',
+          summary:
+            'an append-only proof from epoch `from` to `to`, streamed from the stored audit blobs (503 with Retry-After while some are not stored yet or too many heavy requests run; 400 HTTP_AUDIT_TOO_LARGE past the size limit: fetch the blobs instead)',
           parameters: ['from', 'to'].map((name) => ({
             name,
             in: 'query',
@@ -170,7 +171,7 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
       '/v1/audit-blobs': {
         get: {
           summary:
-            'audit blobs as an S3 ListObjectsV2 listing (what upstream auditors read): keys <epoch>/<previous root>/<current root>',
+            'audit blobs as an S3 ListObjectsV2 listing (what upstream auditors read): keys <epoch>/<previous root>/<current root>; the blobs the writer stored as it published each epoch',
           parameters: ['list-type', 'prefix', 'start-after', 'continuation-token', 'max-keys'].map(
             (name) => ({ name, in: 'query', required: false, schema: { type: 'string' } }),
           ),
@@ -218,12 +219,36 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
           },
         },
       },
+      '/livez': {
+        get: {
+          summary: 'liveness: 200 while the process answers (no I/O)',
+          responses: {
+            '200': { description: 'alive', content: { [JSON_TYPE]: { schema: ref('Health') } } },
+          },
+        },
+      },
+      '/readyz': {
+        get: {
+          summary:
+            'readiness: 200 when the store answers, the writer (if any) holds the writer lock and the server is not shutting down; else 503 with the reasons',
+          responses: {
+            '200': { description: 'ready', content: { [JSON_TYPE]: { schema: ref('Health') } } },
+            '503': {
+              description: 'not ready',
+              content: { [JSON_TYPE]: { schema: ref('Health') } },
+            },
+          },
+        },
+      },
       '/healthz': {
         get: {
-          summary: 'health: 200 when the store answers, else 503',
+          summary: 'readiness, under the older name (as /readyz)',
           responses: {
-            '200': { description: 'healthy', content: { [JSON_TYPE]: { schema: ref('Health') } } },
-            '503': { description: 'unavailable' },
+            '200': { description: 'ready', content: { [JSON_TYPE]: { schema: ref('Health') } } },
+            '503': {
+              description: 'not ready',
+              content: { [JSON_TYPE]: { schema: ref('Health') } },
+            },
           },
         },
       },
@@ -385,7 +410,11 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
         },
         Health: {
           type: 'object',
-          properties: { status: { type: 'string' }, epoch: decimal },
+          properties: {
+            status: { type: 'string', enum: ['ok', 'unavailable'] },
+            epoch: decimal,
+            reasons: { type: 'array', items: { type: 'string' } },
+          },
         },
       },
     },

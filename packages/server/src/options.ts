@@ -5,6 +5,7 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import { DEFAULT_LIMITS, type ReadOnlyDirectory } from '@akd-ts/directory';
+import type { WriterClient } from './writer/writer-client.js';
 
 /** Limits on what a request may ask (each refusal is a 4xx with its code). */
 export interface ServerLimits {
@@ -20,6 +21,18 @@ export interface ServerLimits {
   maxHistoryVersions: number;
   /** Most epochs one audit request may span, `to - from` (default 1,000). */
   maxAuditEpochs: number;
+  /**
+   * Largest answer of one audit request, bytes of its protobuf form (default 256 MiB); a
+   * larger range is refused (`HTTP_AUDIT_TOO_LARGE`) in favour of its blobs, one per step.
+   */
+  maxAuditBytes: number;
+  /**
+   * Heavy requests (audits, audit blobs, histories, batch lookups) running at once per
+   * server process (default 4); more wait in a queue of `maxHeavyQueued` (default 8), and
+   * beyond that are refused with 503 `HTTP_OVERLOADED` and `Retry-After`.
+   */
+  maxHeavyRequests: number;
+  maxHeavyQueued: number;
   /** Largest request body outside publish, bytes (default 64 KiB). */
   bodyLimit: number;
   /** Largest publish body, bytes (default 64 MiB). */
@@ -33,6 +46,9 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxPublishUpdates: 100_000,
   maxHistoryVersions: 1_000,
   maxAuditEpochs: 1_000,
+  maxAuditBytes: 256 * 1024 * 1024,
+  maxHeavyRequests: 4,
+  maxHeavyQueued: 8,
   bodyLimit: 64 * 1024,
   publishBodyLimit: 64 * 1024 * 1024,
 };
@@ -72,9 +88,14 @@ export interface AppDeps {
   directory: ReadOnlyDirectory;
   /**
    * The bearer token POST /v1/publish requires. Without one, publishing is disabled (403).
-   * Requires `directory` to be a `Directory`.
+   * Requires `writer`, or `directory` to be a `Directory` (publishing in this thread).
    */
   publishToken?: string | undefined;
+  /**
+   * The writer process publishes go to (`akd serve` and `startCluster` set it): the body is
+   * passed to it unread. Without it, a `Directory` publishes in this thread.
+   */
+  writer?: WriterClient;
   /** Overrides of {@link DEFAULT_SERVER_LIMITS}. */
   limits?: Partial<ServerLimits>;
   /** A pino logger (or any fastify-compatible one); default: no logging. */
@@ -88,6 +109,13 @@ export interface AppDeps {
    * index.html, `/` answers a page saying how to build it.
    */
   webRoot?: string;
+  /**
+   * More readiness (`/readyz`): returns why this server should not get traffic now (say, its
+   * writer process is down), or undefined when it should.
+   */
+  readiness?: () => string | undefined;
+  /** How long `/readyz` waits for the store to answer, ms (default 2,000). */
+  readyTimeoutMs?: number;
   /** Register Node's process metrics (default true; tests building many apps turn it off). */
   processMetrics?: boolean;
   /**

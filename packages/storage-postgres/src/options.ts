@@ -22,6 +22,11 @@ export interface PostgresDatabaseOptions {
   migrate?: boolean;
   /** `application_name` of the driver's connections (default `akd-ts`). */
   applicationName?: string;
+  /**
+   * How a writer lock whose connection died is taken again: first retry after `retryMs`
+   * (default 100, doubling up to 5 s), given up after `windowMs` (default 60,000).
+   */
+  lockRecovery?: { retryMs?: number; windowMs?: number };
 }
 
 const DEFAULTS = {
@@ -33,7 +38,7 @@ const DEFAULTS = {
   applicationName: 'akd-ts',
 };
 
-export type Settings = typeof DEFAULTS;
+export type Settings = typeof DEFAULTS & Pick<PostgresDatabaseOptions, 'lockRecovery'>;
 
 /** The options with defaults filled in. @throws RangeError naming a bad option. */
 export function checkOptions(options: PostgresDatabaseOptions): Settings {

@@ -219,14 +219,19 @@ export class PostgresDatabase implements Database, ReplicationAware {
     if (this.#closed) throw new AkdError('STORAGE_CONNECTION', 'the PostgreSQL database is closed');
   }
 
-  /** A writer whose lock died must not write: another writer may already hold the lock. */
+  /**
+   * A writer whose lock is not held must not write: another writer may hold it. While the
+   * lock is being taken again that is a passing condition (retry); once lost for good, a
+   * conflict.
+   */
   #checkWriter(): void {
     for (const lock of this.#locks) {
-      if (lock.lost !== undefined) {
+      const status = lock.status();
+      if (!status.held) {
         throw new AkdError(
-          'STORAGE_LOCKED',
-          `the writer lock's connection was lost (${lock.lost.message}), so another writer ` +
-            `may hold the lock now: release it and reopen the directory`,
+          status.final ? 'STORAGE_LOCKED' : 'STORAGE_CONNECTION',
+          `${status.reason ?? 'the writer lock is not held'}: writes are refused until this ` +
+            `process holds it again`,
         );
       }
     }
@@ -535,10 +540,20 @@ export class PostgresDatabase implements Database, ReplicationAware {
    */
   async acquireWriterLock(): Promise<WriterLock> {
     this.#check();
-    const lock = await AdvisoryWriterLock.acquire(this.#connections, this.schema, (l) => {
-      this.#locks.delete(l);
-      if (this.#locks.size === 0) this.#generation = undefined;
-    });
+    const lock = await AdvisoryWriterLock.acquire(
+      this.#connections,
+      this.schema,
+      (l) => {
+        this.#locks.delete(l);
+        if (this.#locks.size === 0) this.#generation = undefined;
+      },
+      this.#settings.lockRecovery,
+      // a lock taken again claims a new generation: a writer that took over meanwhile is
+      // fenced in turn, and a fenced store makes the lock give up (fencing.ts)
+      async () => {
+        this.#generation = await claimGeneration(this.#pool, this.schema);
+      },
+    );
     this.#locks.add(lock);
     try {
       // the generation fences every earlier writer, on this server or another (fencing.ts)

@@ -102,6 +102,120 @@ test(
 );
 
 test(
+  'a writer lock whose backend is killed is taken again, and the writer may write again',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('relock');
+    const db = await openDb(schema, { lockRecovery: { retryMs: 20, windowMs: 30_000 } });
+    const lock = await db.acquireWriterLock();
+    const seen: string[] = [];
+    const stop = lock.onStatus!((s) => seen.push(`${s.held}:${s.generation}:${s.final}`));
+    assert.deepEqual(lock.status!(), { held: true, generation: 0, final: false });
+    const pid = await lockHolder(schema);
+    await sql('SELECT pg_terminate_backend($1)', [pid]);
+    await eventually(async () => lock.status!().generation === 1, 'the lock is taken again');
+    assert.deepEqual(seen, ['false:0:false', 'true:1:false']);
+    const status = lock.status!();
+    assert.equal(status.held, true);
+    assert.notEqual(await lockHolder(schema), pid, 'on a new session');
+    await db.set(leaf(3)); // writes are allowed again
+    // another instance still cannot take it
+    const other = await openDb(schema);
+    await assert.rejects(other.acquireWriterLock(), isCode('STORAGE_LOCKED'));
+    stop();
+    await lock.release();
+    assert.deepEqual(lock.status!(), {
+      held: false,
+      generation: 1,
+      reason: 'released',
+      final: true,
+    });
+    await other.close();
+    await db.close();
+  },
+);
+
+test(
+  'a writer lock that cannot be taken again within its window is lost for good, and says why',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('nolock');
+    let refuse = false;
+    const pool = new TrackingPool({ connectionString: POSTGRES_URL, max: 3 });
+    const db = await PostgresDatabase.fromConnections(
+      {
+        pool,
+        connectSession: async () => {
+          if (refuse)
+            throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+          return connectClient({ connectionString: POSTGRES_URL });
+        },
+      },
+      { schema, lockRecovery: { retryMs: 10, windowMs: 200 } },
+    );
+    const lock = await db.acquireWriterLock();
+    refuse = true;
+    await sql('SELECT pg_terminate_backend($1)', [await lockHolder(schema)]);
+    await eventually(
+      () =>
+        db.set(leaf(1)).then(
+          () => false,
+          (e) => isCode('STORAGE_CONNECTION', 'taking it again')(e),
+        ),
+      'writes are refused while the lock is taken again',
+    );
+    await eventually(async () => lock.status!().final, 'the loss is final');
+    assert.match(lock.status!().reason!, /could not be taken again within 200 ms \(.*ECONNREFUSED/);
+    await assert.rejects(db.set(leaf(1)), isCode('STORAGE_LOCKED', 'could not be taken again'));
+    await lock.release();
+    await db.close();
+  },
+);
+
+test(
+  'a lock whose connection seems dead while its old session lingers waits for that session',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('linger');
+    const sessions: PgSessionClient[] = [];
+    let linger = async () => {};
+    const pool = new TrackingPool({ connectionString: POSTGRES_URL, max: 3 });
+    const db = await PostgresDatabase.fromConnections(
+      {
+        pool,
+        connectSession: async () => {
+          const client = await connectClient({ connectionString: POSTGRES_URL });
+          sessions.push(client);
+          if (sessions.length > 1) return client;
+          // the first session's goodbye never reaches the server (a cut network)
+          const end = client.end.bind(client);
+          linger = end;
+          return Object.assign(client, { end: async () => undefined });
+        },
+      },
+      { schema, lockRecovery: { retryMs: 10, windowMs: 60_000 } },
+    );
+    const lock = await db.acquireWriterLock();
+    const pid = await lockHolder(schema);
+    // the client reports an error, but PostgreSQL has not ended the session (a cut network)
+    (sessions[0] as unknown as { emit(e: string, err: Error): void }).emit(
+      'error',
+      new Error('read ETIMEDOUT'),
+    );
+    assert.equal(lock.status!().held, false);
+    assert.match(lock.status!().reason!, /ETIMEDOUT/);
+    await eventually(async () => sessions.length >= 4, 'it tried again several times');
+    assert.equal(lock.status!().final, false, 'our own old session is no other writer');
+    assert.equal(await lockHolder(schema), pid);
+    await sql('SELECT pg_terminate_backend($1)', [pid]);
+    await eventually(async () => lock.status!().held, 'taken once the old session is gone');
+    assert.equal(lock.status!().generation, 1);
+    await db.close();
+    await linger().catch(() => undefined);
+  },
+);
+
+test(
   'closing releases held locks; an injected pool without sessions lends a connection',
   pgTest,
   async () => {

@@ -49,9 +49,32 @@ export interface AuditBlobInfo {
   size: number;
 }
 
+/** Whether a writer lock is held, for locks that can be lost. */
+export interface WriterLockStatus {
+  /** True while this process holds the lock: writes are safe. */
+  held: boolean;
+  /**
+   * Starts at 0 and grows each time the lock is taken again after a loss: another writer may
+   * have written in between, so whatever the holder cached must be read again.
+   */
+  generation: number;
+  /** Why the lock is not held (a lost connection, another holder), when it is not. */
+  reason?: string;
+  /** True once the lock will not be held again: it was released, or lost for good. */
+  final: boolean;
+}
+
 /** Proof that this process is the store's only writer, until released. */
 export interface WriterLock {
   release(): Promise<void>;
+  /**
+   * Locks that live on a connection (PostgreSQL's advisory lock) can be lost with it; they
+   * report their state here, and try to take the lock again. Locks that cannot be lost (a
+   * lock file, a flag in memory) omit it: they are held until released.
+   */
+  status?(): WriterLockStatus;
+  /** Calls `listener` on every change of `status()`; returns a function that stops it. */
+  onStatus?(listener: (status: WriterLockStatus) => void): () => void;
 }
 
 /**

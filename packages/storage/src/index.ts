@@ -35,6 +35,7 @@ export type {
   DbSetState,
   UserVersion,
   WriterLock,
+  WriterLockStatus,
 } from './database.js';
 export { replicationStatusOf } from './replication.js';
 export type { ReplicationAware, ReplicationStatus } from './replication.js';

@@ -193,6 +193,16 @@ export class MemoryDatabase implements Database {
     this.closed = true;
   }
 
+  /** Every setting, as `[name, value]` pairs (snapshots of the store). */
+  allSettings(): [string, string][] {
+    return [...this.settings.entries()];
+  }
+
+  /** Every stored audit blob (snapshots of the store). */
+  allAuditBlobs(): AuditBlobRecord[] {
+    return [...this.auditBlobs.values()];
+  }
+
   /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */
   allRecords(): DbRecord[] {
     const states = [...this.users.values()].flatMap((m) => [...m.values()]);

@@ -1,24 +1,22 @@
 /**
- * `akd serve`: the HTTP API and the verifying web page over a store (@akd-ts/server). With a
- * publish token (AKD_PUBLISH_TOKEN or --publish-token-file) the server is the directory's
- * writer and POST /v1/publish is enabled; without one it is read-only and polls the store
- * for epochs another process publishes (`akd publish`, another server). `--demo` serves a
- * demo directory, created on first use. SIGINT and SIGTERM stop it gracefully. JSON log
- * lines go to stdout; messages for people go to stderr.
+ * `akd serve`: the HTTP API and the verifying web page over a store (@akd-ts/server), run as a
+ * cluster: `--workers` proof server processes sharing the port, and, with a publish token
+ * (AKD_PUBLISH_TOKEN or --publish-token-file), one writer process that holds the store's
+ * writer lock and does every publish, so that no process answering lookups ever publishes.
+ * Without a token it is read-only and picks up epochs another process publishes (`akd
+ * publish`, another server). `--demo` serves a demo directory, created on first use. SIGINT
+ * and SIGTERM stop it gracefully; it exits non-zero when the writer cannot go on (its lock
+ * lost for good) or processes keep crashing. JSON log lines go to stdout; messages for people
+ * go to stderr.
  */
 
 import { access, readFile, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { VrfSecretKey, configurationByName, toHex } from '@akd-ts/core';
-import { StorageManager, type Database } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
-import {
-  createLogger,
-  demoEpochs,
-  startServer,
-  stopOnSignals,
-  type RunningServer,
-} from '@akd-ts/server';
+import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
+import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
+import { demoEpochs, startCluster, type RunningCluster, type ServeConfig } from '@akd-ts/server';
 import { quote } from '../args.js';
 import { vrfThreads } from './directory.js';
 import { UsageError } from '../errors.js';
@@ -51,6 +49,8 @@ interface ServeOptions {
   logLevel?: string;
   demo?: boolean;
   vrfThreads?: string;
+  workers?: string;
+  drain: string;
 }
 
 function parsePort(text: string): number {
@@ -59,6 +59,22 @@ function parsePort(text: string): number {
     throw new UsageError(`--port: expected 0 to 65535, got ${quote(text)}`);
   }
   return port;
+}
+
+/** --workers: 1 to 256 proof server processes (default: the available cores). */
+function parseWorkers(text: string | undefined): number {
+  if (text === undefined) return availableParallelism();
+  const n = /^[0-9]{1,3}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= 256)) {
+    throw new UsageError(`--workers: expected 1 to 256 processes, got ${quote(text)}`);
+  }
+  return n;
+}
+
+function parseDrain(text: string): number {
+  const ms = /^[0-9]{1,7}$/.test(text) ? Number(text) : NaN;
+  if (!(ms >= 0)) throw new UsageError(`--drain: expected milliseconds, got ${quote(text)}`);
+  return ms;
 }
 
 function parsePoll(text: string): number {
@@ -180,69 +196,97 @@ async function openDemo(opts: ServeOptions, io: CliIo): Promise<OpenedStore> {
   }
 }
 
+/** Listening errors a child reports (a port in use, an address that is not ours). */
+const LISTEN_ERRORS = /^(EADDRINUSE|EACCES|EADDRNOTAVAIL|ENOTFOUND)\b/;
+
+/** Resolves on the first SIGINT or SIGTERM, with its name. */
+function nextSignal(): { signal: Promise<NodeJS.Signals>; remove: () => void } {
+  let handler!: (s: NodeJS.Signals) => void;
+  const signal = new Promise<NodeJS.Signals>((resolve) => (handler = resolve));
+  for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, handler);
+  return {
+    signal,
+    remove: () => {
+      for (const s of ['SIGINT', 'SIGTERM'] as const) process.off(s, handler);
+    },
+  };
+}
+
 /**
- * Serves `store` until SIGINT or SIGTERM; resolves once everything is closed.
+ * Serves `store` until SIGINT or SIGTERM, or until the cluster cannot go on; resolves once
+ * everything is closed (throws when it stopped on an error).
  */
 async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: string | undefined) {
   const port = parsePort(opts.port);
   const pollMs = parsePoll(opts.poll);
+  const workers = parseWorkers(opts.workers);
   const level = opts.logLevel ?? (opts.demo === true ? 'warn' : 'info');
-  const options = {
-    config: store.config,
-    storage: new StorageManager(store.db),
-    vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+  // a memory store stays here and is replicated to the processes; others they open themselves
+  const memory = store.db instanceof MemoryDatabase ? store.db : undefined;
+  if (memory === undefined) await store.db.close();
+  const config: ServeConfig = {
+    storeUrl: store.url,
+    configuration: store.settings.configuration,
+    ...(store.settings.domainLabel === undefined
+      ? {}
+      : { domainLabel: store.settings.domainLabel }),
+    port,
+    host: opts.host,
+    ...(token === undefined ? {} : { publishToken: token }),
+    pollMs,
+    logLevel: level,
+    ...(opts.vrfThreads === undefined ? {} : { vrfThreads: vrfThreads(opts.vrfThreads) }),
+    drainMs: parseDrain(opts.drain),
   };
-  store.secretKey.fill(0);
-  // the writer spreads publishes' VRF work over worker threads, keeping the event loop free
-  // for requests; a read-only server proves a few labels at a time on the main thread
-  const directory =
-    token === undefined
-      ? await ReadOnlyDirectory.open(options)
-      : await Directory.open({ ...options, vrf: { threads: vrfThreads(opts.vrfThreads) } });
-  let server: RunningServer;
+  const signals = nextSignal();
+  let running: RunningCluster;
   try {
-    server = await startServer(
-      {
-        directory,
-        publishToken: token,
-        logger: createLogger({ level }, io.stdout as { write(s: string): boolean }),
-      },
-      { port, host: opts.host, pollMs },
-    );
+    running = await startCluster({
+      config,
+      secretKey: store.secretKey,
+      workers,
+      ...(memory === undefined ? {} : { memory }),
+      log: (line) => io.stdout.write(`${line}\n`),
+      stderr: (text) => io.stderr.write(text),
+    });
   } catch (e) {
-    await directory.close();
-    const code = (e as NodeJS.ErrnoException).code;
-    if (
-      code === 'EADDRINUSE' ||
-      code === 'EACCES' ||
-      code === 'EADDRNOTAVAIL' ||
-      code === 'ENOTFOUND'
-    ) {
-      throw new UsageError(`cannot listen on ${opts.host}:${port}: ${code}`, { cause: e });
+    signals.remove();
+    const message = e instanceof Error ? e.message : String(e);
+    const listen = LISTEN_ERRORS.exec(message);
+    if (listen !== null) {
+      throw new UsageError(`cannot listen on ${opts.host}:${port}: ${listen[1]}`, { cause: e });
     }
     throw e;
+  } finally {
+    store.secretKey.fill(0);
   }
-  const { epoch, hash } = await directory.getEpochHash();
+  const epoch = (await (await fetch(`${running.url}/v1/epoch`)).json()) as {
+    epoch: string;
+    rootHash: string;
+  };
   io.stderr.write(
     [
-      `akd serve: ${server.url}/ (the web page), API under ${server.url}/v1/ (see /openapi.json)`,
-      `store: ${store.url} (${store.config.name}), epoch ${epoch}, root hash ${toHex(hash)}`,
+      `akd serve: ${running.url}/ (the web page), API under ${running.url}/v1/ (see /openapi.json)`,
+      `store: ${store.url} (${store.config.name}), epoch ${epoch.epoch}, root hash ${epoch.rootHash}`,
+      `processes: ${workers} proof server${workers === 1 ? '' : 's'}${token === undefined ? '' : ' and a writer'}`,
       token === undefined
         ? `read-only: publishing is off; new epochs in the store are picked up every ${pollMs} ms`
-        : 'publishing: on (POST /v1/publish with the bearer token)',
+        : 'publishing: on (POST /v1/publish with the bearer token, done by the writer process)',
       'stop with Ctrl-C',
       '',
     ].join('\n'),
   );
-  await new Promise<void>((resolve, reject) => {
-    stopOnSignals(server, (signal, error) => {
-      if (error !== undefined) reject(error as Error);
-      else {
-        io.stderr.write(`akd serve: stopped (${signal})\n`);
-        resolve();
-      }
-    });
-  });
+  const stopped = await Promise.race([
+    signals.signal.then((signal) => ({ signal })),
+    running.done.then(() => ({ signal: undefined })),
+  ]);
+  signals.remove();
+  const code = await running.close();
+  if (stopped.signal !== undefined && code === 0) {
+    io.stderr.write(`akd serve: stopped (${stopped.signal})\n`);
+    return;
+  }
+  throw new Error(`akd serve stopped: ${running.fatal() ?? `exit code ${code}`}`);
 }
 
 /** Adds `akd serve` to `program`. */
@@ -267,8 +311,17 @@ export function addServeCommands(program: Command, io: CliIo): void {
     .option('--poll <ms>', 'how often a read-only server checks the store for new epochs', '1000')
     .option('--log-level <level>', `${LOG_LEVELS.join(', ')} (default: info; warn with --demo)`)
     .option(
+      '--workers <n>',
+      'proof server processes sharing the port (default: the available cores)',
+    )
+    .option(
       '--vrf-threads <n>',
       'worker threads for the VRF work of publishes, 0 for none (default: the available cores)',
+    )
+    .option(
+      '--drain <ms>',
+      'on SIGTERM, keep answering (readiness failing) this long before closing',
+      '0',
     )
     .option('--demo', 'serve a demo directory, created on first use');
   cmd.addHelpText(
@@ -277,9 +330,12 @@ export function addServeCommands(program: Command, io: CliIo): void {
       '  $ akd serve --demo                          a demo directory on http://127.0.0.1:8080/\n' +
       '  $ akd serve --db sqlite:./akd.db            read-only: serves what akd publish writes\n' +
       '  $ AKD_PUBLISH_TOKEN=$(cat token) akd serve --db postgres://akd@db/akd --port 8080\n\n' +
-      "The server is the directory's writer only with a publish token (it then holds the\n" +
-      "store's writer lock, so akd publish cannot run beside it); without one it is read-only\n" +
-      'and polls the store for epochs published by another process. It speaks plain HTTP on\n' +
+      'It runs --workers proof server processes on one port and, with a publish token, one\n' +
+      "writer process, the directory's writer: it holds the store's writer lock (akd publish\n" +
+      'cannot run beside it) and does every publish, so lookups never wait for one. Without a\n' +
+      'token it is read-only and polls the store for epochs published by another process.\n' +
+      'Liveness: GET /livez; readiness: GET /readyz. It exits 1 when the writer loses its lock\n' +
+      'for good (another writer took it) or processes keep crashing. It speaks plain HTTP on\n' +
       '127.0.0.1 by default: put a reverse proxy that terminates TLS in front of it.\n' +
       'Logs are JSON lines on stdout (labels and keys are never logged); SIGINT or SIGTERM\n' +
       'stops it after in-flight requests finish.\n\n' +
@@ -295,6 +351,8 @@ export function addServeCommands(program: Command, io: CliIo): void {
     }
     parsePort(opts.port);
     parsePoll(opts.poll);
+    parseWorkers(opts.workers);
+    parseDrain(opts.drain);
     const token = await publishToken(opts, io);
     const store = opts.demo === true ? await openDemo(opts, io) : await openStore(opts, io);
     try {

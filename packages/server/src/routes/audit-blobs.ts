@@ -12,17 +12,25 @@
  *     -> 200 application/octet-stream: the blob, a protobuf `SingleAppendOnlyProof`.
  *
  * Blobs are named by their end epoch by default (WhatsApp's naming; see core's audit/blob.ts).
- * They are computed from the directory as they are first asked for (one audit proof each, as
- * the directory keeps no past roots) and their names remembered; the latest step is checked
- * against the directory's current root. Errors are thrown as catalogue errors (HttpError,
- * AkdError) for the app's error handler: 400 for a malformed query or name, 404 for a name
- * that is not a blob of this directory.
+ * They are the blobs the writer stored as it published each epoch, so a listing or a blob is
+ * a read of the store, never a proof built on demand; the latest step is checked against the
+ * directory's current root. Epochs published before the store kept blobs are left out of
+ * listings until the writer has filled them in. Listings and blobs count as heavy requests
+ * (the concurrency limit). Errors are thrown as catalogue errors (HttpError, AkdError) for the
+ * app's error handler: 400 for a malformed query or name, 404 for a name that is not a blob of
+ * this directory.
  */
 
 import type { FastifyInstance } from 'fastify';
-import { parseAuditBlobName, renderListBucketResult, type AuditBlobNaming } from '@akd-ts/core';
-import { AuditBlobCatalog, type AuditBlobDirectory } from '@akd-ts/directory';
+import {
+  bytesEqual,
+  parseAuditBlobName,
+  renderListBucketResult,
+  type AuditBlobNaming,
+} from '@akd-ts/core';
+import { StoredAuditBlobs, type StoredAuditBlobsSource } from '@akd-ts/directory';
 import { HttpError } from '../errors.js';
+import type { ConcurrencyLimiter } from '../limiter.js';
 
 /** Where the listing is served; a blob is at `${AUDIT_BLOBS_PATH}/<key>`. */
 export const AUDIT_BLOBS_PATH = '/v1/audit-blobs';
@@ -31,12 +39,14 @@ export const AUDIT_BLOBS_PATH = '/v1/audit-blobs';
 const MAX_KEYS = 1000;
 
 export interface AuditBlobRoutesOptions {
-  /** The directory whose history is served (a ReadOnlyDirectory, or the app's context). */
-  directory: AuditBlobDirectory;
+  /** The directory whose blobs are served (a ReadOnlyDirectory: its store and latest epoch). */
+  directory: StoredAuditBlobsSource;
   /** Which epoch names a blob (default `end`, as WhatsApp's blobs). */
   naming?: AuditBlobNaming;
-  /** The largest page (default 1000; each new key costs one audit proof). */
+  /** The largest page (default 1000). */
   maxKeys?: number;
+  /** Holds a slot of this limit while a listing or a blob is served. */
+  limiter?: ConcurrencyLimiter;
 }
 
 interface ListingQuerystring {
@@ -81,7 +91,7 @@ function parseMaxKeys(value: string | undefined, limit: number): number {
 /**
  * Registers the audit blob listing and the blob route on `app`.
  *
- * @returns the catalog the routes serve from (for its caches, or to warm it).
+ * @returns the stored blobs the routes serve.
  * @example
  * ```ts
  * auditBlobRoutes(app, { directory }); // in buildApp: auditBlobRoutes(app, ctx)
@@ -91,11 +101,12 @@ function parseMaxKeys(value: string | undefined, limit: number): number {
 export function auditBlobRoutes(
   app: FastifyInstance,
   options: AuditBlobRoutesOptions,
-): AuditBlobCatalog {
-  const catalog = new AuditBlobCatalog(options.directory, { naming: options.naming });
+): StoredAuditBlobs {
+  const blobs = new StoredAuditBlobs(options.directory, { naming: options.naming });
   const limit = Math.min(MAX_KEYS, Math.max(1, options.maxKeys ?? MAX_KEYS));
+  const route = options.limiter === undefined ? {} : { onRequest: options.limiter.hook };
 
-  app.get<{ Querystring: ListingQuerystring }>(AUDIT_BLOBS_PATH, async (request, reply) => {
+  app.get<{ Querystring: ListingQuerystring }>(AUDIT_BLOBS_PATH, route, async (request, reply) => {
     const query = request.query;
     const listType = text(query, 'list-type');
     if (listType !== undefined && listType !== '2') {
@@ -107,8 +118,7 @@ export function auditBlobRoutes(
     const maxKeys = parseMaxKeys(text(query, 'max-keys'), limit);
     // as in S3, a continuation token takes precedence over start-after
     const after = token !== undefined ? decodeToken(token) : startAfter;
-    const page = await catalog.list({ prefix, startAfter: after, maxKeys });
-    const last = page.contents[page.contents.length - 1];
+    const page = await blobs.list({ prefix, startAfter: after, maxKeys });
     const xml = renderListBucketResult({
       name: 'audit-blobs',
       prefix,
@@ -117,7 +127,9 @@ export function auditBlobRoutes(
       maxKeys,
       isTruncated: page.isTruncated,
       nextContinuationToken:
-        page.isTruncated && last !== undefined ? encodeToken(last.key) : undefined,
+        page.isTruncated && page.nextStartAfter !== undefined
+          ? encodeToken(page.nextStartAfter)
+          : undefined,
       contents: page.contents,
     });
     return reply
@@ -128,6 +140,7 @@ export function auditBlobRoutes(
 
   app.get<{ Params: { epoch: string; previous: string; current: string } }>(
     `${AUDIT_BLOBS_PATH}/:epoch/:previous/:current`,
+    route,
     async (request, reply) => {
       const { epoch, previous, current } = request.params;
       const key = `${epoch}/${previous}/${current}`;
@@ -137,21 +150,21 @@ export function auditBlobRoutes(
       } catch (e) {
         throw new HttpError('HTTP_BAD_REQUEST', (e as Error).message);
       }
-      const blob = await catalog.blobAt(name.epoch);
+      const blob = await blobs.blobAt(name.epoch);
       if (
         blob === undefined ||
-        Buffer.compare(blob.name.previousHash, name.previousHash) !== 0 ||
-        Buffer.compare(blob.name.currentHash, name.currentHash) !== 0
+        !bytesEqual(blob.record.previousHash, name.previousHash) ||
+        !bytesEqual(blob.record.currentHash, name.currentHash)
       ) {
         throw new HttpError('HTTP_NOT_FOUND', `no audit blob ${key.slice(0, 160)}`);
       }
-      // a blob's name fixes what it proves, so it can be cached for good (its bytes may
-      // differ if asked for much later, spec 10.5, but every version verifies the same)
+      // a stored blob never changes, and its name fixes what it proves: cache it for good
+      const { data } = blob.record;
       return reply
         .header('cache-control', 'public, max-age=31536000, immutable')
         .type('application/octet-stream')
-        .send(Buffer.from(blob.data.buffer, blob.data.byteOffset, blob.data.byteLength));
+        .send(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     },
   );
-  return catalog;
+  return blobs;
 }

@@ -44,7 +44,9 @@ export function epochRoutes(app: FastifyInstance, ctx: RouteContext): void {
       rootHash: toHex(epochHash.hash),
       publicKey: toHex(directory.getPublicKey()),
       configuration: configurationJson(directory.config),
-      publishing: ctx.publishToken !== undefined && directory instanceof Directory,
+      publishing:
+        ctx.publishToken !== undefined &&
+        (ctx.writer !== undefined || directory instanceof Directory),
       limits: {
         maxLabelBytes: limits.maxLabelBytes,
         maxValueBytes: limits.maxValueBytes,

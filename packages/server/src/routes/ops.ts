@@ -1,25 +1,74 @@
 /**
- * Operations routes: `GET /healthz` (the store answers: 200, else 503), `GET /metrics`
- * (Prometheus text format) and `GET /openapi.json` (the API's OpenAPI 3.1 document).
+ * Operations routes. Health is two questions, asked by two probes:
+ * - `GET /livez` (liveness): the process answers. No I/O, so a busy store or a lost writer
+ *   lock never gets a healthy process restarted; only a stuck event loop fails it.
+ * - `GET /readyz` (readiness): this process should get traffic. The store answers a direct
+ *   read within `readyTimeoutMs`, the directory serves its latest epoch, the writer (when this
+ *   server publishes) holds the store's writer lock, and the server is not shutting down.
+ *   Otherwise 503 with the reasons, which are also logged when readiness changes.
+ * `GET /healthz` is readiness, under the name older deployments probe.
+ * Also `GET /metrics` (Prometheus text format) and `GET /openapi.json` (OpenAPI 3.1).
  */
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { AZKS_KEY } from '@akd-ts/storage';
 import type { RouteContext } from '../context.js';
 import { openApiDocument } from '../openapi.js';
 
-export function opsRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { directory, metrics } = ctx;
+/** What readiness found: `reasons` is empty when ready. */
+export interface Readiness {
+  epoch?: bigint;
+  reasons: string[];
+}
 
-  app.get('/healthz', async (request, reply) => {
-    reply.header('cache-control', 'no-store');
-    try {
-      const { epoch } = await directory.getEpochHash();
-      return { status: 'ok', epoch: epoch.toString() };
-    } catch (e) {
-      request.log.warn({ err: e }, 'health check failed');
-      return reply.code(503).send({ status: 'unavailable' });
-    }
+/** `promise`, or a rejection after `ms`. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
   });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Asks every readiness question of `ctx`. */
+export async function readiness(ctx: RouteContext): Promise<Readiness> {
+  const reasons: string[] = [];
+  let epoch: bigint | undefined;
+  if (ctx.draining()) reasons.push('shutting down');
+  try {
+    const { directory } = ctx;
+    await within(directory.storage.getDirect(AZKS_KEY), ctx.readyTimeoutMs, 'the store');
+    epoch = (await within(directory.getEpochHash(), ctx.readyTimeoutMs, 'the directory')).epoch;
+  } catch (e) {
+    reasons.push(`store: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const writer = ctx.writerProblem();
+  if (writer !== undefined) reasons.push(`writer: ${writer}`);
+  return { epoch, reasons };
+}
+
+export function opsRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { metrics } = ctx;
+  let wasReady: boolean | undefined;
+
+  const ready = async (reply: FastifyReply) => {
+    reply.header('cache-control', 'no-store');
+    const { epoch, reasons } = await readiness(ctx);
+    const ok = reasons.length === 0;
+    if (ok !== wasReady) {
+      if (ok) app.log.info('ready');
+      else app.log.warn({ reasons }, 'not ready');
+      wasReady = ok;
+    }
+    if (ok) return reply.send({ status: 'ok', epoch: epoch!.toString() });
+    return reply.code(503).send({ status: 'unavailable', reasons });
+  };
+
+  app.get('/livez', async (_request, reply) =>
+    reply.header('cache-control', 'no-store').send({ status: 'ok' }),
+  );
+  app.get('/readyz', async (_request, reply) => ready(reply));
+  app.get('/healthz', async (_request, reply) => ready(reply));
 
   app.get('/metrics', async (_request, reply) => {
     const text = await metrics.registry.metrics();

@@ -1,29 +1,28 @@
 /**
  * `POST /v1/publish`: publishes a batch of updates as the next epoch (spec 12.2). Disabled
  * (403) unless the server was started with a token, and then only for requests bearing it
- * (401 otherwise, with the comparison in constant time). The body mirrors `akd publish`'s
- * update file: `{"updates": [{"label": "alice", "value": "key-1"}, {"labelHex": "00ff",
- * "valueHex": "a1b2"}]}`. The log records counts and timings, never labels, values, the token
- * or any key.
+ * (401 otherwise, with the comparison in constant time, before any of the body is read). The
+ * body mirrors `akd publish`'s update file: `{"updates": [{"label": "alice", "value":
+ * "key-1"}, {"labelHex": "00ff", "valueHex": "a1b2"}]}`.
+ *
+ * Where it runs: with a `WriterClient` (what `akd serve` does) the body is passed unread to
+ * the writer process, which parses, checks and publishes it, so no proof-serving thread ever
+ * spends time on a publish. With a `Directory` and no writer (tests, embedding) it publishes in
+ * this thread. The log records counts and timings, never labels, values, the token or a key.
  */
 
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AkdError, toHex } from '@akd-ts/core';
-import { Directory, type PublishProgress, type Update } from '@akd-ts/directory';
-import { epochHeaders, type RouteContext } from '../context.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Directory } from '@akd-ts/directory';
+import type { RouteContext } from '../context.js';
+import { epochHeaders } from '../context.js';
 import { HttpError } from '../errors.js';
-import { parseBytesField } from '../params.js';
+import { parseUpdates } from '../publish/body.js';
+import { runPublish, type PublishJson } from '../publish/run.js';
+import { fromHex } from '@akd-ts/core';
+import { RELAYED_HEADERS, type WriterClient } from '../writer/writer-client.js';
 
-/** `POST /v1/publish` */
-export interface PublishJson {
-  epoch: string;
-  rootHash: string;
-  /** False when every value was already published, so no epoch was created. */
-  newEpoch: boolean;
-  updates: number;
-  seconds: number;
-}
+export type { PublishJson } from '../publish/run.js';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
@@ -45,101 +44,71 @@ function authorize(request: FastifyRequest, expected: Buffer): void {
   }
 }
 
-function parseUpdates(body: unknown, maxUpdates: number): Update[] {
-  const list = (body as { updates?: unknown } | null)?.updates;
-  if (body === null || typeof body !== 'object' || !Array.isArray(list)) {
-    throw new HttpError(
-      'HTTP_BAD_REQUEST',
-      'expected a JSON body {"updates": [{"label": ..., "value": ...}, ...]}',
-    );
+/** Relays the writer's answer, recording a successful publish in the metrics. */
+async function relay(
+  ctx: RouteContext,
+  writer: WriterClient,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) {
+    throw new HttpError('HTTP_UNSUPPORTED_MEDIA_TYPE', 'send the body as application/json');
   }
-  if (list.length > maxUpdates) {
-    throw new AkdError(
-      'DIRECTORY_LIMIT',
-      `updates: at most ${maxUpdates} in one request, got ${list.length}`,
-      { field: 'updates' },
-    );
+  const answer = await writer.forward(request, ctx.limits.publishBodyLimit);
+  if (answer.status === 200) {
+    const json = JSON.parse(answer.body.toString('utf8')) as PublishJson;
+    ctx.metrics.observePublish(json);
+    // this server serves the new epoch from now on (the others learn it from the store)
+    if (json.newEpoch) await ctx.directory.refresh();
+  } else {
+    const code = (JSON.parse(answer.body.toString('utf8')) as { error?: { code?: string } }).error
+      ?.code;
+    if (code !== undefined) ctx.metrics.errors.inc({ code });
   }
-  return list.map((item: unknown, i) => {
-    const where = `updates[${i}]`;
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-      throw new HttpError(
-        'HTTP_BAD_REQUEST',
-        `${where}: expected an object with a label and a value`,
-      );
-    }
-    const record = item as Record<string, unknown>;
-    return {
-      label: parseBytesField(record, 'label', where),
-      value: parseBytesField(record, 'value', where),
-    };
-  });
+  for (const name of RELAYED_HEADERS) {
+    const value = answer.headers[name];
+    if (value !== undefined) reply.header(name, value);
+  }
+  return reply.code(answer.status).send(answer.body);
 }
 
 export function publishRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
-  const writer = directory instanceof Directory ? directory : undefined;
+  const inThread = directory instanceof Directory ? directory : undefined;
   const expected = ctx.publishToken === undefined ? undefined : digest(ctx.publishToken);
+  const writer = ctx.writer;
+  // before the body is read: a client without the token cannot make the server take it in
+  const onRequest = async (request: FastifyRequest) => {
+    if (expected === undefined || (writer === undefined && inThread === undefined)) {
+      throw new HttpError(
+        'HTTP_PUBLISH_DISABLED',
+        'publishing is disabled on this server (start it with a publish token)',
+      );
+    }
+    authorize(request, expected);
+  };
+
+  if (writer !== undefined) {
+    // the body stays unread here: the writer reads it
+    void app.register(async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+      scope.post('/v1/publish', { onRequest, onRequestAbort: () => undefined }, (request, reply) =>
+        relay(ctx, writer, request, reply),
+      );
+    });
+    return;
+  }
 
   app.post<{ Body: unknown }>(
     '/v1/publish',
-    {
-      bodyLimit: limits.publishBodyLimit,
-      // before the body is read: a client without the token cannot make the server parse it
-      onRequest: async (request) => {
-        if (expected === undefined || writer === undefined) {
-          throw new HttpError(
-            'HTTP_PUBLISH_DISABLED',
-            'publishing is disabled on this server (start it with a publish token)',
-          );
-        }
-        authorize(request, expected);
-      },
-    },
+    { bodyLimit: limits.publishBodyLimit, onRequest },
     async (request, reply) => {
-      const updates = parseUpdates(request.body, limits.maxPublishUpdates);
-      for (const [i, u] of updates.entries()) {
-        // the directory checks these too; checking here names the update
-        if (u.label.length === 0 || u.label.length > limits.maxLabelBytes) {
-          throw new AkdError(
-            'DIRECTORY_LIMIT',
-            `updates[${i}]: a label has 1 to ${limits.maxLabelBytes} bytes, not ${u.label.length}`,
-            { field: `updates[${i}].label` },
-          );
-        }
-        if (u.value.length > limits.maxValueBytes) {
-          throw new AkdError(
-            'DIRECTORY_LIMIT',
-            `updates[${i}]: a value has at most ${limits.maxValueBytes} bytes, not ${u.value.length}`,
-            { field: `updates[${i}].value` },
-          );
-        }
-      }
-      const started = performance.now();
-      const track = metrics.publishProgress();
-      // only a publish that changes something reaches the tree phase and creates an epoch
-      let newEpoch = false;
-      const onProgress = (p: PublishProgress) => {
-        if (p.phase === 'tree') newEpoch = true;
-        track(p);
-      };
-      const epochHash = await writer!.publish(updates, { onProgress });
-      const seconds = (performance.now() - started) / 1000;
-      metrics.publishDuration.observe(seconds);
-      metrics.publishUpdates.observe(updates.length);
-      request.log.info(
-        { updates: updates.length, epoch: epochHash.epoch.toString(), newEpoch, seconds },
-        'published',
-      );
-      epochHeaders(reply, epochHash);
-      const body: PublishJson = {
-        epoch: epochHash.epoch.toString(),
-        rootHash: toHex(epochHash.hash),
-        newEpoch,
-        updates: updates.length,
-        seconds: Number(seconds.toFixed(3)),
-      };
-      return reply.type('application/json; charset=utf-8').send(body);
+      const updates = parseUpdates(request.body, limits);
+      const json = await runPublish(inThread!, updates, request.log);
+      metrics.observePublish(json);
+      epochHeaders(reply, { epoch: BigInt(json.epoch), hash: fromHex(json.rootHash) });
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 }

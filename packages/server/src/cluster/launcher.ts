@@ -1,0 +1,349 @@
+/**
+ * The cluster launcher of `akd serve`: the primary process, which answers no requests. It
+ * starts N proof servers (node:cluster workers sharing one listening port; stateless over the
+ * store, so any of them answers any request) and, when publishing is on, one writer (a child
+ * process of its own, holding the store's writer lock). It supervises them:
+ *
+ * - a proof server or writer that dies is started again after a backoff (1 s, doubling to
+ *   30 s); one that keeps dying (5 times within a minute) stops the cluster with exit 1;
+ * - the writer's state (ready, lock lost and being taken again) is relayed to every proof
+ *   server, which then refuses publishes with a 503 and reports not ready; a writer that lost
+ *   its lock for good, or cannot start (another writer holds the store), stops the cluster
+ *   with exit 1 and the reason;
+ * - when the writer commits an epoch, every proof server is told to serve it, and the publish
+ *   is answered only once they all do (or after 2 s);
+ * - `close()` (SIGTERM) drains: proof servers report not ready, finish their requests and
+ *   exit; the writer finishes the publish in progress (or, past the shutdown timeout, is
+ *   killed: its uncommitted epoch is then simply not there) and releases the lock.
+ *
+ * Children log JSON lines on their stdout, which the primary passes on line by line.
+ */
+
+import cluster from 'node:cluster';
+import { fork, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { AkdError } from '@akd-ts/core';
+import type { MemoryDatabase } from '@akd-ts/storage';
+import { decodeChanges } from '../replication/codec.js';
+import { applyChanges, snapshotOf } from '../replication/replica.js';
+import type { FromChild, Role, ServeConfig, ToChild, WriterView } from './messages.js';
+
+export interface ClusterOptions {
+  config: ServeConfig;
+  /**
+   * The VRF secret key: copied and kept while the cluster runs, and sent to each child over
+   * its IPC channel (never on a command line or in the environment).
+   */
+  secretKey: Uint8Array;
+  /** Proof server processes (at least 1). */
+  workers: number;
+  /**
+   * For a `memory:` store: the store, kept here; each child starts from a snapshot of it and
+   * follows the writer's changes (replication/).
+   */
+  memory?: MemoryDatabase;
+  /** Where children's log lines go (JSON, one per call, without the newline). */
+  log: (line: string) => void;
+  /** Where children's stderr goes (crash reports). */
+  stderr?: (text: string) => void;
+  /** How long `close` waits for children before killing them, ms (default 30,000). */
+  shutdownTimeoutMs?: number;
+  /** Restarts allowed within `restartWindowMs` before the cluster gives up (default 5, 60 s). */
+  maxRestarts?: number;
+  restartWindowMs?: number;
+  /** How long a publish's answer waits for the proof servers to serve its epoch (default 2 s). */
+  epochAckMs?: number;
+}
+
+export interface RunningCluster {
+  /** `http://host:port` of the proof servers. */
+  url: string;
+  /** Stops the cluster gracefully; resolves to its exit code (0, or 1 after a fatal error). */
+  close(): Promise<number>;
+  /** Resolves to the exit code when the cluster stops, by `close` or by a fatal error. */
+  done: Promise<number>;
+  /** Why it stopped on its own, when it did. */
+  fatal: () => string | undefined;
+}
+
+/** A child, whichever way it was started. */
+interface Child {
+  role: Role;
+  process: ChildProcess;
+  send(message: ToChild): void;
+  /** Set on exit. */
+  exited: boolean;
+  /** A memory store's replica is being sent changes (from its snapshot on). */
+  replicating: boolean;
+}
+
+/** The child entry, from sources (tests, under tsx) or from dist/. */
+function workerMain(): { exec: string; execArgv: string[] } {
+  const here = import.meta.url;
+  const fromSource = here.endsWith('.ts');
+  const exec = fileURLToPath(new URL(`./worker-main.${fromSource ? 'ts' : 'js'}`, here));
+  return {
+    exec,
+    execArgv: fromSource ? ['--conditions=source', '--import', import.meta.resolve('tsx')] : [],
+  };
+}
+
+function lines(stream: Readable | null, sink: (line: string) => void): void {
+  if (stream === null) return;
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', sink);
+}
+
+/**
+ * Starts the cluster and resolves once every proof server listens (and the writer, if any,
+ * is ready).
+ * @throws AkdError when a child cannot start (for example `STORAGE_LOCKED`: another writer)
+ * @example
+ * ```ts
+ * const running = await startCluster({ config, secretKey, workers: 2, log: console.log });
+ * process.once('SIGTERM', () => void running.close().then((code) => process.exit(code)));
+ * ```
+ */
+export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
+  const { config, log } = options;
+  // kept for the cluster's life: a child started again needs it (the caller may wipe its copy)
+  const secretKey = options.secretKey.slice();
+  const stderr = options.stderr ?? ((text: string) => process.stderr.write(text));
+  const workers = Math.max(1, Math.floor(options.workers));
+  const maxRestarts = options.maxRestarts ?? 5;
+  const windowMs = options.restartWindowMs ?? 60_000;
+  const { exec, execArgv } = workerMain();
+  cluster.setupPrimary({ exec, execArgv, silent: true, serialization: 'advanced' });
+
+  const children = new Set<Child>();
+  let writer: Child | undefined;
+  let writerView: WriterView = { socketPath: undefined, problem: 'the writer is starting' };
+  const restarts: number[] = [];
+  let stopping = false;
+  let fatal: string | undefined;
+  let url: string | undefined;
+  let finish!: (code: number) => void;
+  const done = new Promise<number>((resolve) => (finish = resolve));
+  let nextEpochId = 1;
+  const acks = new Map<number, { waiting: Set<Child>; writerId: number; timer: NodeJS.Timeout }>();
+  let startup: { resolve: () => void; reject: (e: Error) => void } | undefined;
+
+  const proofs = () => [...children].filter((c) => c.role === 'proof' && !c.exited);
+  const relayWriter = (view: WriterView) => {
+    writerView = view;
+    for (const p of proofs()) p.send({ type: 'writer', writer: view });
+  };
+  const settleAck = (id: number) => {
+    const pending = acks.get(id);
+    if (pending === undefined) return;
+    clearTimeout(pending.timer);
+    acks.delete(id);
+    writer?.send({ type: 'epoch-acked', id: pending.writerId });
+  };
+
+  const memory = options.memory;
+  let memoryQueue: Promise<unknown> = Promise.resolve();
+  const inMemoryOrder = (task: () => Promise<void>) => {
+    memoryQueue = memoryQueue.then(task).catch((e: unknown) => {
+      fatal ??= `replicating the memory store failed: ${(e as Error).message}`;
+      void stopAll(1);
+    });
+  };
+
+  const onMessage = (child: Child, message: FromChild) => {
+    switch (message.type) {
+      case 'hello': {
+        const start = (snapshot?: Uint8Array) =>
+          child.send({
+            type: 'start',
+            role: child.role,
+            config,
+            secretKey,
+            ...(child.role === 'proof' ? { writer: writerView } : {}),
+            ...(snapshot === undefined ? {} : { snapshot }),
+          });
+        if (memory === undefined) start();
+        else {
+          // in the memory queue: the snapshot holds every change passed on before it
+          inMemoryOrder(async () => {
+            child.replicating = true;
+            start(snapshotOf(memory));
+          });
+        }
+        break;
+      }
+      case 'changes':
+        inMemoryOrder(async () => {
+          await applyChanges(memory!, await decodeChanges(message.changes));
+          for (const p of proofs()) if (p.replicating) p.send(message);
+        });
+        break;
+      case 'listening':
+        url ??= message.url;
+        listening.add(child);
+        if (startup !== undefined && listening.size >= workers && writerReady === undefined) {
+          startup.resolve();
+          startup = undefined;
+        }
+        break;
+      case 'writer':
+        relayWriter(message.writer);
+        if (message.writer.problem === undefined) writerReady?.();
+        break;
+      case 'published': {
+        const announce = async () => {
+          const id = nextEpochId++;
+          const waiting = new Set(proofs());
+          const timer = setTimeout(() => settleAck(id), options.epochAckMs ?? 2_000);
+          acks.set(id, { waiting, writerId: message.id, timer });
+          for (const p of waiting) p.send({ type: 'epoch', id, epoch: message.epoch });
+          if (waiting.size === 0) settleAck(id);
+        };
+        // after the changes that made the epoch
+        if (memory === undefined) void announce();
+        else inMemoryOrder(announce);
+        break;
+      }
+      case 'epoch-seen': {
+        const pending = acks.get(message.id);
+        pending?.waiting.delete(child);
+        if (pending !== undefined && pending.waiting.size === 0) settleAck(message.id);
+        break;
+      }
+      case 'fatal':
+        fatal ??= message.message;
+        if (startup !== undefined) {
+          startup.reject(asError(message.message));
+          startup = undefined;
+        }
+        void stopAll(1);
+        break;
+    }
+  };
+  const listening = new Set<Child>();
+  let writerReady: (() => void) | undefined;
+
+  const start = (role: Role) => {
+    const worker = role === 'proof' ? cluster.fork({ AKD_SERVE_ROLE: role }) : undefined;
+    const proc =
+      worker?.process ??
+      fork(exec, [], {
+        execArgv,
+        silent: true,
+        serialization: 'advanced',
+        env: { ...process.env, AKD_SERVE_ROLE: role },
+      });
+    const child: Child = {
+      role,
+      process: proc,
+      send: (message) => {
+        if (child.exited || !proc.connected) return;
+        if (worker !== undefined) worker.send(message);
+        else proc.send(message);
+      },
+      exited: false,
+      replicating: false,
+    };
+    children.add(child);
+    if (role === 'writer') writer = child;
+    lines(proc.stdout, log);
+    proc.stderr?.on('data', (d: Buffer) => stderr(String(d)));
+    (worker ?? proc).on('message', (m: FromChild) => onMessage(child, m));
+    proc.once('exit', (code, signal) => onExit(child, code, signal));
+  };
+
+  const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
+    child.exited = true;
+    children.delete(child);
+    listening.delete(child);
+    for (const [id, pending] of acks) {
+      pending.waiting.delete(child);
+      if (pending.waiting.size === 0) settleAck(id);
+    }
+    if (stopping) {
+      if (children.size === 0) finish(fatal === undefined ? 0 : 1);
+      return;
+    }
+    const how = signal !== null ? `signal ${signal}` : `code ${code}`;
+    log(
+      JSON.stringify({
+        level: 50,
+        time: Date.now(),
+        service: 'akd-server',
+        role: child.role,
+        msg: `the ${child.role} process exited (${how}); starting it again`,
+      }),
+    );
+    if (child.role === 'writer') {
+      writer = undefined;
+      relayWriter({
+        socketPath: undefined,
+        problem: `the writer process exited (${how}); it is being started again`,
+      });
+    }
+    const now = Date.now();
+    restarts.push(now);
+    while (restarts.length > 0 && restarts[0]! < now - windowMs) restarts.shift();
+    if (restarts.length > maxRestarts) {
+      fatal ??= `the ${child.role} process keeps exiting (${restarts.length} times within ${windowMs / 1000} s; last: ${how})`;
+      void stopAll(1);
+      return;
+    }
+    const backoff = Math.min(30_000, 1_000 * 2 ** (restarts.length - 1));
+    setTimeout(() => {
+      if (!stopping) start(child.role);
+    }, backoff).unref();
+  };
+
+  const stopAll = async (code: number): Promise<number> => {
+    if (!stopping) {
+      stopping = true;
+      void done.then(() => secretKey.fill(0));
+      for (const [id] of acks) settleAck(id);
+      for (const child of children) child.send({ type: 'stop' });
+      if (children.size === 0) finish(code === 0 && fatal === undefined ? 0 : 1);
+      const timer = setTimeout(() => {
+        for (const child of children) child.process.kill('SIGKILL');
+      }, options.shutdownTimeoutMs ?? 30_000);
+      void done.then(() => clearTimeout(timer));
+    }
+    return done;
+  };
+
+  try {
+    // the writer and the proof servers start side by side; proof servers refuse publishes
+    // until the writer reports ready
+    const writerStarted =
+      config.publishToken === undefined
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            writerReady = () => {
+              writerReady = undefined;
+              resolve();
+            };
+            start('writer');
+          });
+    await new Promise<void>((resolve, reject) => {
+      startup = { resolve, reject };
+      for (let i = 0; i < workers; i++) start('proof');
+      void writerStarted.then(() => {
+        if (listening.size >= workers && startup !== undefined) {
+          startup.resolve();
+          startup = undefined;
+        }
+      });
+    });
+  } catch (e) {
+    await stopAll(1);
+    throw e;
+  }
+
+  return { url: url!, close: () => stopAll(0), done, fatal: () => fatal };
+}
+
+/** A child's fatal message as an error, keeping its catalogue code when it starts with one. */
+function asError(message: string): Error {
+  const match = /^([A-Z]+_[A-Z_]+): ([\s\S]*)$/.exec(message);
+  return match === null ? new Error(message) : new AkdError(match[1] as never, match[2]!);
+}

@@ -1,0 +1,73 @@
+/**
+ * What the processes of `akd serve` tell each other over their IPC channels (Node's
+ * 'advanced' serialization, so bytes travel as bytes). The primary supervises: it starts the
+ * writer and the proof servers, relays the writer's state to the proof servers, and holds a
+ * publish's answer until every proof server serves its epoch.
+ */
+
+import type { HttpTimeouts, ServerLimits } from '../options.js';
+
+/** Everything a child needs to serve, besides the VRF key. */
+export interface ServeConfig {
+  /**
+   * `sqlite:<path>` or `postgres://...`; or `memory:...`, a store in the primary's memory that
+   * each child replicates (a snapshot at start, then the writer's changes).
+   */
+  storeUrl: string;
+  configuration: string;
+  domainLabel?: string;
+  port: number;
+  host: string;
+  /** Enables POST /v1/publish through the writer. */
+  publishToken?: string;
+  /** How often proof servers check the store for epochs published elsewhere, ms. */
+  pollMs: number;
+  logLevel: string;
+  /** Worker threads for the writer's VRF work (undefined: the available cores). */
+  vrfThreads?: number;
+  /** The writer's CPU priority (nice, 0 to 19; default 10), below the proof servers'. */
+  writerNice?: number;
+  limits?: Partial<ServerLimits>;
+  http?: Partial<HttpTimeouts>;
+  /** How long a stopping proof server keeps answering after it reports not ready, ms. */
+  drainMs?: number;
+}
+
+export type Role = 'proof' | 'writer';
+
+/** Primary -> child. */
+export type ToChild =
+  | {
+      type: 'start';
+      role: Role;
+      config: ServeConfig;
+      secretKey: Uint8Array;
+      /** The writer's state when a proof server starts. */
+      writer?: WriterView;
+      /** The store's records, for a memory store (see replication/). */
+      snapshot?: Uint8Array;
+    }
+  | { type: 'writer'; writer: WriterView }
+  | { type: 'epoch'; id: number; epoch: string }
+  /** A memory store's change, as the writer made it (replication/). */
+  | { type: 'changes'; changes: Uint8Array }
+  | { type: 'epoch-acked'; id: number }
+  | { type: 'stop' };
+
+/** Child -> primary. */
+export type FromChild =
+  /** Sent once the child listens for messages: only then can it be sent 'start'. */
+  | { type: 'hello' }
+  | { type: 'listening'; url: string }
+  | { type: 'writer'; writer: WriterView }
+  | { type: 'published'; id: number; epoch: string }
+  | { type: 'changes'; changes: Uint8Array }
+  | { type: 'epoch-seen'; id: number }
+  | { type: 'fatal'; message: string };
+
+/** The writer as proof servers see it. */
+export interface WriterView {
+  socketPath: string | undefined;
+  /** Why it cannot publish, or undefined when it can. */
+  problem: string | undefined;
+}

@@ -1,0 +1,78 @@
+/**
+ * A proof server of `akd serve`: one of N processes answering the API over the store (a
+ * connection of its own, read-only), all listening on one port (node:cluster shares it). It
+ * never publishes: `POST /v1/publish` goes, unread, to the writer whose state the primary
+ * relays. It learns of new epochs from the primary as soon as the writer commits one (and
+ * polls the store for epochs published by other processes). Stopping, it first reports not
+ * ready for `drainMs` so load balancers move away, then finishes the requests in flight.
+ */
+
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { configurationByName } from '@akd-ts/core';
+import { StorageManager, type Database } from '@akd-ts/storage';
+import { InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
+import { startServer } from '../listen.js';
+import { WriterClient } from '../writer/writer-client.js';
+import type { ServeConfig, WriterView } from './messages.js';
+
+export interface ProofRoleOptions {
+  config: ServeConfig;
+  secretKey: Uint8Array;
+  db: Database;
+  logger: Logger;
+  /** The writer as last reported (publishing servers only). */
+  writer?: WriterView;
+}
+
+export interface ProofRole {
+  url: string;
+  /** The writer's new state. */
+  setWriter(view: WriterView): void;
+  /** Serves the store's latest epoch from the next request on. */
+  refresh(): Promise<void>;
+  /** Drains, then closes the server and the store. */
+  stop(): Promise<void>;
+}
+
+/** Starts a proof server over `options.db`. */
+export async function startProofRole(options: ProofRoleOptions): Promise<ProofRole> {
+  const { config } = options;
+  const directory = await ReadOnlyDirectory.open({
+    config: configurationByName(config.configuration, config.domainLabel),
+    storage: new StorageManager(options.db),
+    vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
+  });
+  let writer: WriterView = options.writer ?? {
+    socketPath: undefined,
+    problem: 'the writer is starting',
+  };
+  let draining = false;
+  const server = await startServer(
+    {
+      directory,
+      publishToken: config.publishToken,
+      ...(config.publishToken === undefined ? {} : { writer: new WriterClient(() => writer) }),
+      logger: options.logger,
+      limits: config.limits,
+      http: config.http,
+      readiness: () => (draining ? 'shutting down' : undefined),
+    },
+    { port: config.port, host: config.host, pollMs: config.pollMs },
+  );
+  return {
+    url: server.url,
+    setWriter: (view) => {
+      writer = view;
+    },
+    refresh: async () => {
+      await directory.refresh();
+    },
+    stop: async () => {
+      draining = true;
+      await delay(config.drainMs ?? 0);
+      await server.close();
+      await options.db.close();
+    },
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * Opening a store from its URL in a child process of `akd serve`: `sqlite:<path>` or
+ * `postgres://...` (`?schema=<name>` picks the PostgreSQL schema). Drivers load on demand.
+ * (`memory:` stores live in the primary and reach children as replicas.)
+ */
+
+import type { Database } from '@akd-ts/storage';
+
+/**
+ * @throws TypeError for a URL that is neither SQLite nor PostgreSQL
+ * @example const db = await openStoreUrl('sqlite:./akd.db');
+ */
+export async function openStoreUrl(url: string): Promise<Database> {
+  if (url.startsWith('sqlite:')) {
+    const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
+    return SqliteDatabase.open(url.slice('sqlite:'.length));
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { PostgresDatabase } = await import('@akd-ts/storage-postgres');
+    const parsed = new URL(url);
+    const schema = parsed.searchParams.get('schema') ?? undefined;
+    parsed.searchParams.delete('schema');
+    return PostgresDatabase.open(parsed.toString(), schema === undefined ? {} : { schema });
+  }
+  throw new TypeError(
+    `a child process cannot open the store ${JSON.stringify(url.split(':')[0])}:`,
+  );
+}

@@ -1,0 +1,122 @@
+/**
+ * The entry of every child process of `akd serve` (forked by launcher.ts): waits for its
+ * start message, opens its store connection and runs its role, a proof server or the writer,
+ * then follows the primary's messages until told to stop. Signals are the primary's to handle:
+ * a child ignores SIGINT and SIGTERM (a Ctrl-C reaches the whole process group) and stops when
+ * the primary says so, or when the primary is gone (its IPC channel closes).
+ */
+
+import { createLogger } from '../logging.js';
+import type { FromChild, ToChild } from './messages.js';
+import { startProofRole, type ProofRole } from './proof-role.js';
+import { decodeChanges } from '../replication/codec.js';
+import { RecordingDatabase, applyChanges, replicaOf } from '../replication/replica.js';
+import type { Database } from '@akd-ts/storage';
+import { openStoreUrl } from './store-url.js';
+import { startWriterRole, type WriterRole } from './writer-role.js';
+
+const send = (message: FromChild) => process.send?.(message);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});
+
+let role: ProofRole | WriterRole | undefined;
+/** A memory store's replica (proof servers apply the writer's changes to it). */
+let replicated: Database | undefined;
+/** Changes and epochs are handled in the order they came. */
+let inOrder: Promise<unknown> = Promise.resolve();
+const then = (task: () => Promise<unknown>) => {
+  inOrder = inOrder.then(task).catch(() => undefined);
+};
+let stopping: Promise<void> | undefined;
+const stop = (code: number) =>
+  (stopping ??= (async () => {
+    try {
+      await role?.stop();
+    } finally {
+      process.exit(code);
+    }
+  })());
+process.on('disconnect', () => void stop(0));
+
+/** Epoch barriers the writer waits on, by id. */
+const waiting = new Map<number, () => void>();
+let nextId = 1;
+
+async function start(message: Extract<ToChild, { type: 'start' }>): Promise<void> {
+  const { config, secretKey } = message;
+  const logger = createLogger({ level: config.logLevel });
+  let db: Database;
+  if (config.storeUrl.startsWith('memory:')) {
+    const replica = await replicaOf(message.snapshot ?? new Uint8Array(0));
+    replicated = replica;
+    db =
+      message.role === 'writer'
+        ? new RecordingDatabase(replica, (changes) => send({ type: 'changes', changes }))
+        : replica;
+  } else db = await openStoreUrl(config.storeUrl);
+  try {
+    if (message.role === 'writer') {
+      role = await startWriterRole({
+        config,
+        secretKey,
+        db,
+        logger,
+        send,
+        waitForEpoch: (epoch) =>
+          new Promise((resolve) => {
+            const id = nextId++;
+            waiting.set(id, resolve);
+            send({ type: 'published', id, epoch });
+          }),
+      });
+    } else {
+      const proof = await startProofRole({ config, secretKey, db, logger, writer: message.writer });
+      role = proof;
+      send({ type: 'listening', url: proof.url });
+    }
+  } catch (e) {
+    await db.close().catch(() => undefined);
+    throw e;
+  } finally {
+    secretKey.fill(0);
+  }
+}
+
+process.on('message', (message: ToChild) => {
+  switch (message.type) {
+    case 'start':
+      start(message).catch((e: unknown) => {
+        const code = (e as { code?: unknown }).code;
+        send({
+          type: 'fatal',
+          message: `${typeof code === 'string' ? `${code}: ` : ''}${e instanceof Error ? e.message : String(e)}`,
+        });
+        void stop(1);
+      });
+      break;
+    case 'writer':
+      (role as ProofRole | undefined)?.setWriter(message.writer);
+      break;
+    case 'changes':
+      then(async () => applyChanges(replicated!, await decodeChanges(message.changes)));
+      break;
+    case 'epoch':
+      then(async () => {
+        try {
+          await (role as ProofRole | undefined)?.refresh();
+        } finally {
+          send({ type: 'epoch-seen', id: message.id });
+        }
+      });
+      break;
+    case 'epoch-acked':
+      waiting.get(message.id)?.();
+      waiting.delete(message.id);
+      break;
+    case 'stop':
+      void stop(0);
+      break;
+  }
+});
+// a message sent before this module ran would have found no listener
+send({ type: 'hello' });

@@ -1,0 +1,99 @@
+/**
+ * The writer process of `akd serve`: the one process that publishes. It opens its own store
+ * connection, takes the store's writer lock, holds the VRF key, and serves the private
+ * publish app on a Unix socket in a folder only its user can enter. It runs at a lower CPU
+ * priority than the proof servers (nice 10 by default), so a long publish slows itself rather
+ * than the lookups. It reports its state to the primary: ready, the lock lost and being taken
+ * again, or lost for good (then it stops, and `akd serve` with it). After start it fills in
+ * the audit blobs of epochs published before the store kept them, one step between publishes.
+ */
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { setPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { configurationByName } from '@akd-ts/core';
+import { StorageManager, type Database } from '@akd-ts/storage';
+import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
+import { buildWriterApp } from '../writer/writer-app.js';
+import type { FromChild, ServeConfig, WriterView } from './messages.js';
+
+export interface WriterRoleOptions {
+  config: ServeConfig;
+  secretKey: Uint8Array;
+  db: Database;
+  logger: Logger;
+  send: (message: FromChild) => void;
+  /** Resolves once every proof server serves `epoch`. */
+  waitForEpoch: (epoch: string) => Promise<void>;
+}
+
+/** A running writer: `stop` finishes or abandons the publish in progress, then releases all. */
+export interface WriterRole {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the writer.
+ * @throws AkdError `STORAGE_LOCKED` when another writer holds the store.
+ */
+export async function startWriterRole(options: WriterRoleOptions): Promise<WriterRole> {
+  const { config, logger, send } = options;
+  try {
+    // threads started from now on (VRF workers, libuv) inherit this priority
+    setPriority(config.writerNice ?? 10);
+  } catch (e) {
+    logger.warn({ err: e }, 'cannot lower the writer priority');
+  }
+  const directory = await Directory.open({
+    config: configurationByName(config.configuration, config.domainLabel),
+    storage: new StorageManager(options.db),
+    vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
+    vrf: { threads: config.vrfThreads ?? availableThreads() },
+  });
+  const folder = mkdtempSync(join(tmpdir(), 'akd-writer-'));
+  const socketPath = join(folder, 'writer.sock');
+  const view = (): WriterView => {
+    const lock = directory.lockStatus();
+    return { socketPath, problem: lock.held ? undefined : lock.reason };
+  };
+  directory.onLockStatus((status) => {
+    if (status.held) logger.info({ generation: status.generation }, 'writer lock held again');
+    else if (status.final) logger.error({ reason: status.reason }, 'writer lock lost for good');
+    else logger.warn({ reason: status.reason }, 'writer lock lost; taking it again');
+    send({ type: 'writer', writer: view() });
+    if (status.final) {
+      send({ type: 'fatal', message: `the writer stopped: ${status.reason}` });
+    }
+  });
+  const app = await buildWriterApp({
+    directory,
+    limits: config.limits,
+    logger,
+    onPublished: (json) => options.waitForEpoch(json.epoch),
+  });
+  await app.listen({ path: socketPath });
+  send({ type: 'writer', writer: view() });
+
+  const filling = new AbortController();
+  const fill = directory
+    .fillMissingAuditBlobs({
+      signal: filling.signal,
+      onBlob: (epoch) => logger.info({ epoch: epoch.toString() }, 'audit blob filled in'),
+    })
+    .then(
+      (n) => n > 0 && logger.info({ blobs: n }, 'audit blobs filled in'),
+      (e: unknown) => logger.error({ err: e }, 'filling in audit blobs failed'),
+    );
+
+  return {
+    stop: async () => {
+      filling.abort();
+      await app.close(); // waits for a publish in progress
+      await fill;
+      await directory.close();
+      await options.db.close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * A concurrency limit for heavy routes: at most `max` requests run at once and at most
+ * `maxQueued` wait (each for at most `maxWaitMs`); any more are refused at once with a 503
+ * `HTTP_OVERLOADED` and `Retry-After`, so a burst of expensive requests costs bounded memory
+ * and time instead of a queue that grows without end. A slot is held until the answer has
+ * been sent (or the client went away), not merely until the handler returns, since heavy
+ * answers are streamed.
+ */
+
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from './errors.js';
+
+export interface LimiterOptions {
+  /** Requests running at once (at least 1). */
+  max: number;
+  /** Requests waiting for a slot (default 0). */
+  maxQueued?: number;
+  /** Longest wait in the queue, ms (default 10,000). */
+  maxWaitMs?: number;
+  /** The Retry-After a refusal carries, seconds (default 1). */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * @example
+ * ```ts
+ * const audits = new ConcurrencyLimiter('audit', { max: 2, maxQueued: 4 });
+ * app.get('/v1/audit', { onRequest: audits.hook }, handler);
+ * ```
+ */
+export class ConcurrencyLimiter {
+  #active = 0;
+  readonly #queue: { grant: () => void; timer: NodeJS.Timeout }[] = [];
+  readonly #max: number;
+  readonly #maxQueued: number;
+  readonly #maxWaitMs: number;
+  readonly #retryAfter: string;
+
+  constructor(
+    readonly name: string,
+    options: LimiterOptions,
+  ) {
+    if (!Number.isInteger(options.max) || options.max < 1) {
+      throw new RangeError(`${name}: max must be a positive integer, not ${options.max}`);
+    }
+    this.#max = options.max;
+    this.#maxQueued = Math.max(0, options.maxQueued ?? 0);
+    this.#maxWaitMs = options.maxWaitMs ?? 10_000;
+    this.#retryAfter = String(options.retryAfterSeconds ?? 1);
+  }
+
+  /** Requests running now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Requests waiting now. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  private refuse(why: string): HttpError {
+    return new HttpError(
+      'HTTP_OVERLOADED',
+      `too many ${this.name} requests at once (${why}); retry after ${this.#retryAfter} s`,
+      { 'retry-after': this.#retryAfter },
+    );
+  }
+
+  /**
+   * A slot: resolves to its release function (idempotent) once the request may run.
+   * @throws HttpError `HTTP_OVERLOADED` when the queue is full or the wait too long.
+   */
+  acquire(): Promise<() => void> {
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const next = this.#queue.shift();
+      if (next === undefined) this.#active--;
+      else {
+        clearTimeout(next.timer);
+        next.grant(); // the slot passes on: #active stays the same
+      }
+    };
+    if (this.#active < this.#max) {
+      this.#active++;
+      return Promise.resolve(release);
+    }
+    if (this.#queue.length >= this.#maxQueued) {
+      return Promise.reject(this.refuse(`${this.#active} running, ${this.#queue.length} waiting`));
+    }
+    return new Promise((resolve, reject) => {
+      const entry = {
+        grant: () => resolve(release),
+        timer: setTimeout(() => {
+          this.#queue.splice(this.#queue.indexOf(entry), 1);
+          reject(this.refuse(`waited ${this.#maxWaitMs} ms`));
+        }, this.#maxWaitMs),
+      };
+      this.#queue.push(entry);
+    });
+  }
+
+  /** A fastify onRequest hook: holds a slot until the answer is sent or abandoned. */
+  readonly hook = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const release = await this.acquire();
+    reply.raw.once('close', release);
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Replicas of a memory store across the processes of `akd serve`. A memory store lives in one
+ * process's memory, so the primary keeps the store, each child starts from a snapshot of it,
+ * and the writer's writes travel as changes: the writer's store records each write once it
+ * succeeded, the primary applies it to its copy and passes it on, and every proof server
+ * applies it to its replica. A batch of records (a publish's commit) is applied with one
+ * synchronous write, so a replica shows an epoch entirely or not at all.
+ */
+
+import {
+  MemoryDatabase,
+  type AuditBlobInfo,
+  type AuditBlobRecord,
+  type Database,
+  type DbRecord,
+  type DbSetState,
+  type RecordFor,
+  type StorageKey,
+  type UserVersion,
+  type ValueStateFlag,
+  type ValueStateRecord,
+  type WriterLock,
+} from '@akd-ts/storage';
+import { decodeChanges, encodeChanges, type Change } from './codec.js';
+
+/**
+ * The whole store as change bytes: its records as one batch, then its settings and blobs.
+ *
+ * @example const replica = await replicaOf(snapshotOf(db));
+ */
+export function snapshotOf(db: MemoryDatabase): Uint8Array {
+  return encodeChanges([
+    { kind: 'records', records: db.allRecords() },
+    ...db.allSettings().map(([name, value]) => ({ kind: 'setting' as const, name, value })),
+    ...db.allAuditBlobs().map((blob) => ({ kind: 'auditBlob' as const, blob })),
+  ]);
+}
+
+/** Applies `changes` to `db` in order; each batch of records in one write. */
+export async function applyChanges(db: Database, changes: Change[]): Promise<void> {
+  for (const c of changes) {
+    if (c.kind === 'records') await db.batchSet(c.records, 'transactionCommit');
+    else if (c.kind === 'setting') await db.setSetting(c.name, c.value);
+    else await db.setAuditBlob(c.blob);
+  }
+}
+
+/** A memory store holding what `snapshot` holds. */
+export async function replicaOf(snapshot: Uint8Array): Promise<MemoryDatabase> {
+  const db = new MemoryDatabase();
+  await applyChanges(db, await decodeChanges(snapshot));
+  return db;
+}
+
+/**
+ * A Database that reports each write, once it succeeded, as change bytes (the writer's store
+ * in a replicated memory store). Reads and the lock go to the inner store.
+ *
+ * @example const db = new RecordingDatabase(replica, (bytes) => process.send?.({ type: 'changes', changes: bytes }));
+ */
+export class RecordingDatabase implements Database {
+  constructor(
+    private readonly inner: Database,
+    private readonly onChange: (bytes: Uint8Array) => void,
+  ) {}
+
+  private async write(change: Change, run: () => Promise<void>): Promise<void> {
+    await run();
+    this.onChange(encodeChanges([change]));
+  }
+
+  set(record: DbRecord): Promise<void> {
+    return this.write({ kind: 'records', records: [record] }, () => this.inner.set(record));
+  }
+  batchSet(records: DbRecord[], state?: DbSetState): Promise<void> {
+    if (records.length === 0) return this.inner.batchSet(records, state);
+    return this.write({ kind: 'records', records }, () => this.inner.batchSet(records, state));
+  }
+  setSetting(name: string, value: string): Promise<void> {
+    return this.write({ kind: 'setting', name, value }, () => this.inner.setSetting(name, value));
+  }
+  setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    return this.write({ kind: 'auditBlob', blob }, () => this.inner.setAuditBlob(blob));
+  }
+  get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    return this.inner.get(key);
+  }
+  batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    return this.inner.batchGet(keys);
+  }
+  getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    return this.inner.getUserData(username);
+  }
+  getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    return this.inner.getUserState(username, flag);
+  }
+  getUserStateVersions(usernames: Uint8Array[], flag: ValueStateFlag): Promise<UserVersion[]> {
+    return this.inner.getUserStateVersions(usernames, flag);
+  }
+  getSetting(name: string): Promise<string | undefined> {
+    return this.inner.getSetting(name);
+  }
+  getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    return this.inner.getAuditBlobInfos(epochs);
+  }
+  getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    return this.inner.getAuditBlob(epoch);
+  }
+  acquireWriterLock(): Promise<WriterLock> {
+    return this.inner.acquireWriterLock();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

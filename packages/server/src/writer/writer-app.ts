@@ -1,0 +1,78 @@
+/**
+ * The writer's private HTTP app: `POST /publish` reads and checks a publish body and publishes
+ * it with the directory, the only thing the writer does for requests. It listens on a Unix
+ * socket in a private folder (see writer-service.ts), reached only by this server's proof
+ * servers, which check the bearer token and pass the body through unread: so the seconds a
+ * large publish spends parsing JSON, computing VRF labels, inserting and committing never run
+ * on a thread that answers lookups. Errors are answered from the catalogue, like the API's.
+ */
+
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Directory } from '@akd-ts/directory';
+import { epochHeaders } from '../context.js';
+import { installErrorReplies } from '../error-reply.js';
+import { HttpError } from '../errors.js';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../options.js';
+import { parseUpdates } from '../publish/body.js';
+import { runPublish, type PublishJson } from '../publish/run.js';
+import { fromHex } from '@akd-ts/core';
+
+/** The writer app's publish route. */
+export const WRITER_PUBLISH_PATH = '/publish';
+
+export interface WriterAppOptions {
+  /** The writer: holds the store's writer lock. */
+  directory: Directory;
+  limits?: Partial<ServerLimits>;
+  logger?: FastifyBaseLogger;
+  /**
+   * Called after a publish created an epoch, before it is answered: `akd serve` waits there
+   * until every proof server serves the new epoch, so a client that was told "published" is
+   * never served the epoch before.
+   */
+  onPublished?: (json: PublishJson) => Promise<void>;
+}
+
+/**
+ * Builds the writer's app (not listening).
+ *
+ * @example
+ * ```ts
+ * const app = await buildWriterApp({ directory: writer });
+ * await app.listen({ path: '/run/akd/writer.sock' });
+ * ```
+ */
+export async function buildWriterApp(options: WriterAppOptions): Promise<FastifyInstance> {
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  const { directory } = options;
+  const app = Fastify({
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: limits.publishBodyLimit,
+    // a publish can take minutes: no timeout may cut it off
+    requestTimeout: 0,
+    return503OnClosing: false,
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) {
+      throw new HttpError('HTTP_WRITER_UNAVAILABLE', 'the writer is shutting down; retry', {
+        'retry-after': '5',
+      });
+    }
+  });
+  app.removeContentTypeParser('text/plain');
+  installErrorReplies(app, () => {});
+
+  app.post<{ Body: unknown }>(WRITER_PUBLISH_PATH, async (request, reply) => {
+    const updates = parseUpdates(request.body, limits);
+    const json = await runPublish(directory, updates, request.log);
+    if (json.newEpoch) await options.onPublished?.(json);
+    epochHeaders(reply, { epoch: BigInt(json.epoch), hash: fromHex(json.rootHash) });
+    return reply.type('application/json; charset=utf-8').send(json);
+  });
+  return app;
+}

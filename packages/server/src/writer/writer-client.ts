@@ -1,0 +1,142 @@
+/**
+ * The proof server's side of publishing: `POST /v1/publish`, once its bearer token is checked,
+ * is passed to the writer's private socket with its body unread (a proof server never parses
+ * a publish), and the writer's answer is relayed. While the writer is down, restarting or
+ * without the writer lock, publishes are refused at once with 503 `HTTP_WRITER_UNAVAILABLE`
+ * and `Retry-After`, before any of the body is read.
+ */
+
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyRequest } from 'fastify';
+import { HttpError } from '../errors.js';
+import { WRITER_PUBLISH_PATH } from './writer-app.js';
+
+/** Where the writer is, and whether it can publish now. */
+export interface WriterState {
+  /** The writer's socket, or undefined while it has none (starting, restarting). */
+  socketPath: string | undefined;
+  /** Why it cannot publish now, or undefined when it can. */
+  problem: string | undefined;
+}
+
+/** The writer's answer, relayed as it is. */
+export interface WriterAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** Headers of the writer's answer that reach the client. */
+export const RELAYED_HEADERS = [
+  'content-type',
+  'cache-control',
+  'retry-after',
+  'x-akd-epoch',
+  'x-akd-root-hash',
+] as const;
+
+/** The largest answer the writer gives (a JSON object of a few fields). */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+function unavailable(why: string): HttpError {
+  return new HttpError('HTTP_WRITER_UNAVAILABLE', why, { 'retry-after': '5' });
+}
+
+/**
+ * Forwards publishes to the writer named by `state()`.
+ *
+ * @example
+ * ```ts
+ * const writer = new WriterClient(() => ({ socketPath: '/run/akd/writer.sock', problem: undefined }));
+ * const app = await buildApp({ directory: reader, writer, publishToken });
+ * ```
+ */
+export class WriterClient {
+  constructor(readonly state: () => WriterState) {}
+
+  /** Why publishing is not possible now, or undefined. */
+  problem(): string | undefined {
+    const { socketPath, problem } = this.state();
+    return problem ?? (socketPath === undefined ? 'the writer is not running' : undefined);
+  }
+
+  /**
+   * Passes `request`'s body (unread, at most `bodyLimit` bytes) to the writer and resolves to
+   * its answer.
+   * @throws HttpError `HTTP_WRITER_UNAVAILABLE` when the writer cannot publish or is
+   * unreachable, `HTTP_BODY_TOO_LARGE` past `bodyLimit`.
+   */
+  async forward(request: FastifyRequest, bodyLimit: number): Promise<WriterAnswer> {
+    const problem = this.problem();
+    if (problem !== undefined) throw unavailable(`publishing is not possible now: ${problem}`);
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > bodyLimit) throw tooLarge();
+    const headers: Record<string, string> = {
+      'content-type': request.headers['content-type'] ?? 'application/json',
+    };
+    if (request.headers['content-length'] !== undefined) {
+      headers['content-length'] = request.headers['content-length'];
+    } else headers['transfer-encoding'] = 'chunked';
+
+    const outgoing = httpRequest({
+      socketPath: this.state().socketPath,
+      method: 'POST',
+      path: WRITER_PUBLISH_PATH,
+      headers,
+    });
+    const answer = new Promise<WriterAnswer>((resolve, reject) => {
+      outgoing.once('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size <= MAX_ANSWER_BYTES) chunks.push(c);
+        });
+        res.once('end', () =>
+          resolve({
+            status: res.statusCode ?? 502,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.once('error', reject);
+      });
+      outgoing.once('error', reject);
+    });
+    let seen = 0;
+    const limit = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        seen += chunk.length;
+        done(seen > bodyLimit ? tooLarge() : null, chunk);
+      },
+    });
+    // the writer may answer before reading everything (a malformed body): its answer wins
+    const piping = pipeline(request.raw, limit, outgoing).then(
+      () => undefined,
+      (e: unknown) => {
+        outgoing.destroy();
+        return e;
+      },
+    );
+    try {
+      return await answer;
+    } catch (e) {
+      const pipeError = await piping;
+      if (pipeError instanceof HttpError) throw pipeError;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ECONNREFUSED') {
+        throw unavailable('the writer is not running (it may be restarting)');
+      }
+      // the writer went away during the publish: it committed all of it or nothing
+      throw unavailable(
+        `the writer stopped answering (${code ?? (e as Error).message}); the publish was applied entirely or not at all: check GET /v1/epoch before retrying`,
+      );
+    }
+  }
+}
+
+function tooLarge(): HttpError {
+  return new HttpError('HTTP_BODY_TOO_LARGE', 'the request body is larger than this route accepts');
+}
