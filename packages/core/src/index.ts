@@ -32,6 +32,9 @@ export type { Configuration, ConfigurationName } from './config/configuration.js
 export { WhatsAppV1Configuration } from './config/whatsapp-v1.js';
 export { ExperimentalConfiguration, EXAMPLE_DOMAIN_LABEL } from './config/experimental.js';
 export { configurationByName, CONFIGURATION_NAMES } from './config/index.js';
+export { treeHasherOf } from './config/tree-hasher.js';
+export { alloc32 } from './slab.js';
+export type { TreeHasher } from './config/tree-hasher.js';
 export type {
   AkdLabel,
   AkdValue,

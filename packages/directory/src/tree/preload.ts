@@ -34,7 +34,7 @@ export interface PreloadStats {
 }
 
 /** The least frontier worth cutting in two: below it the halves' reads are mostly overhead. */
-const MIN_SPLIT = 128;
+export const MIN_SPLIT = 128;
 
 /** Decides which children of a loaded node the walk continues to. */
 export type Expand = (node: TreeNode) => boolean;
@@ -43,7 +43,7 @@ export type Expand = (node: TreeNode) => boolean;
  * Reads `labels` in chunks of at most `maxBatchSize` keys: one after another in a serial walk,
  * all at once in a parallel one (their round trips then overlap).
  */
-async function batchRead(
+export async function batchRead(
   reader: RecordReader,
   labels: NodeLabel[],
   maxBatchSize: number,
