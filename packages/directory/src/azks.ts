@@ -27,7 +27,10 @@ import { appendOnlyProof } from './tree/audit-proof.js';
 import { ArenaNodeBatch } from './tree/arena/batch.js';
 import { packElements } from './tree/arena/elements.js';
 import { loadTree } from './tree/arena/load.js';
-import { insertAll, reservedSlots } from './tree/arena/run.js';
+import { insertAll, reservedSlots, type ParallelInsertion } from './tree/arena/run.js';
+import { describeConfig } from './tree/arena/tasks.js';
+import { treeWorkers } from './tree/arena/workers.js';
+import { parallelDegree, parallelLevels, type ParallelismOption } from './parallelism.js';
 import { newRoot } from './tree/nodes.js';
 import { readNode } from './tree/node-io.js';
 import { auditExpansion, preload, towardTargets, type PreloadOptions } from './tree/preload.js';
@@ -35,6 +38,20 @@ import { membershipProof, nonMembershipProof } from './tree/proofs.js';
 
 const ROOT = NodeLabel.root();
 const MAX_EPOCH = BigInt(Number.MAX_SAFE_INTEGER);
+/** Default least number of elements a worker task takes (smaller subtrees stay on the caller). */
+const MIN_TASK = 2048;
+
+/** How an insertion loads its nodes (its preload) and whether worker threads insert. */
+export interface InsertOptions extends PreloadOptions {
+  /**
+   * Parallelism of the insertion itself (spec 13.1): with a degree, worker threads insert and
+   * hash the subtrees below the parallel levels (2^levels of them at once). Default:
+   * disabled, all on the calling thread.
+   */
+  insertion?: ParallelismOption;
+  /** The least number of elements a worker task takes (default 2,048). */
+  minTaskSize?: number;
+}
 
 export class Azks {
   readonly #hasher: TreeHasher;
@@ -93,7 +110,7 @@ export class Azks {
     tx: Transaction,
     azks: AzksRecord,
     elements: AzksElement[],
-    preloadOptions: PreloadOptions,
+    options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void = () => {},
   ): Promise<AzksRecord> {
     const el = packElements(elements);
@@ -105,18 +122,19 @@ export class Azks {
     let created = 0;
     if (el.count > 0) {
       const hasher = this.#hasher;
+      const parallel = this.#parallel(options);
       const loaded = await loadTree(
         tx,
         ROOT,
         epoch,
         el,
-        preloadOptions,
-        reservedSlots(el.count),
+        options,
+        reservedSlots(el.count, parallel?.minTask ?? MIN_TASK),
         hasher.labelValueLength,
         this.config,
       );
       onPhase('tree');
-      created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch));
+      created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);
       tx.logNodeBatch(new ArenaNodeBatch(loaded.arena, loaded));
     } else onPhase('tree');
     const next: AzksRecord = {
@@ -126,6 +144,20 @@ export class Azks {
     };
     tx.set(next);
     return next;
+  }
+
+  /** Worker threads for an insertion, or undefined for one on the calling thread. */
+  #parallel(options: InsertOptions): ParallelInsertion | undefined {
+    const option = options.insertion;
+    const degree = option === undefined ? undefined : parallelDegree(option);
+    const config = describeConfig(this.config);
+    if (option === undefined || degree === undefined || config === undefined) return undefined;
+    return {
+      pool: treeWorkers(),
+      config,
+      levels: parallelLevels(option) ?? 0,
+      minTask: Math.max(1, options.minTaskSize ?? MIN_TASK),
+    };
   }
 
   /** Warms the cache with the paths toward `targets` (spec 13.2, 13.3). */

@@ -34,6 +34,7 @@ export type { VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.
 export { nativeVrfAvailable, sodiumAvailable, vrfKeyBackend } from './vrf/backend.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
+export type { InsertOptions } from './azks.js';
 export { AuditBlobCatalog, exportAuditBlobs, stepRoots } from './audit-blobs.js';
 export type {
   AuditBlobCatalogOptions,

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AkdError, NodeLabel, configurationByName, type AzksElement } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, nodeKey, type TreeNodeRecord } from '@akd-ts/storage';
-import { Azks } from '@akd-ts/directory';
+import { Azks, Parallelism, type InsertOptions } from '@akd-ts/directory';
 import { CONFIG_NAMES } from './support/build.js';
 import {
   arenaEpoch,
@@ -44,16 +44,24 @@ for (const name of CONFIG_NAMES) {
     }
   });
 
-  test(`${name}: the result does not depend on the preload's batch size or parallel levels`, async () => {
+  test(`${name}: the result does not depend on worker threads, parallel levels or batch sizes`, async () => {
     const bytes = randomBytes(9);
-    const epochs = [300, 50, 200].map((n) => clusteredLeaves(bytes, n, 3));
+    const epochs = [300, 50, 200, 1, 2].map((n) => clusteredLeaves(bytes, n, 3));
     const reference = await emptyTree(config);
     for (const e of epochs) await referenceEpoch(config, reference.storage, e);
-    for (const options of [
+    const settings: InsertOptions[] = [
       { levels: undefined, maxBatchSize: 1 },
       { levels: 0, maxBatchSize: 3 },
       { levels: 5, maxBatchSize: 1000 },
-    ]) {
+      ...[0, 1, 2, 3, 4, 8].map((degree) => ({
+        levels: 2,
+        maxBatchSize: 50,
+        insertion: Parallelism.static(degree),
+        minTaskSize: 1 + (degree % 3) * 20,
+      })),
+      { levels: undefined, maxBatchSize: 50, insertion: Parallelism.availableOr(2) },
+    ];
+    for (const options of settings) {
       const t = await emptyTree(config);
       for (const e of epochs) await arenaEpoch(config, t.storage, e, options);
       assertSameRecords(t.db, reference.db);
@@ -173,6 +181,31 @@ test('corrupt records are STORAGE_CORRUPT, and a child off the path of its paren
   );
   assert.deepEqual(x, y);
   assert.equal(x.code, 'DIRECTORY_TREE');
+});
+
+test('a failure in a worker thread is the AkdError a serial insertion gives', async () => {
+  const { stores, a, b } = await twoStores();
+  for (const { db, storage } of stores) {
+    const record = (await db.get(nodeKey(b.label))) as TreeNodeRecord;
+    await db.set({ ...record, latest: { ...record.latest, lastEpoch: 9n }, previous: undefined });
+    storage.flushCache();
+  }
+  const below = { label: new NodeLabel(b.label.val.slice(), 256), value: a.value };
+  below.label.val[31]! ^= 1;
+  const near = { label: new NodeLabel(a.label.val.slice(), 256), value: a.value };
+  near.label.val[31]! ^= 1;
+  const serial = await errorOf(arenaEpoch(config, stores[1]!.storage, [below, near]));
+  const parallel = await errorOf(
+    arenaEpoch(config, stores[0]!.storage, [below, near], {
+      levels: undefined,
+      maxBatchSize: 10,
+      // one parallel level: both sides of the root are worker tasks
+      insertion: Parallelism.static(2),
+      minTaskSize: 1,
+    }),
+  );
+  assert.deepEqual(parallel, serial);
+  assert.equal(parallel.code, 'STORAGE_NOT_FOUND');
 });
 
 test('bad element sets and epochs past 2^53 are typed errors that log nothing', async () => {

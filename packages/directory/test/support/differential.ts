@@ -17,7 +17,7 @@ import {
 } from '@akd-ts/storage';
 import { assertRecordEqual } from '@akd-ts/storage/conformance';
 import { Azks } from '../../src/azks.js';
-import type { PreloadOptions } from '../../src/tree/preload.js';
+import type { InsertOptions } from '../../src/azks.js';
 import { insertElements, prepareElements } from './reference-insert.js';
 
 /** A deterministic generator (LCG) of bytes. */
@@ -82,7 +82,7 @@ export async function arenaEpoch(
   config: Configuration,
   storage: StorageManager,
   elements: AzksElement[],
-  options: PreloadOptions = { levels: undefined, maxBatchSize: 7 },
+  options: InsertOptions = { levels: undefined, maxBatchSize: 7 },
   azks: Azks = new Azks(config),
 ): Promise<AzksRecord> {
   const record = await azks.read(storage);
