@@ -68,6 +68,31 @@ function layout(shape: ArenaShape) {
   };
 }
 
+/** The arena's typed arrays, for copying them all. */
+const FIELDS = [
+  'labels',
+  'lens',
+  'hashes',
+  'lastEpoch',
+  'minEpoch',
+  'types',
+  'left',
+  'right',
+  'parent',
+  'labelValues',
+  'hasLabelValue',
+  'storedLatest',
+  'storedLatestEpoch',
+  'storedPrevious',
+  'storedPreviousEpoch',
+  'written',
+  'changed',
+  'alt',
+  'altEpoch',
+  'altType',
+  'altHashes',
+] as const;
+
 export class NodeArena {
   readonly buffer: SharedArrayBuffer;
   readonly shape: ArenaShape;
@@ -139,6 +164,17 @@ export class NodeArena {
     arena.parent.fill(NONE);
     arena.alt.fill(NONE);
     return arena;
+  }
+
+  /** A new arena of `shape` holding this one's slots (as many as fit). */
+  resized(shape: ArenaShape): NodeArena {
+    const next = NodeArena.create(shape);
+    for (const field of FIELDS) {
+      const from = this[field];
+      const to = next[field];
+      to.set(from.length <= to.length ? from : from.subarray(0, to.length));
+    }
+    return next;
   }
 
   /** The arena in `buffer` (created by `create`, possibly in another thread). */

@@ -8,7 +8,8 @@
  * independent walks, and their reads are in flight together.
  *
  * Each walk carries the range of sorted elements below its nodes, so deciding whether to go
- * further is a comparison with the range's ends, not a search of all elements.
+ * further is a comparison with the range's ends, not a search of all elements; and each node
+ * is copied into its slot as soon as its record arrives, while the record is at hand.
  */
 
 import { AkdError, type NodeLabel } from '@akd-ts/core';
@@ -21,7 +22,7 @@ import {
 } from '@akd-ts/storage';
 import { childLevels } from '../../parallelism.js';
 import { MIN_SPLIT, batchRead, type PreloadOptions, type PreloadStats } from '../preload.js';
-import { Copy, NONE, NodeArena, UNLOADED } from './arena.js';
+import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
 
 /** The loaded nodes: slots [0, count) of the arena, with the records they came from. */
@@ -43,26 +44,50 @@ interface Walk {
   el: PackedElements;
   maxBatchSize: number;
   stats: PreloadStats | undefined;
+  /** The configuration whose label values a label may already hold. */
+  owner: object;
+  arena: NodeArena;
+  /** Slots taken, and alternative versions given (see NodeArena.alt). */
+  count: number;
+  alts: number;
   labels: NodeLabel[];
   records: (TreeNodeRecord | undefined)[];
   visible: (TreeNode | undefined)[];
-  /** Element range each slot's subtree may hold. */
+  /** Element range each slot's subtree may hold, and its parent's epoch. */
   lo: number[];
   hi: number[];
-  /** Child slots, or NONE / UNLOADED. */
-  left: number[];
-  right: number[];
+  parentEpoch: bigint[];
 }
 
-function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number): number {
-  const slot = w.labels.length;
+/** Makes room for `slots` more slots (and alternatives), doubling the arena when full. */
+function reserve(w: Walk, slots: number, alts: number): void {
+  const shape = w.arena.shape;
+  if (w.count + slots <= shape.capacity && w.alts + alts <= shape.altCapacity) return;
+  w.arena = w.arena.resized({
+    ...shape,
+    capacity: Math.max(2 * shape.capacity, w.count + slots),
+    altCapacity: Math.max(2 * shape.altCapacity, w.alts + alts),
+  });
+}
+
+function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch: bigint): number {
+  reserve(w, 1, 0);
+  const slot = w.count++;
+  const a = w.arena;
+  a.labels.set(label.val, 32 * slot);
+  a.lens[slot] = label.len;
+  const memo = label.peekMemo(w.owner);
+  const n = a.shape.labelValueLength;
+  if (memo !== undefined && memo.length === n) {
+    a.labelValues.set(memo, n * slot);
+    a.hasLabelValue[slot] = 1;
+  }
   w.labels.push(label);
   w.records.push(undefined);
   w.visible.push(undefined);
   w.lo.push(lo);
   w.hi.push(hi);
-  w.left.push(NONE);
-  w.right.push(NONE);
+  w.parentEpoch.push(parentEpoch);
   return slot;
 }
 
@@ -90,14 +115,64 @@ async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Pro
   }
 }
 
-/** Takes the children of the frontier's nodes that some element lies under. */
+const MAX_EPOCH = BigInt(Number.MAX_SAFE_INTEGER);
+
+function epochNumber(e: bigint, label: NodeLabel): number {
+  if (e > MAX_EPOCH || e < 0n) {
+    throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has an epoch beyond 2^53: ${e}`);
+  }
+  return Number(e);
+}
+
+function checkHash(node: TreeNode, label: NodeLabel): void {
+  if (node.hash.length !== 32) {
+    throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has a ${node.hash.length}-byte hash`);
+  }
+}
+
+/**
+ * Copies a slot's record into the arena: the stored copies (spec 9.2) and the version visible
+ * at the insertion's epoch. A node newer than its parent (a tree that breaks the epoch
+ * invariant) may be read below that version, so it also gets its record's earlier version.
+ */
+function fillSlot(w: Walk, slot: number, record: TreeNodeRecord, node: TreeNode | undefined) {
+  const a = w.arena;
+  a.storedLatest[slot] = Copy.Latest;
+  a.storedLatestEpoch[slot] = Number(record.latest.lastEpoch);
+  if (record.previous !== undefined) {
+    a.storedPrevious[slot] = Copy.Previous;
+    a.storedPreviousEpoch[slot] = Number(record.previous.lastEpoch);
+  }
+  if (node === undefined) return;
+  const label = w.labels[slot]!;
+  checkHash(node, label);
+  a.types[slot] = node.nodeType;
+  a.lastEpoch[slot] = epochNumber(node.lastEpoch, label);
+  a.minEpoch[slot] = epochNumber(node.minDescendantEpoch, label);
+  a.hashes.set(node.hash, 32 * slot);
+  if (node.lastEpoch <= w.parentEpoch[slot]!) return;
+  const older = node === record.latest ? record.previous : undefined;
+  reserve(w, 0, 1);
+  const alt = w.alts++;
+  const b = w.arena;
+  b.alt[slot] = alt;
+  if (older === undefined) return;
+  checkHash(older, label);
+  b.altType[alt] = older.nodeType;
+  b.altEpoch[alt] = epochNumber(older.lastEpoch, label);
+  b.altHashes.set(older.hash, 32 * alt);
+}
+
+/** Copies the frontier's records, and takes the children of nodes some element lies under. */
 function expand(w: Walk, frontier: number[]): number[] {
   const next: number[] = [];
   const el = w.el;
   for (const slot of frontier) {
     const record = w.records[slot];
-    const node = record === undefined ? undefined : nodeAtEpoch(record, w.epoch);
+    if (record === undefined) continue;
+    const node = nodeAtEpoch(record, w.epoch);
     w.visible[slot] = node;
+    fillSlot(w, slot, record, node);
     if (node === undefined) continue;
     const label = w.labels[slot]!;
     const [lo, hi] =
@@ -106,19 +181,19 @@ function expand(w: Walk, frontier: number[]): number[] {
         : rangeBelow(el, w.lo[slot]!, w.hi[slot]!, label.val, 0, label.len);
     if (lo === hi) {
       // not expanded: its children stay unread, their labels in the record
-      if (node.leftChild !== undefined) w.left[slot] = UNLOADED;
-      if (node.rightChild !== undefined) w.right[slot] = UNLOADED;
+      if (node.leftChild !== undefined) w.arena.left[slot] = UNLOADED;
+      if (node.rightChild !== undefined) w.arena.right[slot] = UNLOADED;
       continue;
     }
     const mid = splitIndex(el, lo, hi, label.len);
     if (node.leftChild !== undefined) {
-      const child = addSlot(w, node.leftChild, lo, mid);
-      w.left[slot] = child;
+      const child = addSlot(w, node.leftChild, lo, mid, node.lastEpoch);
+      w.arena.left[slot] = child;
       next.push(child);
     }
     if (node.rightChild !== undefined) {
-      const child = addSlot(w, node.rightChild, mid, hi);
-      w.right[slot] = child;
+      const child = addSlot(w, node.rightChild, mid, hi, node.lastEpoch);
+      w.arena.right[slot] = child;
       next.push(child);
     }
   }
@@ -145,89 +220,9 @@ async function walk(
   ]);
 }
 
-const MAX_EPOCH = BigInt(Number.MAX_SAFE_INTEGER);
-
-function epochNumber(e: bigint, label: NodeLabel): number {
-  if (e > MAX_EPOCH || e < 0n) {
-    throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has an epoch beyond 2^53: ${e}`);
-  }
-  return Number(e);
-}
-
-/** Copies the walk's nodes into arena slots [0, count). */
-function fill(w: Walk, arena: NodeArena, labelValueOwner: object): void {
-  const lvLen = arena.shape.labelValueLength;
-  let alts = 0;
-  for (let s = 0; s < w.labels.length; s++) {
-    const label = w.labels[s]!;
-    arena.labels.set(label.val, 32 * s);
-    arena.lens[s] = label.len;
-    arena.left[s] = w.left[s]!;
-    arena.right[s] = w.right[s]!;
-    const memo = label.peekMemo(labelValueOwner);
-    if (memo !== undefined && memo.length === lvLen) {
-      arena.labelValues.set(memo, lvLen * s);
-      arena.hasLabelValue[s] = 1;
-    }
-    const record = w.records[s];
-    if (record !== undefined) {
-      arena.storedLatest[s] = Copy.Latest;
-      arena.storedLatestEpoch[s] = Number(record.latest.lastEpoch);
-      if (record.previous !== undefined) {
-        arena.storedPrevious[s] = Copy.Previous;
-        arena.storedPreviousEpoch[s] = Number(record.previous.lastEpoch);
-      }
-    }
-    const node = w.visible[s];
-    if (node === undefined) continue;
-    if (node.hash.length !== 32) {
-      throw new AkdError(
-        'STORAGE_CORRUPT',
-        `tree node ${label} has a ${node.hash.length}-byte hash`,
-      );
-    }
-    arena.types[s] = node.nodeType;
-    arena.lastEpoch[s] = epochNumber(node.lastEpoch, label);
-    arena.minEpoch[s] = epochNumber(node.minDescendantEpoch, label);
-    arena.hashes.set(node.hash, 32 * s);
-    // a child newer than its parent may be read below its visible version (spec 9.2)
-    alts = alternative(w, arena, node, w.left[s]!, alts);
-    alts = alternative(w, arena, node, w.right[s]!, alts);
-  }
-}
-
-/** Gives `child` of `node` its alternative version if it is newer than `node`. */
-function alternative(w: Walk, arena: NodeArena, node: TreeNode, child: number, alts: number) {
-  const c = child >= 0 ? w.visible[child] : undefined;
-  if (c === undefined || c.lastEpoch <= node.lastEpoch) return alts;
-  const record = w.records[child]!;
-  const older = c === record.latest ? record.previous : undefined;
-  arena.alt[child] = alts;
-  if (older !== undefined && older.hash.length === 32) {
-    arena.altType[alts] = older.nodeType;
-    arena.altEpoch[alts] = epochNumber(older.lastEpoch, w.labels[child]!);
-    arena.altHashes.set(older.hash, 32 * alts);
-  }
-  return alts + 1;
-}
-
-/** Children newer than their parent, which `fill` gives an alternative version. */
-function countAlternatives(w: Walk): number {
-  let n = 0;
-  for (let s = 0; s < w.labels.length; s++) {
-    const node = w.visible[s];
-    if (node === undefined) continue;
-    const l = w.left[s]!;
-    const r = w.right[s]!;
-    if (l >= 0 && (w.visible[l]?.lastEpoch ?? 0n) > node.lastEpoch) n++;
-    if (r >= 0 && (w.visible[r]?.lastEpoch ?? 0n) > node.lastEpoch) n++;
-  }
-  return n;
-}
-
 /**
  * Loads the nodes an insertion of `el` below `root` at `epoch` reads, into a new arena with
- * `reserve` further slots for the nodes it will create.
+ * `reserved` further slots for the nodes it will create.
  * @param labelValueOwner the configuration whose label values labels may already hold
  */
 export async function loadTree(
@@ -236,7 +231,7 @@ export async function loadTree(
   epoch: bigint,
   el: PackedElements,
   options: PreloadOptions,
-  reserve: number,
+  reserved: number,
   labelValueLength: number,
   labelValueOwner: object,
 ): Promise<LoadedTree> {
@@ -246,22 +241,31 @@ export async function loadTree(
     el,
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,
+    owner: labelValueOwner,
+    // about one and a half nodes are read per element in a random tree
+    arena: NodeArena.create({
+      capacity: 2 * el.count + 64 + reserved,
+      labelValueLength,
+      altCapacity: 0,
+    }),
+    count: 0,
+    alts: 0,
     labels: [],
     records: [],
     visible: [],
     lo: [],
     hi: [],
-    left: [],
-    right: [],
+    parentEpoch: [],
   };
-  addSlot(w, root, 0, el.count);
+  // the root's "parent" is itself: nothing is newer than it
+  addSlot(w, root, 0, el.count, MAX_EPOCH);
   await walk(w, [0], options.levels, 0);
-  const count = w.labels.length;
-  const arena = NodeArena.create({
-    capacity: count + reserve,
-    labelValueLength,
-    altCapacity: countAlternatives(w),
-  });
-  fill(w, arena, labelValueOwner);
-  return { arena, count, labels: w.labels, records: w.records, visible: w.visible };
+  reserve(w, reserved, 0);
+  return {
+    arena: w.arena,
+    count: w.count,
+    labels: w.labels,
+    records: w.records,
+    visible: w.visible,
+  };
 }
