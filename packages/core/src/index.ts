@@ -59,6 +59,7 @@ export { lookupVerify } from './verify/lookup.js';
 export type { PublicKeyInput } from './verify/lookup.js';
 export { keyHistoryVerify } from './verify/history.js';
 export { auditVerify, verifyConsecutiveAppendOnly, rootHashOfElements } from './verify/audit.js';
+export { appendOnlyStepRoots } from './verify/append-only-step.js';
 export type { AuditVerifyResult } from './verify/audit.js';
 export {
   encodeLookupProof,

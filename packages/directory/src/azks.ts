@@ -28,7 +28,7 @@ import { ArenaNodeBatch } from './tree/arena/batch.js';
 import { packElements } from './tree/arena/elements.js';
 import { loadTree } from './tree/arena/load.js';
 import { insertAll, reservedSlots, type ParallelInsertion } from './tree/arena/run.js';
-import { describeConfig } from './tree/arena/tasks.js';
+import { describeConfig } from './worker-config.js';
 import { treeWorkers } from './tree/arena/workers.js';
 import { parallelDegree, parallelLevels, type ParallelismOption } from './parallelism.js';
 import { newRoot } from './tree/nodes.js';

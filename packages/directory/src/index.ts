@@ -36,6 +36,8 @@ export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/back
 export { Azks } from './azks.js';
 export type { InsertOptions } from './azks.js';
 export { AuditBlobCatalog, exportAuditBlobs, stepRoots } from './audit-blobs.js';
+export { createAuditBlobVerifier } from './audit-verifier.js';
+export type { AuditBlobVerifier } from './audit-verifier.js';
 export type {
   AuditBlobCatalogOptions,
   AuditBlobDirectory,

@@ -26,7 +26,7 @@ import {
   write,
   type InsertContext,
 } from './insert.js';
-import type { ConfigDescription } from './tasks.js';
+import type { ConfigDescription } from '../../worker-config.js';
 import { runOnWorker } from './workers.js';
 
 /** Elements inserted in one synchronous call on the calling thread. */

@@ -2,33 +2,19 @@
  * The unit of work a tree worker thread runs: insert one range of elements below one slot of
  * a shared arena (insert.ts), within a slot region of its own. Messages carry the shared
  * buffers (shared, not copied) and a few numbers; results are two numbers. The configuration
- * crosses as its name (and domain label), since functions cannot.
+ * crosses as its description (worker-config.ts).
  */
 
 import {
   AkdError,
-  ExperimentalConfiguration,
-  WhatsAppV1Configuration,
   treeHasherOf,
   type AkdErrorCode,
   type Configuration,
   type TreeHasher,
 } from '@akd-ts/core';
+import { configOf, type ConfigDescription } from '../../worker-config.js';
 import { NodeArena, type ArenaShape } from './arena.js';
 import { insertBelow, insertContext } from './insert.js';
-
-/** How a worker rebuilds the configuration (the two built-in ones only). */
-export type ConfigDescription =
-  { name: 'whatsapp_v1' } | { name: 'experimental'; domainLabel: Uint8Array };
-
-/** The description of `config`, or undefined for a configuration workers cannot rebuild. */
-export function describeConfig(config: Configuration): ConfigDescription | undefined {
-  if (config instanceof WhatsAppV1Configuration) return { name: 'whatsapp_v1' };
-  if (config instanceof ExperimentalConfiguration) {
-    return { name: 'experimental', domainLabel: config.domainLabel };
-  }
-  return undefined;
-}
 
 export interface SubtreeTask {
   config: ConfigDescription;
@@ -54,34 +40,30 @@ export interface SubtreeResult {
   created: number;
 }
 
-/** An error as it crosses threads: an AkdError keeps its code. */
+/** An error as it crosses threads: an AkdError keeps its code and field. */
 export interface TaskError {
   code?: AkdErrorCode;
   message: string;
+  field?: string;
 }
 
 export function taskError(e: unknown): TaskError {
-  if (e instanceof AkdError) return { code: e.code, message: e.message };
+  if (e instanceof AkdError) return { code: e.code, message: e.message, field: e.field };
   return { message: e instanceof Error ? e.message : String(e) };
 }
 
 export function fromTaskError(e: TaskError): Error {
-  return e.code !== undefined ? new AkdError(e.code, e.message) : new Error(e.message);
+  return e.code !== undefined
+    ? new AkdError(e.code, e.message, { field: e.field })
+    : new Error(e.message);
 }
 
-const hashers = new Map<string, TreeHasher>();
+const hashers = new WeakMap<Configuration, TreeHasher>();
 
-function hasherOf(config: ConfigDescription): TreeHasher {
-  const key =
-    config.name === 'whatsapp_v1' ? config.name : `experimental:${String(config.domainLabel)}`;
-  let hasher = hashers.get(key);
-  if (hasher === undefined) {
-    const c =
-      config.name === 'whatsapp_v1'
-        ? new WhatsAppV1Configuration()
-        : new ExperimentalConfiguration(config.domainLabel);
-    hashers.set(key, (hasher = treeHasherOf(c)));
-  }
+function hasherOf(description: ConfigDescription): TreeHasher {
+  const config = configOf(description);
+  let hasher = hashers.get(config);
+  if (hasher === undefined) hashers.set(config, (hasher = treeHasherOf(config)));
   return hasher;
 }
 
