@@ -18,8 +18,14 @@ import {
 import { childLevels } from '../parallelism.js';
 
 export interface PreloadOptions {
-  /** Parallel levels (spec 13.1), or undefined for one serial walk. */
+  /**
+   * Parallel levels (spec 13.1), or undefined for one serial walk. With levels, an insertion's
+   * preload still reads serially while its reads keep this thread busy rather than waiting
+   * (read-pacing.ts); `splitAlways` makes it split regardless.
+   */
   levels: number | undefined;
+  /** Split the frontier within the parallel levels whatever the reads cost (default false). */
+  splitAlways?: boolean;
   /** Largest number of keys in one storage read; a bigger level is read in chunks. */
   maxBatchSize: number;
   /** Filled in when given: how deep the walk went and how many batched reads it issued. */
@@ -31,6 +37,10 @@ export interface PreloadStats {
   levels: number;
   /** Batched reads issued. */
   reads: number;
+  /** Nodes asked for (an insertion's preload fills it in). */
+  nodes?: number;
+  /** Frontiers cut in two halves (an insertion's preload fills it in). */
+  splits?: number;
 }
 
 /** The least frontier worth cutting in two: below it the halves' reads are mostly overhead. */

@@ -5,7 +5,9 @@
  * the insertion's preload: records the transaction log or the cache hold are taken from
  * there, the others are read in one batched read per level, so a cache is warmed as a
  * preload would warm it. With parallel levels the frontier is cut in halves that continue as
- * independent walks, and their reads are in flight together.
+ * independent walks, and their reads are in flight together: once the reads are seen to wait
+ * on round trips rather than work on this thread (read-pacing.ts), or always with
+ * `splitAlways`.
  *
  * Each walk carries the range of sorted elements below its nodes, so deciding whether to go
  * further is a comparison with the range's ends, not a search of all elements; and each node
@@ -22,6 +24,7 @@ import {
 } from '@akd-ts/storage';
 import { childLevels } from '../../parallelism.js';
 import { MIN_SPLIT, batchRead, type PreloadOptions, type PreloadStats } from '../preload.js';
+import { ReadPacing } from '../read-pacing.js';
 import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
 
@@ -53,6 +56,9 @@ interface Walk {
   labels: NodeLabel[];
   records: (TreeNodeRecord | undefined)[];
   visible: (TreeNode | undefined)[];
+  /** Observes the reads; with `splitAlways` unset, splitting waits for its verdict. */
+  pacing: ReadPacing;
+  splitAlways: boolean;
   /** Element range each slot's subtree may hold, and its parent's epoch. */
   lo: number[];
   hi: number[];
@@ -100,12 +106,14 @@ async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Pro
     else missing.push(slot);
   }
   if (missing.length === 0) return;
-  const found = await batchRead(
-    w.reader,
-    missing.map((s) => w.labels[s]!),
-    w.maxBatchSize,
-    parallel,
-    w.stats,
+  const found = await w.pacing.observe(() =>
+    batchRead(
+      w.reader,
+      missing.map((s) => w.labels[s]!),
+      w.maxBatchSize,
+      parallel,
+      w.stats,
+    ),
   );
   const byKey = new Map<string, number>();
   for (const slot of missing) byKey.set(w.labels[slot]!.key, slot);
@@ -207,11 +215,17 @@ async function walk(
   depth: number,
 ): Promise<void> {
   if (frontier.length === 0) return;
-  if (w.stats !== undefined && depth + 1 > w.stats.levels) w.stats.levels = depth + 1;
-  await fetchRecords(w, frontier, levels !== undefined);
+  const stats = w.stats;
+  if (stats !== undefined) {
+    if (depth + 1 > stats.levels) stats.levels = depth + 1;
+    stats.nodes = (stats.nodes ?? 0) + frontier.length;
+  }
+  const parallel = levels !== undefined && (w.splitAlways || w.pacing.split);
+  await fetchRecords(w, frontier, parallel);
   const next = expand(w, frontier);
   // a small frontier continues as one walk: two tiny reads cost more round trips than they save
-  if (levels === undefined || next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
+  if (!parallel || next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
+  if (stats !== undefined) stats.splits = (stats.splits ?? 0) + 1;
   const half = next.length >> 1;
   const sub = childLevels(levels);
   await Promise.all([
@@ -250,6 +264,8 @@ export async function loadTree(
     }),
     count: 0,
     alts: 0,
+    pacing: new ReadPacing(),
+    splitAlways: options.splitAlways === true,
     labels: [],
     records: [],
     visible: [],
