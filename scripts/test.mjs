@@ -1,13 +1,22 @@
 #!/usr/bin/env node
 // Runs every test file (packages/*/test/**/*.test.ts) with node:test against the TypeScript
-// sources (the "source" export condition, compiled on the fly by tsx) under c8, which prints
-// line coverage of packages/*/src at the end. Arguments narrow the run to files whose path
-// contains one of them: `npm test -- vrf proto`.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+// sources (the "source" export condition, compiled on the fly by tsx) under c8, and closes with
+// a summary: the PostgreSQL server used, skipped tests with their reasons, line coverage of
+// packages/*/src against its floor (.c8rc.json), and, when the run failed, why (the failing
+// tests' names, or the coverage floor), right above the last line `tests: N passed, N failed,
+// N skipped`. Arguments narrow the run to files whose path contains one of them (`npm test --
+// vrf proto`); the coverage floor applies to full runs only.
+//
+// PostgreSQL tests use AKD_TEST_POSTGRES_URL when it is set (CI sets it); otherwise this runner
+// starts a throwaway server for the run and removes it afterwards (scripts/test-postgres.mjs).
+// With CI=true, a skipped test fails the run: CI has every dependency, so a skip there means a
+// check silently did not happen.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { availableParallelism, tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startThrowawayPostgres } from './test-postgres.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -29,26 +38,184 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+const fullRun = filters.length === 0;
+const ci = process.env.CI === 'true';
 
-const concurrency = Math.max(2, availableParallelism());
+/** Does any selected file use PostgreSQL (directly, or through the shared test stores)? */
+const usesPostgres =
+  fullRun ||
+  files.some((f) => /postgres|support\/stores/i.test(readFileSync(join(root, f), 'utf8')));
+
+const work = mkdtempSync(join(tmpdir(), 'akd-test-run-'));
+const env = { ...process.env, AKD_TEST: '1' };
+let postgres;
+let postgresLine = 'PostgreSQL: not needed by the selected files';
+let interrupted;
+let child;
+
+async function cleanUp() {
+  await postgres?.stop().catch((e) => console.error(`could not stop PostgreSQL: ${e.message}`));
+  rmSync(work, { recursive: true, force: true });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    interrupted = signal;
+    child?.kill(signal);
+  });
+}
+
+if (process.env.AKD_TEST_POSTGRES_URL) {
+  postgresLine = 'PostgreSQL: the server AKD_TEST_POSTGRES_URL names';
+} else if (usesPostgres) {
+  try {
+    postgres = await startThrowawayPostgres();
+  } catch (e) {
+    await cleanUp();
+    console.error(
+      `\nFAILED: could not start a throwaway PostgreSQL server for the tests: ${e.message}`,
+    );
+    console.error('(set AKD_TEST_POSTGRES_URL to use a server of your own)');
+    process.exit(1);
+  }
+  env.AKD_TEST_POSTGRES_URL = postgres.url;
+  postgresLine = `PostgreSQL: a throwaway server for this run (${postgres.source}), removed afterwards`;
+  console.log(`started a throwaway PostgreSQL server: ${postgres.source}, ${postgres.url}`);
+}
+
+const results = join(work, 'results.jsonl');
+const reportDir = join(work, 'coverage');
 const nodeArgs = [
   '--conditions=source',
   '--import',
   'tsx',
   '--test',
-  `--test-concurrency=${concurrency}`,
+  `--test-concurrency=${Math.max(2, availableParallelism())}`,
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${pathToFileURL(join(root, 'scripts/test-reporter.mjs')).href}`,
+  `--test-reporter-destination=${results}`,
   ...files,
 ];
-// each run collects coverage in its own directory, so concurrent runs cannot mix their data
-const coverageDir = mkdtempSync(join(tmpdir(), 'akd-coverage-'));
 const c8Args = [
-  `--temp-directory=${coverageDir}`,
-  ...(filters.length === 0 ? [] : ['--check-coverage=false']),
+  // each run collects coverage in its own directory, so concurrent runs cannot mix their data
+  `--temp-directory=${join(work, 'v8')}`,
+  `--report-dir=${reportDir}`,
+  '--reporter=text',
+  '--reporter=json-summary',
+  // the floor is checked below, so that its verdict comes last
+  '--check-coverage=false',
 ];
-const result = spawnSync(
-  process.execPath,
-  [join(root, 'node_modules/c8/bin/c8.js'), ...c8Args, process.execPath, ...nodeArgs],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, AKD_TEST: '1' } },
+const status = await new Promise((resolve) => {
+  child = spawn(
+    process.execPath,
+    [join(root, 'node_modules/c8/bin/c8.js'), ...c8Args, process.execPath, ...nodeArgs],
+    { cwd: root, stdio: 'inherit', env },
+  );
+  child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+});
+
+// ---- the summary --------------------------------------------------------------------------
+
+const tests = existsSync(results)
+  ? readFileSync(results, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+  : [];
+// (no line numbers: under tsx they point into the compiled code)
+const where = (t) => (t.file ? `${relative(root, t.file)}: ` : '');
+// suites are listed when a hook of theirs failed, but counted as tests never
+const failed = tests.filter((t) => t.status === 'fail' && !t.suite);
+// a test whose subtests failed says only that, and a cancelled one only that its parent
+// failed: the causes are the others (a suite's failing hook among them)
+const causes = tests.filter(
+  (t) =>
+    t.status === 'fail' &&
+    t.failureType !== 'subtestsFailed' &&
+    t.failureType !== 'cancelledByParent',
 );
-rmSync(coverageDir, { recursive: true, force: true });
-process.exit(result.status ?? 1);
+const cancelled = failed.filter((t) => t.failureType === 'cancelledByParent');
+const skipped = tests.filter((t) => t.status === 'skip' || t.status === 'todo');
+const passed = tests.filter((t) => t.status === 'pass');
+
+/** Line coverage, overall and per package (lowest first). */
+function coverage() {
+  const path = join(reportDir, 'coverage-summary.json');
+  if (!existsSync(path)) return undefined;
+  const summary = JSON.parse(readFileSync(path, 'utf8'));
+  const packages = new Map();
+  for (const [file, s] of Object.entries(summary)) {
+    if (file === 'total') continue;
+    const name = relative(root, file).split('/').slice(0, 3).join('/');
+    const p = packages.get(name) ?? { covered: 0, total: 0 };
+    p.covered += s.lines.covered;
+    p.total += s.lines.total;
+    packages.set(name, p);
+  }
+  const lowest = [...packages]
+    .filter(([, p]) => p.total > 0)
+    .map(([name, p]) => ({ name, pct: (100 * p.covered) / p.total }))
+    .sort((a, b) => a.pct - b.pct);
+  return { pct: summary.total.lines.pct, lowest };
+}
+
+const floor = JSON.parse(readFileSync(join(root, '.c8rc.json'), 'utf8')).lines;
+const cov = coverage();
+const problems = [];
+if (interrupted) problems.push(`interrupted by ${interrupted}`);
+/** 'test', 'tests', 'suite', 'tests or suites'... for a list of failures. */
+function noun(list) {
+  const suites = list.filter((t) => t.suite).length;
+  const word = suites === 0 ? 'test' : suites === list.length ? 'suite' : 'test or suite';
+  return list.length === 1 ? word : word.replace(/(test|suite)/g, '$1s');
+}
+
+if (causes.length > 0) {
+  const also =
+    cancelled.length === 0
+      ? ''
+      : `\n  (and ${cancelled.length} test${cancelled.length === 1 ? '' : 's'} cancelled by these failures: ${cancelled.map((t) => t.name).join('; ')})`;
+  problems.push(
+    `${causes.length} ${noun(causes)} failed:\n` +
+      causes.map((t) => `  ${where(t)}${t.name}\n    ${t.message ?? ''}`).join('\n') +
+      also,
+  );
+} else if (failed.length > 0) {
+  problems.push(`${failed.length} tests failed: ${failed.map((t) => t.name).join(', ')}`);
+}
+if (ci && skipped.length > 0) {
+  problems.push(
+    `${skipped.length} test${skipped.length === 1 ? '' : 's'} skipped with CI=true (CI must run every test): ` +
+      skipped.map((t) => t.name).join('; '),
+  );
+}
+if (fullRun && cov !== undefined && cov.pct < floor) {
+  const low = cov.lowest
+    .slice(0, 3)
+    .map((p) => `${p.name} ${p.pct.toFixed(1)}%`)
+    .join(', ');
+  problems.push(`line coverage ${cov.pct}% is below the ${floor}% floor (least covered: ${low})`);
+}
+if (fullRun && cov === undefined && !interrupted) problems.push('no coverage report was written');
+if (status !== 0 && problems.length === 0) {
+  problems.push(`the test process exited with status ${status} (see its output above)`);
+}
+
+await cleanUp();
+const out = ['', '─── summary ───', postgresLine];
+if (skipped.length > 0) {
+  out.push(
+    `skipped (${skipped.length}):`,
+    ...skipped.map((t) => `  ${where(t)}${t.name}${t.reason ? ` (${t.reason})` : ''}`),
+  );
+}
+if (cov !== undefined) {
+  out.push(
+    `line coverage: ${cov.pct}%${fullRun ? ` (floor ${floor}%)` : ' (floor not checked: a partial run)'}`,
+  );
+}
+for (const p of problems) out.push(`FAILED: ${p}`);
+out.push(`tests: ${passed.length} passed, ${failed.length} failed, ${skipped.length} skipped`);
+console.log(out.join('\n'));
+process.exit(problems.length > 0 ? 1 : 0);

@@ -6,6 +6,7 @@
  * it in headless Chromium driven by playwright-core.
  */
 
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { builtinModules } from 'node:module';
@@ -31,6 +32,19 @@ export const CHROMIUM_ARGS = [
 export function chromiumPath(): string | undefined {
   const path = process.env.AKD_CHROMIUM_PATH || '/usr/bin/chromium';
   return existsSync(path) ? path : undefined;
+}
+
+/**
+ * For an in-browser test: true (after skipping `t`, saying why) when there is no Chromium.
+ * With CI=true a missing Chromium fails the test instead: CI installs it, so a skip there would
+ * hide a check that did not run.
+ */
+export function skippedWithoutChromium(t: { skip(message: string): void }): boolean {
+  if (chromiumPath() !== undefined) return false;
+  const why = `no Chromium at ${process.env.AKD_CHROMIUM_PATH || '/usr/bin/chromium'} (install Debian's chromium or set AKD_CHROMIUM_PATH)`;
+  if (process.env.CI === 'true') assert.fail(`${why}; CI=true requires it`);
+  t.skip(why);
+  return true;
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -1,7 +1,8 @@
 /**
  * Named adversarial mutations of upstream's lookup and history proofs, shared by the Node test
  * and the in-browser test (so this module imports nothing but core). Each mutation starts from
- * a freshly decoded proof, changes one thing, and verification must fail with a domain error.
+ * a freshly decoded proof, changes one thing, and verification must fail with the error code
+ * the tables below expect for it (the check that catches that change).
  */
 
 import {
@@ -72,7 +73,7 @@ type Mutation<P> = (
   bytes: Uint8Array,
 ) => { proof?: P; bytes?: Uint8Array } | null;
 
-const lookupMutations: Record<string, Mutation<LookupProof>> = {
+const lookupMutations = {
   'flipped bit in a sibling hash': (p) => {
     const s = p.existenceProof.siblingProofs[2]!.siblings[0];
     s.value = flipBit(s.value, 100);
@@ -169,9 +170,40 @@ const lookupMutations: Record<string, Mutation<LookupProof>> = {
   },
   'truncated message': (_p, _c, bytes) => ({ bytes: bytes.subarray(0, bytes.length - 7) }),
   'flipped bit in the encoding': (_p, _c, bytes) => ({ bytes: flipBit(bytes, 8 * 600 + 1) }),
+} satisfies Record<string, Mutation<LookupProof>>;
+
+/** The codes each lookup mutation may fail with: the check that must catch it. */
+const LOOKUP_EXPECTED: Record<keyof typeof lookupMutations, readonly string[]> = {
+  'flipped bit in a sibling hash': ['VERIFY_ROOT_MISMATCH'],
+  'flipped bit in a sibling label': ['VERIFY_ROOT_MISMATCH'],
+  'wrong direction': ['VERIFY_ROOT_MISMATCH'],
+  'truncated sibling list': ['VERIFY_ROOT_MISMATCH'],
+  'dropped leaf-most sibling': ['VERIFY_ROOT_MISMATCH'],
+  'swapped root': ['VERIFY_ROOT_MISMATCH'],
+  // the epoch is hashed into the leaf, with the value
+  'wrong epoch in the proof': ['VERIFY_VALUE_MISMATCH'],
+  'epoch+1 in the proof': ['VERIFY_VALUE_MISMATCH'],
+  'current epoch below the version': ['VERIFY_LOOKUP'],
+  // the label and version are the VRF's input
+  'wrong label': ['VRF_VERIFY_FAILED'],
+  'wrong public key': ['VRF_VERIFY_FAILED'],
+  'wrong value': ['VERIFY_VALUE_MISMATCH'],
+  'wrong version': ['VRF_VERIFY_FAILED'],
+  'version 0': ['VERIFY_LOOKUP'],
+  'flipped bit in the commitment nonce': ['VERIFY_VALUE_MISMATCH'],
+  'flipped bit in the existence VRF proof': ['VRF_VERIFY_FAILED'],
+  'marker VRF proof of another version': ['VRF_VERIFY_FAILED'],
+  'dropped marker (existence proof in its place)': ['VRF_VERIFY_FAILED'],
+  'freshness proof for the fresh leaf': ['VRF_VERIFY_FAILED'],
+  'wrong longest prefix': ['VERIFY_NONMEMBERSHIP'],
+  'swapped longest-prefix children': ['VERIFY_NONMEMBERSHIP'],
+  'flipped bit in a longest-prefix child': ['VERIFY_NONMEMBERSHIP'],
+  'truncated message': ['DECODE_MALFORMED'],
+  // the bit lands in a sibling hash of one vector's proof and in a VRF proof of the other's
+  'flipped bit in the encoding': ['VERIFY_ROOT_MISMATCH', 'VRF_VERIFY_FAILED'],
 };
 
-const historyMutations: Record<string, Mutation<HistoryProof>> = {
+const historyMutations = {
   'flipped bit in a sibling hash': (p) => {
     const s = p.updateProofs[0]!.existenceProof.siblingProofs[3]!.siblings[0];
     s.value = flipBit(s.value, 17);
@@ -285,16 +317,49 @@ const historyMutations: Record<string, Mutation<HistoryProof>> = {
     return { proof: p };
   },
   'truncated message': (_p, _c, bytes) => ({ bytes: bytes.subarray(0, bytes.length - 40) }),
+} satisfies Record<string, Mutation<HistoryProof>>;
+
+/** The codes each history mutation may fail with. */
+const HISTORY_EXPECTED: Record<keyof typeof historyMutations, readonly string[]> = {
+  'flipped bit in a sibling hash': ['VERIFY_ROOT_MISMATCH'],
+  'wrong direction': ['VERIFY_ROOT_MISMATCH'],
+  'truncated sibling list': ['VERIFY_ROOT_MISMATCH'],
+  'swapped root': ['VERIFY_ROOT_MISMATCH'],
+  'wrong epoch (0) in the newest update': ['VERIFY_VALUE_MISMATCH'],
+  'epoch+1 beyond the current epoch': ['VERIFY_HISTORY'],
+  'wrong epoch in an older update': ['VERIFY_VALUE_MISMATCH'],
+  'wrong label': ['VRF_VERIFY_FAILED'],
+  'wrong public key': ['VRF_VERIFY_FAILED'],
+  'dropped future marker': ['VERIFY_HISTORY'],
+  'dropped future marker VRF proof only': ['VERIFY_HISTORY'],
+  'future marker proofs swapped': ['VERIFY_FUTURE_MARKER'],
+  'flipped bit in a future marker proof': ['VERIFY_FUTURE_MARKER'],
+  'dropped past marker': ['VERIFY_HISTORY'],
+  'extra past marker': ['VERIFY_HISTORY'],
+  'dropped oldest update': ['VERIFY_HISTORY'],
+  'version bumped': ['VERIFY_HISTORY'],
+  'no updates': ['VERIFY_HISTORY'],
+  'updates out of order': ['VERIFY_HISTORY'],
+  'update repeated': ['VERIFY_HISTORY'],
+  'wrong value': ['VERIFY_VALUE_MISMATCH'],
+  'missing stale-leaf proof': ['VERIFY_HISTORY'],
+  'missing stale-leaf VRF proof': ['VERIFY_HISTORY'],
+  'stale-leaf proof replaced by the fresh leaf': ['VERIFY_STALE_MISMATCH'],
+  'flipped bit in a stale-leaf VRF proof': ['VRF_VERIFY_FAILED'],
+  'truncated message': ['DECODE_MALFORMED'],
 };
 
 export interface MutationOutcome {
   name: string;
   /** The error code, or 'ACCEPTED' when the mutated proof verified (a failure). */
   code: string;
+  /** The codes the mutation is expected to fail with. */
+  expected: readonly string[];
 }
 
 function run<P>(
   mutations: Record<string, Mutation<P>>,
+  expected: Record<string, readonly string[]>,
   bytes: Uint8Array,
   base: Call,
   decode: (b: Uint8Array) => P,
@@ -303,7 +368,8 @@ function run<P>(
   const outcomes: MutationOutcome[] = [];
   for (const [name, mutate] of Object.entries(mutations)) {
     const call = { ...base };
-    outcomes.push({ name, code: attempt(mutate, call, bytes, decode, verify) });
+    const code = attempt(mutate, call, bytes, decode, verify);
+    outcomes.push({ name, code, expected: expected[name] ?? [] });
   }
   return outcomes.filter((o) => o.code !== 'NOT_APPLICABLE');
 }
@@ -379,11 +445,12 @@ export function runMutations(v: VectorInputs): {
     (c: Call, p: HistoryProof): unknown =>
       keyHistoryVerify(c.config, c.publicKey, c.root, c.epoch, c.label, p, params);
   return {
-    lookup: run(lookupMutations, v.lookupProof, base, decodeLookupProof, (c, p) =>
+    lookup: run(lookupMutations, LOOKUP_EXPECTED, v.lookupProof, base, decodeLookupProof, (c, p) =>
       lookupVerify(c.config, c.publicKey, c.root, c.epoch, c.label, p),
     ),
     complete: run(
       historyMutations,
+      HISTORY_EXPECTED,
       v.historyComplete,
       base,
       decodeHistoryProof,
@@ -391,6 +458,7 @@ export function runMutations(v: VectorInputs): {
     ),
     mostRecent1: run(
       historyMutations,
+      HISTORY_EXPECTED,
       v.historyMostRecent1,
       base,
       decodeHistoryProof,

@@ -1,7 +1,7 @@
 /**
  * The stores every directory test runs on: the in-memory database, SQLite (a file in a
- * temporary folder) and PostgreSQL (a fresh schema each time, when AKD_TEST_POSTGRES_URL is
- * set; otherwise those tests skip with a visible reason). Call `cleanup` after the tests.
+ * temporary folder) and PostgreSQL (a fresh schema each time, on the server of
+ * postgres-url.ts). Call `cleanup` after the tests.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +12,7 @@ import pg from 'pg';
 import { MemoryDatabase, type Database } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { POSTGRES_SKIP, POSTGRES_URL } from './postgres-url.js';
 
 /** Closes every database a store opened (each once), ignoring databases already closed. */
 async function closeAll(dbs: Database[]): Promise<void> {
@@ -27,8 +28,6 @@ export interface TestStore {
   /** Closes what `open` opened and removes what it created (files, schemas). */
   cleanup(): Promise<void>;
 }
-
-const POSTGRES_URL = process.env['AKD_TEST_POSTGRES_URL'];
 
 function memoryStore(): TestStore {
   return {
@@ -64,7 +63,7 @@ function postgresStore(): TestStore {
   const opened: Database[] = [];
   return {
     name: 'postgres',
-    skip: POSTGRES_URL ? false : 'AKD_TEST_POSTGRES_URL is not set: PostgreSQL tests skipped',
+    skip: POSTGRES_SKIP,
     open: async () => {
       const schema = `akd_test_dir_${randomBytes(6).toString('hex')}`;
       schemas.push(schema);

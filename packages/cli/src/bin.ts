@@ -4,6 +4,7 @@
  * on the process's arguments and streams, and sets the exit status. All logic is in program.ts.
  */
 
+import { rawArguments } from './argv-text.js';
 import { processIo } from './io.js';
 import { run } from './program.js';
 
@@ -14,4 +15,5 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   process.exit(e.code === 'EPIPE' ? (process.exitCode ?? 0) : 1);
 });
 
-process.exitCode = await run(process.argv.slice(2), processIo());
+const args = process.argv.slice(2);
+process.exitCode = await run(args, { ...processIo(), argvBytes: rawArguments(args) });

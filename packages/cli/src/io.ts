@@ -19,6 +19,12 @@ export interface CliIo {
   stdin: AsyncIterable<Uint8Array | string>;
   /** Environment variables (default `process.env`); `AKD_DEBUG=1` prints stack traces. */
   env?: Record<string, string | undefined>;
+  /**
+   * The bytes of each argument as the process received them (argv-text.ts), so that bytes
+   * that are not UTF-8 are refused rather than read as U+FFFD. In-process callers pass
+   * strings, which are checked for lone surrogates instead.
+   */
+  argvBytes?: readonly Uint8Array[];
 }
 
 /**

@@ -11,10 +11,12 @@ import {
   fromUtf8,
   isUtf8,
   toHex,
+  signedHeadToJson,
   type AuditVerifyResult,
   type Configuration,
   type VerifyResult,
 } from '@akd-ts/core';
+import { rootStatement, type TrustedRoot } from './trusted-root.js';
 
 /** JSON data that may hold bigints (epochs and versions are unsigned 64-bit). */
 export type Json = string | number | boolean | null | bigint | Json[] | { [key: string]: Json };
@@ -69,8 +71,8 @@ export function jsonBytes(bytes: Uint8Array): { text: string | null; hex: string
 export interface ClientQuery {
   config: Configuration;
   label: Uint8Array;
-  /** The epoch of the trusted root. */
-  rootEpoch: bigint;
+  /** The root checked against, its epoch, and where that epoch comes from. */
+  trusted: TrustedRoot;
 }
 
 function configJson(config: Configuration): { [key: string]: Json } {
@@ -82,11 +84,16 @@ function configJson(config: Configuration): { [key: string]: Json } {
 
 function queryJson(q: ClientQuery): { [key: string]: Json } {
   const label = jsonBytes(q.label);
+  const { root, rootEpoch, source } = q.trusted;
   return {
     ...configJson(q.config),
     label: label.text,
     labelHex: label.hex,
-    rootEpoch: q.rootEpoch,
+    rootHash: toHex(root),
+    rootEpoch,
+    // 'caller': the epoch is the caller's word; 'signed-head': an auditor's signature binds it
+    rootEpochFrom: source.kind,
+    ...(source.kind === 'signed-head' ? { signedHead: { ...signedHeadToJson(source.head) } } : {}),
   };
 }
 
@@ -100,13 +107,14 @@ function resultJson(r: VerifyResult): { [key: string]: Json } {
  *
  * @example
  * formatLookup(query, result, false)
- * // 'lookup verified: label 16, root of epoch 49 (whatsapp_v1)\nepoch: 48\nversion: 3\nvalue: 16,48\n'
+ * // 'lookup verified: label 16 (whatsapp_v1)\nchecked against root hash ...\nepoch: 48\nversion: 3\nvalue: 16,48\n'
  */
 export function formatLookup(q: ClientQuery, r: VerifyResult, json: boolean): string {
   if (json)
     return `${toJson({ proof: 'lookup', verified: true, ...queryJson(q), ...resultJson(r) })}\n`;
   return [
-    `lookup verified: label ${displayBytes(q.label)}, root of epoch ${q.rootEpoch} (${q.config.name})`,
+    `lookup verified: label ${displayBytes(q.label)} (${q.config.name})`,
+    rootStatement(q.trusted),
     `epoch: ${r.epoch}`,
     `version: ${r.version}`,
     `value: ${displayBytes(r.value)}`,
@@ -126,24 +134,43 @@ export function formatHistory(q: ClientQuery, rs: VerifyResult[], json: boolean)
   }
   const count = `${rs.length} version${rs.length === 1 ? '' : 's'}`;
   return [
-    `history verified: label ${displayBytes(q.label)}, root of epoch ${q.rootEpoch} (${q.config.name}), ${count}, newest first`,
+    `history verified: label ${displayBytes(q.label)} (${q.config.name}), ${count}, newest first`,
+    rootStatement(q.trusted),
     ...rs.map((r) => `version ${r.version}: epoch ${r.epoch}, value ${displayBytes(r.value)}`),
     '',
   ].join('\n');
 }
 
+/** What an audit was checked against: the root hashes given, and whether --start-epoch was. */
+export interface AuditQuery {
+  config: Configuration;
+  hashes: Uint8Array[];
+  startEpochGiven: boolean;
+}
+
 /**
- * The output of a verified append-only audit.
+ * The output of a verified append-only audit. The root hashes are the caller's; the epochs
+ * they are given come from the proof, checked against --start-epoch when it was given.
  *
- * @example formatAudit(config, { startEpoch: 1n, endEpoch: 2n }, false)
- * // 'audit verified: epochs 1 -> 2 (whatsapp_v1), 1 append-only step\n'
+ * @example formatAudit({ config, hashes, startEpochGiven: true }, { startEpoch: 1n, endEpoch: 2n }, false)
+ * // 'audit verified: epochs 1 -> 2 (whatsapp_v1), 1 append-only step\nfrom root hash ...'
  */
-export function formatAudit(config: Configuration, r: AuditVerifyResult, json: boolean): string {
+export function formatAudit(q: AuditQuery, r: AuditVerifyResult, json: boolean): string {
   const steps = r.endEpoch - r.startEpoch;
+  const first = toHex(q.hashes[0]!);
+  const last = toHex(q.hashes[q.hashes.length - 1]!);
+  const epochsFrom = q.startEpochGiven ? 'start-epoch' : 'proof';
   if (json) {
     const fields = { startEpoch: r.startEpoch, endEpoch: r.endEpoch, steps };
-    return `${toJson({ proof: 'audit', verified: true, ...configJson(config), ...fields })}\n`;
+    const roots = { firstRootHash: first, lastRootHash: last, epochsFrom };
+    return `${toJson({ proof: 'audit', verified: true, ...configJson(q.config), ...fields, ...roots })}\n`;
   }
   const count = `${steps} append-only step${steps === 1n ? '' : 's'}`;
-  return `audit verified: epochs ${r.startEpoch} -> ${r.endEpoch} (${config.name}), ${count}\n`;
+  const epochs = q.startEpochGiven
+    ? `epoch ${r.startEpoch} as --start-epoch requires`
+    : `epoch ${r.startEpoch} by the proof's own numbering: pass --start-epoch to check it`;
+  return (
+    `audit verified: epochs ${r.startEpoch} -> ${r.endEpoch} (${q.config.name}), ${count}\n` +
+    `from root hash ${first} (${epochs}) to root hash ${last}\n`
+  );
 }

@@ -6,8 +6,11 @@
 
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { checkArgumentText } from './argv-text.js';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
+import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
+import { addFailoverCommands } from './commands/failover.js';
 import { addProofCommands } from './commands/proofs.js';
 import { addServeCommands } from './commands/serve.js';
 import { addVerifyCommands } from './commands/verify.js';
@@ -22,6 +25,16 @@ const VERSION = (
 ).version;
 
 const ROOT_HELP = `
+Commands by task:
+  run a directory    init, publish, epoch, serve
+  keep it safe       backup, restore (SQLite); fence, promote (PostgreSQL fail-over)
+  serve proofs       lookup, history; audit (one append-only proof between two epochs)
+  audit a directory  audit export (write its audit blobs to a folder);
+                     audit verify (check a folder or listing of audit blobs as one chain,
+                     and keep following it)
+  check proofs       verify lookup, verify history (against a root you trust);
+                     verify audit (one append-only proof against root hashes you trust)
+
 Exit status:
   0  done (for verify: the proof is valid)
   1  failed (for verify: the proof is invalid); stderr gives the error code and reason
@@ -78,6 +91,8 @@ export function buildProgram(io: CliIo): Command {
   addAuditBlobCommands(addProofCommands(program, io), io);
   addVerifyCommands(program, io);
   addServeCommands(program, io);
+  addBackupCommands(program, io);
+  addFailoverCommands(program, io);
   addHelpHints(program);
   return program;
 }
@@ -94,6 +109,7 @@ export function buildProgram(io: CliIo): Command {
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let active: Command | undefined;
   try {
+    checkArgumentText(argv, io.argvBytes);
     const program = buildProgram(io);
     program.hook('preAction', (_program, actionCommand) => {
       active = actionCommand;

@@ -6,6 +6,7 @@
  * never carries it.
  */
 
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import {
   AkdError,
@@ -43,15 +44,27 @@ class KeptMemoryDatabase extends MemoryDatabase {
 /** `memory:<name>` stores of this process, so commands run in one process can share one. */
 const NAMED_MEMORY = new Map<string, MemoryDatabase>();
 
+/** How a command uses its store. */
+export interface OpenMode {
+  /**
+   * Whether a missing store may be created (`akd init`, the writer of `akd serve`). Readers
+   * pass false: a missing SQLite file or PostgreSQL schema is then an error, and nothing is
+   * created, so a mistyped --db leaves nothing behind.
+   */
+  create?: boolean;
+}
+
 /**
  * Opens the database a store URL names: `memory:` (a new, empty store), `memory:<name>` (a
  * store shared by every command of this process), `sqlite:<path>`, or `postgres://...`
  * (`?schema=<name>` selects a PostgreSQL schema).
  * Drivers are loaded on demand, so a store that is not used never needs its driver.
  *
- * @example const db = await openDatabase('sqlite:./akd.db');
+ * @throws UsageError for an unknown URL, or (with `create: false`) a SQLite file that does not exist
+ * @example const db = await openDatabase('sqlite:./akd.db', { create: false });
  */
-export async function openDatabase(url: string): Promise<Database> {
+export async function openDatabase(url: string, mode: OpenMode = {}): Promise<Database> {
+  const create = mode.create ?? true;
   if (url === 'memory:') return new MemoryDatabase();
   if (url.startsWith('memory:')) {
     let db = NAMED_MEMORY.get(url);
@@ -61,8 +74,13 @@ export async function openDatabase(url: string): Promise<Database> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path === '') throw new UsageError('--db: sqlite: needs a path, as in sqlite:./akd.db');
+    if (!create && !existsSync(path)) {
+      throw new UsageError(
+        `--db: no store at ${JSON.stringify(path)} (akd init creates one; check the path)`,
+      );
+    }
     const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
-    return SqliteDatabase.open(path);
+    return SqliteDatabase.open(path, { create });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresDatabase } = await import('@akd-ts/storage-postgres');
@@ -70,7 +88,10 @@ export async function openDatabase(url: string): Promise<Database> {
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;
     parsed.searchParams.delete('schema');
-    return PostgresDatabase.open(parsed.toString(), schema === undefined ? {} : { schema });
+    return PostgresDatabase.open(parsed.toString(), {
+      ...(schema === undefined ? {} : { schema }),
+      migrate: create,
+    });
   }
   throw new UsageError(
     `--db: unknown store ${JSON.stringify(url)} (use memory:, sqlite:<path> or postgres://...)`,
@@ -152,48 +173,92 @@ export async function readKeyFile(path: string): Promise<Uint8Array> {
   return parseSecretKey(text, `--key-file ${JSON.stringify(path)}`);
 }
 
-/** The VRF secret key: AKD_VRF_KEY when set (and no --key-file), else the key file. */
-export async function loadSecretKey(opts: StoreOptions, io: CliIo): Promise<Uint8Array> {
+/**
+ * The VRF secret key: AKD_VRF_KEY when set (and no --key-file), else the key file.
+ * @param why what needs the key, said when it cannot be found
+ */
+export async function loadSecretKey(
+  opts: StoreOptions,
+  io: CliIo,
+  why?: string,
+): Promise<Uint8Array> {
   const fromEnv = io.env?.['AKD_VRF_KEY'];
   if (fromEnv !== undefined && opts.keyFile === undefined) {
     return parseSecretKey(fromEnv, 'AKD_VRF_KEY');
   }
-  return readKeyFile(keyFilePath(opts, io));
+  try {
+    return await readKeyFile(keyFilePath(opts, io));
+  } catch (e) {
+    if (why === undefined || !(e instanceof UsageError)) throw e;
+    throw new UsageError(`${e.message}; the VRF secret key is needed: ${why}`, { cause: e });
+  }
 }
 
-/** An opened directory store: its database, settings and key, checked against each other. */
-export interface OpenedStore {
+/** An opened directory store without its secret: what commands on public data get. */
+export interface PublicStore {
   url: string;
   db: Database;
   settings: DirectorySettings;
   config: Configuration;
+}
+
+/** An opened directory store with its VRF secret key, checked against each other. */
+export interface OpenedStore extends PublicStore {
   secretKey: Uint8Array;
 }
 
-/**
- * Opens an initialised store and its key, and checks that the key is the directory's.
- * @throws AkdError `DIRECTORY_READ_ONLY` when the store was never initialised, or
- * `VRF_INVALID_SECRET_KEY` when the key belongs to another directory.
- */
-export async function openStore(opts: StoreOptions, io: CliIo): Promise<OpenedStore> {
-  const url = storeUrl(opts, io);
-  const secretKey = await loadSecretKey(opts, io);
-  const db = await openDatabase(url);
+/** Why a command needs the VRF secret key, said when the key cannot be found. */
+export const SECRET_FOR = {
+  publish: "publishing computes each new label's VRF with it",
+  proofs: 'lookup and history proofs carry VRF proofs, which only its holder can compute',
+} as const;
+
+/** Opens the store at `url` and reads the settings `akd init` left there. */
+async function openSettings(url: string, mode: OpenMode): Promise<PublicStore> {
+  const db = await openDatabase(url, mode);
   try {
     const settings = await readSettings(db);
     if (settings === undefined) {
       throw new AkdError('DIRECTORY_READ_ONLY', `${url} holds no directory: run akd init first`);
     }
-    const publicKey = toHex(VrfSecretKey.fromBytes(secretKey).publicKeyBytes);
-    if (publicKey !== settings.publicKey.toLowerCase()) {
-      throw new AkdError(
-        'VRF_INVALID_SECRET_KEY',
-        `the VRF key's public key ${publicKey} is not this directory's (${settings.publicKey})`,
-      );
-    }
-    return { url, db, settings, config: settingsConfiguration(settings), secretKey };
+    return { url, db, settings, config: settingsConfiguration(settings) };
   } catch (e) {
     await db.close();
     throw e;
   }
+}
+
+/**
+ * Opens an initialised store for a command on public data only (epochs, root hashes, audit
+ * proofs): the VRF secret key is never loaded, and a store that does not exist is never created.
+ * @throws UsageError for a SQLite path with no file; AkdError `DIRECTORY_READ_ONLY` when the
+ * store was never initialised.
+ */
+export async function openPublicStore(opts: StoreOptions, io: CliIo): Promise<PublicStore> {
+  return openSettings(storeUrl(opts, io), { create: false });
+}
+
+/**
+ * Opens an initialised store and its key, and checks that the key is the directory's.
+ * @param needs `why` the key is needed (said when it is missing), and whether a missing store
+ * may be created (default true, for writers)
+ * @throws AkdError `DIRECTORY_READ_ONLY` when the store was never initialised, or
+ * `VRF_INVALID_SECRET_KEY` when the key belongs to another directory.
+ */
+export async function openStore(
+  opts: StoreOptions,
+  io: CliIo,
+  needs: OpenMode & { why?: string } = {},
+): Promise<OpenedStore> {
+  const secretKey = await loadSecretKey(opts, io, needs.why);
+  const publicKey = toHex(VrfSecretKey.fromBytes(secretKey).publicKeyBytes);
+  const store = await openSettings(storeUrl(opts, io), needs);
+  if (publicKey !== store.settings.publicKey.toLowerCase()) {
+    await store.db.close();
+    throw new AkdError(
+      'VRF_INVALID_SECRET_KEY',
+      `the VRF key's public key ${publicKey} is not this directory's (${store.settings.publicKey})`,
+    );
+  }
+  return { ...store, secretKey };
 }

@@ -9,7 +9,7 @@ import { Directory, InMemoryVrfKeyStore, exportAuditBlobs } from '@akd-ts/direct
 import { errorResponse } from '../../server/src/errors.js';
 import { AUDIT_BLOBS_PATH, auditBlobRoutes } from '../../server/src/routes/audit-blobs.js';
 import { HARD_CODED_VRF_SECRET } from '../../../test/support/vectors.js';
-import { akd, tempDir } from './helpers.js';
+import { akd, eventually, start, tempDir } from './helpers.js';
 
 const EPOCHS = 50;
 const tmp = tempDir();
@@ -69,7 +69,9 @@ test('a monitor resumes from its state and follows new epochs as they are publis
   const first = await verify(url, '--state', state, '--until-epoch', '20');
   assert.equal(first.code, 0, first.stderr);
   assert.match(first.stdout, /verified 20 blobs: epochs 0 -> 20/);
-  const following = verify(
+  const following = start([
+    'audit',
+    'verify',
     url,
     '--state',
     state,
@@ -80,24 +82,28 @@ test('a monitor resumes from its state and follows new epochs as they are publis
     String(EPOCHS + 3),
     '--json',
     '--progress-every',
-    '1000',
-  );
-  await new Promise((resolve) => setTimeout(resolve, 300));
+    '1',
+  ]);
+  const events = () =>
+    following
+      .stdout()
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { event: string; epoch?: number });
+  const waits = () => events().filter((e) => e.event === 'waiting').length;
+  // each epoch is published only once the monitor has caught up and waits for the next one
   for (let e = EPOCHS + 1; e <= EPOCHS + 3; e++) {
+    await eventually(() => waits() === e - EPOCHS, `the monitor waits for epoch ${e}`);
     await publish(e);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(
+      () => events().some((ev) => ev.event === 'progress' && ev.epoch === e),
+      `the monitor verified epoch ${e}`,
+    );
   }
-  const r = await following;
+  const r = await following.done;
   assert.equal(r.code, 0, r.stderr);
-  const events = r.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-  assert.ok(
-    events.some((e) => e.event === 'waiting'),
-    'it waited for new epochs',
-  );
-  const summary = events.pop();
+  assert.equal(waits(), 3, 'it waited once before each new epoch');
+  const summary = JSON.parse(r.stdout.trim().split('\n').pop()!);
   assert.deepEqual(
     [
       summary.event,
@@ -292,11 +298,14 @@ test('a monitor notices a gap that opens after it caught up, by probing the next
   const early = new Map([...all].filter(([key]) => Number(key.split('/')[0]) <= 3));
   const bucket = await serveBucket({ blobs: early, pageSize: 5, tokens: true, unavailable: 0 });
   try {
-    const running = verify(bucket.url, '--follow', '--interval', '0.05');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    // epoch 4 never comes; epoch 6 does
+    const running = start(['audit', 'verify', bucket.url, '--follow', '--interval', '0.05']);
+    // once it has caught up and waits, epoch 4 never comes; epoch 6 does
+    await eventually(
+      () => running.stdout().includes('verified through epoch 3; checking for new epochs'),
+      'the monitor caught up with epoch 3',
+    );
     for (const [key, data] of all) if (key.startsWith('6/')) early.set(key, data);
-    const r = await running;
+    const r = await running.done;
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
@@ -317,10 +326,22 @@ test('a monitor can be interrupted, and keeps what it verified', async () => {
   });
   const state = `${tmp.dir}/interrupted.state`;
   try {
-    const running = verify(bucket.url, '--follow', '--interval', '0.05', '--state', state);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const running = start([
+      'audit',
+      'verify',
+      bucket.url,
+      '--follow',
+      '--interval',
+      '0.05',
+      '--state',
+      state,
+    ]);
+    await eventually(
+      () => running.stdout().includes('verified through epoch 3; checking for new epochs'),
+      'the monitor caught up with epoch 3',
+    );
     process.emit('SIGINT');
-    const r = await running;
+    const r = await running.done;
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /stopped: interrupted/);
     assert.match(r.stdout, /verified 3 blobs: epochs 0 -> 3/);
@@ -331,10 +352,13 @@ test('a monitor can be interrupted, and keeps what it verified', async () => {
       unavailable: 0,
     });
     try {
-      const waiting = verify(empty.url, '--follow', '--interval', '0.05');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const waiting = start(['audit', 'verify', empty.url, '--follow', '--interval', '0.05']);
+      await eventually(
+        () => waiting.stdout().includes('no blob yet; checking for new epochs'),
+        'the monitor waits for a first blob',
+      );
       process.emit('SIGTERM');
-      const w = await waiting;
+      const w = await waiting.done;
       assert.equal(w.code, 0, w.stderr);
       assert.match(w.stdout, /no blob yet; checking for new epochs every 0.05 s/);
       assert.match(w.stdout, /no blob verified/);

@@ -19,15 +19,20 @@ for (const ex of EXAMPLES) {
   test(`${ex.config}: the spec 10.5 audit proof verifies and prints the epoch range`, async () => {
     const r = await audit(`${ex.root1},${ex.root2}`, '--proof', file);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, `audit verified: epochs 1 -> 2 (${ex.config}), 1 append-only step\n`);
+    assert.equal(
+      r.stdout,
+      `audit verified: epochs 1 -> 2 (${ex.config}), 1 append-only step\n` +
+        `from root hash ${ex.root1} (epoch 1 by the proof's own numbering: pass --start-epoch to check it) to root hash ${ex.root2}\n`,
+    );
 
     const json = await audit(`${ex.root1}, ${ex.root2.toUpperCase()}`, '--proof', file, '--json');
     assert.equal(json.code, 0, json.stderr);
     const out = JSON.parse(json.stdout) as Record<string, unknown>;
     assert.deepEqual(
-      [out['proof'], out['startEpoch'], out['endEpoch'], out['steps']],
-      ['audit', 1, 2, 1],
+      [out['proof'], out['startEpoch'], out['endEpoch'], out['steps'], out['epochsFrom']],
+      ['audit', 1, 2, 1, 'proof'],
     );
+    assert.deepEqual([out['firstRootHash'], out['lastRootHash']], [ex.root1, ex.root2]);
 
     const hex = await audit(
       `${ex.root1},${ex.root2}`,
@@ -37,6 +42,7 @@ for (const ex of EXAMPLES) {
       '1',
     );
     assert.equal(hex.code, 0, hex.stderr);
+    assert.match(hex.stdout, /\(epoch 1 as --start-epoch requires\)/);
     const stdin = await audit(`${ex.root1},${ex.root2}`, '--proof', '-');
     assert.equal(stdin.code, 1, 'empty stdin is no proof');
   });
@@ -45,7 +51,7 @@ for (const ex of EXAMPLES) {
     const swapped = await audit(`${ex.root2},${ex.root1}`, '--proof', file);
     assert.equal(swapped.code, 1);
     assert.equal(swapped.stdout, '');
-    assert.match(swapped.stderr, /^error: AUDIT_[A-Z_]+: [^\n]*\n$/);
+    assert.match(swapped.stderr, /^error: AUDIT_START_HASH_MISMATCH: [^\n]*\n$/);
 
     const gap = await audit(`${ex.root1},${ex.root2}`, '--proof', file, '--start-epoch', '2');
     assert.equal(gap.code, 1);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { akd, tempDir } from './helpers.js';
 
@@ -59,7 +59,10 @@ test('init, publish, epoch, lookup, history and audit work together, and their p
     const out = join(tmp.dir, 'lookup.bin');
     const lookup = await akd(['lookup', '--db', db, '--label', 'hi', '--out', out], { env });
     assert.equal(lookup.code, 0, lookup.stderr);
-    assert.match(lookup.stdout, /served at epoch 2, root hash 565a0cf1/);
+    assert.match(
+      lookup.stdout,
+      /^lookup verified: label hi \(whatsapp_v1\)\nchecked against root hash 565a0cf1[0-9a-f]{56}, the store's root of epoch 2\n/,
+    );
     assert.match(lookup.stdout, /value: there/);
     const verified = await akd([
       'verify',
@@ -159,15 +162,39 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
   assert.equal(uninitialised.code, 1);
   assert.match(uninitialised.stderr, /DIRECTORY_READ_ONLY: .*run akd init/);
   await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
-  const foreign = await akd(['epoch', '--db', db], { env: { AKD_VRF_KEY: '11'.repeat(32) } });
+  await akd(['publish', '--db', db, '-'], { env, stdin: '{"label":"a","value":"b"}\n' });
+  // a command that proves checks the key against the directory's public key
+  const foreign = await akd(['lookup', '--db', db, '--label', 'a'], {
+    env: { AKD_VRF_KEY: '11'.repeat(32) },
+  });
   assert.equal(foreign.code, 1);
   assert.match(foreign.stderr, /VRF_INVALID_SECRET_KEY/);
-  const badKey = await akd(['epoch', '--db', db], { env: { AKD_VRF_KEY: 'zz' } });
+  const badKey = await akd(['history', '--db', db, '--label', 'a'], { env: { AKD_VRF_KEY: 'zz' } });
   assert.equal(badKey.code, 2);
+  assert.match(badKey.stderr, /^usage error: AKD_VRF_KEY: expected a 32-byte VRF secret key/);
   assert.doesNotMatch(badKey.stderr, /zz/, 'a secret is never echoed');
-  const noKey = await akd(['epoch', '--db', db, '--key-file', '/nonexistent/akd.key']);
+  const noKey = await akd([
+    'lookup',
+    '--db',
+    db,
+    '--label',
+    'a',
+    '--key-file',
+    '/nonexistent/akd.key',
+  ]);
   assert.equal(noKey.code, 2);
-  assert.match(noKey.stderr, /no such file/);
+  assert.match(
+    noKey.stderr,
+    /^usage error: --key-file: cannot read "\/nonexistent\/akd.key": no such file .*; the VRF secret key is needed: lookup and history proofs carry VRF proofs, which only its holder can compute\n/,
+  );
+  const noPublishKey = await akd(['publish', '--db', db, '--key-file', '/nonexistent/k', '-'], {
+    stdin: '{"label":"a","value":"c"}',
+  });
+  assert.equal(noPublishKey.code, 2);
+  assert.match(
+    noPublishKey.stderr,
+    /the VRF secret key is needed: publishing computes each new label's VRF with it/,
+  );
   const badLine = await akd(['publish', '--db', db, '-'], {
     env,
     stdin: '{"label":"a","value":"b"}\nnot json\n',
@@ -183,15 +210,6 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
   assert.match(missing.stderr, /line 1: "value" \(text\) or "valueHex"/);
   const array = await akd(['publish', '--db', db, '-'], { env, stdin: '[1,2]' });
   assert.match(array.stderr, /line 1: expected an object/);
-  const dup = await akd(['publish', '--db', db, '-'], {
-    env,
-    stdin: jsonl([
-      { label: 'a', value: '1' },
-      { label: 'a', value: '2' },
-    ]),
-  });
-  assert.equal(dup.code, 1);
-  assert.match(dup.stderr, /DIRECTORY_DUPLICATE_LABEL/);
   const unknown = await akd(['lookup', '--db', db, '--label', 'nobody'], { env });
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /DIRECTORY_LABEL_NOT_FOUND/);
@@ -210,6 +228,210 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
     { env },
   );
   assert.equal(badOut.code, 1, 'the lookup fails before writing');
+});
+
+test('publish names the lines of repeated labels and of updates the directory would refuse, and publishes nothing', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  const publish = (stdin: string) => akd(['publish', '--db', db, '-'], { env, stdin });
+  const dup = await publish(
+    jsonl([
+      { label: 'alice', value: '1' },
+      { label: 'bob', value: '1' },
+      { labelHex: '616c696365', value: '2' },
+    ]),
+  );
+  assert.equal(dup.code, 1);
+  assert.equal(
+    dup.stderr,
+    'error: DIRECTORY_DUPLICATE_LABEL: lines 1 and 3: label "alice" appears twice; a publish takes each label once\n',
+  );
+  const rawDup = await publish(
+    jsonl([
+      { labelHex: '00ff', value: '1' },
+      { labelHex: '00FF', value: '2' },
+    ]),
+  );
+  assert.match(rawDup.stderr, /lines 1 and 2: label hex:00ff appears twice/);
+  const long = await publish(
+    jsonl([
+      { label: 'a', value: '1' },
+      { label: 'x'.repeat(257), value: '1' },
+    ]),
+  );
+  assert.equal(long.code, 1);
+  assert.match(
+    long.stderr,
+    /^error: DIRECTORY_LIMIT: line 2: a label must have 1 to 256 bytes, not 257/,
+  );
+  const empty = await publish(
+    jsonl(
+      [{ label: 'a', value: '1' }, {}, { label: 'carol', value: '' }].filter((r) => 'label' in r),
+    ),
+  );
+  assert.match(
+    empty.stderr,
+    /^error: DIRECTORY_LIMIT: line 2: the value of label "carol" is empty/,
+  );
+  const big = await publish(jsonl([{ label: 'dave', valueHex: '00'.repeat(65_537) }]));
+  assert.match(big.stderr, /line 1: the value of label "dave" has 65537 bytes, more than 65536/);
+  assert.match(
+    (await akd(['epoch', '--db', db], { env })).stdout,
+    /^epoch: 0\n/,
+    'nothing published',
+  );
+});
+
+test('publish refuses empty input unless --allow-empty', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  for (const stdin of ['', '\n\n', '  \r\n\t\n']) {
+    const r = await akd(['publish', '--db', db, '-'], { env, stdin });
+    assert.equal(r.code, 2, JSON.stringify(stdin));
+    assert.match(
+      r.stderr,
+      /^usage error: <updates>: stdin holds no update \(it is empty or blank\); pass --allow-empty/,
+    );
+  }
+  const tmp = tempDir();
+  try {
+    const file = tmp.write('empty.jsonl', new Uint8Array(0));
+    const r = await akd(['publish', '--db', db, file], { env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /<updates>: ".*empty\.jsonl" holds no update/);
+  } finally {
+    tmp.cleanup();
+  }
+  const allowed = await akd(['publish', '--db', db, '--allow-empty', '-'], { env, stdin: '' });
+  assert.equal(allowed.code, 0, allowed.stderr);
+  assert.match(allowed.stdout, /^no change: .*epoch stays 0/);
+});
+
+test('text must be well-formed: lone surrogates and invalid UTF-8 are refused by line or option, and nothing is published', async () => {
+  const db = store();
+  const env = { AKD_VRF_KEY: KEY };
+  await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+  const publish = (stdin: string | Uint8Array) => akd(['publish', '--db', db, '-'], { env, stdin });
+  for (const [input, line, what] of [
+    ['{"label":"ok","value":"1"}\n{"label":"\\ud800","value":"1"}\n', 2, 'label'],
+    ['{"label":"\\udfff","value":"1"}', 1, 'label'],
+    ['{"label":"x","value":"a\\ud83d"}', 1, 'value'],
+  ] as const) {
+    const r = await publish(input);
+    assert.equal(r.code, 2, input);
+    assert.equal(
+      r.stderr,
+      `usage error: line ${line}: "${what}" holds a lone surrogate, which is not text; write bytes as "${what}Hex"\n(see 'akd publish --help')\n`,
+    );
+  }
+  const invalid = Buffer.concat([
+    Buffer.from('{"label":"a","value":"1"}\n\n{"label":"'),
+    Buffer.from([0xff]),
+    Buffer.from('","value":"1"}\n'),
+  ]);
+  const bytes = await publish(new Uint8Array(invalid));
+  assert.equal(bytes.code, 2);
+  assert.match(bytes.stderr, /^usage error: line 3: not valid UTF-8 text\n/);
+  // a well-formed pair and U+FFFD itself are text
+  const fine = await publish('{"label":"\\ud83d\\ude00","value":"\\ufffd"}\n');
+  assert.equal(fine.code, 0, fine.stderr);
+  assert.match(
+    (await akd(['lookup', '--db', db, '--label', '\u{1f600}'], { env })).stdout,
+    /value: \ufffd/,
+  );
+  // in-process arguments with a lone surrogate are refused, naming the option
+  for (const args of [
+    ['lookup', '--db', db, '--label', '\ud800'],
+    ['lookup', '--db', db, '--label=\udc00x'],
+  ]) {
+    const r = await akd(args, { env });
+    assert.equal(r.code, 2);
+    assert.match(
+      r.stderr,
+      /^usage error: --label: the argument holds a lone surrogate, which is not text; write bytes as hex:<hex>/,
+    );
+  }
+  assert.match(
+    (await akd(['epoch', '--db', db], { env })).stdout,
+    /^epoch: 1\n/,
+    'only the good publish',
+  );
+});
+
+test('commands on public data need no VRF secret key, and a mistyped store is never created', async () => {
+  const tmp = tempDir();
+  try {
+    const path = join(tmp.dir, 'akd.db');
+    const db = `sqlite:${path}`;
+    const env = { AKD_VRF_KEY: KEY };
+    await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+    for (const e of [1, 2]) {
+      await akd(['publish', '--db', db, '-'], {
+        env,
+        stdin: jsonl([{ label: `u${e}`, value: 'v' }]),
+      });
+    }
+    // no AKD_VRF_KEY, and no ./akd.key where the key file would be looked up
+    const noKey = { AKD_VRF_KEY_FILE: join(tmp.dir, 'no-such.key') };
+    const epoch = await akd(['epoch', '--db', db, '--json'], { env: noKey });
+    assert.equal(epoch.code, 0, epoch.stderr);
+    assert.equal(JSON.parse(epoch.stdout).epoch, 2);
+    const audit = await akd(['audit', '--db', db, '--from', '0', '--to', '2'], { env: noKey });
+    assert.equal(audit.code, 0, audit.stderr);
+    const exported = await akd(['audit', 'export', '--db', db, '--out', join(tmp.dir, 'blobs')], {
+      env: noKey,
+    });
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.match(exported.stdout, /exported 2 audit blobs/);
+    // they take no key option at all, and say so in their help
+    const withKey = await akd(['epoch', '--db', db, '--key-file', 'x'], { env: noKey });
+    assert.equal(withKey.code, 2);
+    assert.match(withKey.stderr, /unknown option '--key-file'/);
+    for (const cmd of [['epoch'], ['audit'], ['audit', 'export']]) {
+      assert.match(
+        (await akd([...cmd, '--help'])).stdout,
+        /Reads public data only: no VRF secret key is needed/,
+      );
+    }
+    assert.match(
+      (await akd(['lookup', '--help'])).stdout,
+      /The VRF secret key is needed: lookup and history proofs carry VRF proofs/,
+    );
+    // lookups do need it, and say why
+    const lookup = await akd(['lookup', '--db', db, '--label', 'u1'], { env: noKey });
+    assert.equal(lookup.code, 2);
+    assert.match(
+      lookup.stderr,
+      /no such file .*; the VRF secret key is needed: lookup and history proofs carry VRF proofs/,
+    );
+
+    const before = readdirSync(tmp.dir).sort();
+    for (const args of [
+      ['epoch', '--db', `sqlite:${join(tmp.dir, 'akd.dbb')}`],
+      ['audit', '--db', `sqlite:${join(tmp.dir, 'typo.db')}`, '--from', '0', '--to', '1'],
+      [
+        'audit',
+        'export',
+        '--db',
+        `sqlite:${join(tmp.dir, 'typo.db')}`,
+        '--out',
+        join(tmp.dir, 'o'),
+      ],
+      ['lookup', '--db', `sqlite:${join(tmp.dir, 'typo.db')}`, '--label', 'u1'],
+    ]) {
+      const r = await akd(args, { env });
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(
+        r.stderr,
+        /^usage error: --db: no store at ".*" \(akd init creates one; check the path\)/,
+      );
+    }
+    assert.deepEqual(readdirSync(tmp.dir).sort(), before, 'no file was created');
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 test('on SQLite the directory persists between commands and the key file is private', async () => {
@@ -250,7 +472,7 @@ test('on SQLite the directory persists between commands and the key file is priv
       stdin: jsonl([{ label: 'carol', value: 'c1' }]),
     });
     assert.equal(published.code, 0, published.stderr);
-    const epoch = await akd(['epoch', '--db', db, '--key-file', keyFile, '--json']);
+    const epoch = await akd(['epoch', '--db', db, '--json']);
     assert.equal(JSON.parse(epoch.stdout).epoch, 1);
     assert.equal(JSON.parse(epoch.stdout).configuration, 'experimental');
     const lookup = await akd(['lookup', '--db', db, '--key-file', keyFile, '--label', 'carol']);

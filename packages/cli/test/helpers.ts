@@ -21,20 +21,51 @@ export interface Outcome {
   stderr: string;
 }
 
+/** A command started in-process: its output so far, and its outcome once it ends. */
+export interface Running {
+  stdout(): string;
+  stderr(): string;
+  done: Promise<Outcome>;
+}
+
+/** Starts `akd <args>` without waiting for it; `stdin` is what `-` reads. */
+export function start(
+  args: string[],
+  options: { stdin?: Uint8Array | string; env?: Record<string, string> } = {},
+): Running {
+  let stdout = '';
+  let stderr = '';
+  const done = run(args, {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
+    env: options.env ?? {},
+  }).then((code) => ({ code, stdout, stderr }));
+  return { stdout: () => stdout, stderr: () => stderr, done };
+}
+
 /** Runs `akd <args>`; `stdin` is what `-` reads. */
 export async function akd(
   args: string[],
   options: { stdin?: Uint8Array | string; env?: Record<string, string> } = {},
 ): Promise<Outcome> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: { write: (s: string) => (stdout += s) },
-    stderr: { write: (s: string) => (stderr += s) },
-    stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
-    env: options.env ?? {},
-  });
-  return { code, stdout, stderr };
+  return start(args, options).done;
+}
+
+/**
+ * Resolves once `condition()` holds, checking it every few milliseconds; fails the test with
+ * `what` when it has not held within `timeoutMs` (a bound, never a pacing of the test).
+ */
+export async function eventually(
+  condition: () => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** A temporary directory removed by `cleanup`. */

@@ -1,6 +1,13 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeLookupProof, encodeLookupProof, toHex } from '@akd-ts/core';
+import {
+  auditorPublicKey,
+  decodeLookupProof,
+  encodeLookupProof,
+  signAuditorHead,
+  signedHeadToJson,
+  toHex,
+} from '@akd-ts/core';
 import { run } from '../src/program.js';
 import { akd, tempDir, vectorCase, withOption, withoutOption } from './helpers.js';
 
@@ -26,8 +33,13 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, '');
       const lines = r.stdout.trimEnd().split('\n');
-      assert.equal(lines[0], `lookup verified: label 16, root of epoch 49 (${name})`);
-      assert.deepEqual(lines.slice(1), ['epoch: 48', 'version: 3', 'value: 16,48']);
+      assert.equal(lines[0], `lookup verified: label 16 (${name})`);
+      // what was checked: this root, whose epoch is the caller's word
+      assert.equal(
+        lines[1],
+        `checked against root hash ${toHex(c.vectors.epochHash)}, which you gave as the root of epoch 49: the proof does not show which epoch a root is, so that epoch is only as good as its source`,
+      );
+      assert.deepEqual(lines.slice(2), ['epoch: 48', 'version: 3', 'value: 16,48']);
     });
 
     test('--json prints one line of JSON with the value as text and hex', async () => {
@@ -39,6 +51,8 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
       assert.equal(out['verified'], true);
       assert.equal(out['configuration'], name);
       assert.equal(out['rootEpoch'], 49);
+      assert.equal(out['rootHash'], toHex(c.vectors.epochHash));
+      assert.equal(out['rootEpochFrom'], 'caller');
       assert.equal(out['epoch'], 48);
       assert.equal(out['version'], 3);
       assert.equal(out['value'], '16,48');
@@ -99,7 +113,7 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
         c.lookupFile,
       ]);
       assert.equal(wrongLabel.code, 1);
-      assert.match(oneLine(wrongLabel.stderr), /^error: VRF_/);
+      assert.match(oneLine(wrongLabel.stderr), /^error: VRF_VERIFY_FAILED: /);
 
       const other = name === 'whatsapp_v1' ? 'experimental' : 'whatsapp_v1';
       const wrongConfig = await akd([
@@ -110,7 +124,8 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
         c.lookupFile,
       ]);
       assert.equal(wrongConfig.code, 1);
-      assert.match(oneLine(wrongConfig.stderr), /^error: [A-Z_]+: /);
+      // the configurations share the VRF but not the commitment: the leaf does not match
+      assert.match(oneLine(wrongConfig.stderr), /^error: VERIFY_VALUE_MISMATCH: /);
 
       const wrongRoot = await akd([
         'verify',
@@ -123,10 +138,10 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
       assert.match(oneLine(wrongRoot.stderr), /^error: VERIFY_ROOT_MISMATCH: /);
     });
 
-    test('bytes that are not a lookup proof exit 1 with a DECODE_ code', async () => {
+    test('bytes that are not a lookup proof exit 1 with DECODE_MALFORMED', async () => {
       const r = await lookup('--proof-hex', 'ffff');
       assert.equal(r.code, 1);
-      assert.match(oneLine(r.stderr), /^error: DECODE_[A-Z_]+: /);
+      assert.match(oneLine(r.stderr), /^error: DECODE_MALFORMED: LookupProof: /);
     });
   });
 
@@ -135,7 +150,8 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
       const r = await history('--proof', c.completeFile);
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(r.stdout.trimEnd().split('\n'), [
-        `history verified: label 16, root of epoch 49 (${name}), 3 versions, newest first`,
+        `history verified: label 16 (${name}), 3 versions, newest first`,
+        `checked against root hash ${toHex(c.vectors.epochHash)}, which you gave as the root of epoch 49: the proof does not show which epoch a root is, so that epoch is only as good as its source`,
         'version 3: epoch 48, value 16,48',
         'version 2: epoch 32, value 16,32',
         'version 1: epoch 16, value 16,16',
@@ -161,7 +177,7 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
         [48],
       );
       const text = await history('--most-recent', '1', '--proof', c.mostRecent1File);
-      assert.match(text.stdout, /1 version, newest first\nversion 3: epoch 48, value 16,48\n$/);
+      assert.match(text.stdout, /1 version, newest first\n.*\nversion 3: epoch 48, value 16,48\n$/);
     });
 
     test('--allow-tombstones still verifies a history without tombstones', async () => {
@@ -180,7 +196,17 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
 describe('usage errors exit 2 with a clear message and no stack trace', () => {
   const c = vectorCase('whatsapp_v1', tmp.write);
   const cases: [string, string[], RegExp][] = [
-    ['missing --root', withoutOption(c.base, '--root'), /required option '--root <hex>'/],
+    [
+      'missing --root',
+      withoutOption(c.base, '--root'),
+      /give the root to check against: --root <hex> with --epoch <n>, or --signed-head <file> with --auditor-key <hex>/,
+    ],
+    ['missing --epoch', withoutOption(c.base, '--epoch'), /give the root to check against/],
+    [
+      '--auditor-key without --signed-head',
+      [...c.base, '--auditor-key', '00'.repeat(32)],
+      /--auditor-key needs --signed-head/,
+    ],
     ['bad hex', withOption(c.base, '--root', 'zz'.repeat(32)), /--root: expected hex/],
     ['0x prefix', withOption(c.base, '--root', '0x00'), /without a 0x prefix/],
     ['odd hex', withOption(c.base, '--root', 'abc'), /--root: odd number of hex digits/],
@@ -306,5 +332,100 @@ describe('unexpected failures', () => {
     assert.equal(await run(args, io({ AKD_DEBUG: '1' })), 1);
     assert.match(stderr, /^error: unexpected Error: disk full second line\nError: disk full/);
     assert.match(stderr, /\n\s+at /);
+  });
+});
+
+describe('a signed head binds the root to its epoch', () => {
+  const c = vectorCase('whatsapp_v1', tmp.write);
+  const auditorSecret = new Uint8Array(32).fill(9);
+  const auditorKey = toHex(auditorPublicKey(auditorSecret));
+  const namespace = 'https://kt.example/v1/audit-blobs';
+  const head = (epoch: bigint, rootHash: Uint8Array = c.vectors.epochHash) =>
+    signedHeadToJson(
+      signAuditorHead(auditorSecret, { namespace, epoch, timestamp: 1_700_000_000_000n, rootHash }),
+    );
+  const lines = (...heads: object[]) =>
+    new TextEncoder().encode(heads.map((h) => JSON.stringify(h)).join('\n') + '\n');
+  // a heads file as akd audit verify --heads writes it: the newest head last
+  const headsFile = tmp.write('heads.jsonl', lines(head(48n, new Uint8Array(32)), head(49n)));
+  const bare = withoutOption(withoutOption(c.base, '--root'), '--epoch');
+  const signed = (key: string) => ['--signed-head', headsFile, '--auditor-key', key];
+  const check = (...extra: string[]) =>
+    akd(['verify', 'lookup', ...bare, '--proof', c.lookupFile, ...extra]);
+  /** With the head and --root/--epoch options `base` gives as well. */
+  const withHead = (base: string[]) =>
+    akd(['verify', 'lookup', ...base, '--proof', c.lookupFile, ...signed(auditorKey)]);
+
+  test("the proof is checked against the head's root and epoch, and the output says who bound them", async () => {
+    const r = await check(...signed(auditorKey));
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout.split('\n')[1],
+      `checked against root hash ${toHex(c.vectors.epochHash)}, the root of epoch 49 in a head signed by auditor ${auditorKey} for "${namespace}" at 2023-11-14T22:13:20.000Z`,
+    );
+    const json = await check(...signed(auditorKey), '--json');
+    const out = JSON.parse(json.stdout) as Record<string, unknown>;
+    assert.equal(out['rootEpochFrom'], 'signed-head');
+    assert.equal(out['rootEpoch'], 49);
+    assert.deepEqual(out['signedHead'], head(49n));
+    // --root and --epoch may be given too, when they are the head's
+    const both = await withHead(c.base);
+    assert.equal(both.code, 0, both.stderr);
+  });
+
+  test('another auditor, an edited head, or a root or epoch that disagrees with it is refused', async () => {
+    const other = toHex(auditorPublicKey(new Uint8Array(32).fill(8)));
+    const wrongKey = await check(...signed(other));
+    assert.equal(wrongKey.code, 1);
+    assert.match(
+      oneLine(wrongKey.stderr),
+      /^error: AUDIT_SIGNATURE: the head is signed by auditor key [0-9a-f]{64}, not [0-9a-f]{64}$/,
+    );
+    const edited = tmp.write('edited.json', lines({ ...head(49n), epoch: '50' }));
+    const forged = await check('--signed-head', edited, '--auditor-key', auditorKey);
+    assert.equal(forged.code, 1);
+    assert.match(
+      oneLine(forged.stderr),
+      /^error: AUDIT_SIGNATURE: the auditor's signature of epoch 50 does not verify$/,
+    );
+    const epoch = await withHead(withOption(c.base, '--epoch', '48'));
+    assert.equal(epoch.code, 2);
+    assert.match(epoch.stderr, /^usage error: --epoch: the signed head is for epoch 49\n/);
+    const root = await withHead(withOption(c.base, '--root', '11'.repeat(32)));
+    assert.equal(root.code, 2);
+    assert.match(
+      root.stderr,
+      /^usage error: --root: the signed head's root hash is [0-9a-f]{64}\n/,
+    );
+    const noKey = await check('--signed-head', headsFile);
+    assert.equal(noKey.code, 2);
+    assert.match(noKey.stderr, /--signed-head needs --auditor-key/);
+    const malformed = await check(
+      '--signed-head',
+      tmp.write('bad.json', lines({ epoch: '1' })),
+      '--auditor-key',
+      auditorKey,
+    );
+    assert.equal(malformed.code, 1);
+    assert.match(
+      oneLine(malformed.stderr),
+      /^error: DECODE_INVALID_VALUE: signed head: namespace is missing$/,
+    );
+    const notJson = await check(
+      '--signed-head',
+      tmp.write('not.json', new TextEncoder().encode('hello\n')),
+      '--auditor-key',
+      auditorKey,
+    );
+    assert.equal(notJson.code, 2);
+    assert.match(notJson.stderr, /--signed-head: ".*not\.json" holds no JSON signed head/);
+    const missing = await check(
+      '--signed-head',
+      '/nonexistent/head.json',
+      '--auditor-key',
+      auditorKey,
+    );
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--signed-head: cannot read "\/nonexistent\/head.json"/);
   });
 });

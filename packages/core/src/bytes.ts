@@ -125,7 +125,21 @@ export function i2osp(bytes: Uint8Array): Uint8Array {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
-/** UTF-8 bytes of a string. */
+// a high surrogate not followed by a low one, or a low surrogate not preceded by a high one
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * True when `text` has no lone surrogate, so that it has a UTF-8 encoding: `utf8` would turn
+ * each lone surrogate into U+FFFD, making two different strings the same bytes. Where text
+ * from outside becomes a label or value, check this first.
+ *
+ * @example isWellFormedText('\ud800') // false
+ */
+export function isWellFormedText(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
+/** UTF-8 bytes of a string (each lone surrogate becomes U+FFFD: see isWellFormedText). */
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
 }

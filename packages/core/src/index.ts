@@ -15,6 +15,7 @@ export {
   utf8,
   fromUtf8,
   isUtf8,
+  isWellFormedText,
   assertU64,
 } from './bytes.js';
 export { AkdError, isAkdError, ERROR_CODES } from './errors.js';

@@ -21,6 +21,7 @@ import { DEFAULT_LIMITS, type PublishLimits } from './limits.js';
 import { parallelLevels } from './parallelism.js';
 import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-only-directory.js';
 import type { VrfJob } from './vrf/engine.js';
+import type { VrfKeyStore } from './vrf/key-store.js';
 
 /** One update of a publish. */
 export interface Update {
@@ -29,6 +30,8 @@ export interface Update {
 }
 
 export interface WritableDirectoryOptions extends DirectoryOptions {
+  /** Publishing computes VRFs: the writer always needs the secret key. */
+  vrfKeys: VrfKeyStore;
   limits?: Partial<PublishLimits>;
 }
 
@@ -80,9 +83,13 @@ export class Directory extends ReadOnlyDirectory {
    * Opens the directory for writing: takes the store's writer lock, then reads the AZKS or,
    * in an empty store, creates it. Only a missing AZKS creates one; any other read error is
    * returned, so a connection problem can never reset a directory.
-   * @throws AkdError `STORAGE_LOCKED` when another writer holds the store.
+   * @throws AkdError `STORAGE_LOCKED` when another writer holds the store; TypeError without
+   * `vrfKeys`.
    */
   static override async open(options: WritableDirectoryOptions): Promise<Directory> {
+    if (options.vrfKeys === undefined) {
+      throw new TypeError('a Directory publishes, which computes VRFs: give it vrfKeys');
+    }
     const lock = await options.storage.db.acquireWriterLock();
     let ctx: DirectoryContext | undefined;
     try {

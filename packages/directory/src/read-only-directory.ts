@@ -16,6 +16,8 @@ import {
   type HistoryParams,
   type HistoryProof,
   type LookupProof,
+  type NodeLabel,
+  VrfPublicKey,
 } from '@akd-ts/core';
 import type { AzksRecord, StorageManager } from '@akd-ts/storage';
 import { Azks } from './azks.js';
@@ -23,13 +25,26 @@ import type { DirectoryContext } from './context.js';
 import { DEFAULT_PARALLELISM, parallelLevels, type ParallelismConfig } from './parallelism.js';
 import { buildHistoryProof } from './proofs/history-proof.js';
 import { buildLookupProofs } from './proofs/lookup-proof.js';
-import { createVrfEngine, type VrfEngine, type VrfOptions } from './vrf/engine.js';
+import {
+  createVrfEngine,
+  type VrfEngine,
+  type VrfLabelProof,
+  type VrfOptions,
+} from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 
 export interface DirectoryOptions {
   config: Configuration;
   storage: StorageManager;
-  vrfKeys: VrfKeyStore;
+  /** The VRF secret key: publishing, lookups and histories need it (they compute VRFs). */
+  vrfKeys?: VrfKeyStore;
+  /**
+   * Instead of `vrfKeys`, for a reader of public data only (epochs, root hashes, audit
+   * proofs): the directory's 32-byte VRF public key. Lookups and histories then fail with
+   * `VRF_INVALID_SECRET_KEY`, since their proofs carry VRF proofs only the key's holder can
+   * compute; `Directory` (publishing) always needs `vrfKeys`.
+   */
+  publicKey?: Uint8Array;
   parallelism?: ParallelismConfig;
   /**
    * Worker threads and backend for VRF work (default: the calling thread, with sodium-native
@@ -46,8 +61,48 @@ const DEFAULT_MAX_PRELOAD_BATCH = 10_000;
 /** Proof attempts while the store keeps moving past the epoch a proof was started at. */
 const MAX_EPOCH_RETRIES = 8;
 
-/** Builds the shared context from options (reads the key once). */
+/** The engine of a reader opened with the public key only: every VRF computation fails. */
+class PublicKeyOnlyVrfEngine implements VrfEngine {
+  readonly name = 'none (opened with the VRF public key only)';
+  private fail(what: string): never {
+    throw new AkdError(
+      'VRF_INVALID_SECRET_KEY',
+      `${what} need the directory's VRF secret key, and this directory was opened with its public key only`,
+    );
+  }
+  nodeLabels(): Promise<NodeLabel[]> {
+    return Promise.reject(this.fail('node labels'));
+  }
+  proofs(): Promise<VrfLabelProof[]> {
+    return Promise.reject(this.fail('VRF proofs (lookups and histories)'));
+  }
+  async close(): Promise<void> {}
+}
+
+/** The context of a reader of public data (options.publicKey, no secret). */
+function publicContext(options: DirectoryOptions, publicKey: Uint8Array): DirectoryContext {
+  VrfPublicKey.fromBytes(publicKey); // VRF_INVALID_PUBLIC_KEY for bytes that are not a key
+  return {
+    config: options.config,
+    storage: options.storage,
+    azks: new Azks(options.config),
+    vrf: new PublicKeyOnlyVrfEngine(),
+    commitmentKey: new Uint8Array(0),
+    publicKey: publicKey.slice(),
+    parallelism: options.parallelism ?? DEFAULT_PARALLELISM,
+    maxPreloadBatch: options.maxPreloadBatch ?? DEFAULT_MAX_PRELOAD_BATCH,
+  };
+}
+
+/**
+ * Builds the shared context from options (reads the key once).
+ * @throws TypeError unless exactly one of `vrfKeys` and `publicKey` is given
+ */
 export async function makeContext(options: DirectoryOptions): Promise<DirectoryContext> {
+  if ((options.vrfKeys === undefined) === (options.publicKey === undefined)) {
+    throw new TypeError('give a directory either vrfKeys or (to read public data only) publicKey');
+  }
+  if (options.vrfKeys === undefined) return publicContext(options, options.publicKey!);
   const secret = await options.vrfKeys.retrieve();
   const key = VrfSecretKey.fromBytes(secret);
   const vrf = options.vrfEngine

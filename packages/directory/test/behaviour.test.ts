@@ -2,6 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   AkdError,
+  auditVerify,
   decodeHistoryProof,
   encodeHistoryProof,
   fromUtf8,
@@ -382,14 +383,44 @@ test('a second writer on the same store is refused until the first closes', asyn
   await second.dir.close();
 });
 
-test('concurrent publishes on one directory run one after another', async () => {
-  const { dir } = await openDirectory('experimental');
+test('concurrent publishes on one directory run one after another, and every update is there and verifies', async () => {
+  const { dir, config } = await openDirectory('experimental');
   const results = await Promise.all(
-    [1, 2, 3].map((i) => dir.publish([{ label: u(`l${i}`), value: u('v') }])),
+    [1, 2, 3].map((i) =>
+      dir.publish([
+        { label: u(`l${i}`), value: u(`v${i}`) },
+        { label: u('shared'), value: u(`s${i}`) },
+      ]),
+    ),
   );
   assert.deepEqual(
     results.map((r) => r.epoch),
     [1n, 2n, 3n],
+  );
+  const pk = dir.getPublicKey();
+  const latest = results[2]!;
+  for (const i of [1, 2, 3]) {
+    const { proof, epochHash } = await dir.lookup(u(`l${i}`));
+    assert.equal(epochHash.epoch, 3n);
+    const r = lookupVerify(config, pk, latest.hash, 3n, u(`l${i}`), proof);
+    assert.deepEqual([r.epoch, r.version, text(r)], [BigInt(i), 1n, `v${i}`]);
+  }
+  // the label all three updated has their values as versions, in the order they ran
+  const { proof } = await dir.keyHistory(u('shared'));
+  const versions = keyHistoryVerify(config, pk, latest.hash, 3n, u('shared'), proof);
+  assert.deepEqual(
+    versions.map((v) => [v.epoch, v.version, text(v)]),
+    [
+      [3n, 3n, 's3'],
+      [2n, 2n, 's2'],
+      [1n, 1n, 's1'],
+    ],
+  );
+  // and the three roots they returned are one append-only chain
+  auditVerify(
+    config,
+    results.map((r) => r.hash),
+    await dir.audit(1n, 3n),
   );
   await dir.close();
 });

@@ -11,8 +11,8 @@ import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Directory, ReadOnlyDirectory } from '@akd-ts/directory';
 import { hardCodedKeys } from './support/build.js';
+import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
 
-const POSTGRES_URL = process.env['AKD_TEST_POSTGRES_URL'];
 const tmp = mkdtempSync(join(tmpdir(), 'akd-reader-'));
 const schemas: string[] = [];
 after(async () => {
@@ -37,7 +37,7 @@ const stores: { name: string; skip: string | false; pair: () => Promise<[Databas
     },
     {
       name: 'postgres',
-      skip: POSTGRES_URL ? false : 'AKD_TEST_POSTGRES_URL is not set: PostgreSQL tests skipped',
+      skip: POSTGRES_SKIP,
       pair: async () => {
         const schema = `akd_test_reader_${randomBytes(6).toString('hex')}`;
         schemas.push(schema);

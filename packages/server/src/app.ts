@@ -16,9 +16,10 @@ import Fastify, {
 import { PUBLIC_DIR_URL } from '@akd-ts/web';
 import { Directory } from '@akd-ts/directory';
 import type { RouteContext } from './context.js';
+import { clientErrorHandler, expectationHandler } from './client-errors.js';
 import { errorResponse, HttpError, type HttpErrorCode } from './errors.js';
 import { createMetrics } from './metrics.js';
-import { DEFAULT_SERVER_LIMITS, type AppDeps } from './options.js';
+import { DEFAULT_HTTP_TIMEOUTS, DEFAULT_SERVER_LIMITS, type AppDeps } from './options.js';
 import { auditBlobRoutes } from './routes/audit-blobs.js';
 import { auditRoutes } from './routes/audit.js';
 import { epochRoutes } from './routes/epoch.js';
@@ -26,6 +27,7 @@ import { historyRoutes } from './routes/history.js';
 import { lookupRoutes } from './routes/lookup.js';
 import { opsRoutes } from './routes/ops.js';
 import { publishRoutes } from './routes/publish.js';
+import { trackReplication } from './replication.js';
 import { webRoutes } from './routes/web.js';
 
 /** Fastify's own client errors, by status, as catalogue codes. */
@@ -91,8 +93,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tamper: deps.unsafeTamperProofsForTesting === true,
   };
 
+  const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...deps.http };
+  const countError = (code: HttpErrorCode) => metrics.errors.inc({ code });
+  let closing = false;
+
   const app = Fastify({
     ...(deps.logger === undefined ? { logger: false } : { loggerInstance: deps.logger }),
+    http: {
+      connectionsCheckingInterval: timeouts.checkIntervalMs,
+      headersTimeout: timeouts.headersTimeoutMs,
+      maxHeaderSize: timeouts.maxHeaderBytes,
+    },
+    requestTimeout: timeouts.requestTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    // Node's own refusals (malformed HTTP, 408, 431) in the catalogue's shape
+    clientErrorHandler(error, socket) {
+      clientErrorHandler(app.log, countError)(error, socket);
+    },
+    // while closing, requests get the catalogue's 503 from the hook below, not fastify's own
+    return503OnClosing: false,
     // one line per request, written by the onResponse hook below without the URL
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: deps.trustProxy ?? false,
@@ -113,12 +132,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (status >= 500) log.error({ err: error }, 'request failed');
     else log.info({ code: body.error.code, status }, 'request refused');
     if (status === 401) reply.header('www-authenticate', 'Bearer');
+    if (error instanceof HttpError) reply.headers(error.headers);
     return reply
       .code(status)
       .header('cache-control', 'no-store')
       .type('application/json; charset=utf-8')
       .send(body);
   }
+
+  app.server.on('checkExpectation', expectationHandler(countError));
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new HttpError('HTTP_UNAVAILABLE', 'the server is shutting down; retry', {
+        'retry-after': '1',
+      });
+    }
+  });
 
   // bodies are JSON only: a text/plain body is refused (415), not parsed into a string
   app.removeContentTypeParser('text/plain');
@@ -145,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
+  trackReplication(app, deps.directory, metrics.registry);
   epochRoutes(app, ctx);
   lookupRoutes(app, ctx);
   historyRoutes(app, ctx);

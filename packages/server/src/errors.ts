@@ -20,6 +20,13 @@ export const HTTP_ERROR_CODES = [
   'HTTP_BODY_TOO_LARGE',
   'HTTP_UNSUPPORTED_MEDIA_TYPE',
   'HTTP_NOT_ACCEPTABLE',
+  'HTTP_TIMEOUT',
+  'HTTP_HEADERS_TOO_LARGE',
+  'HTTP_EXPECTATION_FAILED',
+  'HTTP_AUDIT_TOO_LARGE',
+  'HTTP_OVERLOADED',
+  'HTTP_UNAVAILABLE',
+  'HTTP_WRITER_UNAVAILABLE',
   'HTTP_INTERNAL',
 ] as const;
 
@@ -111,6 +118,32 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
     status: 406,
     meaning: 'the Accept header allows neither application/json nor application/x-protobuf',
   },
+  HTTP_TIMEOUT: { status: 408, meaning: 'the request was not received in time' },
+  HTTP_HEADERS_TOO_LARGE: {
+    status: 431,
+    meaning: 'the request line and headers exceed the header size limit',
+  },
+  HTTP_EXPECTATION_FAILED: {
+    status: 417,
+    meaning: 'an Expect header other than 100-continue',
+  },
+  HTTP_AUDIT_TOO_LARGE: {
+    status: 400,
+    meaning:
+      'the audit proof of the range exceeds the size limit: fetch its steps from /v1/audit-blobs',
+  },
+  HTTP_OVERLOADED: {
+    status: 503,
+    meaning: 'too many heavy requests at once; retry after Retry-After seconds',
+  },
+  HTTP_UNAVAILABLE: {
+    status: 503,
+    meaning: 'the server is shutting down or not ready; retry (on another instance)',
+  },
+  HTTP_WRITER_UNAVAILABLE: {
+    status: 503,
+    meaning: 'the writer is starting, restarting or without the writer lock; retry later',
+  },
   HTTP_INTERNAL: { status: 500, meaning: 'an unexpected server error (details are in its log)' },
 };
 
@@ -127,10 +160,13 @@ export const SERVER_ERROR_CODES: readonly ServerErrorCode[] = [...ERROR_CODES, .
  */
 export class HttpError extends Error {
   readonly code: HttpErrorCode;
-  constructor(code: HttpErrorCode, message: string) {
+  /** Headers the answer carries (such as `Retry-After` with a 503). */
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(code: HttpErrorCode, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.name = 'HttpError';
     this.code = code;
+    this.headers = headers;
   }
 }
 

@@ -7,8 +7,8 @@
 export { buildApp } from './app.js';
 export { startServer, stopOnSignals } from './listen.js';
 export type { ListenOptions, RunningServer } from './listen.js';
-export { DEFAULT_SERVER_LIMITS } from './options.js';
-export type { AppDeps, ServerLimits } from './options.js';
+export { DEFAULT_HTTP_TIMEOUTS, DEFAULT_SERVER_LIMITS } from './options.js';
+export type { AppDeps, HttpTimeouts, ServerLimits } from './options.js';
 export {
   ERROR_CATALOGUE,
   HTTP_ERROR_CODES,
@@ -21,6 +21,7 @@ export { createLogger, REDACTED_PATHS } from './logging.js';
 export { negotiate, PROTOBUF, JSON_TYPE } from './negotiate.js';
 export type { Representation } from './negotiate.js';
 export { EPOCH_HEADER, ROOT_HASH_HEADER } from './context.js';
+export { REPLICATION_LAG_HEADER } from './replication.js';
 export { PROOF_COUNT_HEADER, sizeDelimited } from './routes/lookup.js';
 export { openApiDocument } from './openapi.js';
 export { demoEpochs, demoKey, DEMO_PEOPLE } from './demo.js';

@@ -34,7 +34,16 @@ export interface AppMetrics {
  */
 export function createMetrics(directory: ReadOnlyDirectory, processMetrics = true): AppMetrics {
   const registry = new Registry();
-  if (processMetrics) collectDefaultMetrics({ register: registry, prefix: 'akd_process_' });
+  // Node's process metrics under their standard names (process_cpu_seconds_total,
+  // nodejs_eventloop_lag_seconds, ...), which dashboards and alerts already know
+  if (processMetrics) {
+    collectDefaultMetrics({ register: registry });
+    // prom-client also exports the sums of nodejs_active_{handles,requests,resources} as
+    // gauges named *_total, the suffix of counters; sum() over the per-type gauges gives them
+    for (const kind of ['handles', 'requests', 'resources']) {
+      registry.removeSingleMetric(`nodejs_active_${kind}_total`);
+    }
+  }
   const requestDuration = new Histogram({
     name: 'akd_http_request_duration_seconds',
     help: 'HTTP request latency by route pattern, method and status',
@@ -94,12 +103,14 @@ export function createMetrics(directory: ReadOnlyDirectory, processMetrics = tru
     ['db_records_written', 'Records written to the database', () => storage.dbRecordsWritten],
   ] as const;
   for (const [name, help, read] of counters) {
-    new Gauge({
-      name: `akd_storage_${name}`,
-      help: `${help} (a running count since start)`,
+    // running counts only grow, so they are counters (rate() works on them), read at scrape
+    new Counter({
+      name: `akd_storage_${name}_total`,
+      help: `${help}, since the process started`,
       registers: [registry],
       collect() {
-        this.set(read());
+        this.reset();
+        this.inc(read());
       },
     });
   }

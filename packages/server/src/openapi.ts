@@ -29,6 +29,11 @@ function errors(...statuses: number[]) {
 const epochHeaders = {
   'X-Akd-Epoch': { description: 'the epoch the proof was served against', schema: decimal },
   'X-Akd-Root-Hash': { description: 'that epoch’s root hash, hex', schema: hex32 },
+  'X-Akd-Replication-Lag': {
+    description:
+      'seconds the store serving this epoch was behind its primary, measured within the last second (0: a primary, or a caught-up replica); absent for stores without replicas',
+    schema: { type: 'string', pattern: '^[0-9]+\\.[0-9]{3}$' },
+  },
 };
 
 function proofResponse(message: string, json: string, description: string) {

@@ -37,6 +37,32 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   publishBodyLimit: 64 * 1024 * 1024,
 };
 
+/** How long Node's HTTP layer waits for clients, and how large their headers may be. */
+export interface HttpTimeouts {
+  /** Whole request (headers and body) must arrive within this, ms (default 120,000). */
+  requestTimeoutMs: number;
+  /** Headers must arrive within this, ms (default 10,000: slow-header clients are cut off). */
+  headersTimeoutMs: number;
+  /** How often Node checks the two timeouts above, ms (default 1,000). */
+  checkIntervalMs: number;
+  /**
+   * Idle keep-alive connections close after this, ms (default 72,000: longer than the idle
+   * timeouts of common proxies and clients, so that the peer closes first; a server that
+   * closes an idle socket while a request is on its way makes the client see a reset).
+   */
+  keepAliveTimeoutMs: number;
+  /** Largest request line plus headers, bytes (default 16 KiB, Node's). */
+  maxHeaderBytes: number;
+}
+
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
+  requestTimeoutMs: 120_000,
+  headersTimeoutMs: 10_000,
+  checkIntervalMs: 1_000,
+  keepAliveTimeoutMs: 72_000,
+  maxHeaderBytes: 16 * 1024,
+};
+
 /** The dependencies of {@link buildApp}. */
 export interface AppDeps {
   /**
@@ -53,6 +79,8 @@ export interface AppDeps {
   limits?: Partial<ServerLimits>;
   /** A pino logger (or any fastify-compatible one); default: no logging. */
   logger?: FastifyBaseLogger;
+  /** Overrides of {@link DEFAULT_HTTP_TIMEOUTS}. */
+  http?: Partial<HttpTimeouts>;
   /** Trust X-Forwarded-* from a reverse proxy (TLS termination); default false. */
   trustProxy?: boolean;
   /**

@@ -2,7 +2,9 @@
 // its code: never a 500, never a stack trace.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { AkdError, ERROR_CODES } from '@akd-ts/core';
 import type { ReadOnlyDirectory } from '@akd-ts/directory';
 import {
@@ -11,6 +13,7 @@ import {
   SERVER_ERROR_CODES,
   buildApp,
   errorResponse,
+  type ServerErrorCode,
 } from '@akd-ts/server';
 import { TOKEN, demoApp } from './support.js';
 
@@ -449,4 +452,146 @@ test("the server's own faults are a 500 (or 503) with a code, and no internals",
   assert.equal(epoch.statusCode, 503);
   assert.equal(epoch.json().error.code, 'STORAGE_CONNECTION');
   await down.close();
+});
+
+/** Sends raw bytes to `url`'s port and resolves to the status and JSON body of the answer. */
+async function raw(
+  url: string,
+  request: string,
+): Promise<{ status: number; headers: string; body: unknown }> {
+  const { port } = new URL(url);
+  const socket = connect(Number(port), '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  await once(socket, 'connect');
+  socket.write(request);
+  await Promise.race([once(socket, 'end'), once(socket, 'close')]);
+  socket.destroy();
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text.includes('\r\n\r\n'))
+    assert.fail(`no answer to ${JSON.stringify(request.slice(0, 60))}: ${text}`);
+  const [head, body] = [
+    text.slice(0, text.indexOf('\r\n\r\n')),
+    text.slice(text.indexOf('\r\n\r\n') + 4),
+  ];
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    assert.fail(`the answer to ${JSON.stringify(request.slice(0, 60))} is not JSON: ${text}`);
+  }
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), headers: head, body: json };
+}
+
+function assertCatalogued(answer: { status: number; body: unknown }, code: string) {
+  const error = (answer.body as { error: { code: string; message: string } }).error;
+  assert.equal(error.code, code);
+  assert.equal(ERROR_CATALOGUE[error.code as ServerErrorCode].status, answer.status);
+  assert.ok(error.message.length > 0);
+  assert.deepEqual(Object.keys(answer.body as object), ['error']);
+}
+
+test("errors of Node's HTTP layer have the catalogue's shape: 400, 408, 431, 417", async () => {
+  const app = await buildApp({
+    directory: demo.dir,
+    processMetrics: false,
+    http: { headersTimeoutMs: 150, requestTimeoutMs: 300, checkIntervalMs: 25 },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  try {
+    const cases: [string, string, number, string][] = [
+      [
+        'bad header line',
+        'GET /v1/epoch HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n',
+        400,
+        'HTTP_BAD_REQUEST',
+      ],
+      ['bad method', 'G@T /v1/epoch HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'HTTP_BAD_REQUEST'],
+      [
+        'bad chunk size',
+        'POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+        400,
+        'HTTP_BAD_REQUEST',
+      ],
+      [
+        'oversized headers',
+        `GET /v1/epoch HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'HTTP_HEADERS_TOO_LARGE',
+      ],
+      [
+        'oversized URL',
+        `GET /v1/lookup/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        431,
+        'HTTP_HEADERS_TOO_LARGE',
+      ],
+      ['headers never finished', 'GET /v1/epoch HTTP/1.1\r\nHost: x\r\n', 408, 'HTTP_TIMEOUT'],
+      [
+        'body never finished',
+        'POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"la',
+        408,
+        'HTTP_TIMEOUT',
+      ],
+      [
+        'unmet expectation',
+        'GET /v1/epoch HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n',
+        417,
+        'HTTP_EXPECTATION_FAILED',
+      ],
+    ];
+    for (const [name, request, status, code] of cases) {
+      const answer = await raw(url, request);
+      assert.equal(answer.status, status, name);
+      assertCatalogued(answer, code);
+      assert.match(answer.headers, /content-type: application\/json/i, name);
+    }
+    const metrics = await app.inject({ url: '/metrics' });
+    assert.match(metrics.body, /^akd_errors_total\{code="HTTP_TIMEOUT"\} 2$/m);
+  } finally {
+    await app.close();
+  }
+});
+
+test("a request arriving while the server closes gets the catalogue's 503, not fastify's", async () => {
+  const app = await buildApp({ directory: demo.dir, processMetrics: false });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let arrived!: () => void;
+  const started = new Promise<void>((resolve) => (arrived = resolve));
+  app.get('/test/slow', async () => {
+    arrived();
+    await held;
+    return { ok: true };
+  });
+  let closingNow!: () => void;
+  const closingStarted = new Promise<void>((resolve) => (closingNow = resolve));
+  app.addHook('preClose', async () => closingNow());
+  let answering!: () => void;
+  const secondAnswered = new Promise<void>((resolve) => (answering = resolve));
+  app.addHook('onSend', async (request) => {
+    if (request.url === '/v1/epoch') answering();
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  // a slow request holds the connection open; a second one arrives on it once closing began
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  await once(socket, 'connect');
+  socket.write('GET /test/slow HTTP/1.1\r\nHost: x\r\n\r\n');
+  await started;
+  const closed = app.close();
+  await closingStarted;
+  socket.write('GET /v1/epoch HTTP/1.1\r\nHost: x\r\n\r\n');
+  await secondAnswered; // its answer waits behind the first one's
+  release();
+  await Promise.race([once(socket, 'end'), once(socket, 'close')]);
+  await closed;
+  const text = Buffer.concat(chunks).toString('utf8');
+  const second = text.slice(text.indexOf('HTTP/1.1', 10));
+  assert.match(second, /^HTTP\/1\.1 503/);
+  assert.match(second, /retry-after: 1/i);
+  const body = JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4));
+  assertCatalogued({ status: 503, body }, 'HTTP_UNAVAILABLE');
 });

@@ -7,7 +7,7 @@ import { utf8 } from '@akd-ts/core';
 import { startServer, stopOnSignals, type EpochJson } from '@akd-ts/server';
 import { captureLogs, demoDirectory, reader } from './support.js';
 
-test('a read-only server polls the store and serves epochs another process publishes', async () => {
+test('a read-only server polls the store and serves epochs another writer publishes to it', async () => {
   const db = new MemoryDatabase();
   const writer = await demoDirectory('whatsapp_v1', db);
   const { lines, logger } = captureLogs();

@@ -322,3 +322,28 @@ export function decodeSettingRow(row: PgRow, table: string): string {
   const r = new RowReader(table, () => JSON.stringify(row.name), row);
   return r.fail('value', value === null ? 'is NULL' : 'is not text');
 }
+
+/**
+ * An `audit_blobs` row: (epoch, previous_hash, current_hash) and `size` or `data`.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the epoch.
+ */
+export function decodeAuditBlobRow(
+  row: PgRow,
+  table: string,
+): {
+  epoch: bigint;
+  previousHash: Uint8Array;
+  currentHash: Uint8Array;
+  data?: Uint8Array;
+  size?: number;
+} {
+  const r = new RowReader(table, () => `epoch=${String(row.epoch)}`, row);
+  const head = {
+    epoch: r.int8('epoch'),
+    previousHash: r.bytes('previous_hash', 32),
+    currentHash: r.bytes('current_hash', 32),
+  };
+  return 'data' in row
+    ? { ...head, data: r.bytes('data') }
+    : { ...head, size: r.int('size', (n) => n >= 0) };
+}

@@ -5,6 +5,9 @@
 
 export { PostgresDatabase } from './postgres-database.js';
 export type { PostgresDatabaseOptions } from './options.js';
+export type { WriterFence } from './fencing.js';
+export { FENCE_SETTING } from './fencing.js';
+export type { PromoteOptions, PromoteResult } from './promote.js';
 export type {
   PgConnections,
   PgPool,

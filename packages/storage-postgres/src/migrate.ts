@@ -22,6 +22,8 @@ export interface SchemaPlan {
 /** Errors a concurrent creator of the same schema can cause; the open is simply retried. */
 const RACE_STATES = new Set(['23505', '42P06', '42P07', '40001', '40P01']);
 const ATTEMPTS = 4;
+/** SQLSTATE read_only_sql_transaction: a write on a hot standby. */
+const READ_ONLY_STATE = '25006';
 
 function schemaError(message: string): AkdError {
   return new AkdError('STORAGE_SCHEMA', message);
@@ -98,6 +100,35 @@ async function createOrMigrate(
 }
 
 /**
+ * Checks, without writing, that `schema` holds the driver's tables at version `target`: the
+ * open of a reader, and of any store on a hot standby (which refuses every write).
+ */
+async function checkSchema(pool: PgPool, schema: string, target: number): Promise<number> {
+  let found: number | undefined;
+  try {
+    found = await readVersion(pool, schema);
+  } catch (e) {
+    const mapped = storageError(e, 'reading the schema version');
+    if (mapped instanceof AkdError && mapped.code === 'STORAGE_SCHEMA') {
+      throw schemaError(
+        `schema "${schema}" has no akd tables: open it once with migration enabled, on the ` +
+          `primary (${mapped.message})`,
+      );
+    }
+    throw mapped;
+  }
+  if (found === undefined) throw schemaError(`${schema}.schema_version has no row`);
+  checkNotNewer(schema, found, target);
+  if (found < target) {
+    throw schemaError(
+      `schema "${schema}" is at version ${found} and this driver needs ${target}: open it ` +
+        `with migration enabled (a writer, on the primary) to migrate it`,
+    );
+  }
+  return found;
+}
+
+/**
  * Makes sure `schema` holds this driver's tables at its version and returns that version.
  * @throws AkdError `STORAGE_SCHEMA` when the store is newer than the driver, has no migration
  * path, or (without `migrate`) is missing or older; `STORAGE_CONNECTION` when unreachable.
@@ -108,30 +139,7 @@ export async function prepareSchema(
   plan: SchemaPlan,
 ): Promise<number> {
   const target = plan.version ?? SCHEMA_VERSION;
-  if (!plan.migrate) {
-    let found: number | undefined;
-    try {
-      found = await readVersion(pool, schema);
-    } catch (e) {
-      const mapped = storageError(e, 'reading the schema version');
-      if (mapped instanceof AkdError && mapped.code === 'STORAGE_SCHEMA') {
-        throw schemaError(
-          `schema "${schema}" has no akd tables: open it once with migration enabled, on the ` +
-            `primary (${mapped.message})`,
-        );
-      }
-      throw mapped;
-    }
-    if (found === undefined) throw schemaError(`${schema}.schema_version has no row`);
-    checkNotNewer(schema, found, target);
-    if (found < target) {
-      throw schemaError(
-        `schema "${schema}" is at version ${found} and this driver needs ${target}: open it ` +
-          `with migration enabled (a writer, on the primary) to migrate it`,
-      );
-    }
-    return found;
-  }
+  if (!plan.migrate) return checkSchema(pool, schema, target);
   const migrations = plan.migrations ?? MIGRATIONS;
   const schemaSql = plan.schemaSql ?? SCHEMA_SQL;
   for (let attempt = 1; ; attempt++) {
@@ -141,6 +149,9 @@ export async function prepareSchema(
       );
     } catch (e) {
       const state = (e as { code?: unknown }).code;
+      // a hot standby refuses writes (read_only_sql_transaction): its schema comes from the
+      // primary by replication, so check it as a reader does
+      if (state === READ_ONLY_STATE) return checkSchema(pool, schema, target);
       if (attempt < ATTEMPTS && typeof state === 'string' && RACE_STATES.has(state)) continue;
       throw storageError(e, `preparing schema "${schema}"`, true);
     }

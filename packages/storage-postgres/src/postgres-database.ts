@@ -8,17 +8,23 @@
 
 import pg from 'pg';
 import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
-import type {
-  Database,
-  DbRecord,
-  DbSetState,
-  RecordFor,
-  StorageKey,
-  TreeNodeRecord,
-  UserVersion,
-  ValueStateFlag,
-  ValueStateRecord,
-  WriterLock,
+import {
+  checkAuditBlob,
+  storableEpochs,
+  type AuditBlobInfo,
+  type AuditBlobRecord,
+  type Database,
+  type DbRecord,
+  type DbSetState,
+  type RecordFor,
+  type ReplicationAware,
+  type ReplicationStatus,
+  type StorageKey,
+  type TreeNodeRecord,
+  type UserVersion,
+  type ValueStateFlag,
+  type ValueStateRecord,
+  type WriterLock,
 } from '@akd-ts/storage';
 import {
   inTransaction,
@@ -32,6 +38,7 @@ import {
   MAX_STORED,
   azksValues,
   checkRecord,
+  decodeAuditBlobRow,
   decodeAzksRow,
   decodeNodeRow,
   decodeSettingRow,
@@ -44,9 +51,20 @@ import {
   valueStateColumns,
 } from './codec.js';
 import { ArrayLiteral } from './array-literal.js';
+import {
+  FENCE_SETTING,
+  checkFence,
+  claimGeneration,
+  fenceCheckQuery,
+  fenceStore,
+  readFence,
+  type WriterFence,
+} from './fencing.js';
 import { prepareSchema } from './migrate.js';
 import { checkOptions, type PostgresDatabaseOptions, type Settings } from './options.js';
+import { promoteStore, type PromoteOptions, type PromoteResult } from './promote.js';
 import { buildStatements, type Statements } from './queries.js';
+import { readReplicationStatus } from './replication.js';
 import { AdvisoryWriterLock } from './writer-lock.js';
 
 /** Several read statements see one snapshot; on a replica too (REPEATABLE READ is allowed). */
@@ -120,12 +138,14 @@ export async function connectClient(config: pg.ClientConfig): Promise<pg.Client>
  * const dir = await Directory.open({ config, storage: new StorageManager(db), vrfKeys });
  * ```
  */
-export class PostgresDatabase implements Database {
+export class PostgresDatabase implements Database, ReplicationAware {
   readonly #pool: PgPool;
   readonly #connections: PgConnections;
   readonly #settings: Settings;
   readonly #sql: Statements;
   readonly #locks = new Set<AdvisoryWriterLock>();
+  /** The writer generation claimed with the lock (fencing.ts); writes check it. */
+  #generation: bigint | undefined;
   #closed = false;
 
   private constructor(connections: PgConnections, settings: Settings) {
@@ -286,23 +306,35 @@ export class PostgresDatabase implements Database {
     this.#check();
     this.#checkWriter();
     if (records.length === 0) return;
-    const plan = this.#writePlan(records);
+    await this.#write(this.#writePlan(records), `writing ${records.length} records`);
+  }
+
+  /**
+   * Runs write statements in one transaction (a lone statement by itself), after checking the
+   * writer fence when this database holds the writer lock: a fenced writer writes nothing.
+   */
+  async #write(plan: (() => PgQuery)[], operation: string): Promise<void> {
+    const generation = this.#generation;
     try {
-      if (plan.length === 1) {
+      if (plan.length === 1 && generation === undefined) {
         await this.#pool.query(plan[0]!());
-      } else {
-        await inTransaction(this.#pool, 'BEGIN', async (client) => {
-          let next = plan[0]!();
-          for (let i = 0; i < plan.length; i++) {
-            // pg sends the statement now; encode the next one while the server works
-            const running = client.query(next);
-            if (i + 1 < plan.length) next = plan[i + 1]!();
-            await running;
-          }
-        });
+        return;
       }
+      await inTransaction(this.#pool, 'BEGIN', async (client) => {
+        if (generation !== undefined) {
+          const { rows } = await client.query(fenceCheckQuery(this.schema));
+          checkFence(this.schema, rows, generation);
+        }
+        let next = plan[0]!();
+        for (let i = 0; i < plan.length; i++) {
+          // pg sends the statement now; encode the next one while the server works
+          const running = client.query(next);
+          if (i + 1 < plan.length) next = plan[i + 1]!();
+          await running;
+        }
+      });
     } catch (e) {
-      throw storageError(e, `writing ${records.length} records`, true);
+      throw storageError(e, operation, true);
     }
   }
 
@@ -438,11 +470,61 @@ export class PostgresDatabase implements Database {
     if (typeof name !== 'string' || typeof value !== 'string') {
       throw new TypeError('setting name and value must be strings');
     }
-    try {
-      await this.#pool.query({ ...this.#sql.settingSet, values: [name, value] });
-    } catch (e) {
-      throw storageError(e, `writing setting ${name}`, true);
+    if (name === FENCE_SETTING) {
+      throw new RangeError(`setting ${FENCE_SETTING} is reserved for the writer fence`);
     }
+    this.#checkWriter();
+    await this.#write(
+      [() => ({ ...this.#sql.settingSet, values: [name, value] })],
+      `writing setting ${name}`,
+    );
+  }
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    this.#check();
+    this.#checkWriter();
+    checkAuditBlob(blob);
+    const { epoch, previousHash, currentHash, data } = blob;
+    // through the fenced write path: a replaced writer stores no artifact either
+    await this.#write(
+      [
+        () => ({
+          ...this.#sql.auditBlobSet,
+          values: [epoch.toString(), previousHash, currentHash, data.length, data],
+        }),
+      ],
+      `writing the audit blob of epoch ${epoch}`,
+    );
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    this.#check();
+    const wanted = storableEpochs(epochs);
+    if (wanted.length === 0) return [];
+    const queries = chunks(wanted, this.#settings.readChunkSize).map((chunk) => {
+      const list = new ArrayLiteral(chunk.length * 8);
+      for (const e of chunk) list.int(e);
+      return { ...this.#sql.auditBlobInfos, values: [list.toString()] };
+    });
+    const results = await this.#reads(queries, `reading ${wanted.length} audit blob infos`);
+    // each chunk is ordered, and the chunks follow each other
+    return results.flatMap((rows) =>
+      rows.map((row) => decodeAuditBlobRow(row, this.#sql.display.auditBlobs) as AuditBlobInfo),
+    );
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    this.#check();
+    const [wanted] = storableEpochs([epoch]);
+    const rows =
+      wanted === undefined
+        ? []
+        : await this.#query(
+            { ...this.#sql.auditBlobGet, values: [wanted.toString()] },
+            'reading an audit blob',
+          );
+    if (rows.length === 0) throw notFound(`audit blob of epoch ${epoch}`);
+    return decodeAuditBlobRow(rows[0]!, this.#sql.display.auditBlobs) as AuditBlobRecord;
   }
 
   /**
@@ -453,11 +535,66 @@ export class PostgresDatabase implements Database {
    */
   async acquireWriterLock(): Promise<WriterLock> {
     this.#check();
-    const lock = await AdvisoryWriterLock.acquire(this.#connections, this.schema, (l) =>
-      this.#locks.delete(l),
-    );
+    const lock = await AdvisoryWriterLock.acquire(this.#connections, this.schema, (l) => {
+      this.#locks.delete(l);
+      if (this.#locks.size === 0) this.#generation = undefined;
+    });
     this.#locks.add(lock);
+    try {
+      // the generation fences every earlier writer, on this server or another (fencing.ts)
+      this.#generation = await claimGeneration(this.#pool, this.schema);
+    } catch (e) {
+      await lock.release();
+      throw e;
+    }
     return lock;
+  }
+
+  /**
+   * Whether this server is a hot standby and how far it is behind its primary.
+   * @example
+   * ```ts
+   * const { replica, lagSeconds } = await db.replicationStatus();
+   * ```
+   */
+  async replicationStatus(): Promise<ReplicationStatus> {
+    this.#check();
+    return readReplicationStatus(this.#pool);
+  }
+
+  /** The store's writer fence (generation and whether it is fenced). Works on a standby. */
+  async writerFence(): Promise<WriterFence> {
+    this.#check();
+    return readFence(this.#pool, this.schema);
+  }
+
+  /**
+   * Fences the store, the first step of a fail-over (on the old primary): from now on no
+   * writer may publish to it, neither its current writer (its next write is refused with
+   * `STORAGE_LOCKED`) nor one that opens it later. A publish in flight commits first.
+   * @returns the fence, whose generation `promote` waits for on the standby
+   * @example
+   * ```ts
+   * const { generation } = await oldPrimary.fence();
+   * ```
+   */
+  async fence(): Promise<WriterFence> {
+    this.#check();
+    return fenceStore(this.#pool, this.schema);
+  }
+
+  /**
+   * Makes this store the directory's writable copy after a fail-over: waits until it has
+   * applied the old primary's fence (`fencedGeneration`), promotes the server if it is a
+   * standby, and lifts the fence. See docs/operating.md for the whole runbook.
+   * @example
+   * ```ts
+   * await standby.promote({ fencedGeneration: generation });
+   * ```
+   */
+  async promote(options: PromoteOptions = {}): Promise<PromoteResult> {
+    this.#check();
+    return promoteStore(this.#pool, this.schema, options);
   }
 
   /** Releases held writer locks and ends the pool. Idempotent. */

@@ -90,6 +90,7 @@ export interface TableNames {
   valueStates: string;
   azks: string;
   settings: string;
+  auditBlobs: string;
   version: string;
 }
 
@@ -111,6 +112,9 @@ export interface Statements {
   userVersions: Record<FlagKind, PgQuery>;
   settingGet: PgQuery;
   settingSet: PgQuery;
+  auditBlobGet: PgQuery;
+  auditBlobInfos: PgQuery;
+  auditBlobSet: PgQuery;
 }
 
 /** Every statement of the driver for tables in `schema`. */
@@ -123,6 +127,7 @@ export function buildStatements(schema: string): Statements {
     valueStates: `${prefix}.value_states`,
     azks: `${prefix}.azks`,
     settings: `${prefix}.settings`,
+    auditBlobs: `${prefix}.audit_blobs`,
     version: `${prefix}.schema_version`,
   });
   const tables = names(s);
@@ -213,6 +218,24 @@ export function buildStatements(schema: string): Statements {
       text:
         `INSERT INTO ${tables.settings} (name, value) VALUES ($1, $2) ` +
         `ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
+    },
+    auditBlobGet: {
+      name: name('audit_blob_get'),
+      text: `SELECT epoch, previous_hash, current_hash, data FROM ${tables.auditBlobs} WHERE epoch = $1`,
+    },
+    auditBlobInfos: {
+      name: name('audit_blob_infos'),
+      text:
+        `SELECT b.epoch, b.previous_hash, b.current_hash, b.size FROM unnest($1::int8[]) AS k(epoch) ` +
+        `JOIN ${tables.auditBlobs} b ON b.epoch = k.epoch ORDER BY b.epoch`,
+    },
+    auditBlobSet: {
+      name: name('audit_blob_set'),
+      text:
+        `INSERT INTO ${tables.auditBlobs} (epoch, previous_hash, current_hash, size, data) ` +
+        `VALUES ($1, $2, $3, $4, $5) ON CONFLICT (epoch) DO UPDATE SET ` +
+        `previous_hash = EXCLUDED.previous_hash, current_hash = EXCLUDED.current_hash, ` +
+        `size = EXCLUDED.size, data = EXCLUDED.data`,
     },
   };
 }

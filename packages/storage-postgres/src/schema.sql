@@ -1,4 +1,4 @@
--- akd-ts PostgreSQL schema, version 1 (@akd-ts/storage-postgres).
+-- akd-ts PostgreSQL schema, version 2 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -63,4 +63,15 @@ CREATE TABLE IF NOT EXISTS settings (
   value text NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 1) ON CONFLICT (id) DO NOTHING;
+-- Audit blobs (spec 16), one per published epoch step: the protobuf SingleAppendOnlyProof of
+-- the step epoch - 1 -> epoch and the root hashes naming it, written by the publish of that
+-- epoch (version 2). size repeats length(data) so that a listing never reads the blobs.
+CREATE TABLE IF NOT EXISTS audit_blobs (
+  epoch bigint PRIMARY KEY,
+  previous_hash bytea NOT NULL,
+  current_hash bytea NOT NULL,
+  size integer NOT NULL,
+  data bytea NOT NULL
+);
+
+INSERT INTO schema_version (id, version) VALUES (1, 2) ON CONFLICT (id) DO NOTHING;

@@ -9,7 +9,7 @@
  */
 
 /** The schema version this driver writes and reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** One step of the schema: statements taking version `version - 1` to `version`. */
 export interface Migration {
@@ -18,11 +18,26 @@ export interface Migration {
   sql: string;
 }
 
-/** Steps from older versions, in order (version 1 is the first published schema). */
-export const MIGRATIONS: readonly Migration[] = [];
+/**
+ * Steps from older versions, in order (version 1 is the first published schema). Version 2
+ * adds the audit_blobs table; epochs published before it have no stored blob until the
+ * writer server fills them in.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 2,
+    sql: `CREATE TABLE audit_blobs (
+  epoch bigint PRIMARY KEY,
+  previous_hash bytea NOT NULL,
+  current_hash bytea NOT NULL,
+  size integer NOT NULL,
+  data bytea NOT NULL
+);`,
+  },
+];
 
 /** The contents of schema.sql. */
-export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 1 (@akd-ts/storage-postgres).
+export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 2 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -87,5 +102,16 @@ CREATE TABLE IF NOT EXISTS settings (
   value text NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 1) ON CONFLICT (id) DO NOTHING;
+-- Audit blobs (spec 16), one per published epoch step: the protobuf SingleAppendOnlyProof of
+-- the step epoch - 1 -> epoch and the root hashes naming it, written by the publish of that
+-- epoch (version 2). size repeats length(data) so that a listing never reads the blobs.
+CREATE TABLE IF NOT EXISTS audit_blobs (
+  epoch bigint PRIMARY KEY,
+  previous_hash bytea NOT NULL,
+  current_hash bytea NOT NULL,
+  size integer NOT NULL,
+  data bytea NOT NULL
+);
+
+INSERT INTO schema_version (id, version) VALUES (1, 2) ON CONFLICT (id) DO NOTHING;
 `;

@@ -147,6 +147,26 @@ test(
   },
 );
 
+test('audit_blobs rows', pgTest, async () => {
+  const hash = new Uint8Array(32).fill(2);
+  await db.setAuditBlob({
+    epoch: 3n,
+    previousHash: hash,
+    currentHash: hash,
+    data: new Uint8Array(2),
+  });
+  await sql(`UPDATE "${schema}".audit_blobs SET previous_hash = '\\x00', size = -1`);
+  const check = corrupt(`${schema}.audit_blobs`, 'epoch=3', 'previous_hash has 1 bytes, not 32');
+  await assert.rejects(db.getAuditBlob(3n), check);
+  await assert.rejects(db.getAuditBlobInfos([3n]), check);
+  await sql(`UPDATE "${schema}".audit_blobs SET previous_hash = current_hash`);
+  await assert.rejects(
+    db.getAuditBlobInfos([3n]),
+    corrupt(`${schema}.audit_blobs`, 'epoch=3', 'size -1 is out of range'),
+  );
+  assert.equal((await db.getAuditBlob(3n)).data.length, 2, 'the data itself still reads');
+});
+
 test('azks and settings rows', pgTest, async () => {
   await db.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n });
   await sql(`UPDATE "${schema}".azks SET latest_epoch = -1`);

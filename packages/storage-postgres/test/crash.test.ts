@@ -1,8 +1,12 @@
 // Crash test: a child process publishes large epochs to a PostgreSQL store and is killed with
-// SIGKILL, at random moments or while its publish is being written. After each kill the store
-// must be intact: the AZKS epoch is the last one the child reported or the next; lookups,
-// histories and the last audit step verify against the served root (roots come from the
-// child's output: past roots are not stored); the writer lock is free; a new publish works.
+// SIGKILL: at random moments; while the watcher sees its publish being written (an INSERT
+// running); or while its publish transaction is held open, everything written but the AZKS row
+// (the parent holds that row's lock, so the kill lands inside the commit in every run). After
+// each kill the store must be intact: the AZKS epoch is the last one the child reported or the
+// next (exactly the last one when the transaction was held open, with none of the held
+// epoch's rows visible); lookups, histories and the last audit step verify against the served
+// root (roots come from the child's output: past roots are not stored); the writer lock is
+// free; a new publish works.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -34,7 +38,7 @@ import {
   UNIVERSE,
   crashUpdates,
 } from './support/crash-plan.js';
-import { POSTGRES_URL, SKIP, dropSchema, freshSchema } from './support/postgres.js';
+import { POSTGRES_URL, SKIP, dropSchema, freshSchema, sql } from './support/postgres.js';
 
 /** At least 20 kills; AKD_CRASH_TRIALS raises it for a soak run. */
 const TRIALS = Math.max(20, Number(process.env.AKD_CRASH_TRIALS ?? 20));
@@ -91,19 +95,41 @@ function versionsOf(k: number, epoch: bigint, parentEpochs: Set<bigint>): bigint
 interface ChildRun {
   lines: { kind: string; epoch: bigint; hash: Uint8Array }[];
   stderr: string;
-  mode: string;
+  mode: Mode;
+  sawWrite: boolean;
 }
 
-/** Runs the child until the kill moment chosen by `mode`, then SIGKILLs it. */
-async function runChild(
-  schema: string,
-  app: string,
-  mode: 'random' | 'writing',
-): Promise<ChildRun> {
+type Mode = 'random' | 'writing' | 'held';
+const MODES: Mode[] = ['random', 'writing', 'held'];
+
+/** Polls pg_stat_activity until `app` runs a statement matching `where`; false after ~10 s. */
+async function watch(app: string, where: string): Promise<boolean> {
+  const watcher = new pg.Client({ connectionString: POSTGRES_URL });
+  await watcher.connect();
+  try {
+    for (let i = 0; i < 2000; i++) {
+      const { rows } = await watcher.query(
+        `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND ${where}`,
+        [app],
+      );
+      if (rows.length > 0) return true;
+      await sleep(5);
+    }
+    return false;
+  } finally {
+    await watcher.end();
+  }
+}
+
+/**
+ * Runs the child until the kill moment chosen by `mode`, then SIGKILLs it. `sawWrite` tells
+ * whether the watcher saw the publish being written (writing, held) before the kill.
+ */
+async function runChild(schema: string, app: string, mode: Mode): Promise<ChildRun> {
   const child = spawn(process.execPath, [childBundle, POSTGRES_URL!, schema, app], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const run: ChildRun = { lines: [], stderr: '', mode };
+  const run: ChildRun = { lines: [], stderr: '', mode, sawWrite: false };
   let buffered = '';
   let ready!: () => void;
   const readyP = new Promise<void>((resolve) => (ready = resolve));
@@ -123,27 +149,35 @@ async function runChild(
     readyP,
     exited.then(() => assert.fail(`the child exited before it was ready: ${run.stderr}`)),
   ]);
-  if (mode === 'random') {
-    await sleep(Math.random() * 2500);
-  } else {
-    // kill while the child's publish is being written (its transaction is open)
-    const watcher = new pg.Client({ connectionString: POSTGRES_URL });
-    await watcher.connect();
-    try {
-      for (let i = 0; i < 1000; i++) {
-        const { rows } = await watcher.query(
-          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND query LIKE 'INSERT INTO%'`,
-          [app],
-        );
-        if (rows.length > 0) break;
-        await sleep(5);
-      }
-    } finally {
-      await watcher.end();
+  let holder: pg.Client | undefined;
+  try {
+    if (mode === 'random') {
+      await sleep(Math.random() * 2500);
+    } else if (mode === 'writing') {
+      // kill while the child's publish is being written (its transaction is open)
+      run.sawWrite = await watch(app, `query LIKE 'INSERT INTO%'`);
+    } else {
+      // let it publish for a while, then hold the AZKS row: the next publish writes its nodes
+      // and value states, then waits for the row, its transaction open, until it is killed
+      await sleep(Math.random() * 1500);
+      holder = new pg.Client({ connectionString: POSTGRES_URL });
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${schema}".azks WHERE id = 1 FOR UPDATE`);
+      run.sawWrite = await watch(
+        app,
+        `wait_event_type = 'Lock' AND query LIKE 'INSERT INTO%azks%'`,
+      );
+    }
+    child.kill('SIGKILL');
+    await exited;
+  } finally {
+    child.kill('SIGKILL');
+    if (holder) {
+      await holder.query('ROLLBACK');
+      await holder.end();
     }
   }
-  child.kill('SIGKILL');
-  await exited;
   return run;
 }
 
@@ -179,7 +213,14 @@ test(
     const tag = randomBytes(3).toString('hex');
     const roots = new Map<bigint, Uint8Array>();
     const parentEpochs = new Set<bigint>();
-    const stats = { committedUnreported: 0, killedWriting: 0, forcedTerminations: 0, epochs: 0 };
+    const stats = {
+      committedUnreported: 0,
+      killedWriting: 0,
+      held: 0,
+      heldRolledBack: 0,
+      forcedTerminations: 0,
+      epochs: 0,
+    };
     const noteRoot = (epoch: bigint, hash: Uint8Array, where: string) => {
       const known = roots.get(epoch);
       assert.ok(!known || bytesEqual(known, hash), `${where}: root of epoch ${epoch} changed`);
@@ -188,8 +229,11 @@ test(
     try {
       for (let trial = 0; trial < TRIALS; trial++) {
         const app = `akd-crash-${tag}-${trial}`;
-        const mode = trial % 2 === 0 ? 'random' : 'writing';
+        const mode = MODES[trial % MODES.length]!;
         const run = await runChild(schema, app, mode);
+        if (mode !== 'random') {
+          assert.ok(run.sawWrite, `trial ${trial} (${mode}): the watcher saw the publish write`);
+        }
         for (const l of run.lines) noteRoot(l.epoch, l.hash, `trial ${trial} child`);
         const last = run.lines[run.lines.length - 1]!.epoch;
 
@@ -211,7 +255,18 @@ test(
             `trial ${trial} (${mode}): store at epoch ${epoch}, child reported ${last}`,
           );
           if (epoch === last + 1n) stats.committedUnreported++;
-          if (mode === 'writing' && epoch === last) stats.killedWriting++;
+          if (mode !== 'random' && epoch === last) stats.killedWriting++;
+          if (mode === 'held') {
+            // killed inside its transaction: that epoch is gone, none of its rows visible
+            stats.held++;
+            assert.equal(epoch, last, `trial ${trial} (held): the held epoch was rolled back`);
+            const { rows } = await sql(
+              `SELECT count(*)::int AS n FROM "${schema}".value_states WHERE epoch > $1`,
+              [String(last)],
+            );
+            assert.equal(rows[0].n, 0, `trial ${trial} (held): no value state of a later epoch`);
+            stats.heldRolledBack++;
+          }
           noteRoot(epoch, hash, `trial ${trial} store`);
 
           // lookups and histories of sampled labels verify against the served root
@@ -226,7 +281,7 @@ test(
             const versions = versionsOf(k, epoch, parentEpochs);
             const label = utf8(`user-${k}`);
             if (versions.length === 0) {
-              await assert.rejects(reader.lookup(label));
+              await assert.rejects(reader.lookup(label), { code: 'DIRECTORY_LABEL_NOT_FOUND' });
               continue;
             }
             const expected = `key of user-${k} at epoch ${versions[0]}`;
@@ -273,10 +328,15 @@ test(
       }
       t.diagnostic(
         `${TRIALS} kills, ${stats.epochs} epochs: ${stats.killedWriting} during a write left ` +
-          `the previous epoch, ${stats.committedUnreported} committed an epoch the child had ` +
-          `not yet reported; dead sessions terminated by hand: ${stats.forcedTerminations}`,
+          `the previous epoch (${stats.heldRolledBack} of them held open in the commit), ` +
+          `${stats.committedUnreported} committed an epoch the child had not yet reported; ` +
+          `dead sessions terminated by hand: ${stats.forcedTerminations}`,
       );
       assert.ok(roots.size > TRIALS);
+      // every run kills inside a commit, several times, and sees each rolled back
+      const heldTrials = Array.from({ length: TRIALS }, (_, i) => MODES[i % MODES.length]);
+      assert.equal(stats.held, heldTrials.filter((m) => m === 'held').length);
+      assert.ok(stats.heldRolledBack >= 6 && stats.heldRolledBack === stats.held);
     } finally {
       await dropSchema(schema);
     }

@@ -89,40 +89,78 @@ test(
     await (await openDb(schema)).close();
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
     try {
-      // simulate the next driver release: version 2 adds a column
+      // simulate the next driver release: one more version adds a column
+      const future = SCHEMA_VERSION + 1;
       const next = {
         migrate: true,
-        version: 2,
-        migrations: [{ version: 2, sql: 'ALTER TABLE settings ADD COLUMN note text' }],
+        version: future,
+        migrations: [
+          ...MIGRATIONS,
+          { version: future, sql: 'ALTER TABLE settings ADD COLUMN note text' },
+        ],
       };
-      assert.equal(await prepareSchema(pool, schema, next), 2);
-      assert.equal(await version(schema), 2);
+      assert.equal(await prepareSchema(pool, schema, next), future);
+      assert.equal(await version(schema), future);
       const cols = await sql(
         `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'settings'`,
         [schema],
       );
       assert.ok(cols.rows.some((r) => r.column_name === 'note'));
-      assert.equal(await prepareSchema(pool, schema, next), 2, 'a second open changes nothing');
-      // and this driver, which knows only version 1, now refuses the store
-      await assert.rejects(openDb(schema), isSchemaError('version 2'));
+      assert.equal(
+        await prepareSchema(pool, schema, next),
+        future,
+        'a second open changes nothing',
+      );
+      // and this driver, which knows only SCHEMA_VERSION, now refuses the store
+      await assert.rejects(openDb(schema), isSchemaError(`version ${future}`));
 
       // a failing migration leaves the store as it was
-      await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+      await sql(`UPDATE "${schema}".schema_version SET version = ${SCHEMA_VERSION}`);
       await sql(`ALTER TABLE "${schema}".settings DROP COLUMN note`);
-      const broken = { ...next, migrations: [{ version: 2, sql: 'ALTER TABLE nope ADD x int' }] };
+      const broken = {
+        ...next,
+        migrations: [...MIGRATIONS, { version: future, sql: 'ALTER TABLE nope ADD x int' }],
+      };
       await assert.rejects(prepareSchema(pool, schema, broken), isSchemaError());
-      assert.equal(await version(schema), 1);
+      assert.equal(await version(schema), SCHEMA_VERSION);
 
       // no migration to the next version
       await sql(`UPDATE "${schema}".schema_version SET version = 0`);
       await assert.rejects(openDb(schema), isSchemaError('version 0', 'no migration to version 1'));
       await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('version 0'));
-      await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+      await sql(`UPDATE "${schema}".schema_version SET version = ${SCHEMA_VERSION}`);
     } finally {
       await pool.end();
     }
   },
 );
+
+test('a version-1 store gains the audit_blobs table and keeps its records', pgTest, async () => {
+  const schema = schemas.fresh('v1');
+  const db = await openDb(schema);
+  await db.set({ kind: 'azks', latestEpoch: 6n, numNodes: 3n });
+  await db.setSetting('configuration', 'whatsapp_v1');
+  await db.close();
+  // a store written by the first release: no audit_blobs table, version 1
+  await sql(`DROP TABLE "${schema}".audit_blobs`);
+  await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+  await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('version 1'));
+
+  const migrated = await openDb(schema);
+  assert.equal(await version(schema), SCHEMA_VERSION);
+  assert.equal((await migrated.get({ kind: 'azks' })).latestEpoch, 6n);
+  assert.equal(await migrated.getSetting('configuration'), 'whatsapp_v1');
+  assert.deepEqual(await migrated.getAuditBlobInfos([1n, 6n]), []);
+  const hash = new Uint8Array(32).fill(3);
+  await migrated.setAuditBlob({
+    epoch: 6n,
+    previousHash: hash,
+    currentHash: hash,
+    data: new Uint8Array([1]),
+  });
+  assert.equal((await migrated.getAuditBlobInfos([6n]))[0]!.size, 1);
+  await migrated.close();
+});
 
 test('a missing schema or version row is a schema error for readers', pgTest, async () => {
   const missing = schemas.fresh('none');

@@ -29,19 +29,35 @@ export interface SqliteClient {
   /** Makes every statement read INTEGER columns as bigint (the driver requires this). */
   defaultSafeIntegers(toggle?: boolean): unknown;
   close(): unknown;
+  /**
+   * SQLite's online backup into the file `destination` (better-sqlite3 `backup`): `progress`
+   * returns how many pages to copy in the next step. Optional: without it, `backup()` of the
+   * store copies with `VACUUM INTO`.
+   */
+  backup?(
+    destination: string,
+    options: { progress: (info: { totalPages: number; remainingPages: number }) => number },
+  ): Promise<unknown>;
 }
 
-/** Opens a client on a file; `SqliteDatabase` uses it for the writer-lock file too. */
-export type SqliteClientFactory = (path: string) => SqliteClient;
+/**
+ * Opens a client on a file; `SqliteDatabase` uses it for the writer-lock file too. With
+ * `mustExist`, a missing file is an error rather than created.
+ */
+export type SqliteClientFactory = (path: string, options?: { mustExist?: boolean }) => SqliteClient;
 
 /**
- * Opens a better-sqlite3 connection, creating the file when it does not exist.
+ * Opens a better-sqlite3 connection, creating the file when it does not exist (unless
+ * `mustExist`).
  *
  * @example
  * ```ts
  * const db = new SqliteDatabase(openBetterSqlite('./akd.db'));
  * ```
  */
-export function openBetterSqlite(path: string): SqliteClient {
-  return new BetterSqlite3(path);
+export function openBetterSqlite(
+  path: string,
+  options: { mustExist?: boolean } = {},
+): SqliteClient {
+  return new BetterSqlite3(path, { fileMustExist: options.mustExist === true });
 }

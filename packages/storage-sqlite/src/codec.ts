@@ -243,3 +243,23 @@ export function decodeAzksRow(row: Row): AzksRecord {
     numNodes: readInteger(row[2], at, 'num_nodes'),
   };
 }
+
+/**
+ * Decodes an `audit_blobs` row: (epoch, previous_hash, current_hash, size or data).
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the epoch.
+ */
+export function decodeAuditBlobRow(row: Row): {
+  epoch: bigint;
+  previousHash: Uint8Array;
+  currentHash: Uint8Array;
+  last: bigint | Uint8Array;
+} {
+  const at = { table: 'audit_blobs', key: `epoch=${keyPart(row[0])}` };
+  return {
+    epoch: readInteger(row[0], at, 'epoch'),
+    previousHash: readBlob(row[1], at, 'previous_hash', 32),
+    currentHash: readBlob(row[2], at, 'current_hash', 32),
+    last:
+      typeof row[3] === 'bigint' ? readInteger(row[3], at, 'size') : readBlob(row[3], at, 'data'),
+  };
+}

@@ -16,6 +16,12 @@ export interface SqliteDatabaseOptions {
    * commits on power loss (never corrupting the store); `OFF` is for throwaway stores.
    */
   synchronous?: SynchronousMode;
+  /**
+   * Create the store when the file is missing or empty (default true). With false, opening
+   * writes nothing new: a missing file is `STORAGE_CONNECTION` and a file without an akd-ts
+   * schema `STORAGE_SCHEMA`, so a reader given a mistyped path leaves no file behind.
+   */
+  create?: boolean;
   /** How long a statement waits for another connection's lock, in ms (default 5000). */
   busyTimeoutMs?: number;
   /** The connection's page cache, in KiB (default 65536, 64 MiB). */
@@ -35,6 +41,7 @@ export type ResolvedOptions = Required<Omit<SqliteDatabaseOptions, 'openClient'>
 
 export const DEFAULT_OPTIONS: ResolvedOptions = {
   synchronous: 'FULL',
+  create: true,
   busyTimeoutMs: 5000,
   cacheSizeKiB: 65536,
   writeChunkRows: 500,

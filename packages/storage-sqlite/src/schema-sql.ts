@@ -4,7 +4,7 @@
  * src/ under tsx, from dist/ and inside a bundle; a test checks the copy equals the file.
  */
 
-export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 2 (PRAGMA user_version = 2,
+export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 3 (PRAGMA user_version = 3,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -62,4 +62,16 @@ CREATE TABLE settings (
   name TEXT NOT NULL PRIMARY KEY,
   value TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
+
+-- Audit blobs (spec 16), one per published epoch step: the protobuf SingleAppendOnlyProof of
+-- the step epoch - 1 -> epoch and the two root hashes naming it, written by the publish of
+-- that epoch (schema version 3). size repeats length(data) so that a listing never reads the
+-- blobs themselves.
+CREATE TABLE audit_blobs (
+  epoch INTEGER NOT NULL PRIMARY KEY,
+  previous_hash BLOB NOT NULL,
+  current_hash BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  data BLOB NOT NULL
+) STRICT;
 `;

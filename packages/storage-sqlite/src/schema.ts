@@ -14,7 +14,7 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -27,7 +27,9 @@ export interface Migration {
 
 /**
  * Every step from version 1 up. Version 1 had nodes, value_states and azks; version 2 added
- * the settings table when the Database interface gained named settings.
+ * the settings table when the Database interface gained named settings; version 3 the
+ * audit_blobs table (stored audit blobs; the epochs published before it have none until the
+ * writer server fills them in).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -36,6 +38,16 @@ export const MIGRATIONS: readonly Migration[] = [
   name TEXT NOT NULL PRIMARY KEY,
   value TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;`,
+  },
+  {
+    from: 2,
+    sql: `CREATE TABLE audit_blobs (
+  epoch INTEGER NOT NULL PRIMARY KEY,
+  previous_hash BLOB NOT NULL,
+  current_hash BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  data BLOB NOT NULL
+) STRICT;`,
   },
 ];
 
@@ -71,6 +83,17 @@ function checkHeader(app: number, version: number, path: string, hasTables?: () 
       `${path} holds tables but no akd-ts schema version: not an akd-ts store`,
     );
   }
+}
+
+/**
+ * Throws unless the file already holds an akd-ts store, reading its header only (so nothing is
+ * written to a file that is not one, not even the WAL mode).
+ * @throws AkdError `STORAGE_SCHEMA`
+ */
+export function assertStore(client: SqliteClient, path: string): void {
+  const { app, version } = readHeader(client);
+  checkHeader(app, version, path);
+  if (version === 0) throw new AkdError('STORAGE_SCHEMA', `${path} holds no akd-ts store`);
 }
 
 /**

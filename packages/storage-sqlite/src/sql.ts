@@ -115,6 +115,19 @@ export const selectUserStatesSql = (q: FlagQuery, users: number) =>
 export const SELECT_SETTING_SQL = 'SELECT value FROM settings WHERE name = ?';
 export const UPSERT_SETTING_SQL = upsert('settings', ['name', 'value'], ['name'], 1);
 
+export const UPSERT_AUDIT_BLOB_SQL = upsert(
+  'audit_blobs',
+  ['epoch', 'previous_hash', 'current_hash', 'size', 'data'],
+  ['epoch'],
+  1,
+);
+export const SELECT_AUDIT_BLOB_SQL =
+  'SELECT epoch, previous_hash, current_hash, data FROM audit_blobs WHERE epoch = ?';
+/** The infos of `keys` epochs (NULL parameters match nothing), ascending. */
+export const selectAuditBlobInfosSql = (keys: number) =>
+  'SELECT epoch, previous_hash, current_hash, size FROM audit_blobs ' +
+  `WHERE epoch IN (${list(keys, '?')}) ORDER BY epoch`;
+
 /**
  * Splits `n` items into statement sizes: as many `max` as fit, then the remainder rounded up
  * to a power of two (capped at `max`), so that reads need at most log2(max) + 1 statements

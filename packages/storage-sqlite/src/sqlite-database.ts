@@ -9,9 +9,15 @@
  * work before returning its promise, so calls on one connection never interleave.
  */
 
+import { existsSync } from 'node:fs';
+import { open as openFile, rm } from 'node:fs/promises';
 import { AkdError, toHex } from '@akd-ts/core';
 import {
+  checkAuditBlob,
   fullKey,
+  storableEpochs,
+  type AuditBlobInfo,
+  type AuditBlobRecord,
   type Database,
   type DbRecord,
   type DbSetState,
@@ -28,6 +34,7 @@ import {
   NODE_COLUMNS,
   VALUE_STATE_COLUMNS,
   azksRow,
+  decodeAuditBlobRow,
   decodeAzksRow,
   decodeNodeRow,
   decodeValueStateRow,
@@ -38,9 +45,12 @@ import {
 } from './codec.js';
 import { corruptRow, toAkdError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
-import { prepareSchema } from './schema.js';
+import { assertStore, prepareSchema } from './schema.js';
 import * as sql from './sql.js';
 import { acquireFileLock, acquireMemoryLock } from './writer-lock.js';
+
+/** Pages per online-backup step: all of them, so a backup is one snapshot. */
+const ALL_PAGES = 0x7fffffff;
 
 /** Where `akd` keeps its store unless told otherwise (`--db sqlite:./akd.db`). */
 export const DEFAULT_SQLITE_PATH = './akd.db';
@@ -104,6 +114,7 @@ export class SqliteDatabase implements Database {
     this.openLockClient = options.openClient ?? openBetterSqlite;
     try {
       const o = this.options;
+      if (!o.create && !client.memory) assertStore(client, this.path);
       client.pragma(`busy_timeout = ${o.busyTimeoutMs}`);
       if (!client.memory) client.pragma('journal_mode = WAL');
       client.pragma(`synchronous = ${o.synchronous}`);
@@ -116,7 +127,7 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * Opens (creating if needed) the store at `path`; ':memory:' makes a private in-memory store.
+   * Opens (creating if needed, unless `create` is false) the store at `path`; ':memory:' makes a private in-memory store.
    * @throws AkdError as the constructor, or `STORAGE_CONNECTION` when the file cannot be opened.
    *
    * @example
@@ -128,10 +139,13 @@ export class SqliteDatabase implements Database {
     path: string = DEFAULT_SQLITE_PATH,
     options: SqliteDatabaseOptions = {},
   ): Promise<SqliteDatabase> {
-    resolveOptions(options);
+    const { create } = resolveOptions(options);
     let client: SqliteClient;
     try {
-      client = (options.openClient ?? openBetterSqlite)(path);
+      const mustExist = !create && path !== ':memory:';
+      // checked here too, for client factories that ignore mustExist
+      if (mustExist && !existsSync(path)) throw new Error('no such file');
+      client = (options.openClient ?? openBetterSqlite)(path, { mustExist });
     } catch (e) {
       const detail = e instanceof Error ? e.message : String(e);
       throw new AkdError('STORAGE_CONNECTION', `cannot open SQLite store ${path}: ${detail}`, {
@@ -391,6 +405,41 @@ export class SqliteDatabase implements Database {
     this.write(`write setting ${name}`, () => this.stmt(sql.UPSERT_SETTING_SQL).run(name, value));
   }
 
+  // ---- audit blobs ----------------------------------------------------------------------
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    checkAuditBlob(blob);
+    const { epoch, previousHash, currentHash, data } = blob;
+    this.write(`write the audit blob of epoch ${epoch}`, () =>
+      this.stmt(sql.UPSERT_AUDIT_BLOB_SQL).run(epoch, previousHash, currentHash, data.length, data),
+    );
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    const wanted = storableEpochs(epochs);
+    const statements = Math.ceil(wanted.length / this.options.readChunkKeys);
+    const infos = this.read(`read ${wanted.length} audit blob infos`, statements > 1, () =>
+      this.selectChunks(sql.selectAuditBlobInfosSql, 1, wanted, decodeAuditBlobRow),
+    );
+    // chunks are each in order and follow each other
+    return infos.map(({ epoch, previousHash, currentHash, last }) => ({
+      epoch,
+      previousHash,
+      currentHash,
+      size: Number(last),
+    }));
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    const [wanted] = storableEpochs([epoch]);
+    const row = this.read(`read the audit blob of epoch ${epoch}`, false, () =>
+      wanted === undefined ? undefined : this.stmt(sql.SELECT_AUDIT_BLOB_SQL).get(wanted),
+    ) as Row | undefined;
+    if (row === undefined) throw notFound(`audit blob of epoch ${epoch}`);
+    const { previousHash, currentHash, last } = decodeAuditBlobRow(row);
+    return { epoch, previousHash, currentHash, data: last as Uint8Array };
+  }
+
   /**
    * Takes the writer lock: a lock file beside the store (`<path>-writer.lock`, see
    * writer-lock.ts) that the operating system releases if this process dies.
@@ -411,8 +460,13 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * Writes a consistent copy of the store to `destination` (`VACUUM INTO`), a new file that
-   * must not exist yet. Safe while the writer publishes: the copy is one committed epoch.
+   * Writes a consistent copy of the store to `destination`, a new file (an existing one is
+   * refused and left alone), with SQLite's online backup: the pages of one committed state,
+   * copied in a single step, so a writer in another process committing meanwhile cannot mix
+   * two epochs into it (SQLite restarts a backup whose source changed between steps). Safe
+   * while the writer publishes. A client without the backup API copies with `VACUUM INTO`.
+   * @throws AkdError `STORAGE_CONNECTION` when the destination exists or cannot be written
+   * (a partial copy is removed)
    *
    * @example
    * ```ts
@@ -421,9 +475,25 @@ export class SqliteDatabase implements Database {
    */
   async backup(destination: string): Promise<void> {
     if (typeof destination !== 'string') throw new TypeError('destination must be a path');
-    this.read(`back up to ${destination}`, false, () =>
-      this.client.prepare('VACUUM INTO ?').run(destination),
-    );
+    this.check();
+    const doing = `back up to ${destination}`;
+    try {
+      // created empty and exclusively: a backup never overwrites a file
+      await (await openFile(destination, 'wx')).close();
+    } catch (e) {
+      throw toAkdError(e, doing, this.path);
+    }
+    try {
+      if (this.client.backup !== undefined) {
+        // the first step copies nothing (better-sqlite3 starts at 0), the next one every page
+        await this.client.backup(destination, { progress: () => ALL_PAGES });
+      } else {
+        this.client.prepare('VACUUM INTO ?').run(destination);
+      }
+    } catch (e) {
+      await rm(destination, { force: true });
+      throw toAkdError(e, doing, this.path);
+    }
   }
 
   /** Releases the writer lock if held and closes the connection. Idempotent. */

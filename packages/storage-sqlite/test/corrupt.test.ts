@@ -187,6 +187,30 @@ describe('corrupt rows are STORAGE_CORRUPT naming the table and the key', () => 
     }
   });
 
+  test('audit_blobs: a short hash, and data where its size should be', async () => {
+    const hash = new Uint8Array(32).fill(1);
+    const blob = { epoch: 5n, previousHash: hash, currentHash: hash, data: new Uint8Array(3) };
+    const db = await storeWith('UPDATE azks SET num_nodes = 3 WHERE ? IS NOT NULL');
+    await db.setAuditBlob(blob);
+    await db.close();
+    const r = raw(db.path);
+    r.exec('UPDATE audit_blobs SET current_hash = zeroblob(31)');
+    r.close();
+    const bad = await SqliteDatabase.open(db.path);
+    try {
+      const where = 'table audit_blobs, key epoch=5';
+      await rejectsWith(
+        bad.getAuditBlob(5n),
+        'STORAGE_CORRUPT',
+        where,
+        /current_hash is a 31-byte blob/,
+      );
+      await rejectsWith(bad.getAuditBlobInfos([5n]), 'STORAGE_CORRUPT', where, /current_hash/);
+    } finally {
+      await bad.close();
+    }
+  });
+
   test('azks: a negative epoch', async () => {
     const db = await storeWith('UPDATE azks SET latest_epoch = -1 WHERE ? IS NOT NULL');
     try {

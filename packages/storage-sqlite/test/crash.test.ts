@@ -7,6 +7,9 @@
  * after it (committed but not yet reported), with a consistent tree: lookups and histories
  * verify against the served root, the audit proof of the last step verifies against the
  * roots the child reported, and the next publish succeeds (so the writer lock was released).
+ * Every run must also have seen both dangerous moments: a kill inside a batch write (rolled
+ * back) and a kill after a write returned but before its report (kept); when the random
+ * trials missed one, more kills are aimed at it, right at the mark, until it is seen.
  */
 
 import assert from 'node:assert/strict';
@@ -212,25 +215,44 @@ test(
       const at = aim === 'anywhere' ? '' : `${aim} ${nth} + `;
       return { trial, aim, delay, nth, what: `trial ${trial} (seed ${seed}, ${at}${delay} ms)` };
     });
+    type Plan = (typeof plans)[number];
     const outcomes: (Report & { stored: bigint })[] = [];
+    const runPlan = async (plan: Plan) => {
+      const path = tmp.path(`trial-${plan.trial}.db`);
+      const report = await crashOnce(path, plan.aim, plan.delay, plan.nth);
+      outcomes.push({ ...report, stored: await checkStore(path, report, plan.what) });
+    };
     const runTrials = async () => {
-      for (let plan = plans.shift(); plan; plan = plans.shift()) {
-        const path = tmp.path(`trial-${plan.trial}.db`);
-        const report = await crashOnce(path, plan.aim, plan.delay, plan.nth);
-        outcomes.push({ ...report, stored: await checkStore(path, report, plan.what) });
-      }
+      for (let plan = plans.shift(); plan; plan = plans.shift()) await runPlan(plan);
     };
     // two trials at a time: one child starts up or publishes while the other store is checked
     await Promise.all([runTrials(), runTrials()]);
     assert.equal(outcomes.length, TRIALS);
     const count = (f: (o: (typeof outcomes)[number]) => boolean) => outcomes.filter(f).length;
+    // a kill inside a batch write that was rolled back; one between a write and its report
+    const rolledBack = () => count((o) => o.writing > o.written && o.stored < o.writing);
+    const keptUnreported = () => count((o) => o.written > o.reported && o.stored === o.written);
+    let extra = 0;
+    while ((rolledBack() === 0 || keptUnreported() === 0) && extra < 16) {
+      const aim: Aim = rolledBack() === 0 ? 'in commit' : 'after commit';
+      const trial = TRIALS + extra++;
+      await runPlan({
+        trial,
+        aim,
+        delay: 0,
+        nth: 1,
+        what: `extra trial ${trial} (${aim} 1 + 0 ms)`,
+      });
+    }
     t.diagnostic(
-      `seed ${seed}: ${TRIALS} kills; ` +
+      `seed ${seed}: ${outcomes.length} kills (${extra} extra); ` +
         `${count((o) => o.writing > o.written)} during a batch write (rolled back: ` +
-        `${count((o) => o.writing > o.written && o.stored === o.reported)}), ` +
+        `${rolledBack()}), ` +
         `${count((o) => o.written > o.reported)} after a write before the report (epoch kept: ` +
-        `${count((o) => o.written > o.reported && o.stored > o.reported)}); ` +
+        `${keptUnreported()}); ` +
         `epochs reached ${outcomes.map((o) => o.stored).join(',')}`,
     );
+    assert.ok(rolledBack() >= 1, 'a kill landed inside a batch write, and it was rolled back');
+    assert.ok(keptUnreported() >= 1, 'a kill landed after a write returned, and it was kept');
   },
 );

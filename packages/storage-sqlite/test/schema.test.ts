@@ -84,9 +84,10 @@ describe('schema', () => {
     await db.set({ kind: 'azks', latestEpoch: 9n, numNodes: 1n });
     await db.close();
     const expected = schemaOf(path);
-    // simulate a version-1 store: no settings table yet
+    // simulate a version-1 store: no settings or audit_blobs table yet
     const r = raw(path);
     r.exec('DROP TABLE settings');
+    r.exec('DROP TABLE audit_blobs');
     r.pragma('user_version = 1');
     r.close();
     assert.equal(MIGRATIONS[0]!.from, 1);
@@ -99,6 +100,39 @@ describe('schema', () => {
     await migrated.close();
     assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
     assert.equal(header(path).version, BigInt(SCHEMA_VERSION));
+  });
+
+  test('a store at version 2 gains the audit_blobs table and keeps its records', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    await db.set({ kind: 'azks', latestEpoch: 4n, numNodes: 7n });
+    await db.setSetting('configuration', 'experimental');
+    await db.close();
+    const expected = schemaOf(path);
+    const r = raw(path);
+    r.exec('DROP TABLE audit_blobs');
+    r.pragma('user_version = 2');
+    r.close();
+    assert.deepEqual(
+      MIGRATIONS.map((m) => m.from),
+      [1, 2],
+    );
+
+    const migrated = await SqliteDatabase.open(path);
+    assert.equal(migrated.openedAtVersion, 2);
+    assert.equal((await migrated.get(AZKS_KEY)).latestEpoch, 4n);
+    assert.equal(await migrated.getSetting('configuration'), 'experimental');
+    assert.deepEqual(await migrated.getAuditBlobInfos([1n, 2n, 3n, 4n]), [], 'no blobs yet');
+    const blob = {
+      epoch: 4n,
+      previousHash: new Uint8Array(32),
+      currentHash: new Uint8Array(32).fill(1),
+      data: new Uint8Array([8, 1]),
+    };
+    await migrated.setAuditBlob(blob);
+    assert.deepEqual((await migrated.getAuditBlob(4n)).data, blob.data);
+    await migrated.close();
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
   });
 
   test('a store of a newer schema version is refused, naming the version', async () => {
@@ -173,7 +207,10 @@ describe('schema', () => {
     r.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     r.close();
     const client = stale();
-    assert.throws(() => new SqliteDatabase(client), /newer than version/);
+    assert.throws(() => new SqliteDatabase(client), {
+      code: 'STORAGE_SCHEMA',
+      message: /newer than version/,
+    });
     assert.equal(client.inTransaction, false, 'rolled back');
     client.close();
   });

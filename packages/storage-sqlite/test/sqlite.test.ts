@@ -4,11 +4,12 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AkdError } from '@akd-ts/core';
 import { AZKS_KEY, nodeKey, type DbRecord } from '@akd-ts/storage';
-import { SqliteDatabase, openBetterSqlite, writerLockPath } from '../src/index.js';
+import { SCHEMA_VERSION, SqliteDatabase, openBetterSqlite, writerLockPath } from '../src/index.js';
 import {
   leafLabel,
   nodeRecord,
@@ -328,6 +329,44 @@ describe('lifecycle and options', () => {
     );
   });
 
+  test('create: false opens an existing store and never writes a new file or schema', async () => {
+    const missing = freshPath();
+    await rejectsWith(
+      SqliteDatabase.open(missing, { create: false }),
+      'STORAGE_CONNECTION',
+      missing,
+    );
+    // a factory that would create the file is not even called
+    const called: string[] = [];
+    await rejectsWith(
+      SqliteDatabase.open(missing, {
+        create: false,
+        openClient: (p) => (called.push(p), openBetterSqlite(p)),
+      }),
+      'STORAGE_CONNECTION',
+    );
+    assert.deepEqual(called, []);
+    assert.deepEqual(
+      readdirSync(tmp.dir).filter((f) => f.startsWith(basename(missing))),
+      [],
+    );
+
+    const empty = freshPath();
+    writeFileSync(empty, '');
+    await rejectsWith(
+      SqliteDatabase.open(empty, { create: false }),
+      'STORAGE_SCHEMA',
+      'no akd-ts store',
+    );
+    assert.equal(statSync(empty).size, 0, 'the empty file is left as it was');
+
+    const store = freshPath();
+    await (await SqliteDatabase.open(store)).close();
+    const reader = await SqliteDatabase.open(store, { create: false });
+    assert.equal(reader.openedAtVersion, SCHEMA_VERSION);
+    await reader.close();
+  });
+
   test('default options are durable: synchronous FULL, WAL, a busy timeout', async () => {
     const path = freshPath();
     const db = await SqliteDatabase.open(path);
@@ -356,6 +395,66 @@ describe('lifecycle and options', () => {
     assert.equal((await restored.getUserData(new TextEncoder().encode('carol'))).length, 1);
     assert.equal(await restored.getSetting('configuration'), 'whatsapp_v1');
     await restored.close();
+  });
+
+  test('backup takes one committed state while another connection keeps writing', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    await db.batchSet(epochBatch(1, 2000));
+    const writer = await SqliteDatabase.open(path);
+    // the backup's first step copies nothing; a commit from another connection before the
+    // second step restarts it, so the copy is one epoch whole: 2000 nodes per epoch, always
+    let epoch = 1;
+    const client = raw(path);
+    const copy = tmp.path('during.db');
+    const backing = new SqliteDatabase(
+      Object.assign(Object.create(client) as typeof client, {
+        backup: async (dest: string, options: { progress: (info: object) => number }) =>
+          client.backup(dest, {
+            progress: (info) => {
+              void writer.batchSet(epochBatch(++epoch, 2000));
+              return options.progress(info);
+            },
+          }),
+      }),
+    );
+    await backing.backup(copy);
+    const restored = await SqliteDatabase.open(copy);
+    const { latestEpoch, numNodes } = await restored.get(AZKS_KEY);
+    assert.ok(latestEpoch >= 2n, 'a write landed during the backup');
+    assert.equal(numNodes, latestEpoch * 2000n);
+    assert.equal(countNodes(copy), latestEpoch * 2000n);
+    await Promise.all([restored.close(), writer.close(), db.close()]);
+    client.close();
+  });
+
+  test('backup without the online backup API copies with VACUUM INTO; failures leave no file', async () => {
+    const path = freshPath();
+    const client = openBetterSqlite(path);
+    const withoutApi = Object.assign(Object.create(client) as typeof client, { backup: undefined });
+    const db = new SqliteDatabase(withoutApi);
+    await db.batchSet(epochBatch(1, 10));
+    const copy = tmp.path('vacuumed.db');
+    await db.backup(copy);
+    assert.equal(countNodes(copy), 10n);
+    await db.close();
+
+    const failing = new SqliteDatabase(
+      Object.assign(Object.create(openBetterSqlite(freshPath())) as typeof client, {
+        backup: async () => {
+          throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+        },
+      }),
+    );
+    const lost = tmp.path('failed.db');
+    await rejectsWith(failing.backup(lost), 'STORAGE_CONNECTION', 'disk I/O error');
+    assert.equal(existsSync(lost), false, 'the partial copy is removed');
+    await rejectsWith(
+      failing.backup(tmp.path('no-such-dir/x.db')),
+      'STORAGE_CONNECTION',
+      'back up to',
+    );
+    await failing.close();
   });
 
   test('tables dropped underneath the driver are STORAGE_SCHEMA, naming the read', async () => {

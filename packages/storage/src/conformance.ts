@@ -370,6 +370,78 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     );
 
     test(
+      'audit blobs: stored by epoch, replaced by a later write, listed without their data',
+      withDb(async (db) => {
+        const hash = (fill: number) => new Uint8Array(32).fill(fill);
+        const blob = (epoch: bigint, fill: number, size: number) => ({
+          epoch,
+          previousHash: hash(fill),
+          currentHash: hash(fill + 1),
+          data: Uint8Array.from({ length: size }, (_, i) => (i * 7 + fill) & 0xff),
+        });
+        assert.deepEqual(await db.getAuditBlobInfos([1n, 2n]), [], 'an empty store has none');
+        await expectCode(db.getAuditBlob(1n), 'STORAGE_NOT_FOUND');
+        const large = blob(2n, 9, 3_000_000); // a large epoch's blob is megabytes
+        await db.setAuditBlob(blob(1n, 1, 10));
+        await db.setAuditBlob(large);
+        await db.setAuditBlob(blob(MAX, 5, 0));
+        const one = await db.getAuditBlob(1n);
+        assert.equal(one.epoch, 1n);
+        assert.ok(bytesEqual(one.previousHash, hash(1)) && bytesEqual(one.currentHash, hash(2)));
+        assert.ok(bytesEqual(one.data, blob(1n, 1, 10).data));
+        assert.ok(bytesEqual((await db.getAuditBlob(2n)).data, large.data));
+        assert.equal((await db.getAuditBlob(MAX)).data.length, 0);
+
+        const infos = await db.getAuditBlobInfos([MAX, 3n, 2n, 1n, 2n, 0n, MAX + 1n]);
+        assert.deepEqual(
+          infos.map((i) => [i.epoch, i.size, i.previousHash[0], i.currentHash[0]]),
+          [
+            [1n, 10, 1, 2],
+            [2n, 3_000_000, 9, 10],
+            [MAX, 0, 5, 6],
+          ],
+          'ascending, missing omitted, duplicates once',
+        );
+        assert.ok(
+          infos.every((i) => !('data' in i)),
+          'infos carry no data',
+        );
+        assert.deepEqual(await db.getAuditBlobInfos([]), []);
+
+        // a failed publish may have left a blob for its epoch: the retry replaces it
+        await db.setAuditBlob(blob(1n, 40, 4));
+        const replaced = await db.getAuditBlob(1n);
+        assert.ok(bytesEqual(replaced.previousHash, hash(40)));
+        assert.equal(replaced.data.length, 4);
+        assert.equal((await db.getAuditBlobInfos([1n]))[0]!.size, 4);
+      }),
+    );
+
+    test(
+      'audit blobs: malformed blobs are caller mistakes and write nothing',
+      withDb(async (db) => {
+        const good = {
+          epoch: 3n,
+          previousHash: new Uint8Array(32),
+          currentHash: new Uint8Array(32),
+          data: new Uint8Array(1),
+        };
+        for (const [bad, kind] of [
+          [{ ...good, epoch: 0n }, RangeError],
+          [{ ...good, epoch: MAX + 1n }, RangeError],
+          [{ ...good, epoch: 3 }, TypeError],
+          [{ ...good, previousHash: new Uint8Array(31) }, RangeError],
+          [{ ...good, currentHash: 'ab' }, TypeError],
+          [{ ...good, data: [1, 2] }, TypeError],
+        ] as const) {
+          await assert.rejects(db.setAuditBlob(bad as never), kind as never);
+        }
+        assert.deepEqual(await db.getAuditBlobInfos([0n, 3n, MAX]), []);
+        await assert.rejects(db.getAuditBlobInfos([1 as never]), TypeError);
+      }),
+    );
+
+    test(
       'the writer lock admits one writer at a time',
       withDb(async (db) => {
         const lock = await db.acquireWriterLock();

@@ -23,6 +23,32 @@ export interface UserVersion {
   value: Uint8Array;
 }
 
+/**
+ * The audit blob of one epoch step as a store keeps it (spec 16): the protobuf bytes of the
+ * `SingleAppendOnlyProof` of the step `epoch - 1 -> epoch`, with the two root hashes that
+ * name it. The writer stores it as it publishes the epoch, so serving an audit never rebuilds
+ * a proof; a step's blob never changes once its epoch is published.
+ */
+export interface AuditBlobRecord {
+  /** The step's end epoch (at least 1). */
+  epoch: bigint;
+  /** The root hash at `epoch - 1` (32 bytes). */
+  previousHash: Uint8Array;
+  /** The root hash at `epoch` (32 bytes). */
+  currentHash: Uint8Array;
+  /** The protobuf `SingleAppendOnlyProof`. */
+  data: Uint8Array;
+}
+
+/** A stored audit blob without its bytes: what a listing needs. */
+export interface AuditBlobInfo {
+  epoch: bigint;
+  previousHash: Uint8Array;
+  currentHash: Uint8Array;
+  /** The length of its `data`. */
+  size: number;
+}
+
 /** Proof that this process is the store's only writer, until released. */
 export interface WriterLock {
   release(): Promise<void>;
@@ -71,6 +97,23 @@ export interface Database {
 
   /** Stores a named setting, replacing any earlier value. */
   setSetting(name: string, value: string): Promise<void>;
+
+  /**
+   * Stores the audit blob of the step ending at `blob.epoch`, replacing any earlier blob of
+   * that epoch (a publish that failed after writing its blob, then retried, overwrites it).
+   * The writer calls it before committing the epoch, so every published epoch has its blob;
+   * readers must therefore ignore blobs of epochs beyond the latest they know.
+   */
+  setAuditBlob(blob: AuditBlobRecord): Promise<void>;
+
+  /**
+   * The name and size of the stored blobs of `epochs`, ascending by epoch, without their
+   * data. Epochs with no blob are omitted (not an error); duplicates are returned once.
+   */
+  getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]>;
+
+  /** The stored blob of `epoch`; `STORAGE_NOT_FOUND` when there is none. */
+  getAuditBlob(epoch: bigint): Promise<AuditBlobRecord>;
 
   /**
    * Takes the store's exclusive writer lock, or fails at once with `STORAGE_LOCKED` when

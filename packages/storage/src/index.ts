@@ -28,8 +28,18 @@ export type {
   RecordFor,
   ValueStateFlag,
 } from './records.js';
-export type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
+export type {
+  AuditBlobInfo,
+  AuditBlobRecord,
+  Database,
+  DbSetState,
+  UserVersion,
+  WriterLock,
+} from './database.js';
+export { replicationStatusOf } from './replication.js';
+export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
+export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';
 export { StorageManager } from './storage-manager.js';

@@ -6,7 +6,14 @@
  * use it to measure preloading against a latency floor (upstream's `slow_internal_db` idea).
  */
 
-import type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
+import type {
+  AuditBlobInfo,
+  AuditBlobRecord,
+  Database,
+  DbSetState,
+  UserVersion,
+  WriterLock,
+} from './database.js';
 import type {
   DbRecord,
   RecordFor,
@@ -125,6 +132,18 @@ export class InstrumentedDatabase implements Database {
 
   setSetting(name: string, value: string): Promise<void> {
     return this.inner.setSetting(name, value);
+  }
+
+  setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    return this.inner.setAuditBlob(blob);
+  }
+
+  getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    return this.read(1, () => this.inner.getAuditBlobInfos(epochs));
+  }
+
+  getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    return this.read(1, () => this.inner.getAuditBlob(epoch));
   }
 
   acquireWriterLock(): Promise<WriterLock> {

@@ -5,7 +5,15 @@
  */
 
 import { AkdError, toHex } from '@akd-ts/core';
-import type { Database, DbSetState, UserVersion, WriterLock } from './database.js';
+import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
+import type {
+  AuditBlobInfo,
+  AuditBlobRecord,
+  Database,
+  DbSetState,
+  UserVersion,
+  WriterLock,
+} from './database.js';
 import { notFound } from './errors.js';
 import {
   fullKey,
@@ -32,6 +40,7 @@ export class MemoryDatabase implements Database {
   /** username hex -> epoch -> state */
   private readonly users = new Map<string, Map<bigint, ValueStateRecord>>();
   private readonly settings = new Map<string, string>();
+  private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
   private locked = false;
   private closed = false;
 
@@ -129,6 +138,38 @@ export class MemoryDatabase implements Database {
   async setSetting(name: string, value: string): Promise<void> {
     this.check();
     this.settings.set(name, value);
+  }
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    this.check();
+    checkAuditBlob(blob);
+    // a copy: the caller may reuse its buffers
+    this.auditBlobs.set(blob.epoch, {
+      epoch: blob.epoch,
+      previousHash: blob.previousHash.slice(),
+      currentHash: blob.currentHash.slice(),
+      data: blob.data.slice(),
+    });
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    this.check();
+    const out: AuditBlobInfo[] = [];
+    for (const epoch of storableEpochs(epochs)) {
+      const blob = this.auditBlobs.get(epoch);
+      if (blob !== undefined) {
+        const { previousHash, currentHash, data } = blob;
+        out.push({ epoch, previousHash, currentHash, size: data.length });
+      }
+    }
+    return out;
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    this.check();
+    const blob = this.auditBlobs.get(epoch);
+    if (blob === undefined) throw notFound(`audit blob of epoch ${epoch}`);
+    return blob;
   }
 
   async acquireWriterLock(): Promise<WriterLock> {

@@ -14,6 +14,7 @@ import {
   fromHex,
   fromUtf8,
   isUtf8,
+  isWellFormedText,
   keyHistoryVerify,
   lookupVerify,
   toHex,
@@ -92,6 +93,14 @@ export function parseLabel(text: string): Uint8Array {
   }
   if (text.length === 0)
     throw new AkdError('DECODE_INVALID_VALUE', 'type a label', { field: 'label' });
+  if (!isWellFormedText(text)) {
+    // UTF-8 would turn it into U+FFFD: another label than the one typed
+    throw new AkdError(
+      'DECODE_INVALID_VALUE',
+      'the label holds a lone surrogate, which is not text: write its bytes as hex:<hex>',
+      { field: 'label' },
+    );
+  }
   return utf8(text);
 }
 

@@ -170,9 +170,31 @@ async function chooseRoot(
   return { trusted: trustedRoot(info), source: "this server's /v1/epoch (not independent)" };
 }
 
+/**
+ * Brings the settled verdict into view and moves focus to it: the result section starts below
+ * the form, out of sight on a laptop screen, and a screen reader should read the outcome next.
+ * `data-presented` tells tests (and scripts) that the lookup is over.
+ */
+function presentVerdict(): void {
+  const verdictEl = $('verdict');
+  $('result').scrollIntoView({ block: 'start' }); // its heading, then the verdict
+  verdictEl.focus({ preventScroll: true });
+  verdictEl.dataset['presented'] = 'true';
+}
+
 async function lookUp(event: SubmitEvent): Promise<void> {
   event.preventDefault();
+  try {
+    await settle();
+  } finally {
+    presentVerdict();
+  }
+}
+
+/** Runs one lookup until its verdict is settled (history included). */
+async function settle(): Promise<void> {
   const verdictEl = $('verdict');
+  delete verdictEl.dataset['presented'];
   const details = $('details');
   $('result').hidden = false;
   details.replaceChildren();
@@ -188,6 +210,7 @@ async function lookUp(event: SubmitEvent): Promise<void> {
   const button = $('submit') as HTMLButtonElement;
   button.disabled = true;
   setVerdict(verdictEl, 'checking', 'Fetching and verifying the proof…');
+  $('result').scrollIntoView({ block: 'start' }); // the progress shows where the verdict will
   try {
     const res = await fetch(`/v1/lookup/${labelPath(label)}`, { headers: { accept: PROTOBUF } });
     if (!res.ok) {

@@ -103,6 +103,10 @@ test('labels as typed, in URLs and on screen', () => {
   assert.deepEqual(parseLabel('hex:00 ff'), new Uint8Array([0, 255]));
   assert.throws(() => parseLabel(''), /type a label/);
   assert.throws(() => parseLabel('hex:0'), /even number/);
+  assert.throws(() => parseLabel('a\ud800'), {
+    code: 'DECODE_INVALID_VALUE',
+    message: /lone surrogate/,
+  });
   assert.throws(() => parseLabel('hex:'), /even number/);
   assert.equal(labelPath(utf8('carol@example.com/x')), 'carol%40example.com%2Fx');
   assert.equal(labelPath(new Uint8Array([0xff])), 'hex:ff');

@@ -6,20 +6,28 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inflateSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { toHex } from '@akd-ts/core';
 import { startServer, type RunningServer } from '@akd-ts/server';
-import { CHROMIUM_ARGS, bundleForBrowser, chromiumPath } from '../../../test/browser/harness.js';
+import {
+  CHROMIUM_ARGS,
+  bundleForBrowser,
+  chromiumPath,
+  skippedWithoutChromium,
+} from '../../../test/browser/harness.js';
 import { demoDirectory, type Fixture } from '../../server/test/support.js';
 
 const executablePath = chromiumPath();
-const NO_CHROMIUM = `no Chromium at ${process.env.AKD_CHROMIUM_PATH || '/usr/bin/chromium'} (install Debian's chromium or set AKD_CHROMIUM_PATH); CI always has it`;
 
 const webRoot = mkdtempSync(join(tmpdir(), 'akd-web-page-'));
+// AKD_SCREENSHOT_DIR keeps the screenshots for a person to look at; else they are removed
+const keptScreenshots = process.env.AKD_SCREENSHOT_DIR;
+const screenshots = keptScreenshots || mkdtempSync(join(tmpdir(), 'akd-web-screenshots-'));
 let fixture: Fixture;
 let honest: RunningServer;
 let tampering: RunningServer;
@@ -32,6 +40,7 @@ before(async () => {
     { encoding: 'utf8' },
   );
   assert.equal(build.status, 0, build.stderr);
+  mkdirSync(screenshots, { recursive: true });
   fixture = await demoDirectory();
   const deps = { directory: fixture.dir, processMetrics: false, webRoot };
   honest = await startServer(deps, { port: 0 });
@@ -51,6 +60,7 @@ after(async () => {
   await tampering?.close();
   await honest?.close();
   rmSync(webRoot, { recursive: true, force: true });
+  if (!keptScreenshots) rmSync(screenshots, { recursive: true, force: true });
 });
 
 /** Opens the page of `server`, looks `label` up and returns the settled verdict. */
@@ -59,7 +69,8 @@ async function lookUp(
   label: string,
   options: { history?: boolean; root?: string; epoch?: string } = {},
 ): Promise<{ page: Page; kind: string; verdict: string; details: string }> {
-  const page = await browser!.newPage();
+  // a laptop screen, on which the result section starts below the form
+  const page = await browser!.newPage({ viewport: { width: 1280, height: 800 } });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => {
@@ -78,11 +89,11 @@ async function lookUp(
   await page.fill('#label', label);
   if (options.history === true) await page.check('#with-history');
   await page.click('#submit');
-  await page.waitForSelector('#verdict[data-verdict]:not([data-verdict="checking"])', {
-    timeout: 30_000,
-  });
+  // the page marks the verdict once the lookup (with its history) is over and shown
+  await page.waitForSelector('#verdict[data-presented]', { timeout: 30_000 });
+  assert.notEqual(await page.getAttribute('#verdict', 'data-verdict'), 'checking');
   if (options.history === true) {
-    await page.waitForSelector('#history-verdict[data-verdict]', { timeout: 30_000 });
+    assert.notEqual(await page.getAttribute('#history-verdict', 'data-verdict'), null);
   }
   assert.deepEqual(errors, [], 'no errors in the page');
   return {
@@ -91,6 +102,40 @@ async function lookUp(
     verdict: (await page.textContent('#verdict'))!,
     details: (await page.textContent('#details'))!,
   };
+}
+
+/** The colour of one screen pixel, read from a 1x1 screenshot (PNG: filters leave one pixel as is). */
+async function pixelAt(page: Page, x: number, y: number): Promise<string> {
+  const png = await page.screenshot({ clip: { x, y, width: 1, height: 1 } });
+  const chunks: Buffer[] = [];
+  for (let at = 8; at < png.length;) {
+    const length = png.readUInt32BE(at);
+    if (png.toString('latin1', at + 4, at + 8) === 'IDAT') {
+      chunks.push(png.subarray(at + 8, at + 8 + length));
+    }
+    at += 12 + length;
+  }
+  const row = inflateSync(Buffer.concat(chunks)); // [filter type, r, g, b(, a)]
+  return `rgb(${row[1]}, ${row[2]}, ${row[3]})`;
+}
+
+/** Where the verdict is on screen, whether it has the focus, and what covers its corner. */
+async function verdictPlacement(page: Page) {
+  return page.evaluate(() => {
+    const verdict = document.getElementById('verdict')!;
+    const r = verdict.getBoundingClientRect();
+    const corner = document.elementFromPoint(r.left + 6, r.top + 6);
+    return {
+      focused: document.activeElement === verdict,
+      top: r.top,
+      bottom: r.bottom,
+      left: r.left,
+      viewport: innerHeight,
+      scrolled: scrollY,
+      cornerIsVerdict: corner === verdict,
+      background: getComputedStyle(verdict).backgroundColor,
+    };
+  });
 }
 
 test('the page bundles for the browser without any Node built-in', async () => {
@@ -105,7 +150,7 @@ test('the page bundles for the browser without any Node built-in', async () => {
 });
 
 test('a published label verifies in the browser: verdict, value, version, epoch and path', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, verdict, details } = await lookUp(honest, 'alice', { history: true });
   assert.equal(kind, 'verified', verdict);
   assert.match(verdict, /Verified: alice has this value at epoch 3/);
@@ -128,7 +173,7 @@ test('a published label verifies in the browser: verdict, value, version, epoch 
 });
 
 test('raw-byte labels written hex:<hex> verify too', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, details } = await lookUp(honest, 'hex:00ff07');
   assert.equal(kind, 'verified');
   assert.match(details, /Labelhex:00ff07/);
@@ -137,7 +182,7 @@ test('raw-byte labels written hex:<hex> verify too', async (t) => {
 });
 
 test('an unknown label is a clear not-found', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, verdict } = await lookUp(honest, 'nobody@example.com');
   assert.equal(kind, 'not-found');
   assert.match(verdict, /Not found: no key is published for nobody@example\.com/);
@@ -145,7 +190,7 @@ test('an unknown label is a clear not-found', async (t) => {
 });
 
 test('a TAMPERED proof is NOT verified, with the error code', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const { page, kind, verdict } = await lookUp(tampering, 'alice', { history: true });
   assert.equal(kind, 'failed', verdict);
   assert.match(verdict, /NOT verified: VERIFY_ROOT_MISMATCH/);
@@ -157,7 +202,7 @@ test('a TAMPERED proof is NOT verified, with the error code', async (t) => {
 });
 
 test('a pasted root the proof does not lead to is refused; the right one is accepted', async (t) => {
-  if (!browser) return t.skip(NO_CHROMIUM);
+  if (skippedWithoutChromium(t)) return;
   const wrong = await lookUp(honest, 'bob', { root: toHex(fixture.roots[2]!) });
   assert.equal(wrong.kind, 'failed');
   assert.match(wrong.verdict, /VERIFY_ROOT_MISMATCH/);
@@ -170,4 +215,38 @@ test('a pasted root the proof does not lead to is refused; the right one is acce
   assert.equal(malformed.kind, 'error');
   assert.match(malformed.verdict, /DECODE_INVALID_VALUE/);
   await malformed.page.close();
+});
+
+test('at 1280x800 the verdict is brought into view and focused, as a screenshot shows; errors show no empty box', async (t) => {
+  if (skippedWithoutChromium(t)) return;
+  const cases = [
+    { label: 'alice', kind: 'verified', history: true },
+    { label: 'nobody@example.com', kind: 'not-found', history: false },
+  ];
+  for (const c of cases) {
+    const { page, kind } = await lookUp(honest, c.label, { history: c.history });
+    assert.equal(kind, c.kind);
+    const at = await verdictPlacement(page);
+    assert.ok(at.scrolled > 0, `${c.kind}: the page scrolled down to the verdict`);
+    assert.ok(
+      at.top >= 0 && at.bottom <= at.viewport,
+      `${c.kind}: in view (${at.top}..${at.bottom} of ${at.viewport})`,
+    );
+    assert.ok(at.focused, `${c.kind}: the verdict has the focus`);
+    assert.ok(at.cornerIsVerdict, `${c.kind}: nothing covers the verdict`);
+    // what is on the screen: the verdict's own colour inside its box, in a 1280x800 screenshot
+    assert.equal(await pixelAt(page, at.left + 6, at.top + 6), at.background);
+    const shot = await page.screenshot({
+      path: join(screenshots, `verdict-${c.kind}-1280x800.png`),
+    });
+    assert.deepEqual([shot.readUInt32BE(16), shot.readUInt32BE(20)], [1280, 800]);
+    if (c.kind === 'not-found') {
+      // nothing is known but the verdict: no empty box of details, path or history
+      for (const id of ['details', 'path-section', 'history-section']) {
+        assert.equal(await page.isVisible(`#${id}`), false, `#${id} is hidden`);
+      }
+    }
+    await page.close();
+  }
+  t.diagnostic(`screenshots in ${screenshots}`);
 });

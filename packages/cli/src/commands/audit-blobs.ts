@@ -33,7 +33,7 @@ import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import type { StoreOptions } from '../store.js';
-import { addStoreOptions, openReader, withStore } from './directory.js';
+import { addStoreOptions, openReader, withPublicStore } from './directory.js';
 import {
   FOLDER_INDEX,
   FolderSource,
@@ -132,7 +132,7 @@ function addExport(audit: Command, io: CliIo): void {
   cmd.action(async (opts: ExportOptions) => {
     const from = opts.from === undefined ? 0n : parseEpoch(opts.from, '--from');
     const askedTo = opts.to === undefined ? undefined : parseEpoch(opts.to, '--to');
-    await withStore(opts, io, async (store) => {
+    await withPublicStore(opts, io, async (store) => {
       const domainLabel = store.settings.domainLabel ?? null;
       const existing = await checkFolder(opts.out, store.config, domainLabel, opts.naming);
       const reader = await openReader(store);

@@ -11,6 +11,7 @@ import {
   CONFIGURATION_NAMES,
   EXAMPLE_DOMAIN_LABEL,
   VrfSecretKey,
+  fromHex,
   toHex,
   type Configuration,
 } from '@akd-ts/core';
@@ -22,7 +23,7 @@ import {
   availableThreads,
   type Update,
 } from '@akd-ts/directory';
-import { parseConfiguration, readInput } from '../args.js';
+import { parseConfiguration, quote, readInput } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
@@ -38,22 +39,50 @@ import {
   readSettings,
   storeUrl,
   writeSettings,
+  openPublicStore,
+  SECRET_FOR,
   type OpenedStore,
+  type PublicStore,
   type StoreOptions,
 } from '../store.js';
 
-/** The options of every command that works on a store. */
-export function addStoreOptions(cmd: Command): Command {
-  return cmd
-    .option(
-      '--db <url>',
-      'the store: memory:, sqlite:<path> or postgres://... (default: AKD_DB, else sqlite:./akd.db)',
-    )
-    .option(
+/** `text` broken into lines of at most `width` characters, at spaces. */
+function wrap(text: string, width = 90): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, line].join('\n');
+}
+
+/**
+ * The options of every command that works on a store. `secretFor` says why the command needs
+ * the VRF secret key ('' when its help says so itself); commands on public data (no
+ * `secretFor`) take no key option at all.
+ */
+export function addStoreOptions(cmd: Command, secretFor?: string): Command {
+  cmd.option(
+    '--db <url>',
+    'the store: memory:, sqlite:<path> or postgres://... (default: AKD_DB, else sqlite:./akd.db)',
+  );
+  if (secretFor !== undefined) {
+    cmd.option(
       '--key-file <path>',
       'file holding the VRF secret key as hex (default: AKD_VRF_KEY, else AKD_VRF_KEY_FILE, else ./akd.key)',
-    )
-    .option('--json', 'print the result as one line of JSON');
+    );
+    if (secretFor !== '')
+      cmd.addHelpText('after', `\n${wrap(`The VRF secret key is needed: ${secretFor}.`)}`);
+  } else {
+    cmd.addHelpText(
+      'after',
+      '\nReads public data only: no VRF secret key is needed, and a store that does not exist is\nnot created.',
+    );
+  }
+  return cmd.option('--json', 'print the result as one line of JSON');
 }
 
 /** The VRF worker threads a writing command uses: --vrf-threads, else all cores. */
@@ -67,22 +96,25 @@ export function vrfThreads(option: string | undefined): number {
   return Number(option);
 }
 
-/** Opens the store's directory for reading proofs (no writer lock: a server may be publishing). */
-export async function openReader(store: OpenedStore): Promise<ReadOnlyDirectory> {
-  return ReadOnlyDirectory.open({
-    config: store.config,
-    storage: new StorageManager(store.db),
-    vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
-  });
+/**
+ * Opens the store's directory for reading (no writer lock: a server may be publishing). A
+ * store opened without its secret key gives a reader of public data (epochs, audits).
+ */
+export async function openReader(store: PublicStore | OpenedStore): Promise<ReadOnlyDirectory> {
+  const common = { config: store.config, storage: new StorageManager(store.db) };
+  return ReadOnlyDirectory.open(
+    'secretKey' in store
+      ? { ...common, vrfKeys: new InMemoryVrfKeyStore(store.secretKey) }
+      : { ...common, publicKey: fromHex(store.settings.publicKey) },
+  );
 }
 
-/** Runs `fn` on an opened store and always closes it. */
-export async function withStore<T>(
-  opts: StoreOptions,
-  io: CliIo,
-  fn: (store: OpenedStore) => Promise<T>,
+/** Runs `fn` on `store` once it opens, and always closes it. */
+async function using<S extends PublicStore, T>(
+  opening: Promise<S>,
+  fn: (store: S) => Promise<T>,
 ): Promise<T> {
-  const store = await openStore(opts, io);
+  const store = await opening;
   try {
     return await fn(store);
   } finally {
@@ -90,13 +122,39 @@ export async function withStore<T>(
   }
 }
 
-/** Runs `fn` with the store's directory opened for reading proofs; closes both after. */
+/** Runs `fn` on the store opened with its secret key (to publish). */
+export function withStore<T>(
+  opts: StoreOptions,
+  io: CliIo,
+  fn: (store: OpenedStore) => Promise<T>,
+): Promise<T> {
+  return using(openStore(opts, io, { why: SECRET_FOR.publish }), fn);
+}
+
+/** Runs `fn` on the store opened for public data only (no secret key, never created). */
+export function withPublicStore<T>(
+  opts: StoreOptions,
+  io: CliIo,
+  fn: (store: PublicStore) => Promise<T>,
+): Promise<T> {
+  return using(openPublicStore(opts, io), fn);
+}
+
+/**
+ * Runs `fn` with the store's directory opened for reading; closes both after. `prove` opens
+ * it with the secret key, which lookup and history proofs need (never creating the store).
+ */
 export async function withReader<T>(
   opts: StoreOptions,
   io: CliIo,
-  fn: (reader: ReadOnlyDirectory, store: OpenedStore) => Promise<T>,
+  access: 'public' | 'prove',
+  fn: (reader: ReadOnlyDirectory, store: PublicStore) => Promise<T>,
 ): Promise<T> {
-  return withStore(opts, io, async (store) => {
+  const opening =
+    access === 'prove'
+      ? openStore(opts, io, { why: SECRET_FOR.proofs, create: false })
+      : openPublicStore(opts, io);
+  return using(opening, async (store: PublicStore) => {
     const reader = await openReader(store);
     try {
       return await fn(reader, store);
@@ -158,7 +216,7 @@ function addInit(program: Command, io: CliIo): void {
   const cmd = program
     .command('init')
     .description('create a key directory in a store and print its VRF public key');
-  addStoreOptions(cmd)
+  addStoreOptions(cmd, '')
     .requiredOption(
       '--config <name>',
       `protocol configuration: ${CONFIGURATION_NAMES.join(' or ')}`,
@@ -230,6 +288,7 @@ function addInit(program: Command, io: CliIo): void {
 
 interface PublishOptions extends StoreOptions {
   json?: boolean;
+  allowEmpty?: boolean;
   progress: boolean;
   vrfThreads?: string;
 }
@@ -239,8 +298,9 @@ function addPublish(program: Command, io: CliIo): void {
     .command('publish')
     .description('publish a batch of updates as the next epoch')
     .argument('<updates>', 'JSON lines file of updates, or - for stdin');
-  addStoreOptions(cmd)
+  addStoreOptions(cmd, SECRET_FOR.publish)
     .option('--no-progress', 'print no progress on stderr')
+    .option('--allow-empty', 'accept input with no update (then nothing is published)')
     .option(
       '--vrf-threads <n>',
       `worker threads for VRF evaluation, 0 for none (default: ${availableThreads()}, the available cores)`,
@@ -250,6 +310,9 @@ function addPublish(program: Command, io: CliIo): void {
     '\nEach line of <updates> is one update:\n' +
       '  {"label": "alice", "value": "key-1"}          UTF-8 text\n' +
       '  {"labelHex": "00ff", "valueHex": "a1b2"}     raw bytes as hex\n' +
+      'Text must be valid UTF-8 without lone surrogates; give other bytes as hex. Blank lines\n' +
+      'are skipped; input with no update is refused unless --allow-empty. Every error names\n' +
+      'its line, and nothing is published unless every line is right.\n\n' +
       'All lines become one epoch. A label may appear once; a value equal to the current one is\n' +
       'skipped, and when nothing changes no epoch is created.\n\n' +
       'Progress goes to stderr: a bar with throughput on a terminal, a line per phase (and one a\n' +
@@ -258,16 +321,21 @@ function addPublish(program: Command, io: CliIo): void {
       'Example:\n  $ akd publish --db sqlite:./akd.db updates.jsonl\n',
   );
   cmd.action(async (file: string, opts: PublishOptions) => {
-    const updates: Update[] = parseUpdates(
-      Buffer.from(await readInput(file, '<updates>', io)).toString('utf8'),
-    );
+    const threads = vrfThreads(opts.vrfThreads);
+    const updates: Update[] = parseUpdates(await readInput(file, '<updates>', io));
+    if (updates.length === 0 && opts.allowEmpty !== true) {
+      // an empty batch is almost always a broken pipeline upstream, not a wish
+      throw new UsageError(
+        `<updates>: ${file === '-' ? 'stdin' : quote(file, 200)} holds no update (it is empty or blank); pass --allow-empty to accept that`,
+      );
+    }
     await withStore(opts, io, async (store) => {
       const started = performance.now();
       const dir = await Directory.open({
         config: store.config,
         storage: new StorageManager(store.db),
         vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
-        vrf: { threads: vrfThreads(opts.vrfThreads) },
+        vrf: { threads },
       });
       const reporter = publishReporter(io.stderr, opts.progress);
       try {
@@ -313,7 +381,7 @@ function addEpoch(program: Command, io: CliIo): void {
     .description("print the directory's latest epoch, root hash and public key");
   addStoreOptions(cmd);
   cmd.action(async (opts: StoreOptions & { json?: boolean }) => {
-    await withReader(opts, io, async (reader, store) => {
+    await withReader(opts, io, 'public', async (reader, store) => {
       const { epoch, hash } = await reader.getEpochHash();
       const publicKey = toHex(reader.getPublicKey());
       if (opts.json === true) {

@@ -13,14 +13,16 @@ import {
   encodeLookupProof,
   keyHistoryVerify,
   lookupVerify,
-  toHex,
+  type Configuration,
+  type EpochHash,
   type HistoryParams,
 } from '@akd-ts/core';
 import { parseCount, parseEpoch, parseLabel } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
-import { formatHistory, formatLookup, toJson } from '../output.js';
+import { formatHistory, formatLookup, toJson, type ClientQuery } from '../output.js';
 import type { StoreOptions } from '../store.js';
+import { SECRET_FOR } from '../store.js';
 import { addStoreOptions, withReader } from './directory.js';
 
 interface ProofOutput extends StoreOptions {
@@ -41,9 +43,13 @@ async function save(opts: ProofOutput, bytes: Uint8Array): Promise<void> {
   }
 }
 
-/** The root a proof was served against, printed so a client can check it out of band. */
-function rootLine(epoch: bigint, hash: Uint8Array, json: boolean): string {
-  return json ? '' : `served at epoch ${epoch}, root hash ${toHex(hash)}\n`;
+/** The query a proof served from the store answers: against the store's own latest root. */
+function storeQuery(config: Configuration, label: Uint8Array, at: EpochHash): ClientQuery {
+  return {
+    config,
+    label,
+    trusted: { root: at.hash, rootEpoch: at.epoch, source: { kind: 'store' } },
+  };
 }
 
 function addLookup(program: Command, io: CliIo): void {
@@ -52,10 +58,10 @@ function addLookup(program: Command, io: CliIo): void {
     .description("prove a label's current value (a LookupProof)")
     .requiredOption('--label <label>', 'the label: UTF-8 text, or raw bytes written hex:<hex>')
     .option('--out <file>', 'write the proof as protobuf bytes (for akd verify lookup)');
-  addStoreOptions(cmd);
+  addStoreOptions(cmd, SECRET_FOR.proofs);
   cmd.action(async (opts: ProofOutput & { label: string }) => {
     const label = parseLabel(opts.label);
-    await withReader(opts, io, async (reader, store) => {
+    await withReader(opts, io, 'prove', async (reader, store) => {
       const { proof, epochHash } = await reader.lookup(label);
       await save(opts, encodeLookupProof(proof));
       const result = lookupVerify(
@@ -66,10 +72,8 @@ function addLookup(program: Command, io: CliIo): void {
         label,
         proof,
       );
-      const query = { config: store.config, label, rootEpoch: epochHash.epoch };
       io.stdout.write(
-        rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
-          formatLookup(query, result, opts.json === true),
+        formatLookup(storeQuery(store.config, label, epochHash), result, opts.json === true),
       );
     });
   });
@@ -82,14 +86,14 @@ function addHistory(program: Command, io: CliIo): void {
     .requiredOption('--label <label>', 'the label: UTF-8 text, or raw bytes written hex:<hex>')
     .option('--most-recent <n>', 'only the n most recent versions (default: the complete history)')
     .option('--out <file>', 'write the proof as protobuf bytes (for akd verify history)');
-  addStoreOptions(cmd);
+  addStoreOptions(cmd, SECRET_FOR.proofs);
   cmd.action(async (opts: ProofOutput & { label: string; mostRecent?: string }) => {
     const label = parseLabel(opts.label);
     const params: HistoryParams =
       opts.mostRecent === undefined
         ? { kind: 'complete' }
         : { kind: 'mostRecent', count: parseCount(opts.mostRecent, '--most-recent') };
-    await withReader(opts, io, async (reader, store) => {
+    await withReader(opts, io, 'prove', async (reader, store) => {
       const { proof, epochHash } = await reader.keyHistory(label, params);
       await save(opts, encodeHistoryProof(proof));
       const results = keyHistoryVerify(
@@ -104,10 +108,8 @@ function addHistory(program: Command, io: CliIo): void {
           allowMissingValues: true,
         },
       );
-      const query = { config: store.config, label, rootEpoch: epochHash.epoch };
       io.stdout.write(
-        rootLine(epochHash.epoch, epochHash.hash, opts.json === true) +
-          formatHistory(query, results, opts.json === true),
+        formatHistory(storeQuery(store.config, label, epochHash), results, opts.json === true),
       );
     });
   });
@@ -133,7 +135,7 @@ function addAudit(program: Command, io: CliIo): Command {
     }
     const from = parseEpoch(opts.from, '--from');
     const to = parseEpoch(opts.to, '--to');
-    await withReader(opts, io, async (reader, store) => {
+    await withReader(opts, io, 'public', async (reader, store) => {
       const proof = await reader.audit(from, to);
       await save(opts, encodeAppendOnlyProof(proof));
       const steps = proof.proofs.length;

@@ -22,13 +22,13 @@ import {
   parseCount,
   parseEpoch,
   parseHashes,
-  parseHex,
   parseLabel,
   parsePublicKey,
   readProof,
   type ProofOptions,
 } from '../args.js';
 import type { CliIo } from '../io.js';
+import { trustedRoot, type RootOptions } from '../trusted-root.js';
 import { formatAudit, formatHistory, formatLookup, type ClientQuery } from '../output.js';
 
 // Real values of upstream's whatsapp_v1 test vector (spec 17.1), so the examples are concrete.
@@ -41,10 +41,8 @@ interface CommonOptions extends ProofOptions {
   json?: boolean;
 }
 
-interface ClientOptions extends CommonOptions {
+interface ClientOptions extends CommonOptions, RootOptions {
   publicKey: string;
-  root: string;
-  epoch: string;
   label: string;
 }
 
@@ -76,11 +74,16 @@ function addConfigOptions(cmd: Command): Command {
 function addClientOptions(cmd: Command): Command {
   return cmd
     .requiredOption('--public-key <hex>', "the directory's VRF public key (32 bytes, hex)")
-    .requiredOption(
+    .option(
       '--root <hex>',
-      'root hash of --epoch (32 bytes, hex), from a source you trust rather than the proof',
+      'root hash to check against (32 bytes, hex), from a source you trust rather than the proof',
     )
-    .requiredOption('--epoch <n>', 'the epoch whose root hash --root is')
+    .option('--epoch <n>', 'the epoch of --root (your word: a proof does not show it)')
+    .option(
+      '--signed-head <file>',
+      "instead of --root and --epoch: an auditor's signed head (JSON, as akd audit verify --heads writes; the last line is used), which binds a root to its epoch",
+    )
+    .option('--auditor-key <hex>', "with --signed-head: the auditor's Ed25519 public key you trust")
     .requiredOption('--label <label>', 'the label: UTF-8 text, or raw bytes written hex:<hex>');
 }
 
@@ -97,19 +100,17 @@ function addProofOptions(cmd: Command, proofWhat: string): Command {
     .option('--json', 'print the verified result as one line of JSON');
 }
 
-/** A client check's parsed inputs: the query it echoes, plus the key and root it trusts. */
+/** A client check's parsed inputs: the query it echoes, plus the key it trusts. */
 interface ClientInputs extends ClientQuery {
   publicKey: VrfPublicKey;
-  root: Uint8Array;
 }
 
-function clientInputs(opts: ClientOptions): ClientInputs {
+async function clientInputs(opts: ClientOptions): Promise<ClientInputs> {
   return {
     config: parseConfiguration(opts.config, opts.domainLabel),
     publicKey: parsePublicKey(opts.publicKey, '--public-key'),
-    root: parseHex(opts.root, '--root', 32),
-    rootEpoch: parseEpoch(opts.epoch, '--epoch'),
     label: parseLabel(opts.label),
+    trusted: await trustedRoot(opts),
   };
 }
 
@@ -135,9 +136,10 @@ function addLookup(verify: Command, io: CliIo): void {
       'proof does not verify.\n',
   );
   cmd.action(async (opts: ClientOptions) => {
-    const q = clientInputs(opts);
+    const q = await clientInputs(opts);
     const proof = decodeLookupProof(await readProof(opts, io));
-    const result = lookupVerify(q.config, q.publicKey, q.root, q.rootEpoch, q.label, proof);
+    const { root, rootEpoch } = q.trusted;
+    const result = lookupVerify(q.config, q.publicKey, root, rootEpoch, q.label, proof);
     io.stdout.write(formatLookup(q, result, opts.json === true));
   });
 }
@@ -165,7 +167,7 @@ function addHistory(verify: Command, io: CliIo): void {
       'history proof does not verify as --most-recent, nor the reverse.\n',
   );
   cmd.action(async (opts: HistoryOptions) => {
-    const q = clientInputs(opts);
+    const q = await clientInputs(opts);
     const params: HistoryVerificationParams = {
       historyParams:
         opts.mostRecent === undefined
@@ -177,8 +179,8 @@ function addHistory(verify: Command, io: CliIo): void {
     const results = keyHistoryVerify(
       q.config,
       q.publicKey,
-      q.root,
-      q.rootEpoch,
+      q.trusted.root,
+      q.trusted.rootEpoch,
       q.label,
       proof,
       params,
@@ -214,8 +216,9 @@ function addAudit(verify: Command, io: CliIo): void {
         ? {}
         : { startEpoch: parseEpoch(opts.startEpoch, '--start-epoch') };
     const proof = decodeAppendOnlyProof(await readProof(opts, io));
+    const query = { config, hashes, startEpochGiven: opts.startEpoch !== undefined };
     io.stdout.write(
-      formatAudit(config, auditVerify(config, hashes, proof, options), opts.json === true),
+      formatAudit(query, auditVerify(config, hashes, proof, options), opts.json === true),
     );
   });
 }

@@ -72,6 +72,18 @@ export class FailingDatabase implements Database {
   setSetting(name: string, value: string) {
     return this.inner.setSetting(name, value);
   }
+  async setAuditBlob(...args: Parameters<Database['setAuditBlob']>) {
+    this.tick('write');
+    return this.inner.setAuditBlob(...args);
+  }
+  async getAuditBlobInfos(epochs: bigint[]) {
+    this.tick('read');
+    return this.inner.getAuditBlobInfos(epochs);
+  }
+  async getAuditBlob(epoch: bigint) {
+    this.tick('read');
+    return this.inner.getAuditBlob(epoch);
+  }
   acquireWriterLock() {
     return this.inner.acquireWriterLock();
   }

@@ -1,19 +1,16 @@
 /**
- * Test helpers: where PostgreSQL is (AKD_TEST_POSTGRES_URL, else the tests skip with a visible
- * reason), a random schema per test, and dropping it afterwards so runs never collide.
+ * Test helpers: where PostgreSQL is (test/support/postgres-url.ts), a random schema per test, and dropping it afterwards so runs never collide.
  */
 
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { PostgresDatabase, type PostgresDatabaseOptions } from '@akd-ts/storage-postgres';
 
-export const POSTGRES_URL = process.env.AKD_TEST_POSTGRES_URL;
+import { POSTGRES_SKIP, POSTGRES_URL } from '../../../../test/support/postgres-url.js';
 
+export { POSTGRES_URL };
 /** node:test's `skip` option: a reason when PostgreSQL is not configured, else false. */
-export const SKIP: string | false =
-  POSTGRES_URL === undefined || POSTGRES_URL === ''
-    ? 'AKD_TEST_POSTGRES_URL is not set: PostgreSQL tests skipped'
-    : false;
+export const SKIP = POSTGRES_SKIP;
 
 /** A fresh schema name, unique across parallel test files and runs. */
 export function freshSchema(tag = 't'): string {

@@ -31,6 +31,9 @@ const announcing: Database = {
   getUserStateVersions: (usernames, flag) => db.getUserStateVersions(usernames, flag),
   getSetting: (name) => db.getSetting(name),
   setSetting: (name, value) => db.setSetting(name, value),
+  setAuditBlob: (blob) => db.setAuditBlob(blob),
+  getAuditBlobInfos: (epochs) => db.getAuditBlobInfos(epochs),
+  getAuditBlob: (epoch) => db.getAuditBlob(epoch),
   acquireWriterLock: () => db.acquireWriterLock(),
   close: () => db.close(),
 };

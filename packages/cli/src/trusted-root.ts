@@ -1,0 +1,121 @@
+/**
+ * The root a client proof (lookup, history) is checked against, and where its epoch comes
+ * from. A proof shows that a value is in the tree with that root hash; it does not show which
+ * epoch the root is (upstream's verifier takes the epoch as given too). So the epoch is either
+ * the caller's word (--root with --epoch), or bound to the root by an auditor's signed head
+ * (--signed-head, checked with the auditor's public key --auditor-key), and the output says
+ * which.
+ */
+
+import { readFile } from 'node:fs/promises';
+import { signedHeadFromJson, toHex, verifyAuditorHead, type SignedAuditorHead } from '@akd-ts/core';
+import { parseEpoch, parseHex, quote } from './args.js';
+import { UsageError } from './errors.js';
+
+/** Where the pairing of a root hash with its epoch comes from. */
+export type RootSource =
+  { kind: 'caller' } | { kind: 'store' } | { kind: 'signed-head'; head: SignedAuditorHead };
+
+/** A root hash, its epoch, and why that epoch is believed. */
+export interface TrustedRoot {
+  root: Uint8Array;
+  rootEpoch: bigint;
+  source: RootSource;
+}
+
+export interface RootOptions {
+  root?: string;
+  epoch?: string;
+  signedHead?: string;
+  auditorKey?: string;
+}
+
+/** A signed head file: one JSON head, or JSON lines of heads (the newest, last, is used). */
+async function readSignedHead(path: string): Promise<SignedAuditorHead> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(
+      `--signed-head: cannot read ${quote(path, 200)}: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  const last = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .pop();
+  let json: unknown;
+  try {
+    json = JSON.parse(last ?? '');
+  } catch {
+    throw new UsageError(`--signed-head: ${quote(path, 200)} holds no JSON signed head`);
+  }
+  return signedHeadFromJson(json); // AkdError DECODE_INVALID_VALUE naming a bad field
+}
+
+/**
+ * The root of a client check: from --root and --epoch, or from a signed head whose signature
+ * is checked (then --root and --epoch, when also given, must be the head's).
+ * @throws UsageError for missing or conflicting options; AkdError `AUDIT_SIGNATURE` when the
+ * head is not signed by --auditor-key
+ */
+export async function trustedRoot(opts: RootOptions): Promise<TrustedRoot> {
+  const root = opts.root === undefined ? undefined : parseHex(opts.root, '--root', 32);
+  const epoch = opts.epoch === undefined ? undefined : parseEpoch(opts.epoch, '--epoch');
+  if (opts.signedHead === undefined) {
+    if (opts.auditorKey !== undefined) throw new UsageError('--auditor-key needs --signed-head');
+    if (root === undefined || epoch === undefined) {
+      throw new UsageError(
+        'give the root to check against: --root <hex> with --epoch <n>, or --signed-head <file> with --auditor-key <hex>',
+      );
+    }
+    return { root, rootEpoch: epoch, source: { kind: 'caller' } };
+  }
+  if (opts.auditorKey === undefined) {
+    throw new UsageError(
+      '--signed-head needs --auditor-key, the public key of the auditor you trust',
+    );
+  }
+  const auditorKey = parseHex(opts.auditorKey, '--auditor-key', 32);
+  const head = await readSignedHead(opts.signedHead);
+  verifyAuditorHead(auditorKey, head);
+  if (root !== undefined && toHex(root) !== toHex(head.rootHash)) {
+    throw new UsageError(`--root: the signed head's root hash is ${toHex(head.rootHash)}`);
+  }
+  if (epoch !== undefined && epoch !== head.epoch) {
+    throw new UsageError(`--epoch: the signed head is for epoch ${head.epoch}`);
+  }
+  return { root: head.rootHash, rootEpoch: head.epoch, source: { kind: 'signed-head', head } };
+}
+
+/**
+ * What a check was made against, in words, for the line after the verdict.
+ *
+ * @example rootStatement({ root, rootEpoch: 49n, source: { kind: 'caller' } }, 'lookup')
+ */
+export function rootStatement(t: TrustedRoot): string {
+  const hash = toHex(t.root);
+  switch (t.source.kind) {
+    case 'caller':
+      return (
+        `checked against root hash ${hash}, which you gave as the root of epoch ${t.rootEpoch}: ` +
+        'the proof does not show which epoch a root is, so that epoch is only as good as its source'
+      );
+    case 'store':
+      return `checked against root hash ${hash}, the store's root of epoch ${t.rootEpoch}`;
+    case 'signed-head': {
+      const h = t.source.head;
+      // a u64 of milliseconds may lie beyond what a Date can show
+      const ms = Number(h.timestamp);
+      const at = ms <= 8.64e15 ? new Date(ms).toISOString() : `${h.timestamp} ms after 1970`;
+      return (
+        `checked against root hash ${hash}, the root of epoch ${t.rootEpoch} in a head signed by ` +
+        `auditor ${toHex(h.publicKey)} for ${JSON.stringify(h.namespace)} at ${at}`
+      );
+    }
+  }
+}
