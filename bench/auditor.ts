@@ -4,27 +4,36 @@
  * export of old steps after the fact, and verification of the whole chain of blobs from a
  * folder, with peak memory and throughput.
  *
- *   npm run bench -- auditor [--json] [--quick] [--epochs 100] [--leaves 10000]
+ *   npm run bench -- auditor [--json] [--quick] [--epochs 100] [--leaves 10000] [--runs 1]
  *                            [--config whatsapp_v1|experimental] [--keep <dir>] [--verify <dir>]
+ *                            [--no-upstream]
  *
  * `--keep <dir>` writes the blobs there and keeps them; `--verify <dir>` only verifies such a
- * folder again (the two verification figures, without rebuilding the tree).
+ * folder again (the verification figures, without rebuilding the tree). Verification is
+ * measured side by side with upstream's verifier (`akd-rs bench-blobs`) when present.
  *
  * The history is built with the tree directly from random leaves (bench/support/random.ts), as
  * upstream's benchmark does: a million VRF evaluations would take minutes and measure the VRF.
  * Each step's blob is exported right after its epoch is published (the step is then the
  * latest, as a publisher exporting blobs as it goes sees it): the proof, the two roots derived
  * from it, the encoding, and the file write. Verification runs in a fresh child process, so
- * its peak memory (maxRSS) is the auditor's alone and not the million-leaf tree's: once with
- * core's AuditChain over the files (the verification proper) and once as `akd audit verify
- * <folder>` in-process (what a user runs).
+ * its peak memory (maxRSS, from /usr/bin/time -v) is the auditor's alone and not the
+ * million-leaf tree's: once with core's AuditChain over the files on one thread (the
+ * verification proper), once as `akd audit verify <folder>` in-process (what a user runs: its
+ * blobs verified on worker threads), alternating with upstream's single-threaded verifier.
  */
 
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Readable } from 'node:stream';
 import {
   AuditChain,
@@ -42,7 +51,8 @@ import {
   type AuditBlobDirectory,
 } from '@akd-ts/directory';
 import { Rng, randomLeaves } from './support/random.js';
-import { reportRow } from './support/common.js';
+import { median, reportRow } from './support/common.js';
+import { measure, measureSelf, upstreamCommand, type Measured } from './support/upstream.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
@@ -54,7 +64,8 @@ const json = flag('json');
 const quick = flag('quick');
 const MB = 1024 * 1024;
 
-const report = (row: Record<string, string | number>) => reportRow(row, json);
+const report = (row: Record<string, string | number | null>) =>
+  reportRow(row as Record<string, string | number>, json);
 
 const maxRssMb = () => Number((process.resourceUsage().maxRSS / 1024).toFixed(1));
 
@@ -131,47 +142,70 @@ async function cliChild(dir: string, configName: string): Promise<void> {
   );
 }
 
-function child(mode: string, dir: string, configName: string): Record<string, number | string> {
-  const self = fileURLToPath(import.meta.url);
-  const r = spawnSync(
-    process.execPath,
-    ['--conditions=source', '--import', 'tsx', self, mode, dir, '--config', configName],
-    {
-      encoding: 'utf8',
-      maxBuffer: 1 << 24,
-    },
-  );
-  if (r.status !== 0) throw new Error(`${mode} child failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number | string>;
+function child(mode: string, dir: string, configName: string): Measured {
+  return measureSelf(import.meta.url, [mode, dir, '--config', configName]);
 }
 
-/** Both verification figures for a folder of blobs, each in a fresh process. */
+/** The folder's bytes, as our figures count them. */
+function folderBytes(dir: string): number {
+  return blobFiles(dir).reduce((n, f) => n + statSync(f.path).size, 0);
+}
+
+/**
+ * The verification figures for a folder of blobs, side by side, alternating, each run in a
+ * fresh process: core's AuditChain on one thread, `akd audit verify` (worker threads, as many
+ * as cores), and upstream's verifier (one thread) when present. MB/s counts 2^20 bytes on both
+ * sides (upstream's own figure counts 10^6); the ratios compare times over the same bytes.
+ */
 function verifyFolder(dir: string, configName: string): void {
-  const core = child('--verify-child', dir, configName);
-  const seconds = Number(core['seconds']);
-  report({
-    benchmark: 'chain verification (core AuditChain, folder, fresh process)',
+  const upstream = upstreamCommand(args);
+  const runs = Number(opt('runs', '1'));
+  const bytes = folderBytes(dir);
+  const core: number[] = [];
+  const cli: number[] = [];
+  const theirs: number[] = [];
+  const rss: { core: number[]; cli: number[]; upstream: number[] } = {
+    core: [],
+    cli: [],
+    upstream: [],
+  };
+  let blobs = 0;
+  for (let r = 0; r < runs; r++) {
+    if (upstream !== undefined) {
+      const u = measure(upstream, ['bench-blobs', '--config', configName, '--dir', dir]);
+      theirs.push(Number(u.json['seconds']));
+      rss.upstream.push(u.maxRssMb ?? 0);
+    }
+    const c = child('--verify-child', dir, configName);
+    core.push(Number(c.json['seconds']));
+    rss.core.push(c.maxRssMb ?? 0);
+    blobs = Number(c.json['blobs']);
+    const l = child('--cli-child', dir, configName);
+    if (Number(l.json['code']) !== 0) throw new Error('akd audit verify failed');
+    cli.push(Number(l.json['seconds']));
+    rss.cli.push(l.maxRssMb ?? 0);
+  }
+  const mbps = (seconds: number) => Number((bytes / MB / seconds).toFixed(2));
+  const upstreamSeconds = theirs.length > 0 ? median(theirs) : null;
+  const row = (benchmark: string, seconds: number, maxRss: number[], threads: number) => ({
+    benchmark,
     configuration: configName,
-    blobs: Number(core['blobs']),
+    blobs,
+    MB: Number((bytes / MB).toFixed(1)),
+    threads,
     seconds: Number(seconds.toFixed(2)),
-    msPerBlob: Number(((seconds * 1000) / Number(core['blobs'])).toFixed(1)),
-    proofsPerSecond: Number((Number(core['blobs']) / seconds).toFixed(1)),
-    MBPerSecond: Number((Number(core['bytes']) / MB / seconds).toFixed(2)),
-    elementsPerSecond: Math.round(Number(core['elements']) / seconds),
-    heapPeakMb: Number(Number(core['heapPeakMb']).toFixed(1)),
-    maxRssMb: Number(core['maxRssMb']),
+    MBPerSecond: mbps(seconds),
+    maxRssMb: median(maxRss),
+    upstreamMBPerSecond: upstreamSeconds === null ? null : mbps(upstreamSeconds),
+    upstreamMaxRssMb: rss.upstream.length > 0 ? median(rss.upstream) : null,
+    // throughput over upstream's single thread
+    ratio: upstreamSeconds === null ? null : Number((upstreamSeconds / seconds).toFixed(2)),
+    runs,
   });
-  const cli = child('--cli-child', dir, configName);
-  report({
-    benchmark: 'akd audit verify <folder> (CLI in-process, fresh process)',
-    configuration: configName,
-    exitCode: Number(cli['code']),
-    verified: Number(cli['verified']),
-    seconds: Number(Number(cli['seconds']).toFixed(2)),
-    proofsPerSecond: Number((Number(cli['verified']) / Number(cli['seconds'])).toFixed(1)),
-    MBPerSecond: Number((Number(core['bytes']) / MB / Number(cli['seconds'])).toFixed(2)),
-    maxRssMb: Number(cli['maxRssMb']),
-  });
+  report(row('chain verification (core AuditChain, one thread)', median(core), rss.core, 1));
+  report(
+    row('akd audit verify <folder> (worker threads)', median(cli), rss.cli, availableParallelism()),
+  );
 }
 
 async function main(config: Configuration, epochs: number, leaves: number): Promise<void> {

@@ -5,18 +5,18 @@
  * same store.
  *
  *   npm run bench -- publish [--json] [--labels 100000] [--store memory|sqlite|postgres]
- *                            [--threads 0,2] [--lookups 300] [--noble]
+ *                            [--threads 0,2] [--lookups 300] [--noble] [--no-upstream]
  *
  * `--store postgres` needs AKD_TEST_POSTGRES_URL (a fresh schema is created and dropped).
  * `--noble` adds the portable backend on the calling thread (about 1 ms per label here). Each
- * size and setup runs in a process of its own.
+ * size and setup runs in a process of its own, under /usr/bin/time -v (peak memory), after a
+ * run of upstream's on the same labels when `akd-rs` is present (in-memory store).
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import {
   WhatsAppV1Configuration,
@@ -34,6 +34,7 @@ import {
   availableThreads,
   type VrfOptions,
 } from '@akd-ts/directory';
+import { measure, measureSelf, ratio, upstreamCommand } from './support/upstream.js';
 
 const args = process.argv.slice(2);
 const value = (name: string) => {
@@ -51,22 +52,93 @@ if (args.includes('--noble')) setups.push({ threads: 0, backend: 'noble' });
 if (args.includes('--noble-only'))
   setups.splice(0, setups.length, { threads: 0, backend: 'noble' });
 
+/**
+ * Upstream's figures for `n` labels on the same machine: 100,000 new labels from its own
+ * benchmark (`bench-publish`, VRF and insertion on every core), and the updates from two runs
+ * of its workload driver over our labels and values (`publish --input`: one epoch, then the
+ * same two epochs), the second's process time less the first's.
+ */
+function upstreamPublish(
+  upstream: string,
+  n: number,
+): { newSec: number; updatesSec: number; maxRssMb: number | null } {
+  const dir = mkdtempSync(join(tmpdir(), 'akd-bench-publish-'));
+  try {
+    const hex = (text: string) => Buffer.from(text).toString('hex');
+    const epoch = (value: string) =>
+      Array.from({ length: n }, (_, i) => [hex(`user-${i}@example.com`), hex(value)]);
+    const one = join(dir, 'one.json');
+    const two = join(dir, 'two.json');
+    writeFileSync(one, JSON.stringify({ epochs: [epoch('key-1')] }));
+    writeFileSync(two, JSON.stringify({ epochs: [epoch('key-1'), epoch('key-2')] }));
+    const fresh = measure(upstream, [
+      'bench-publish',
+      '--config',
+      'whatsapp_v1',
+      '--keys',
+      String(n),
+      '--runs',
+      '1',
+      '--parallel',
+      'on',
+    ]);
+    const base = [
+      'publish',
+      '--config',
+      'whatsapp_v1',
+      '--proof-epochs',
+      'none',
+      '--parallel',
+      'on',
+    ];
+    const first = measure(upstream, [...base, '--input', one]);
+    const both = measure(upstream, [...base, '--input', two]);
+    return {
+      newSec: Number(fresh.json['median_ms']) / 1000,
+      updatesSec: Math.max(0, both.processMs - first.processMs) / 1000,
+      maxRssMb: both.maxRssMb,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // Each (size, setup) runs in a fresh process: a run leaves a heap of a gigabyte or more behind,
-// whose collection would otherwise be charged to the next run.
-if (process.env['AKD_BENCH_ONE_RUN'] === undefined && sizes.length * setups.length > 1) {
-  const passed = ['--store', storeName, '--lookups', String(lookups), ...(json ? ['--json'] : [])];
+// whose collection would otherwise be charged to the next run. Upstream's runs alternate with
+// ours (memory store only: upstream's benchmark has no other).
+if (process.env['AKD_BENCH_ONE_RUN'] === undefined) {
+  const upstream = storeName === 'memory' ? upstreamCommand(args) : undefined;
+  const passed = ['--store', storeName, '--lookups', String(lookups), '--json'];
   for (const n of sizes) {
     for (const vrf of setups) {
+      const theirs = upstream === undefined ? undefined : upstreamPublish(upstream, n);
       const setup =
         vrf.backend === 'noble'
           ? ['--threads', '0', '--noble-only']
           : ['--threads', String(vrf.threads)];
-      const child = spawnSync(
-        process.execPath,
-        [...process.execArgv, process.argv[1]!, '--labels', String(n), ...setup, ...passed],
-        { stdio: 'inherit', env: { ...process.env, AKD_BENCH_ONE_RUN: '1' } },
-      );
-      if (child.status !== 0) process.exit(child.status ?? 1);
+      const ours = measureSelf(import.meta.url, ['--labels', String(n), ...setup, ...passed], {
+        AKD_BENCH_ONE_RUN: '1',
+      });
+      const row: Record<string, unknown> = {
+        ...ours.json,
+        maxRssMb: ours.maxRssMb,
+        upstreamNewLabelsSec: theirs === undefined ? null : Number(theirs.newSec.toFixed(2)),
+        upstreamUpdatesSec: theirs === undefined ? null : Number(theirs.updatesSec.toFixed(2)),
+        upstreamMaxRssMb: theirs?.maxRssMb ?? null,
+        newLabelsRatio: ratio(Number(ours.json['newLabelsSec']), theirs?.newSec),
+        updatesRatio: ratio(Number(ours.json['updatesSec']), theirs?.updatesSec),
+      };
+      if (json) console.log(JSON.stringify(row));
+      else {
+        console.log(
+          `${storeName}, ${n} labels, VRF ${String(row['vrf'])}: new ${String(row['newLabelsSec'])} s, ` +
+            `updates ${String(row['updatesSec'])} s, lookups ${String(row['lookupsPerSec'])}/s cold, ` +
+            `${String(row['warmLookupsPerSec'])}/s warm, maxRSS ${String(row['maxRssMb'])} MB` +
+            (theirs === undefined
+              ? ''
+              : `; upstream new ${String(row['upstreamNewLabelsSec'])} s (x${String(row['newLabelsRatio'])}), updates ${String(row['upstreamUpdatesSec'])} s (x${String(row['updatesRatio'])}), maxRSS ${String(row['upstreamMaxRssMb'])} MB`),
+        );
+      }
     }
   }
   process.exit(0);

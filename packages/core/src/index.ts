@@ -33,6 +33,9 @@ export type { Configuration, ConfigurationName } from './config/configuration.js
 export { WhatsAppV1Configuration } from './config/whatsapp-v1.js';
 export { ExperimentalConfiguration, EXAMPLE_DOMAIN_LABEL } from './config/experimental.js';
 export { configurationByName, CONFIGURATION_NAMES } from './config/index.js';
+export { treeHasherOf } from './config/tree-hasher.js';
+export { alloc32 } from './slab.js';
+export type { TreeHasher } from './config/tree-hasher.js';
 export type {
   AkdLabel,
   AkdValue,
@@ -57,6 +60,7 @@ export { lookupVerify } from './verify/lookup.js';
 export type { PublicKeyInput } from './verify/lookup.js';
 export { keyHistoryVerify } from './verify/history.js';
 export { auditVerify, verifyConsecutiveAppendOnly, rootHashOfElements } from './verify/audit.js';
+export { appendOnlyStepRoots } from './verify/append-only-step.js';
 export type { AuditVerifyResult } from './verify/audit.js';
 export {
   encodeLookupProof,

@@ -157,6 +157,11 @@ export class NodeLabel {
     return this.#memoValue;
   }
 
+  /** The value `memo` holds for `owner`, or undefined, without computing one. */
+  peekMemo(owner: object): Uint8Array | undefined {
+    return this.#memoOwner === owner ? this.#memoValue : undefined;
+  }
+
   /** `"(0x<64 hex>, <len>)"`, informational (spec 4.2). */
   toString(): string {
     return `(0x${toHex(this.val)}, ${this.len})`;

@@ -19,11 +19,11 @@
 
 import {
   AkdError,
+  appendOnlyStepRoots,
   auditBlobOfStep,
   bytesEqual,
   epochsInKeyOrder,
   formatAuditBlobName,
-  rootHashOfElements,
   stepStartOfBlob,
   toHex,
   type AppendOnlyProof,
@@ -70,14 +70,8 @@ export function stepRoots(
   proof: SingleAppendOnlyProof,
   endEpoch: bigint,
 ): { previousHash: Digest; currentHash: Digest } {
-  const inserted = proof.inserted.map((e) => ({
-    label: e.label,
-    value: config.hashLeafWithCommitment(e.value, endEpoch),
-  }));
-  return {
-    previousHash: rootHashOfElements(config, proof.unchangedNodes),
-    currentHash: rootHashOfElements(config, [...proof.unchangedNodes, ...inserted]),
-  };
+  const { startHash, endHash } = appendOnlyStepRoots(config, proof, endEpoch);
+  return { previousHash: startHash, currentHash: endHash };
 }
 
 function corrupt(message: string): AkdError {

@@ -5,8 +5,11 @@
  */
 
 import {
+  AkdError,
   isAkdError,
   NodeLabel,
+  treeHasherOf,
+  type TreeHasher,
   type AppendOnlyProof,
   type AzksElement,
   type Configuration,
@@ -21,16 +24,41 @@ import {
   type Transaction,
 } from '@akd-ts/storage';
 import { appendOnlyProof } from './tree/audit-proof.js';
-import { insertElements, prepareElements } from './tree/insert.js';
+import { ArenaNodeBatch } from './tree/arena/batch.js';
+import { packElements } from './tree/arena/elements.js';
+import { loadTree } from './tree/arena/load.js';
+import { insertAll, reservedSlots, type ParallelInsertion } from './tree/arena/run.js';
+import { describeConfig } from './worker-config.js';
+import { treeWorkers } from './tree/arena/workers.js';
+import { parallelDegree, parallelLevels, type ParallelismOption } from './parallelism.js';
 import { newRoot } from './tree/nodes.js';
 import { readNode } from './tree/node-io.js';
 import { auditExpansion, preload, towardTargets, type PreloadOptions } from './tree/preload.js';
 import { membershipProof, nonMembershipProof } from './tree/proofs.js';
 
 const ROOT = NodeLabel.root();
+const MAX_EPOCH = BigInt(Number.MAX_SAFE_INTEGER);
+/** Default least number of elements a worker task takes (smaller subtrees stay on the caller). */
+const MIN_TASK = 2048;
+
+/** How an insertion loads its nodes (its preload) and whether worker threads insert. */
+export interface InsertOptions extends PreloadOptions {
+  /**
+   * Parallelism of the insertion itself (spec 13.1): with a degree, worker threads insert and
+   * hash the subtrees below the parallel levels (2^levels of them at once). Default:
+   * disabled, all on the calling thread.
+   */
+  insertion?: ParallelismOption;
+  /** The least number of elements a worker task takes (default 2,048). */
+  minTaskSize?: number;
+}
 
 export class Azks {
-  constructor(readonly config: Configuration) {}
+  readonly #hasher: TreeHasher;
+
+  constructor(readonly config: Configuration) {
+    this.#hasher = treeHasherOf(config);
+  }
 
   /** The AZKS record, or undefined in a store that has none yet. */
   async find(reader: RecordReader): Promise<AzksRecord | undefined> {
@@ -71,28 +99,44 @@ export class Azks {
   }
 
   /**
-   * Inserts `elements` as epoch `azks.latestEpoch + 1` inside `tx` (spec 8), after preloading
-   * their paths, and logs the updated AZKS record.
+   * Inserts `elements` as epoch `azks.latestEpoch + 1` inside `tx` (spec 8) and logs the
+   * updated AZKS record. The nodes the insertion reads are loaded first, with batched reads
+   * (its preload); the written nodes go to the transaction as one batch.
    * @returns the new AZKS record.
+   * @throws AkdError `DIRECTORY_TREE` for elements that are not distinct leaves with 32-byte
+   * values, `DIRECTORY_INVALID_EPOCH` past epoch 2^53 - 1, or a storage error.
    */
   async insert(
     tx: Transaction,
     azks: AzksRecord,
     elements: AzksElement[],
-    preloadOptions: PreloadOptions,
+    options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void = () => {},
   ): Promise<AzksRecord> {
-    const sorted = prepareElements(elements);
-    onPhase('preload');
-    await this.preloadFor(
-      tx,
-      sorted.map((e) => e.label),
-      azks.latestEpoch,
-      preloadOptions,
-    );
+    const el = packElements(elements);
     const epoch = azks.latestEpoch + 1n;
-    onPhase('tree');
-    const created = await insertElements(this.config, tx, ROOT, sorted, epoch);
+    if (epoch > MAX_EPOCH) {
+      throw new AkdError('DIRECTORY_INVALID_EPOCH', `epoch ${epoch} is beyond 2^53 - 1`);
+    }
+    onPhase('preload');
+    let created = 0;
+    if (el.count > 0) {
+      const hasher = this.#hasher;
+      const parallel = this.#parallel(options);
+      const loaded = await loadTree(
+        tx,
+        ROOT,
+        epoch,
+        el,
+        options,
+        reservedSlots(el.count, parallel?.minTask ?? MIN_TASK),
+        hasher.labelValueLength,
+        this.config,
+      );
+      onPhase('tree');
+      created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);
+      tx.logNodeBatch(new ArenaNodeBatch(loaded.arena, loaded));
+    } else onPhase('tree');
     const next: AzksRecord = {
       kind: 'azks',
       latestEpoch: epoch,
@@ -100,6 +144,20 @@ export class Azks {
     };
     tx.set(next);
     return next;
+  }
+
+  /** Worker threads for an insertion, or undefined for one on the calling thread. */
+  #parallel(options: InsertOptions): ParallelInsertion | undefined {
+    const option = options.insertion;
+    const degree = option === undefined ? undefined : parallelDegree(option);
+    const config = describeConfig(this.config);
+    if (option === undefined || degree === undefined || config === undefined) return undefined;
+    return {
+      pool: treeWorkers(),
+      config,
+      levels: parallelLevels(option) ?? 0,
+      minTask: Math.max(1, options.minTaskSize ?? MIN_TASK),
+    };
   }
 
   /** Warms the cache with the paths toward `targets` (spec 13.2, 13.3). */

@@ -287,7 +287,12 @@ export class Directory extends ReadOnlyDirectory {
         tx,
         record,
         elements,
-        { levels: parallelLevels(parallelism.preload), maxBatchSize: this.ctx.maxPreloadBatch },
+        {
+          levels: parallelLevels(parallelism.preload),
+          maxBatchSize: this.ctx.maxPreloadBatch,
+          insertion: parallelism.insertion,
+          minTaskSize: parallelism.minTaskSize,
+        },
         (phase) => progress({ phase, done: 0, total: elements.length }),
       );
       tx.batchSet(states);

@@ -34,7 +34,10 @@ export type { VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.
 export { nativeVrfAvailable, sodiumAvailable, vrfKeyBackend } from './vrf/backend.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
+export type { InsertOptions } from './azks.js';
 export { AuditBlobCatalog, exportAuditBlobs, stepRoots } from './audit-blobs.js';
+export { createAuditBlobVerifier } from './audit-verifier.js';
+export type { AuditBlobVerifier } from './audit-verifier.js';
 export type {
   AuditBlobCatalogOptions,
   AuditBlobDirectory,

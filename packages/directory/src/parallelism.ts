@@ -1,8 +1,8 @@
 /**
  * The parallelism configuration (spec 13.1): for insertion and for preloading, each disabled,
- * a fixed degree, or "the available cores, else N". Node runs JavaScript on one thread, so a
- * degree here means concurrent storage reads in flight (preload) or concurrent subtree tasks
- * (insertion), and worker threads for CPU-heavy steps (VRF). No result depends on it.
+ * a fixed degree, or "the available cores, else N". For insertion a degree is a number of
+ * worker threads that insert and hash subtrees of a shared node arena; for the preload, the
+ * storage reads in flight at once. No result depends on it.
  */
 
 import { availableParallelism } from 'node:os';
@@ -20,8 +20,16 @@ export const Parallelism = {
 } as const;
 
 export interface ParallelismConfig {
+  /** Worker threads inserting and hashing subtrees below the parallel levels. */
   insertion: ParallelismOption;
+  /** Concurrent storage reads of the preload's frontier halves. */
   preload: ParallelismOption;
+  /**
+   * The least number of elements a tree worker task takes (default 2,048): smaller subtrees,
+   * and whole insertions below it, stay on the calling thread, where a task would cost more
+   * than it saves.
+   */
+  minTaskSize?: number;
 }
 
 /** Upstream's default: the available cores, or 32 when unknown. */

@@ -4,7 +4,7 @@ import { toHex } from '@akd-ts/core';
 import { MemoryDatabase, keyOf, recordFullKey } from '@akd-ts/storage';
 import { assertRecordEqual } from '@akd-ts/storage/conformance';
 import { loadFixture } from '../../../test/support/fixtures.js';
-import { CONFIG_NAMES, openDirectory } from './support/build.js';
+import { CONFIG_NAMES, DEGREES, openDirectory } from './support/build.js';
 import { testStores } from '../../../test/support/stores.js';
 
 const EXPECTED_ROOT = {
@@ -16,42 +16,46 @@ const STORES = testStores();
 after(() => Promise.all(STORES.map((s) => s.cleanup())));
 
 for (const store of STORES)
-  for (const name of CONFIG_NAMES) {
-    test(
-      `${store.name}/${name}: loading fixture state 9 and publishing delta 10 yields exactly state 10`,
-      { skip: store.skip },
-      async () => {
-        const fixture = loadFixture(name);
-        assert.equal(fixture.state9.length, 48);
-        assert.equal(fixture.state10.length, 51);
-        const db = await store.open();
-        await db.batchSet(fixture.state9);
-        const { dir } = await openDirectory(name, { db });
-        const { epoch, hash } = await dir.publish(fixture.delta10);
-        assert.equal(epoch, 9n);
-        assert.equal(toHex(hash), EXPECTED_ROOT[name]);
-        await dir.close();
+  for (const name of CONFIG_NAMES)
+    for (const degree of DEGREES) {
+      test(
+        `${store.name}/${name}/${degree.name}: loading fixture state 9 and publishing delta 10 yields exactly state 10`,
+        { skip: store.skip },
+        async () => {
+          const fixture = loadFixture(name);
+          assert.equal(fixture.state9.length, 48);
+          assert.equal(fixture.state10.length, 51);
+          const db = await store.open();
+          await db.batchSet(fixture.state9);
+          const { dir } = await openDirectory(name, {
+            db,
+            directory: { parallelism: degree.parallelism },
+          });
+          const { epoch, hash } = await dir.publish(fixture.delta10);
+          assert.equal(epoch, 9n);
+          assert.equal(toHex(hash), EXPECTED_ROOT[name]);
+          await dir.close();
 
-        // every record of state 10 is stored, equal field by field
-        const actual = new Map(
-          (await db.batchGet(fixture.state10.map(keyOf))).map((r) => [recordFullKey(r), r]),
-        );
-        for (const expected of fixture.state10) {
-          const key = recordFullKey(expected);
-          const got = actual.get(key);
-          assert.ok(got, `record ${key} is missing`);
-          assertRecordEqual(got, expected);
-        }
-        // and nothing else: the in-memory store lists its records; elsewhere the AZKS node count
-        // and each user's states pin the totals
-        if (db instanceof MemoryDatabase)
-          assert.equal(db.allRecords().length, fixture.state10.length);
-        const nodes = fixture.state10.filter((r) => r.kind === 'treeNode').length;
-        assert.equal((await db.get({ kind: 'azks' })).numNodes, BigInt(nodes));
-        for (const state of fixture.state10.filter((r) => r.kind === 'valueState')) {
-          const states = await db.getUserData(state.username);
-          assert.equal(states.length, 1, 'one state per user in this fixture');
-        }
-      },
-    );
-  }
+          // every record of state 10 is stored, equal field by field
+          const actual = new Map(
+            (await db.batchGet(fixture.state10.map(keyOf))).map((r) => [recordFullKey(r), r]),
+          );
+          for (const expected of fixture.state10) {
+            const key = recordFullKey(expected);
+            const got = actual.get(key);
+            assert.ok(got, `record ${key} is missing`);
+            assertRecordEqual(got, expected);
+          }
+          // and nothing else: the in-memory store lists its records; elsewhere the AZKS node count
+          // and each user's states pin the totals
+          if (db instanceof MemoryDatabase)
+            assert.equal(db.allRecords().length, fixture.state10.length);
+          const nodes = fixture.state10.filter((r) => r.kind === 'treeNode').length;
+          assert.equal((await db.get({ kind: 'azks' })).numNodes, BigInt(nodes));
+          for (const state of fixture.state10.filter((r) => r.kind === 'valueState')) {
+            const states = await db.getUserData(state.username);
+            assert.equal(states.length, 1, 'one state per user in this fixture');
+          }
+        },
+      );
+    }

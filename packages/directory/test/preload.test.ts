@@ -13,6 +13,7 @@ import {
 import { InstrumentedDatabase, MemoryDatabase, StorageManager } from '@akd-ts/storage';
 import { Azks, Parallelism, parallelLevels, type ParallelismConfig } from '@akd-ts/directory';
 import { openDirectory } from './support/build.js';
+import { clusteredLeaves, randomBytes } from './support/differential.js';
 
 const config = new WhatsAppV1Configuration();
 
@@ -162,4 +163,37 @@ test('parallel levels follow spec 13.1', () => {
   assert.equal(parallelLevels(Parallelism.static(12)), 4);
   assert.equal(parallelLevels(Parallelism.static(32)), 5);
   assert.ok((parallelLevels(Parallelism.availableOr(32)) ?? -1) >= 0);
+});
+
+test("an insertion's preload splits its frontier once its reads wait on round trips, not while they work", async () => {
+  const bytes = randomBytes(5);
+  const taken = new Set<string>();
+  const elements = clusteredLeaves(bytes, 3000, 3000, taken);
+  const more = clusteredLeaves(bytes, 3000, 3000, taken);
+  /** A store whose reads keep this thread busy (rows decoded here) for `ms` each. */
+  class BusyDatabase extends MemoryDatabase {
+    override async batchGet(keys: Parameters<MemoryDatabase['batchGet']>[0]) {
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+      return super.batchGet(keys);
+    }
+  }
+  const splitsOf = async (db: MemoryDatabase | InstrumentedDatabase, splitAlways: boolean) => {
+    const storage = new StorageManager(db);
+    const azks = new Azks(config);
+    let record = await azks.create(storage);
+    let tx = storage.beginTransaction();
+    record = await azks.insert(tx, record, elements, { levels: undefined, maxBatchSize: 100 });
+    await tx.commit();
+    storage.flushCache();
+    const stats = { levels: 0, reads: 0, splits: 0 };
+    tx = storage.beginTransaction();
+    await azks.insert(tx, record, more, { levels: 5, maxBatchSize: 100, splitAlways, stats });
+    await tx.rollback();
+    return stats.splits;
+  };
+  const remote = () => new InstrumentedDatabase(new MemoryDatabase(), { readDelayMs: 2 });
+  assert.ok((await splitsOf(remote(), false)) > 0, 'waiting reads: split');
+  assert.equal(await splitsOf(new BusyDatabase(), false), 0, 'busy reads: serial');
+  assert.ok((await splitsOf(new BusyDatabase(), true)) > 0, 'split on demand');
 });

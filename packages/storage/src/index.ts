@@ -46,5 +46,6 @@ export type { CacheOptions } from './timed-cache.js';
 export { StorageManager } from './storage-manager.js';
 export type { StorageManagerOptions, StorageMetrics, RecordReader } from './storage-manager.js';
 export { Transaction } from './transaction.js';
+export type { NodeRecordBatch } from './transaction.js';
 export { InstrumentedDatabase } from './instrumented-database.js';
 export type { InstrumentOptions, ReadStats } from './instrumented-database.js';

@@ -23,8 +23,26 @@ import type { RecordReader, StorageManager } from './storage-manager.js';
 
 type Finish = (tx: Transaction, records: DbRecord[] | undefined) => Promise<number>;
 
+/**
+ * Tree-node records logged in one piece, as a tree insertion produces them: held in whatever
+ * compact form the producer keeps and turned into record objects only when read or committed.
+ * A batch answers for its labels until a later write of the same label replaces one.
+ */
+export interface NodeRecordBatch {
+  /** Number of records the batch holds. */
+  readonly size: number;
+  /** The record of `label`, or undefined when the batch has none (same object every call). */
+  get(label: NodeLabel): TreeNodeRecord | undefined;
+  /** Drops the record of `label` (a later write replaced it); false when there was none. */
+  delete(label: NodeLabel): boolean;
+  /** Every record of the batch. */
+  records(): TreeNodeRecord[];
+}
+
 export class Transaction implements RecordReader {
   private readonly log = new Map<string, DbRecord>();
+  /** Tree-node batches logged after the map's records, newest last (see `logNodeBatch`). */
+  private batches: NodeRecordBatch[] = [];
   /** The value states logged, in order (a publish logs many and rarely reads them back). */
   private readonly loggedStates: ValueStateRecord[] = [];
   /** username hex -> epoch -> state, built from `loggedStates` on the first read of states. */
@@ -51,12 +69,15 @@ export class Transaction implements RecordReader {
 
   /** Number of records logged so far. */
   get size(): number {
-    return this.log.size;
+    let n = this.log.size;
+    for (const b of this.batches) n += b.size;
+    return n;
   }
 
   /** Logs a record (replacing an earlier write of the same key). */
   set(record: DbRecord): void {
     this.open();
+    if (record.kind === 'treeNode') for (const b of this.batches) b.delete(record.label);
     this.log.set(recordFullKey(record), record);
     if (record.kind === 'valueState') {
       this.loggedStates.push(record);
@@ -77,9 +98,37 @@ export class Transaction implements RecordReader {
     for (const r of records) this.set(r);
   }
 
+  /**
+   * Logs a batch of tree-node records (replacing earlier writes of the same labels). The
+   * batch must not change afterwards except through `delete`, which the transaction calls.
+   */
+  logNodeBatch(batch: NodeRecordBatch): void {
+    this.open();
+    for (const [key, record] of this.log) {
+      if (record.kind === 'treeNode' && batch.get(record.label) !== undefined) this.log.delete(key);
+    }
+    for (const b of this.batches) for (const r of batch.records()) b.delete(r.label);
+    this.batches.push(batch);
+  }
+
+  /** The logged record under `key`: the map, then the batches. */
+  private logged(key: StorageKey): DbRecord | undefined {
+    const record = this.log.get(fullKey(key));
+    if (record !== undefined || key.kind !== 'treeNode') return record;
+    return this.fromBatches(key.label);
+  }
+
+  private fromBatches(label: NodeLabel): TreeNodeRecord | undefined {
+    for (const b of this.batches) {
+      const record = b.get(label);
+      if (record !== undefined) return record;
+    }
+    return undefined;
+  }
+
   async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
     this.open();
-    const logged = this.log.get(fullKey(key));
+    const logged = this.logged(key);
     return logged !== undefined ? (logged as RecordFor<K>) : this.storage.get(key);
   }
 
@@ -88,7 +137,7 @@ export class Transaction implements RecordReader {
     const out: DbRecord[] = [];
     const rest: StorageKey[] = [];
     for (const key of keys) {
-      const logged = this.log.get(fullKey(key));
+      const logged = this.logged(key);
       if (logged !== undefined) out.push(logged);
       else rest.push(key);
     }
@@ -97,11 +146,15 @@ export class Transaction implements RecordReader {
   }
 
   peekNode(label: NodeLabel): TreeNodeRecord | undefined {
-    return (this.log.get(label.key) as TreeNodeRecord | undefined) ?? this.storage.peekNode(label);
+    return (
+      (this.log.get(label.key) as TreeNodeRecord | undefined) ??
+      (this.batches.length > 0 ? this.fromBatches(label) : undefined) ??
+      this.storage.peekNode(label)
+    );
   }
 
   getFromCacheOnly(key: StorageKey): DbRecord | undefined {
-    return this.log.get(fullKey(key)) ?? this.storage.getFromCacheOnly(key);
+    return this.logged(key) ?? this.storage.getFromCacheOnly(key);
   }
 
   /** The state `flag` selects, with this transaction's states merged in (spec 14.2). */
@@ -163,7 +216,9 @@ export class Transaction implements RecordReader {
 
   /** The logged records (for inspection and tests). */
   records(): DbRecord[] {
-    return [...this.log.values()];
+    const out = [...this.log.values()];
+    for (const b of this.batches) for (const r of b.records()) out.push(r);
+    return out;
   }
 
   /**
@@ -175,7 +230,7 @@ export class Transaction implements RecordReader {
   async commit(): Promise<number> {
     this.open();
     this.done = true;
-    return this.finish(this, [...this.log.values()]);
+    return this.finish(this, this.records());
   }
 
   /** Discards the log and ends the transaction. */
@@ -183,6 +238,7 @@ export class Transaction implements RecordReader {
     this.open();
     this.done = true;
     this.log.clear();
+    this.batches = [];
     this.loggedStates.length = 0;
     this.statesIndex = undefined;
     await this.finish(this, undefined);

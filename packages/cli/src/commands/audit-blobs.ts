@@ -27,7 +27,7 @@ import {
   type SignedAuditorHead,
   type VerifiedAuditBlob,
 } from '@akd-ts/core';
-import { exportAuditBlobs } from '@akd-ts/directory';
+import { availableThreads, createAuditBlobVerifier, exportAuditBlobs } from '@akd-ts/directory';
 import { parseConfiguration, parseCount, parseEpoch, parseHex, quote } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
@@ -197,6 +197,7 @@ interface VerifyOptions {
   untilEpoch?: string;
   progressEvery: string;
   readAhead: string;
+  threads?: string;
   timeout: string;
   signKey?: string;
   namespace?: string;
@@ -301,6 +302,8 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
   const intervalMs = parseSeconds(opts.interval, '--interval') * 1000;
   const timeoutMs = parseSeconds(opts.timeout, '--timeout') * 1000;
   const readAhead = parseNonNegative(opts.readAhead, '--read-ahead');
+  const threads =
+    opts.threads === undefined ? availableThreads() : parseNonNegative(opts.threads, '--threads');
   const untilEpoch =
     opts.untilEpoch === undefined ? undefined : parseEpoch(opts.untilEpoch, '--until-epoch');
   if (opts.heads !== undefined && opts.signKey === undefined) {
@@ -318,6 +321,8 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
     throw new UsageError(`--trust: ${(e as Error).message}`, { cause: e });
   }
 
+  // blobs are verified on worker threads and accepted by the chain in epoch order
+  const verifier = createAuditBlobVerifier(config, { threads });
   const reporter = new AuditReporter(io, { json: opts.json === true, every });
   const controller = new AbortController();
   let anchorKind = start.kind;
@@ -377,6 +382,9 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
           signal: controller.signal,
           prefetch: source.remote ? readAhead : 0,
           onVerified,
+          ...(verifier.threads > 0
+            ? { verifier: verifier.verify, concurrency: 2 * verifier.threads }
+            : {}),
         });
         if (walk.ended === 'empty' && opts.follow !== true) {
           throw new UsageError(`<source>: ${quote(source.description, 200)} holds no audit blobs`);
@@ -419,6 +427,7 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
   } finally {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
+    await verifier.close();
   }
 
   await persist();
@@ -469,6 +478,10 @@ function addVerify(audit: Command, io: CliIo): void {
     .option('--until-epoch <epoch>', 'stop once this epoch is verified')
     .option('--progress-every <n>', 'a progress line every n verified blobs', '1000')
     .option('--read-ahead <n>', 'over HTTP: blobs fetched ahead while one is verified', '4')
+    .option(
+      '--threads <n>',
+      'worker threads verifying blobs at once (default: the cores; 0: this thread)',
+    )
     .option('--timeout <seconds>', 'over HTTP: seconds to wait for each answer', '30')
     .option('--sign-key <file>', 'sign each verified head with this Ed25519 key (64 hex digits)')
     .option('--namespace <text>', 'the log named in signed heads (default: <source>)')

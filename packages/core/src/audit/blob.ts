@@ -22,7 +22,8 @@ import type { Configuration } from '../config/configuration.js';
 import { AkdError, isAkdError } from '../errors.js';
 import { decodeSingleAppendOnlyProof, encodeSingleAppendOnlyProof } from '../proto/codec.js';
 import type { AppendOnlyProof, Digest, SingleAppendOnlyProof } from '../types.js';
-import { verifyConsecutiveAppendOnly } from '../verify/audit.js';
+import { readSingleAppendOnlyProof } from '../proto/append-only-step.js';
+import { StepRebuild, packStep, verifyStep } from '../verify/append-only-step.js';
 import { formatAuditBlobName, type AuditBlobName } from './blob-name.js';
 
 /**
@@ -175,11 +176,13 @@ export interface VerifyAuditBlobOptions {
   prefer?: AuditBlobNaming;
 }
 
-/** Verifies `proof` as the step ending at `endEpoch`; the error, or undefined when it verifies. */
+/**
+ * Verifies the step under `naming`; the error, or undefined when it verifies. The labels'
+ * checks and the start root are the same under both namings, so the rebuild keeps them.
+ */
 function attempt(
-  config: Configuration,
   name: AuditBlobName,
-  proof: SingleAppendOnlyProof,
+  rebuild: StepRebuild,
   naming: AuditBlobNaming,
 ): AkdError | undefined {
   const start = stepStartOfBlob(name.epoch, naming);
@@ -192,7 +195,7 @@ function attempt(
     );
   }
   try {
-    verifyConsecutiveAppendOnly(config, proof, name.previousHash, name.currentHash, start + 1n);
+    verifyStep(rebuild, name.previousHash, name.currentHash, start + 1n);
     return undefined;
   } catch (e) {
     if (isAkdError(e)) return e;
@@ -223,7 +226,9 @@ export function verifyAuditBlob(
   options: VerifyAuditBlobOptions = {},
 ): VerifiedAuditBlob {
   const { name } = blob;
-  const { proof } = decodeAuditBlob(blob);
+  // the usual encoding is read straight into flat arrays; any other takes the generic decoder
+  const step = readSingleAppendOnlyProof(blob.data) ?? packStep(decodeAuditBlob(blob).proof);
+  const rebuild = new StepRebuild(config, step);
   const asked = options.naming ?? 'auto';
   const first = asked === 'auto' ? (options.prefer ?? 'end') : asked;
   const second = otherNaming(first);
@@ -235,20 +240,20 @@ export function verifyAuditBlob(
       ambiguous,
       startEpoch,
       endEpoch: startEpoch + 1n,
-      inserted: proof.inserted.length,
-      unchanged: proof.unchangedNodes.length,
+      inserted: rebuild.inserted,
+      unchanged: rebuild.unchanged,
       bytes: blob.data.length,
     };
   };
 
-  const failed = attempt(config, name, proof, first);
-  if (failed === undefined) return result(first, proof.inserted.length === 0);
+  const failed = attempt(name, rebuild, first);
+  if (failed === undefined) return result(first, rebuild.inserted === 0);
   // Only the end-root check and the epoch's range depend on the reading; any other failure
   // (a malformed proof, a wrong previous root) is the same under both.
   if (failed.code !== 'AUDIT_END_HASH_MISMATCH' && failed.code !== 'AUDIT_BLOB_EPOCH') {
     throw inBlob(name, failed);
   }
-  const other = attempt(config, name, proof, second);
+  const other = attempt(name, rebuild, second);
   if (other === undefined) {
     if (asked === 'auto') return result(second, false);
     const start = stepStartOfBlob(name.epoch, second)!;

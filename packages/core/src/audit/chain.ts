@@ -20,6 +20,7 @@ import {
   type AuditBlob,
   type AuditBlobNaming,
   type VerifiedAuditBlob,
+  type VerifyAuditBlobOptions,
 } from './blob.js';
 import type { AuditBlobName } from './blob-name.js';
 
@@ -154,6 +155,15 @@ export class AuditChain {
   }
 
   /**
+   * The options a blob named `name` is verified under as the chain's next blob: the chain's
+   * naming once settled, otherwise `auto`, preferring the reading the chain's position makes
+   * likelier. {@link accept} expects a verification made under exactly these.
+   */
+  verifyOptions(name: AuditBlobName): VerifyAuditBlobOptions {
+    return { naming: this.fixedNaming ?? 'auto', prefer: this.preferFor(name) };
+  }
+
+  /**
    * Verifies the next blob of the chain and advances the head to its end epoch.
    *
    * @throws AkdError `AUDIT_EPOCH_GAP` (the blob does not start at the head's epoch),
@@ -162,6 +172,28 @@ export class AuditChain {
    * @example chain.verify(blob).endEpoch // the new head's epoch
    */
   verify(blob: AuditBlob): VerifiedAuditBlob {
+    return this.settle(blob, () =>
+      verifyAuditBlob(this.config, blob, this.verifyOptions(blob.name)),
+    );
+  }
+
+  /**
+   * Advances the chain with the next blob, verified elsewhere (a worker thread, say) under
+   * `verifyOptions(blob.name)`: `outcome` is that verification's result or its error. The
+   * chain's checks, errors and state are exactly those of {@link verify}.
+   *
+   * @throws AkdError as {@link verify}
+   * @example chain.accept(blob, await verifyOnWorker(blob, chain.verifyOptions(blob.name)))
+   */
+  accept(blob: AuditBlob, outcome: VerifiedAuditBlob | AkdError): VerifiedAuditBlob {
+    return this.settle(blob, () => {
+      if (outcome instanceof AkdError) throw outcome;
+      return outcome;
+    });
+  }
+
+  /** `verify` with the verification itself given: the chain's checks around it. */
+  private settle(blob: AuditBlob, verification: () => VerifiedAuditBlob): VerifiedAuditBlob {
     const { name } = blob;
     // With a known naming, the cheap checks come first and name the real problem (a missing
     // epoch, a forked root) rather than a proof that fails against the wrong root.
@@ -174,10 +206,7 @@ export class AuditChain {
         throw inBlob(name, e);
       }
     }
-    const verified = verifyAuditBlob(this.config, blob, {
-      naming: this.fixedNaming ?? 'auto',
-      prefer: this.preferFor(name),
-    });
+    const verified = verification();
     if (knownStart === undefined) {
       try {
         this.checkLinks(name, verified.startEpoch);

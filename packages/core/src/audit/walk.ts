@@ -13,7 +13,7 @@
 import { AkdError } from '../errors.js';
 import type { AuditBlobName } from './blob-name.js';
 import { parseAuditBlobName } from './blob-name.js';
-import type { VerifiedAuditBlob } from './blob.js';
+import type { AuditBlob, VerifiedAuditBlob, VerifyAuditBlobOptions } from './blob.js';
 import type { AuditChain } from './chain.js';
 
 /** Where blobs come from. Keys are blob names as the source spells them (spec 16). */
@@ -40,6 +40,18 @@ export interface WalkOptions {
   prefetch?: number;
   /** Called after each verified blob, with the key it was read from. */
   onVerified?: (verified: VerifiedAuditBlob, key: string) => void | Promise<void>;
+  /**
+   * Verifies blobs elsewhere (worker threads, say): called with a blob and the options its
+   * chain gives it ({@link AuditChain.verifyOptions}); the results are accepted in epoch
+   * order, so the chain's checks, its errors and where it stops are those of a walk without.
+   */
+  verifier?: (blob: AuditBlob, options: VerifyAuditBlobOptions) => Promise<VerifiedAuditBlob>;
+  /**
+   * With a verifier, and once the naming is settled: blobs fetched and verified at once
+   * (default 1). The first failure in epoch order ends the walk; later blobs' results are
+   * dropped.
+   */
+  concurrency?: number;
 }
 
 /** Why a walk ended (short of an error, which it throws). */
@@ -98,7 +110,39 @@ export async function walkAuditBlobs(
   const limit = options.limit ?? Infinity;
   const prefetch = Math.max(0, options.prefetch ?? 0);
   const ahead = new Map<bigint, Promise<{ found: Fetched; data: Uint8Array } | undefined>>();
+  const verifier = options.verifier;
+  const concurrency = verifier === undefined ? 1 : Math.max(1, options.concurrency ?? 1);
+  /** Blobs dispatched to the verifier ahead of their turn: epoch -> the key read, and the outcome. */
+  const verifying = new Map<
+    bigint,
+    Promise<{ key: string; outcome: VerifiedAuditBlob | AkdError } | undefined>
+  >();
   let verified = 0;
+
+  const outcomeOf = (blob: AuditBlob) =>
+    verifier!(blob, chain.verifyOptions(blob.name)).catch((e: unknown) => {
+      if (e instanceof AkdError) return e;
+      throw e;
+    });
+  // With the naming settled, the next blobs' names are known: each is fetched and verified
+  // while the ones before it are, and accepted when its turn comes.
+  const dispatchAhead = (base: bigint) => {
+    if (concurrency < 2 || chain.naming === undefined) return;
+    for (let k = 1n; k < BigInt(concurrency); k++) {
+      const epoch = base + k;
+      if (verifying.has(epoch)) continue;
+      if (!ahead.has(epoch)) ahead.set(epoch, fetchAt(epoch));
+      const outcome = ahead
+        .get(epoch)!
+        .then(async (f) =>
+          f === undefined
+            ? undefined
+            : { key: f.found.key, outcome: await outcomeOf({ name: f.found.name, data: f.data }) },
+        );
+      outcome.catch(() => {}); // failures surface when (if) their epoch's turn comes
+      verifying.set(epoch, outcome);
+    }
+  };
 
   // A blob and its bytes, taken from the read-ahead when there; an absent blob is looked up
   // again rather than trusted from the read-ahead, which may predate its publication.
@@ -153,7 +197,16 @@ export async function walkAuditBlobs(
       return { verified, ended: 'end' };
     }
 
-    const result = chain.verify({ name: next.found.name, data: next.data });
+    const blob = { name: next.found.name, data: next.data };
+    const early = await verifying.get(blob.name.epoch)?.catch(() => undefined);
+    verifying.delete(blob.name.epoch);
+    let result: VerifiedAuditBlob;
+    if (verifier === undefined) result = chain.verify(blob);
+    else {
+      // an outcome from ahead counts only for the blob taken now (the same read-ahead)
+      const outcome = early?.key === next.found.key ? early.outcome : await outcomeOf(blob);
+      result = chain.accept(blob, outcome);
+    }
     verified++;
     if (prefetch > 0 && chain.naming !== undefined) {
       const base = next.found.name.epoch;
@@ -161,6 +214,7 @@ export async function walkAuditBlobs(
         if (!ahead.has(base + k)) ahead.set(base + k, fetchAt(base + k));
       }
     }
+    dispatchAhead(blob.name.epoch);
     await options.onVerified?.(result, next.found.key);
   }
 }

@@ -4,10 +4,11 @@
  * domain label "ExampleLabel"; a deployment should choose its own.
  */
 
-import { concatBytes, utf8 } from '../bytes.js';
+import { concatBytes, utf8, writeBe64Number } from '../bytes.js';
 import { NodeLabel } from '../node-label.js';
 import { BaseConfiguration } from './configuration.js';
-import { blake3 } from './hash.js';
+import { blake3, blake3Into } from './hash.js';
+import { copyBytes, type TreeHasher } from './tree-hasher.js';
 
 const EMPTY_LABEL_VAL = new Uint8Array(32);
 EMPTY_LABEL_VAL[0] = 0x01;
@@ -103,5 +104,69 @@ export class ExperimentalConfiguration extends BaseConfiguration {
 
   computeRootHashFromVal(rootValue: Uint8Array): Uint8Array {
     return rootValue;
+  }
+
+  /** Offset-based tree hashing with the same bytes (tree-hasher.ts). */
+  treeHasher(): TreeHasher {
+    return new ExperimentalTreeHasher(this.domainLabel);
+  }
+}
+
+/** The hashes above, each through its own scratch input (one instance per thread). */
+class ExperimentalTreeHasher implements TreeHasher {
+  readonly labelValueLength = 36;
+  readonly emptyNodeHash = ZERO32;
+  readonly emptyLabelValue = EMPTY_LABEL.toBytes();
+  readonly #d: number;
+  readonly #leaf: Uint8Array;
+  readonly #parent: Uint8Array;
+  readonly #out = new Uint8Array(32);
+
+  constructor(domainLabel: Uint8Array) {
+    this.#d = domainLabel.length;
+    this.#leaf = new Uint8Array(this.#d + 40);
+    this.#leaf.set(domainLabel, 0);
+    this.#parent = new Uint8Array(this.#d + 136);
+    this.#parent.set(domainLabel, 0);
+  }
+
+  labelValue(src: Uint8Array, srcOff: number, len: number, out: Uint8Array, outOff: number) {
+    // spec 3.3: the raw to_bytes(label) = be32(len) || val
+    out[outOff] = 0;
+    out[outOff + 1] = 0;
+    out[outOff + 2] = len >> 8;
+    out[outOff + 3] = len & 0xff;
+    copyBytes(src, srcOff, out, outOff + 4, 32);
+  }
+
+  leafValue(src: Uint8Array, srcOff: number, epoch: number, out: Uint8Array, outOff: number) {
+    // spec 3.1 and 3.3: H(domain || commitment || be64(epoch))
+    copyBytes(src, srcOff, this.#leaf, this.#d, 32);
+    writeBe64Number(this.#leaf, this.#d + 32, epoch);
+    blake3Into(this.#leaf, this.#out);
+    out.set(this.#out, outOff);
+  }
+
+  parentHash(
+    lv: Uint8Array,
+    lvOff: number,
+    ll: Uint8Array,
+    llOff: number,
+    rv: Uint8Array,
+    rvOff: number,
+    rl: Uint8Array,
+    rlOff: number,
+    out: Uint8Array,
+    outOff: number,
+  ) {
+    // spec 3.3: H(domain || lv || ll || rv || rl)
+    const buf = this.#parent;
+    const d = this.#d;
+    copyBytes(lv, lvOff, buf, d, 32);
+    copyBytes(ll, llOff, buf, d + 32, 36);
+    copyBytes(rv, rvOff, buf, d + 68, 32);
+    copyBytes(rl, rlOff, buf, d + 100, 36);
+    blake3Into(buf, this.#out);
+    out.set(this.#out, outOff);
   }
 }

@@ -7,6 +7,7 @@ import { concatBytes, writeBe64, writeBe64Number } from '../bytes.js';
 import { NodeLabel } from '../node-label.js';
 import { BaseConfiguration } from './configuration.js';
 import { blake3, blake3Into } from './hash.js';
+import { copyBytes, type TreeHasher } from './tree-hasher.js';
 
 const H = blake3;
 const ROOT_LABEL_VALUE = H(NodeLabel.root().toBytes());
@@ -103,5 +104,67 @@ export class WhatsAppV1Configuration extends BaseConfiguration {
   computeRootHashFromVal(rootValue: Uint8Array): Uint8Array {
     // spec 3.2: H(v || H(to_bytes(ROOT)))
     return H(concatBytes(rootValue, ROOT_LABEL_VALUE));
+  }
+
+  /** Offset-based tree hashing with the same bytes (tree-hasher.ts). */
+  treeHasher(): TreeHasher {
+    return new WhatsAppV1TreeHasher(this.emptyNodeHash);
+  }
+}
+
+/** The hashes above, each through its own scratch input (one instance per thread). */
+class WhatsAppV1TreeHasher implements TreeHasher {
+  readonly labelValueLength = 32;
+  readonly emptyLabelValue = labelHash(EMPTY_LABEL);
+  readonly #label = new Uint8Array(36);
+  readonly #leaf = new Uint8Array(40);
+  readonly #input = new Uint8Array(64);
+  readonly #pair = new Uint8Array(64);
+  readonly #pairLeft = this.#pair.subarray(0, 32);
+  readonly #pairRight = this.#pair.subarray(32, 64);
+  readonly #out = new Uint8Array(32);
+
+  constructor(readonly emptyNodeHash: Uint8Array) {}
+
+  labelValue(src: Uint8Array, srcOff: number, len: number, out: Uint8Array, outOff: number) {
+    // spec 3.2: H(to_bytes(label)) = H(be32(len) || val)
+    const input = this.#label;
+    input[2] = len >> 8;
+    input[3] = len & 0xff;
+    copyBytes(src, srcOff, input, 4, 32);
+    blake3Into(input, this.#out);
+    out.set(this.#out, outOff);
+  }
+
+  leafValue(src: Uint8Array, srcOff: number, epoch: number, out: Uint8Array, outOff: number) {
+    // spec 3.1: H(commitment || be64(epoch))
+    copyBytes(src, srcOff, this.#leaf, 0, 32);
+    writeBe64Number(this.#leaf, 32, epoch);
+    blake3Into(this.#leaf, this.#out);
+    out.set(this.#out, outOff);
+  }
+
+  parentHash(
+    lv: Uint8Array,
+    lvOff: number,
+    ll: Uint8Array,
+    llOff: number,
+    rv: Uint8Array,
+    rvOff: number,
+    rl: Uint8Array,
+    rlOff: number,
+    out: Uint8Array,
+    outOff: number,
+  ) {
+    // spec 3.2: H(H(lv || ll) || H(rv || rl))
+    const input = this.#input;
+    copyBytes(lv, lvOff, input, 0, 32);
+    copyBytes(ll, llOff, input, 32, 32);
+    blake3Into(input, this.#pairLeft);
+    copyBytes(rv, rvOff, input, 0, 32);
+    copyBytes(rl, rlOff, input, 32, 32);
+    blake3Into(input, this.#pairRight);
+    blake3Into(this.#pair, this.#out);
+    out.set(this.#out, outOff);
   }
 }

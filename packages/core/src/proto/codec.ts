@@ -28,9 +28,9 @@ import {
   lookupProofToMessage,
   membershipProofToMessage,
   nonMembershipProofToMessage,
-  singleAppendOnlyProofToMessage,
 } from './to-message.js';
 import { checkWireStructure } from './wire-check.js';
+import { writeSingleAppendOnlyProof } from './append-only-step.js';
 
 function parse<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
   if (!(bytes instanceof Uint8Array)) throw new TypeError('bytes must be a Uint8Array');
@@ -127,7 +127,8 @@ export function decodeAppendOnlyProof(bytes: Uint8Array): akd.AppendOnlyProof {
  * ```
  */
 export function encodeSingleAppendOnlyProof(proof: akd.SingleAppendOnlyProof): Uint8Array {
-  return toBinary(pb.SingleAppendOnlyProofSchema, singleAppendOnlyProofToMessage(proof));
+  // the audit blob's message, written directly (append-only-step.ts; the same bytes)
+  return writeSingleAppendOnlyProof(proof);
 }
 
 /**

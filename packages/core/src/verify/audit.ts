@@ -11,100 +11,11 @@
  * and epoch steps that are not consecutive. Honest proofs never contain any of these.
  */
 
-import { bytesEqual, toHex } from '../bytes.js';
 import type { Configuration } from '../config/configuration.js';
 import { AkdError } from '../errors.js';
-import { LEAF_LEN, NodeLabel } from '../node-label.js';
 import type { AppendOnlyProof, AzksElement, Digest, SingleAppendOnlyProof } from '../types.js';
-
-function malformed(message: string): AkdError {
-  return new AkdError('AUDIT_MALFORMED_PROOF', message);
-}
-
-/** True when `label` has a set bit at a position >= its length. */
-function hasJunkBits(label: NodeLabel): boolean {
-  return !label.getPrefix(label.len).equals(label);
-}
-
-/** Bit-string order in which a prefix sorts immediately before its extensions. */
-function compareBits(a: NodeLabel, b: NodeLabel): number {
-  const common = a.commonPrefixLength(b);
-  const shorter = Math.min(a.len, b.len);
-  if (common === shorter) return a.len - b.len;
-  return a.getBit(common) - b.getBit(common);
-}
-
-/**
- * Sorts elements by bit string and rejects duplicates, prefixes and junk bits. In that order
- * any label that prefixes another is immediately followed by one it prefixes, so checking
- * neighbours finds every nesting.
- */
-function sortedChecked(elements: AzksElement[]): AzksElement[] {
-  for (const e of elements) {
-    if (hasJunkBits(e.label)) throw malformed(`label ${e.label} has bits set beyond its length`);
-    if (e.label.len === 0) throw malformed('an element claims the root label');
-  }
-  const sorted = elements.slice().sort((x, y) => compareBits(x.label, y.label));
-  for (let i = 1; i < sorted.length; i++) {
-    const a = sorted[i - 1]!.label;
-    const b = sorted[i]!.label;
-    if (a.isPrefixOf(b)) {
-      throw malformed(
-        a.len === b.len ? `label ${a} appears twice` : `label ${a} is a prefix of label ${b}`,
-      );
-    }
-  }
-  return sorted;
-}
-
-/**
- * The value and label of the compressed-trie node above `sorted[lo..hi)`, a non-empty range
- * of bit-sorted labels with no nesting: a single element is a leaf as given; otherwise the
- * node sits at the range's longest common prefix and splits at its next bit.
- */
-function subtree(
-  config: Configuration,
-  sorted: AzksElement[],
-  lo: number,
-  hi: number,
-): { label: NodeLabel; value: Uint8Array } {
-  if (hi - lo === 1) return sorted[lo]!;
-  const first = sorted[lo]!.label;
-  const depth = first.commonPrefixLength(sorted[hi - 1]!.label);
-  let mid = lo + 1;
-  while (sorted[mid]!.label.getBit(depth) === 0) mid++;
-  const left = subtree(config, sorted, lo, mid);
-  const right = subtree(config, sorted, mid, hi);
-  return {
-    label: first.getPrefix(depth),
-    value: config.computeParentHashFromChildren(
-      left.value,
-      config.nodeLabelValue(left.label),
-      right.value,
-      config.nodeLabelValue(right.label),
-    ),
-  };
-}
-
-/** The published root hash of the tree over already sorted and checked elements. */
-function rootHashOfSorted(config: Configuration, sorted: AzksElement[]): Digest {
-  if (sorted.length === 0) return config.computeRootHashFromVal(config.emptyRootValue);
-  let mid = 0;
-  while (mid < sorted.length && sorted[mid]!.label.getBit(0) === 0) mid++;
-  const side = (lo: number, hi: number) =>
-    lo === hi
-      ? { value: config.emptyNodeHash, label: config.emptyLabel }
-      : subtree(config, sorted, lo, hi);
-  const left = side(0, mid);
-  const right = side(mid, sorted.length);
-  const rootValue = config.computeParentHashFromChildren(
-    left.value,
-    config.nodeLabelValue(left.label),
-    right.value,
-    config.nodeLabelValue(right.label),
-  );
-  return config.computeRootHashFromVal(rootValue);
-}
+import { StepRebuild, packStep, rootOfOrder, verifyStep } from './append-only-step.js';
+import { checkedOrder, packAzksElements } from './element-arrays.js';
 
 /**
  * The published root hash of the tree whose leaves (or subtree roots) are `elements`, with
@@ -114,7 +25,8 @@ function rootHashOfSorted(config: Configuration, sorted: AzksElement[]): Digest 
  * @example rootHashOfElements(config, []) // the empty tree's root hash
  */
 export function rootHashOfElements(config: Configuration, elements: AzksElement[]): Digest {
-  return rootHashOfSorted(config, sortedChecked(elements));
+  const set = packAzksElements(elements);
+  return rootOfOrder(config, set, checkedOrder(set));
 }
 
 /**
@@ -132,32 +44,7 @@ export function verifyConsecutiveAppendOnly(
   endHash: Digest,
   endEpoch: bigint,
 ): void {
-  for (const e of proof.inserted) {
-    if (e.label.len !== LEAF_LEN) throw malformed(`inserted element ${e.label} is not a leaf`);
-  }
-  const unchanged = new Set(proof.unchangedNodes);
-  const inserted = proof.inserted.map((e) => ({
-    label: e.label,
-    value: config.hashLeafWithCommitment(e.value, endEpoch),
-  }));
-  const all = sortedChecked([...proof.unchangedNodes, ...inserted]);
-  const before = rootHashOfSorted(
-    config,
-    all.filter((e) => unchanged.has(e)),
-  );
-  if (!bytesEqual(before, startHash)) {
-    throw new AkdError(
-      'AUDIT_START_HASH_MISMATCH',
-      `unchanged nodes rebuild ${toHex(before)}, not the epoch ${endEpoch - 1n} root ${toHex(startHash)}`,
-    );
-  }
-  const after = rootHashOfSorted(config, all);
-  if (!bytesEqual(after, endHash)) {
-    throw new AkdError(
-      'AUDIT_END_HASH_MISMATCH',
-      `unchanged nodes and inserted leaves rebuild ${toHex(after)}, not the epoch ${endEpoch} root ${toHex(endHash)}`,
-    );
-  }
+  verifyStep(new StepRebuild(config, packStep(proof)), startHash, endHash, endEpoch);
 }
 
 /** What an audit verified. */

@@ -1,8 +1,6 @@
 /**
- * Reading and writing tree nodes with their previous copies (spec 9.2). Reads return the
- * version visible at a target epoch; writes keep exactly one earlier version, chosen by the
- * rule that makes readers one epoch behind safe and the stored records byte-identical to
- * upstream's.
+ * Reading tree nodes (spec 9.2): a read returns the version of a node's record visible at a
+ * target epoch (its latest copy, or the previous one a reader one epoch behind needs).
  *
  * Reads answer synchronously when the record is in the transaction log or the cache (always
  * the case after a preload), and return a promise only when the database must be asked: the
@@ -16,7 +14,6 @@ import {
   nodeAtEpoch,
   nodeKey,
   type RecordReader,
-  type Transaction,
   type TreeNode,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
@@ -67,18 +64,4 @@ export function readNode(
   return found instanceof Promise
     ? found.then((n) => required(n, label, epoch))
     : required(found, label, epoch);
-}
-
-/**
- * Logs `node` in the transaction with its previous copy (spec 9.2 `write`): none for a new
- * node, otherwise the stored version visible at `lastEpoch - 1`. The node must not be changed
- * afterwards.
- */
-export function writeNode(tx: Transaction, node: TreeNode, isNew: boolean): MaybePromise<void> {
-  const set = (previous: TreeNode | undefined) =>
-    tx.set({ kind: 'treeNode', label: node.label, latest: node, previous });
-  if (isNew) return set(undefined);
-  const target = node.lastEpoch > 0n ? node.lastEpoch - 1n : 0n;
-  const previous = findNode(tx, node.label, target);
-  return previous instanceof Promise ? previous.then(set) : set(previous);
 }

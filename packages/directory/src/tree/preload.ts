@@ -18,8 +18,14 @@ import {
 import { childLevels } from '../parallelism.js';
 
 export interface PreloadOptions {
-  /** Parallel levels (spec 13.1), or undefined for one serial walk. */
+  /**
+   * Parallel levels (spec 13.1), or undefined for one serial walk. With levels, an insertion's
+   * preload still reads serially while its reads keep this thread busy rather than waiting
+   * (read-pacing.ts); `splitAlways` makes it split regardless.
+   */
   levels: number | undefined;
+  /** Split the frontier within the parallel levels whatever the reads cost (default false). */
+  splitAlways?: boolean;
   /** Largest number of keys in one storage read; a bigger level is read in chunks. */
   maxBatchSize: number;
   /** Filled in when given: how deep the walk went and how many batched reads it issued. */
@@ -31,10 +37,14 @@ export interface PreloadStats {
   levels: number;
   /** Batched reads issued. */
   reads: number;
+  /** Nodes asked for (an insertion's preload fills it in). */
+  nodes?: number;
+  /** Frontiers cut in two halves (an insertion's preload fills it in). */
+  splits?: number;
 }
 
 /** The least frontier worth cutting in two: below it the halves' reads are mostly overhead. */
-const MIN_SPLIT = 128;
+export const MIN_SPLIT = 128;
 
 /** Decides which children of a loaded node the walk continues to. */
 export type Expand = (node: TreeNode) => boolean;
@@ -43,7 +53,7 @@ export type Expand = (node: TreeNode) => boolean;
  * Reads `labels` in chunks of at most `maxBatchSize` keys: one after another in a serial walk,
  * all at once in a parallel one (their round trips then overlap).
  */
-async function batchRead(
+export async function batchRead(
   reader: RecordReader,
   labels: NodeLabel[],
   maxBatchSize: number,

@@ -9,11 +9,41 @@ import {
   type Database,
   type StorageManagerOptions,
 } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore, type WritableDirectoryOptions } from '@akd-ts/directory';
+import {
+  Directory,
+  InMemoryVrfKeyStore,
+  NO_PARALLELISM,
+  Parallelism,
+  type ParallelismConfig,
+  type WritableDirectoryOptions,
+} from '@akd-ts/directory';
 import { HARD_CODED_VRF_SECRET } from '../../../../test/support/vectors.js';
 import type { TestStore } from '../../../../test/support/stores.js';
 
 export const CONFIG_NAMES = ['whatsapp_v1', 'experimental'] as const;
+
+/** A parallelism setting under a short name for test titles. */
+export interface Degree {
+  name: string;
+  parallelism: ParallelismConfig;
+}
+
+/**
+ * The settings byte-exact tests run under: no parallelism (the calling thread alone), and 1,
+ * 2, 4 and 8 tree worker threads taking subtrees of any size (so even the smallest publish
+ * is split among them) with preloads of as many concurrent reads.
+ */
+export const DEGREES: readonly Degree[] = [
+  { name: 'serial', parallelism: NO_PARALLELISM },
+  ...[1, 2, 4, 8].map((n) => ({
+    name: `degree ${n}`,
+    parallelism: {
+      insertion: Parallelism.static(n),
+      preload: Parallelism.static(n),
+      minTaskSize: 1,
+    },
+  })),
+];
 
 export function hardCodedKeys(): InMemoryVrfKeyStore {
   return new InMemoryVrfKeyStore(new Uint8Array(HARD_CODED_VRF_SECRET));

@@ -15,7 +15,7 @@ import {
 } from '@akd-ts/core';
 import type { StorageManager, TreeNode, ValueStateRecord } from '@akd-ts/storage';
 import { Azks } from '../../src/azks.js';
-import { parentHash } from '../../src/tree/nodes.js';
+import { parentHash } from './reference-insert.js';
 import { findNode, readNode } from '../../src/tree/node-io.js';
 import { HARD_CODED_VRF_SECRET } from '../../../../test/support/vectors.js';
 

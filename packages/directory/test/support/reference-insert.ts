@@ -1,20 +1,21 @@
 /**
- * Batch insertion into the compressed binary trie (spec 8). The shape of the tree depends only
- * on the set of leaves, but the stored records (previous copies, epochs, node count) depend on
- * the order of writes, which follows spec 8 exactly: a split's pushed-down node first, then
- * each child once its subtree is done, then the parent.
+ * A reference batch insertion for differential tests: spec 8 transcribed over node objects,
+ * every write logged in the transaction in the specification's order (a split's pushed-down
+ * node first, then each child once its subtree is done, then the parent), and every read
+ * through the transaction. The directory's arena insertion must store exactly what this does.
  */
 
 import {
   AkdError,
   LEAF_LEN,
+  PrefixOrdering,
   type AzksElement,
   type Configuration,
   type NodeLabel,
 } from '@akd-ts/core';
 import { NodeType, type Transaction, type TreeNode } from '@akd-ts/storage';
-import { newInterior, newLeaf, parentHash, setChild } from './nodes.js';
-import { findNode, readNode, writeNode, type MaybePromise } from './node-io.js';
+import { nodeValue } from '../../src/tree/nodes.js';
+import { findNode, readNode, type MaybePromise } from '../../src/tree/node-io.js';
 
 interface Inserted {
   node: TreeNode;
@@ -23,21 +24,99 @@ interface Inserted {
   count: number;
 }
 
+/** A new leaf: its raw value, inserted at `epoch`, not yet attached (spec 8 case 2). */
+export function newLeaf(
+  label: NodeLabel,
+  value: Uint8Array,
+  epoch: bigint,
+  config: Configuration,
+): TreeNode {
+  return {
+    label,
+    lastEpoch: epoch,
+    minDescendantEpoch: epoch,
+    parent: config.emptyLabel,
+    nodeType: NodeType.Leaf,
+    leftChild: undefined,
+    rightChild: undefined,
+    hash: value,
+  };
+}
+
+const ZERO_HASH = new Uint8Array(32);
+
+/** A new interior node at `label`, created at `epoch` (spec 8 cases 1a and 3). */
+export function newInterior(label: NodeLabel, epoch: bigint, config: Configuration): TreeNode {
+  return {
+    label,
+    lastEpoch: epoch,
+    minDescendantEpoch: epoch,
+    parent: config.emptyLabel,
+    nodeType: NodeType.Interior,
+    leftChild: undefined,
+    rightChild: undefined,
+    hash: ZERO_HASH,
+  };
+}
+
+/**
+ * Attaches `child` below `parent` (spec 8 `set_child`), mutating both: the child slot, the
+ * child's parent pointer, and the parent's epochs.
+ */
+export function setChild(parent: TreeNode, child: TreeNode): void {
+  const ordering = parent.label.prefixOrdering(child.label);
+  if (ordering === PrefixOrdering.Invalid) {
+    throw new AkdError(
+      'DIRECTORY_TREE',
+      `node ${child.label} has no direction below ${parent.label}`,
+    );
+  }
+  if (ordering === PrefixOrdering.WithZero) parent.leftChild = child.label;
+  else parent.rightChild = child.label;
+  child.parent = parent.label;
+  if (child.lastEpoch > parent.lastEpoch) parent.lastEpoch = child.lastEpoch;
+  parent.minDescendantEpoch =
+    parent.minDescendantEpoch === 0n || child.minDescendantEpoch < parent.minDescendantEpoch
+      ? child.minDescendantEpoch
+      : parent.minDescendantEpoch;
+}
+
+/**
+ * The stored hash of a non-leaf node from its children (spec 7.3); missing children count as
+ * the empty node.
+ */
+export function parentHash(
+  config: Configuration,
+  left: TreeNode | undefined,
+  right: TreeNode | undefined,
+): Uint8Array {
+  const lv = left === undefined ? config.emptyNodeHash : nodeValue(config, left);
+  const ll = config.nodeLabelValue(left === undefined ? config.emptyLabel : left.label);
+  const rv = right === undefined ? config.emptyNodeHash : nodeValue(config, right);
+  const rl = config.nodeLabelValue(right === undefined ? config.emptyLabel : right.label);
+  return config.computeParentHashFromChildren(lv, ll, rv, rl);
+}
+
+/**
+ * Logs `node` in the transaction with its previous copy (spec 9.2 `write`): none for a new
+ * node, otherwise the stored version visible at `lastEpoch - 1`. The node must not be changed
+ * afterwards.
+ */
+export function writeNode(tx: Transaction, node: TreeNode, isNew: boolean): MaybePromise<void> {
+  const set = (previous: TreeNode | undefined) =>
+    tx.set({ kind: 'treeNode', label: node.label, latest: node, previous });
+  if (isNew) return set(undefined);
+  const target = node.lastEpoch > 0n ? node.lastEpoch - 1n : 0n;
+  const previous = findNode(tx, node.label, target);
+  return previous instanceof Promise ? previous.then(set) : set(previous);
+}
+
 /** Insertion context shared by the whole recursion. */
 interface Context {
   config: Configuration;
   tx: Transaction;
   epoch: bigint;
-  /** Nodes rehashed since the event loop last had a turn. */
-  sinceYield: number;
 }
-
-/**
- * Nodes rehashed between two turns of the event loop: with every read answered from the
- * cache the insertion would otherwise hold the thread for seconds, and a server sharing it
- * would stop answering lookups.
- */
-const YIELD_EVERY = 4096;
 
 /**
  * Sorts elements by label and checks they are leaves with distinct labels. Sorted full-length
@@ -176,10 +255,6 @@ async function insert(
   let rightNode = right?.node ?? sibling(tx, cur.rightChild, cur.lastEpoch);
   if (rightNode instanceof Promise) rightNode = await rightNode;
   cur.hash = parentHash(config, leftNode, rightNode);
-  if (++ctx.sinceYield >= YIELD_EVERY) {
-    ctx.sinceYield = 0;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
   return { node: cur, isNew, count };
 }
 
@@ -196,7 +271,7 @@ export async function insertElements(
   epoch: bigint,
 ): Promise<number> {
   if (sorted.length === 0) return 0;
-  const ctx: Context = { config, tx, epoch, sinceYield: 0 };
+  const ctx: Context = { config, tx, epoch };
   const result = await insertBelow(ctx, root, sorted, 0, sorted.length);
   await writeNode(tx, result.node, result.isNew);
   return result.count;

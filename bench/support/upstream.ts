@@ -1,0 +1,75 @@
+/**
+ * Side-by-side measurement with upstream: finds the `akd-rs` command (upstream facebook/akd
+ * as a command-line driver: `AKD_ORACLE`, or `../shared/oracle/akd-rs` beside the checkout),
+ * and runs any command in a child process under `/usr/bin/time -v`, so both sides report
+ * their peak memory (maxRSS) the same way. Benchmarks alternate our runs with upstream's in
+ * one process tree, so both see the same machine.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TIME = '/usr/bin/time';
+
+/** The upstream command, or undefined when there is none here (`--no-upstream` too). */
+export function upstreamCommand(args: string[]): string | undefined {
+  if (args.includes('--no-upstream')) return undefined;
+  const candidates = [
+    process.env['AKD_ORACLE'],
+    join(ROOT, '../shared/oracle/akd-rs'),
+    join(ROOT, '../../shared/oracle/akd-rs'),
+  ];
+  return candidates.find((c): c is string => c !== undefined && c !== '' && existsSync(c));
+}
+
+export interface Measured {
+  /** The last JSON line the command printed. */
+  json: Record<string, unknown>;
+  /** Peak resident memory of the child, in MB. */
+  maxRssMb: number | null;
+  /** Wall time of the whole child process, in ms. */
+  processMs: number;
+}
+
+/**
+ * Runs `command args` to completion under `/usr/bin/time -v` when it exists and parses the
+ * last line of its output as JSON.
+ * @throws Error when the command fails.
+ */
+export function measure(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Measured {
+  const timed = existsSync(TIME);
+  const start = performance.now();
+  const r = spawnSync(timed ? TIME : command, timed ? ['-v', command, ...args] : args, {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+    env: { ...process.env, ...env },
+  });
+  const processMs = performance.now() - start;
+  if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${r.stderr}`);
+  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  return {
+    json: JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>,
+    maxRssMb: rss ? Math.round(Number(rss[1]) / 1024) : null,
+    processMs,
+  };
+}
+
+/** Runs this benchmark file again in a child process (compiled packages, fresh heap). */
+export function measureSelf(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Measured {
+  return measure(
+    process.execPath,
+    ['--import', join(ROOT, 'scripts/bench-loader.mjs'), fileURLToPath(file), ...args],
+    env,
+  );
+}
+
+/** `ours / upstream`, rounded, or null without an upstream figure. */
+export function ratio(ours: number, upstream: number | null | undefined): number | null {
+  return upstream === null || upstream === undefined || upstream === 0
+    ? null
+    : Number((ours / upstream).toFixed(2));
+}

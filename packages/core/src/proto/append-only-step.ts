@@ -1,0 +1,171 @@
+/**
+ * A direct codec for `SingleAppendOnlyProof` (spec 15), the message of an audit blob: a flat
+ * list of elements, tens of thousands per blob, which the generic path turns into several
+ * objects each. Writing goes straight into one buffer, byte for byte what the generic
+ * encoder writes (spec 15.2: fields in order, `label_val` without trailing zeros, every field
+ * present). Reading takes exactly that canonical layout straight into flat arrays and gives
+ * up (returns undefined) on anything else, so that every other input, malformed or merely
+ * unusual (unknown fields, repeated scalars, other field orders), goes through the generic
+ * decoder and gets its result or its error.
+ */
+
+import type { NodeLabel } from '../node-label.js';
+import type { AzksElement, SingleAppendOnlyProof } from '../types.js';
+import { elementArrays, type ElementArrays } from '../verify/element-arrays.js';
+import type { PackedStep } from '../verify/append-only-step.js';
+
+/** Field tags: (number << 3) | wire type 2 (length-delimited), or 0 (varint). */
+const TAG_1_LEN = 0x0a;
+const TAG_2_LEN = 0x12;
+const TAG_2_VARINT = 0x10;
+
+function varintSize(n: number): number {
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    size++;
+  }
+  return size;
+}
+
+/** `label_val`'s encoded length: the 32 bytes without their trailing zeros (spec 15.2). */
+function trimmedLength(label: NodeLabel): number {
+  const val = label.val;
+  let n = 32;
+  while (n > 0 && val[n - 1] === 0) n--;
+  return n;
+}
+
+function labelSize(label: NodeLabel): number {
+  const n = trimmedLength(label);
+  return 1 + varintSize(n) + n + 1 + varintSize(label.len);
+}
+
+function elementSize(e: AzksElement): number {
+  const l = labelSize(e.label);
+  return 1 + varintSize(l) + l + 2 + 32;
+}
+
+/**
+ * `SingleAppendOnlyProof` bytes, identical to the generic encoder's.
+ * @throws RangeError when a value is not 32 bytes
+ */
+export function writeSingleAppendOnlyProof(proof: SingleAppendOnlyProof): Uint8Array {
+  let total = 0;
+  const sizes: number[] = [];
+  for (const list of [proof.inserted, proof.unchangedNodes]) {
+    for (const e of list) {
+      if (!(e.value instanceof Uint8Array) || e.value.length !== 32) {
+        throw new RangeError('AzksElement.value must be 32 bytes');
+      }
+      const size = elementSize(e);
+      sizes.push(size);
+      total += 1 + varintSize(size) + size;
+    }
+  }
+  const out = new Uint8Array(total);
+  let pos = 0;
+  const varint = (n: number) => {
+    while (n >= 0x80) {
+      out[pos++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    out[pos++] = n;
+  };
+  let k = 0;
+  for (const [tag, list] of [
+    [TAG_1_LEN, proof.inserted],
+    [TAG_2_LEN, proof.unchangedNodes],
+  ] as const) {
+    for (const e of list) {
+      out[pos++] = tag;
+      varint(sizes[k++]!);
+      const n = trimmedLength(e.label);
+      out[pos++] = TAG_1_LEN;
+      varint(labelSize(e.label));
+      out[pos++] = TAG_1_LEN;
+      varint(n);
+      out.set(e.label.val.subarray(0, n), pos);
+      pos += n;
+      out[pos++] = TAG_2_VARINT;
+      varint(e.label.len);
+      out[pos++] = TAG_2_LEN;
+      out[pos++] = 32;
+      out.set(e.value, pos);
+      pos += 32;
+    }
+  }
+  return out;
+}
+
+/** Reads a varint of at most `max` bytes ending by `end`, or -1. */
+function readVarint(bytes: Uint8Array, at: number, end: number, max: number): [number, number] {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < max && at < end; i++) {
+    const b = bytes[at++]!;
+    value += (b & 0x7f) * scale;
+    if ((b & 0x80) === 0) return [value, at];
+    scale *= 128;
+  }
+  return [-1, at];
+}
+
+/**
+ * The elements of a canonically encoded `SingleAppendOnlyProof` as a packed step (unchanged
+ * nodes first), or undefined when the bytes are laid out any other way.
+ */
+export function readSingleAppendOnlyProof(bytes: Uint8Array): PackedStep | undefined {
+  // first pass: where each element is, by list
+  const inserted: number[] = [];
+  const unchanged: number[] = [];
+  let pos = 0;
+  const end = bytes.length;
+  while (pos < end) {
+    const tag = bytes[pos++];
+    const [len, at] = readVarint(bytes, pos, end, 5);
+    if (len < 0 || len > end - at) return undefined;
+    if (tag === TAG_1_LEN) inserted.push(at, at + len);
+    else if (tag === TAG_2_LEN) unchanged.push(at, at + len);
+    else return undefined;
+    pos = at + len;
+  }
+  const u = unchanged.length / 2;
+  const set = elementArrays(u + inserted.length / 2);
+  const read = (ranges: number[], first: number) => {
+    for (let k = 0; k < ranges.length; k += 2) {
+      if (!readElement(bytes, ranges[k]!, ranges[k + 1]!, set, first + k / 2)) return false;
+    }
+    return true;
+  };
+  return read(unchanged, 0) && read(inserted, u) ? { set, unchanged: u } : undefined;
+}
+
+/** One `AzksElement` in [start, end): label (label_val, label_len) then a 32-byte value. */
+function readElement(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  set: ElementArrays,
+  i: number,
+): boolean {
+  let pos = start;
+  if (end - start < 2 || bytes[pos++] !== TAG_1_LEN) return false;
+  const [labelLen, labelAt] = readVarint(bytes, pos, end, 2);
+  if (labelLen < 0 || labelLen > end - labelAt) return false;
+  const labelEnd = labelAt + labelLen;
+  pos = labelAt;
+  if (labelLen < 2 || bytes[pos++] !== TAG_1_LEN) return false;
+  const [n, valAt] = readVarint(bytes, pos, labelEnd, 1);
+  if (n < 0 || n > 32 || n > labelEnd - valAt) return false;
+  for (let k = 0; k < n; k++) set.labels[32 * i + k] = bytes[valAt + k]!;
+  pos = valAt + n;
+  if (pos >= labelEnd || bytes[pos++] !== TAG_2_VARINT) return false;
+  const [bits, after] = readVarint(bytes, pos, labelEnd, 2);
+  if (bits < 0 || bits > 256 || after !== labelEnd) return false;
+  set.lens[i] = bits;
+  pos = labelEnd;
+  if (bytes[pos] !== TAG_2_LEN || bytes[pos + 1] !== 32 || pos + 34 !== end) return false;
+  set.values.set(bytes.subarray(pos + 2, end), 32 * i);
+  return true;
+}

@@ -1,0 +1,179 @@
+/**
+ * The records an arena insertion wrote, as one batch in the transaction log (storage's
+ * `NodeRecordBatch`): a record object is built only when the transaction reads it or commits,
+ * from the slot and the source record it was loaded from (spec 9.1, 9.2). Unchanged parts are
+ * the source's own objects; labels, hashes and epochs of new values are fresh copies, so no
+ * record keeps the arena's shared memory alive.
+ */
+
+import { alloc32, NodeLabel } from '@akd-ts/core';
+import type { NodeRecordBatch, TreeNode, TreeNodeRecord } from '@akd-ts/storage';
+import { Copy, NONE, UNLOADED, type NodeArena } from './arena.js';
+import type { LoadedTree } from './load.js';
+
+/** A word hash of a label (its 32 bytes and length) for the batch's lookup table. */
+function labelHash(bytes: Uint8Array, off: number, len: number): number {
+  let h = Math.imul(len + 1, 0x9e3779b1);
+  for (let i = 0; i < 32; i += 4) {
+    const w =
+      (bytes[off + i]! << 24) |
+      (bytes[off + i + 1]! << 16) |
+      (bytes[off + i + 2]! << 8) |
+      bytes[off + i + 3]!;
+    h = Math.imul(h ^ w, 0x85ebca6b);
+    h ^= h >>> 13;
+  }
+  return h >>> 0;
+}
+
+/** A fresh 32-byte array (a view of a shared slab) holding `src[at..at+32)`. */
+function copy32(src: Uint8Array, at: number): Uint8Array {
+  const out = alloc32();
+  for (let i = 0; i < 32; i++) out[i] = src[at + i]!;
+  return out;
+}
+
+export class ArenaNodeBatch implements NodeRecordBatch {
+  readonly #arena: NodeArena;
+  readonly #loaded: LoadedTree;
+  /** Record objects built so far, by slot. */
+  readonly #built: (TreeNodeRecord | undefined)[] = [];
+  /** Labels of created slots, built once each. */
+  readonly #newLabels: (NodeLabel | undefined)[] = [];
+  readonly #epochs = new Map<number, bigint>();
+  /** Open-addressing table of written slots by label, built on the first lookup. */
+  #table: Int32Array | undefined;
+  #size = 0;
+
+  constructor(arena: NodeArena, loaded: LoadedTree) {
+    this.#arena = arena;
+    this.#loaded = loaded;
+    const written = arena.written;
+    for (let s = 0; s < written.length; s++) if (written[s] === 1) this.#size++;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  get(label: NodeLabel): TreeNodeRecord | undefined {
+    const slot = this.#find(label);
+    return slot < 0 ? undefined : this.#build(slot);
+  }
+
+  delete(label: NodeLabel): boolean {
+    const slot = this.#find(label);
+    if (slot < 0) return false;
+    this.#arena.written[slot] = 0;
+    this.#built[slot] = undefined;
+    this.#size--;
+    return true;
+  }
+
+  records(): TreeNodeRecord[] {
+    const out: TreeNodeRecord[] = [];
+    const written = this.#arena.written;
+    for (let s = 0; s < written.length; s++) if (written[s] === 1) out.push(this.#build(s));
+    return out;
+  }
+
+  #find(label: NodeLabel): number {
+    const a = this.#arena;
+    const table = (this.#table ??= this.#index());
+    const mask = table.length - 1;
+    for (let i = labelHash(label.val, 0, label.len) & mask; ; i = (i + 1) & mask) {
+      const slot = table[i]!;
+      if (slot === NONE) return NONE;
+      if (a.written[slot] !== 1 || a.lens[slot] !== label.len) continue;
+      let k = 0;
+      while (k < 32 && a.labels[32 * slot + k] === label.val[k]) k++;
+      if (k === 32) return slot;
+    }
+  }
+
+  #index(): Int32Array {
+    const a = this.#arena;
+    let size = 16;
+    while (size < 2 * this.#size) size *= 2;
+    const table = new Int32Array(size).fill(NONE);
+    const mask = size - 1;
+    for (let s = 0; s < a.written.length; s++) {
+      if (a.written[s] !== 1) continue;
+      let i = labelHash(a.labels, 32 * s, a.lens[s]!) & mask;
+      while (table[i] !== NONE) i = (i + 1) & mask;
+      table[i] = s;
+    }
+    return table;
+  }
+
+  #epoch(e: number): bigint {
+    let big = this.#epochs.get(e);
+    if (big === undefined) this.#epochs.set(e, (big = BigInt(e)));
+    return big;
+  }
+
+  /** The label object of a slot: the source's for loaded slots, a copy for created ones. */
+  #label(slot: number): NodeLabel {
+    const loaded = this.#loaded;
+    if (slot < loaded.count) return loaded.visible[slot]?.label ?? loaded.labels[slot]!;
+    let label = this.#newLabels[slot];
+    if (label === undefined) {
+      label = new NodeLabel(copy32(this.#arena.labels, 32 * slot), this.#arena.lens[slot]!);
+      this.#newLabels[slot] = label;
+    }
+    return label;
+  }
+
+  #child(slot: number, child: number, side: 'leftChild' | 'rightChild'): NodeLabel | undefined {
+    if (child === NONE) return undefined;
+    if (child === UNLOADED) return this.#loaded.visible[slot]![side];
+    return this.#label(child);
+  }
+
+  #parent(slot: number): NodeLabel {
+    const p = this.#arena.parent[slot]!;
+    return p === NONE ? this.#loaded.visible[slot]!.parent : this.#label(p);
+  }
+
+  /** The slot's visible source version with the parent it has now (a split's rewrite). */
+  #reparented(slot: number): TreeNode {
+    return { ...this.#loaded.visible[slot]!, parent: this.#parent(slot) };
+  }
+
+  #build(slot: number): TreeNodeRecord {
+    const built = this.#built[slot];
+    if (built !== undefined) return built;
+    const a = this.#arena;
+    const loaded = this.#loaded;
+    let latest: TreeNode;
+    if (a.changed[slot] === 1) {
+      const hash = copy32(a.hashes, 32 * slot);
+      latest = {
+        label: this.#label(slot),
+        lastEpoch: this.#epoch(a.lastEpoch[slot]!),
+        minDescendantEpoch: this.#epoch(a.minEpoch[slot]!),
+        parent: this.#parent(slot),
+        nodeType: a.types[slot] as TreeNode['nodeType'],
+        leftChild: this.#child(slot, a.left[slot]!, 'leftChild'),
+        rightChild: this.#child(slot, a.right[slot]!, 'rightChild'),
+        hash,
+      };
+    } else if (slot < loaded.count) latest = this.#reparented(slot);
+    else throw new Error('a created node was written unchanged');
+    let previous: TreeNode | undefined;
+    switch (a.storedPrevious[slot]) {
+      case Copy.Latest:
+        previous = loaded.records[slot]!.latest;
+        break;
+      case Copy.Previous:
+        previous = loaded.records[slot]!.previous;
+        break;
+      case Copy.Written:
+        previous = this.#reparented(slot);
+        break;
+    }
+    const record: TreeNodeRecord = { kind: 'treeNode', label: latest.label, latest, previous };
+    this.#built[slot] = record;
+    return record;
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * The elements of one insertion, sorted and packed into shared buffers (32-byte labels, all
+ * full-length, and 32-byte values), with the bit operations of spec 4.2 on packed labels. In
+ * label order every subtree's elements form one contiguous range, so the insertion and the
+ * walk that loads the tree pass ranges around instead of sets.
+ */
+
+import { AkdError, LEAF_LEN, type AzksElement } from '@akd-ts/core';
+
+export interface PackedElements {
+  readonly count: number;
+  /** `count` labels of 32 bytes, in ascending order (spec 4.2 ordering of leaves). */
+  readonly labels: Uint8Array;
+  /** The element values (leaf hashes, spec 7.3), in the same order. */
+  readonly values: Uint8Array;
+}
+
+/** Elements sortable by the index-in-key trick of `sortedOrder`: indices below 2^21. */
+const INDEX_BITS = 21;
+const INDEX_SCALE = 2 ** INDEX_BITS;
+
+/** Unsigned lexicographic order of the 32-byte labels at `a` and `b` of `bytes`. */
+function compareAt(bytes: Uint8Array, a: number, b: number): number {
+  for (let i = 0; i < 32; i++) {
+    const d = bytes[a + i]! - bytes[b + i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * The order of the `count` labels packed in `bytes` (full-length, so byte order is label
+ * order): a native sort of numbers `first 32 bits * 2^21 + index` (exact below 2^53), then
+ * the rare runs that share their first 32 bits put in order by all their bytes.
+ */
+function sortedOrder(bytes: Uint8Array, count: number): Int32Array {
+  const order = new Int32Array(count);
+  const byBytes = (a: number, b: number) => compareAt(bytes, 32 * a, 32 * b);
+  if (count >= INDEX_SCALE) {
+    for (let i = 0; i < count; i++) order[i] = i;
+    return order.sort(byBytes);
+  }
+  const keys = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const at = 32 * i;
+    const high =
+      ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+    keys[i] = high * INDEX_SCALE + i;
+  }
+  keys.sort();
+  for (let i = 0; i < count; i++) order[i] = keys[i]! % INDEX_SCALE;
+  for (let i = 0; i < count;) {
+    const high = Math.floor(keys[i]! / INDEX_SCALE);
+    let j = i + 1;
+    while (j < count && Math.floor(keys[j]! / INDEX_SCALE) === high) j++;
+    if (j - i > 1) order.subarray(i, j).sort(byBytes);
+    i = j;
+  }
+  return order;
+}
+
+/**
+ * Sorts `elements` by label and checks they are leaves with distinct labels and 32-byte
+ * values, then packs them into shared buffers. The elements are read once, in their order
+ * (objects scattered over the heap are slow to visit in any other), and sorted as bytes.
+ * @throws AkdError `DIRECTORY_TREE` otherwise.
+ */
+export function packElements(elements: readonly AzksElement[]): PackedElements {
+  const count = elements.length;
+  const inLabels = new Uint8Array(32 * count);
+  const inValues = new Uint8Array(32 * count);
+  for (let i = 0; i < count; i++) {
+    const e = elements[i]!;
+    if (e.label.len !== LEAF_LEN) {
+      throw new AkdError('DIRECTORY_TREE', `element ${e.label} is not a full-length leaf`);
+    }
+    if (e.value.length !== 32) {
+      throw new AkdError(
+        'DIRECTORY_TREE',
+        `element ${e.label} has a value of ${e.value.length} bytes, not 32`,
+      );
+    }
+    inLabels.set(e.label.val, 32 * i);
+    inValues.set(e.value, 32 * i);
+  }
+  const order = sortedOrder(inLabels, count);
+  const labels = new Uint8Array(new SharedArrayBuffer(32 * count));
+  const values = new Uint8Array(new SharedArrayBuffer(32 * count));
+  for (let i = 0; i < count; i++) {
+    const from = 32 * order[i]!;
+    const at = 32 * i;
+    for (let k = 0; k < 32; k++) {
+      labels[at + k] = inLabels[from + k]!;
+      values[at + k] = inValues[from + k]!;
+    }
+    if (i > 0 && compareAt(labels, at - 32, at) === 0) {
+      throw new AkdError('DIRECTORY_TREE', `element ${elements[order[i]!]!.label} appears twice`);
+    }
+  }
+  return { count, labels, values };
+}
+
+/** Bit `i` (0 = most significant) of the 32-byte label at `off`. */
+export function bitAt(bytes: Uint8Array, off: number, i: number): number {
+  return (bytes[off + (i >> 3)]! >> (7 - (i & 7))) & 1;
+}
+
+/** Leading bits on which the labels at `aOff` and `bOff` agree, at most `max`. */
+export function commonBits(
+  a: Uint8Array,
+  aOff: number,
+  b: Uint8Array,
+  bOff: number,
+  max: number,
+): number {
+  const bytes = (max + 7) >> 3;
+  for (let i = 0; i < bytes; i++) {
+    const x = a[aOff + i]! ^ b[bOff + i]!;
+    if (x !== 0) return Math.min(max, i * 8 + Math.clz32(x) - 24);
+  }
+  return max;
+}
+
+/** First index in [lo, hi) whose label has bit `bit` set (all there share the bits before). */
+export function splitIndex(el: PackedElements, lo: number, hi: number, bit: number): number {
+  const labels = el.labels;
+  const byte = bit >> 3;
+  const shift = 7 - (bit & 7);
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (((labels[32 * mid + byte]! >> shift) & 1) === 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Compares the first `len` bits of element `i` with those of the label at `off` of `bytes`:
+ * negative, zero (the label prefixes the element) or positive.
+ */
+function comparePrefix(
+  el: PackedElements,
+  i: number,
+  bytes: Uint8Array,
+  off: number,
+  len: number,
+): number {
+  const labels = el.labels;
+  const base = 32 * i;
+  const full = len >> 3;
+  for (let k = 0; k < full; k++) {
+    const d = labels[base + k]! - bytes[off + k]!;
+    if (d !== 0) return d;
+  }
+  const rem = len & 7;
+  if (rem === 0) return 0;
+  const mask = (0xff << (8 - rem)) & 0xff;
+  return (labels[base + full]! & mask) - (bytes[off + full]! & mask);
+}
+
+/**
+ * The range of elements in [lo, hi) that lie below the label `(bytes[off..off+32), len)`: a
+ * contiguous run, since the elements are sorted. Empty ranges come back with `start == end`.
+ */
+export function rangeBelow(
+  el: PackedElements,
+  lo: number,
+  hi: number,
+  bytes: Uint8Array,
+  off: number,
+  len: number,
+): [number, number] {
+  if (lo >= hi || len === 0) return [lo, hi];
+  // the common case: the whole range lies below the label
+  if (
+    comparePrefix(el, lo, bytes, off, len) === 0 &&
+    comparePrefix(el, hi - 1, bytes, off, len) === 0
+  ) {
+    return [lo, hi];
+  }
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (comparePrefix(el, mid, bytes, off, len) < 0) a = mid + 1;
+    else b = mid;
+  }
+  let c = a;
+  let d = hi;
+  while (c < d) {
+    const mid = (c + d) >>> 1;
+    if (comparePrefix(el, mid, bytes, off, len) <= 0) c = mid + 1;
+    else d = mid;
+  }
+  return [a, c];
+}

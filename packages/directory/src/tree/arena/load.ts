@@ -1,0 +1,287 @@
+/**
+ * Loads the part of the tree an insertion reads into a node arena (spec 8, 13.2): a
+ * breadth-first walk from the root that continues below every node some element lies under,
+ * taking both of its children (the one that changes and the sibling its rehash reads). It is
+ * the insertion's preload: records the transaction log or the cache hold are taken from
+ * there, the others are read in one batched read per level, so a cache is warmed as a
+ * preload would warm it. With parallel levels the frontier is cut in halves that continue as
+ * independent walks, and their reads are in flight together: once the reads are seen to wait
+ * on round trips rather than work on this thread (read-pacing.ts), or always with
+ * `splitAlways`.
+ *
+ * Each walk carries the range of sorted elements below its nodes, so deciding whether to go
+ * further is a comparison with the range's ends, not a search of all elements; and each node
+ * is copied into its slot as soon as its record arrives, while the record is at hand.
+ */
+
+import { AkdError, type NodeLabel } from '@akd-ts/core';
+import {
+  NodeType,
+  nodeAtEpoch,
+  type RecordReader,
+  type TreeNode,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
+import { childLevels } from '../../parallelism.js';
+import { MIN_SPLIT, batchRead, type PreloadOptions, type PreloadStats } from '../preload.js';
+import { ReadPacing } from '../read-pacing.js';
+import { Copy, NodeArena, UNLOADED } from './arena.js';
+import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
+
+/** The loaded nodes: slots [0, count) of the arena, with the records they came from. */
+export interface LoadedTree {
+  arena: NodeArena;
+  count: number;
+  /** The label each slot was asked for. */
+  labels: NodeLabel[];
+  /** The record found for each slot (from the log, the cache or storage), if any. */
+  records: (TreeNodeRecord | undefined)[];
+  /** The version of each record visible at the insertion's epoch (spec 9.2), if any. */
+  visible: (TreeNode | undefined)[];
+}
+
+/** The walk's growing state; slot numbers are assigned in the order nodes are found. */
+interface Walk {
+  reader: RecordReader;
+  epoch: bigint;
+  el: PackedElements;
+  maxBatchSize: number;
+  stats: PreloadStats | undefined;
+  /** The configuration whose label values a label may already hold. */
+  owner: object;
+  arena: NodeArena;
+  /** Slots taken, and alternative versions given (see NodeArena.alt). */
+  count: number;
+  alts: number;
+  labels: NodeLabel[];
+  records: (TreeNodeRecord | undefined)[];
+  visible: (TreeNode | undefined)[];
+  /** Observes the reads; with `splitAlways` unset, splitting waits for its verdict. */
+  pacing: ReadPacing;
+  splitAlways: boolean;
+  /** Element range each slot's subtree may hold, and its parent's epoch. */
+  lo: number[];
+  hi: number[];
+  parentEpoch: bigint[];
+}
+
+/** Makes room for `slots` more slots (and alternatives), doubling the arena when full. */
+function reserve(w: Walk, slots: number, alts: number): void {
+  const shape = w.arena.shape;
+  if (w.count + slots <= shape.capacity && w.alts + alts <= shape.altCapacity) return;
+  w.arena = w.arena.resized({
+    ...shape,
+    capacity: Math.max(2 * shape.capacity, w.count + slots),
+    altCapacity: Math.max(2 * shape.altCapacity, w.alts + alts),
+  });
+}
+
+function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch: bigint): number {
+  reserve(w, 1, 0);
+  const slot = w.count++;
+  const a = w.arena;
+  a.labels.set(label.val, 32 * slot);
+  a.lens[slot] = label.len;
+  const memo = label.peekMemo(w.owner);
+  const n = a.shape.labelValueLength;
+  if (memo !== undefined && memo.length === n) {
+    a.labelValues.set(memo, n * slot);
+    a.hasLabelValue[slot] = 1;
+  }
+  w.labels.push(label);
+  w.records.push(undefined);
+  w.visible.push(undefined);
+  w.lo.push(lo);
+  w.hi.push(hi);
+  w.parentEpoch.push(parentEpoch);
+  return slot;
+}
+
+/** Finds the records of `frontier`: the log and cache first, then batched storage reads. */
+async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Promise<void> {
+  const missing: number[] = [];
+  for (const slot of frontier) {
+    const cached = w.reader.peekNode(w.labels[slot]!);
+    if (cached !== undefined) w.records[slot] = cached;
+    else missing.push(slot);
+  }
+  if (missing.length === 0) return;
+  const found = await w.pacing.observe(() =>
+    batchRead(
+      w.reader,
+      missing.map((s) => w.labels[s]!),
+      w.maxBatchSize,
+      parallel,
+      w.stats,
+    ),
+  );
+  const byKey = new Map<string, number>();
+  for (const slot of missing) byKey.set(w.labels[slot]!.key, slot);
+  for (const record of found) {
+    const slot = byKey.get(record.label.key);
+    if (slot !== undefined) w.records[slot] = record;
+  }
+}
+
+const MAX_EPOCH = BigInt(Number.MAX_SAFE_INTEGER);
+
+function epochNumber(e: bigint, label: NodeLabel): number {
+  if (e > MAX_EPOCH || e < 0n) {
+    throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has an epoch beyond 2^53: ${e}`);
+  }
+  return Number(e);
+}
+
+function checkHash(node: TreeNode, label: NodeLabel): void {
+  if (node.hash.length !== 32) {
+    throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has a ${node.hash.length}-byte hash`);
+  }
+}
+
+/**
+ * Copies a slot's record into the arena: the stored copies (spec 9.2) and the version visible
+ * at the insertion's epoch. A node newer than its parent (a tree that breaks the epoch
+ * invariant) may be read below that version, so it also gets its record's earlier version.
+ */
+function fillSlot(w: Walk, slot: number, record: TreeNodeRecord, node: TreeNode | undefined) {
+  const a = w.arena;
+  a.storedLatest[slot] = Copy.Latest;
+  a.storedLatestEpoch[slot] = Number(record.latest.lastEpoch);
+  if (record.previous !== undefined) {
+    a.storedPrevious[slot] = Copy.Previous;
+    a.storedPreviousEpoch[slot] = Number(record.previous.lastEpoch);
+  }
+  if (node === undefined) return;
+  const label = w.labels[slot]!;
+  checkHash(node, label);
+  a.types[slot] = node.nodeType;
+  a.lastEpoch[slot] = epochNumber(node.lastEpoch, label);
+  a.minEpoch[slot] = epochNumber(node.minDescendantEpoch, label);
+  a.hashes.set(node.hash, 32 * slot);
+  if (node.lastEpoch <= w.parentEpoch[slot]!) return;
+  const older = node === record.latest ? record.previous : undefined;
+  reserve(w, 0, 1);
+  const alt = w.alts++;
+  const b = w.arena;
+  b.alt[slot] = alt;
+  if (older === undefined) return;
+  checkHash(older, label);
+  b.altType[alt] = older.nodeType;
+  b.altEpoch[alt] = epochNumber(older.lastEpoch, label);
+  b.altHashes.set(older.hash, 32 * alt);
+}
+
+/** Copies the frontier's records, and takes the children of nodes some element lies under. */
+function expand(w: Walk, frontier: number[]): number[] {
+  const next: number[] = [];
+  const el = w.el;
+  for (const slot of frontier) {
+    const record = w.records[slot];
+    if (record === undefined) continue;
+    const node = nodeAtEpoch(record, w.epoch);
+    w.visible[slot] = node;
+    fillSlot(w, slot, record, node);
+    if (node === undefined) continue;
+    const label = w.labels[slot]!;
+    const [lo, hi] =
+      node.nodeType === NodeType.Leaf
+        ? [0, 0]
+        : rangeBelow(el, w.lo[slot]!, w.hi[slot]!, label.val, 0, label.len);
+    if (lo === hi) {
+      // not expanded: its children stay unread, their labels in the record
+      if (node.leftChild !== undefined) w.arena.left[slot] = UNLOADED;
+      if (node.rightChild !== undefined) w.arena.right[slot] = UNLOADED;
+      continue;
+    }
+    const mid = splitIndex(el, lo, hi, label.len);
+    if (node.leftChild !== undefined) {
+      const child = addSlot(w, node.leftChild, lo, mid, node.lastEpoch);
+      w.arena.left[slot] = child;
+      next.push(child);
+    }
+    if (node.rightChild !== undefined) {
+      const child = addSlot(w, node.rightChild, mid, hi, node.lastEpoch);
+      w.arena.right[slot] = child;
+      next.push(child);
+    }
+  }
+  return next;
+}
+
+async function walk(
+  w: Walk,
+  frontier: number[],
+  levels: number | undefined,
+  depth: number,
+): Promise<void> {
+  if (frontier.length === 0) return;
+  const stats = w.stats;
+  if (stats !== undefined) {
+    if (depth + 1 > stats.levels) stats.levels = depth + 1;
+    stats.nodes = (stats.nodes ?? 0) + frontier.length;
+  }
+  const parallel = levels !== undefined && (w.splitAlways || w.pacing.split);
+  await fetchRecords(w, frontier, parallel);
+  const next = expand(w, frontier);
+  // a small frontier continues as one walk: two tiny reads cost more round trips than they save
+  if (!parallel || next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
+  if (stats !== undefined) stats.splits = (stats.splits ?? 0) + 1;
+  const half = next.length >> 1;
+  const sub = childLevels(levels);
+  await Promise.all([
+    walk(w, next.slice(0, half), sub, depth + 1),
+    walk(w, next.slice(half), sub, depth + 1),
+  ]);
+}
+
+/**
+ * Loads the nodes an insertion of `el` below `root` at `epoch` reads, into a new arena with
+ * `reserved` further slots for the nodes it will create.
+ * @param labelValueOwner the configuration whose label values labels may already hold
+ */
+export async function loadTree(
+  reader: RecordReader,
+  root: NodeLabel,
+  epoch: bigint,
+  el: PackedElements,
+  options: PreloadOptions,
+  reserved: number,
+  labelValueLength: number,
+  labelValueOwner: object,
+): Promise<LoadedTree> {
+  const w: Walk = {
+    reader,
+    epoch,
+    el,
+    maxBatchSize: Math.max(1, options.maxBatchSize),
+    stats: options.stats,
+    owner: labelValueOwner,
+    // about one and a half nodes are read per element in a random tree
+    arena: NodeArena.create({
+      capacity: 2 * el.count + 64 + reserved,
+      labelValueLength,
+      altCapacity: 0,
+    }),
+    count: 0,
+    alts: 0,
+    pacing: new ReadPacing(),
+    splitAlways: options.splitAlways === true,
+    labels: [],
+    records: [],
+    visible: [],
+    lo: [],
+    hi: [],
+    parentEpoch: [],
+  };
+  // the root's "parent" is itself: nothing is newer than it
+  addSlot(w, root, 0, el.count, MAX_EPOCH);
+  await walk(w, [0], options.levels, 0);
+  reserve(w, reserved, 0);
+  return {
+    arena: w.arena,
+    count: w.count,
+    labels: w.labels,
+    records: w.records,
+    visible: w.visible,
+  };
+}
