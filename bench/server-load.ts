@@ -1,43 +1,55 @@
 /**
- * HTTP server under load: lookups per second and p50/p99 latency at a fixed concurrency, on
- * its own and while publishes run on the same server, with autocannon against 127.0.0.1.
+ * HTTP server under load: `akd serve` (the compiled CLI, as users run it) over a directory of
+ * `--labels` labels in 11 epochs, with lookups/s, p50/p99/max latency, errors, the slowest
+ * `/healthz` and the server's peak memory in four phases, beside upstream's lookup proofs/s.
  *
- *   npm run bench -- server-load [--json] [--quick] [--users 10000] [--connections 16]
- *                                [--seconds 10] [--publish 5000] [--format protobuf|json]
+ *   npm run bench -- server-load [--json] [--quick] [--store memory,sqlite,postgres]
+ *     [--workers N] [--labels 224000] [--epochs 8] [--publish 100000] [--connections 50]
+ *     [--seconds 15] [--audits 8] [--lookup-keys 100000] [--lookup-count 2000]
+ *     [--lookup-rounds 2] [--no-upstream]
  *
- * The server (buildApp + startServer over an in-memory Directory holding `--users` labels,
- * publishing enabled) runs in a child process, so the load generator has the other core to
- * itself. Each lookup asks for a random existing label (protobuf by default, as the web page
- * does). Phase 1 measures lookups alone; phase 2 the same while the parent publishes batches
- * of `--publish` new labels back to back through POST /v1/publish for the whole window, so
- * every lookup of phase 2 competes with a publish. Any error or non-2xx answer fails the run.
- * Bounded: two windows of `--seconds` plus the set-up (the initial publish of `--users`).
+ * Per core first: lookup proof generation on one thread without HTTP (bench/support/
+ * lookup-rate.ts) alternating with upstream's `akd-rs bench-lookup` over the same number of
+ * keys, each run in a fresh process; the ratio is ours over upstream's.
+ *
+ * Then, per store (memory and SQLite by default; `--store postgres` uses
+ * AKD_TEST_POSTGRES_URL, a schema of its own dropped afterwards): `akd serve --demo` (its
+ * three small epochs) with a publish token, and `--epochs` publishes through
+ * `POST /v1/publish` of `--labels` new labels in all (224,000 over 8 more epochs: 11 epochs).
+ * A load generator in a process of its own (autocannon, `--connections`) asks for lookups of
+ * random existing labels (protobuf answers, as the web page asks); this process polls
+ * `/healthz` every 100 ms on a new connection (so that each poll may reach another proof
+ * server) and samples the resident memory of every server process (the primary, the proof
+ * servers, the writer) every 100 ms. Phases:
+ *
+ * 1. lookups alone, `--workers 1` (then that cluster stops; a memory store is rebuilt);
+ * 2. lookups alone, `--workers N` (default: the available cores);
+ * 3. lookups during a flood of `--audits` concurrent worst-case audits (`GET /v1/audit` of
+ *    the whole range, from another process, each client asking again as soon as it has read
+ *    an answer; 503s of the heavy-route limiter are counted apart, any other failure is an
+ *    error);
+ * 4. lookups during one publish of `--publish` new labels through `POST /v1/publish` (the
+ *    window is the publish, from the request to its answer).
+ *
+ * Each run of lookups is preceded by a short warm-up that is not counted. Any error, timeout
+ * or non-2xx lookup answer fails the run (exit 1); the targets are printed with their
+ * figures, met or not. `--quick` is a small run (20,000 labels, 10,000 published, 5 s phases).
  */
 
 import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { configurationByName, encodeLookupProof, utf8 } from '@akd-ts/core';
-import { MemoryDatabase, StorageManager } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
-import { startServer } from '@akd-ts/server';
+import { lookupRate } from './support/lookup-rate.js';
+import { startServe, processTree, residentMb, type ServeProcess } from './support/serve-process.js';
+import { measure, measureSelf, ratio, upstreamCommand } from './support/upstream.js';
+import { median } from './support/common.js';
 
 const TOKEN = 'bench-server-load-token-0123456789';
-
-interface Histogram {
-  average: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-interface AutocannonResult {
-  requests: Histogram & { total: number };
-  latency: Histogram;
-  duration: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-}
-type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
+const LOADER = fileURLToPath(new URL('../scripts/bench-loader.mjs', import.meta.url));
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -46,157 +58,573 @@ function option(name: string, fallback: string): string {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 const quick = flag('quick');
 const settings = {
-  users: Number(option('users', quick ? '2000' : '10000')),
-  connections: Number(option('connections', '16')),
-  seconds: Number(option('seconds', quick ? '4' : '10')),
-  publish: Number(option('publish', quick ? '2000' : '5000')),
-  format: option('format', 'protobuf') as 'protobuf' | 'json',
+  stores: option('store', 'memory,sqlite').split(','),
+  workers: Number(option('workers', String(availableParallelism()))),
+  labels: Number(option('labels', quick ? '20000' : '224000')),
+  epochs: Number(option('epochs', '8')),
+  publish: Number(option('publish', quick ? '10000' : '100000')),
+  connections: Number(option('connections', '50')),
+  seconds: Number(option('seconds', quick ? '5' : '15')),
+  audits: Number(option('audits', '8')),
+  lookupKeys: Number(option('lookup-keys', quick ? '20000' : '100000')),
+  lookupCount: Number(option('lookup-count', quick ? '500' : '2000')),
+  lookupRounds: Number(option('lookup-rounds', quick ? '1' : '2')),
 };
+const json = flag('json');
 const label = (i: number) => `user-${i}@example.com`;
 
-/** The child: a server over a directory of `users` labels; prints its URL on the IPC channel. */
-async function serveChild(): Promise<void> {
-  const users = Number(process.env['BENCH_USERS']);
-  const dir = await Directory.open({
-    config: configurationByName('whatsapp_v1'),
-    storage: new StorageManager(new MemoryDatabase()),
-    vrfKeys: InMemoryVrfKeyStore.generate(),
-  });
-  const started = performance.now();
-  for (let i = 0; i < users; i += 5_000) {
-    const batch = [];
-    for (let j = i; j < Math.min(users, i + 5_000); j++) {
-      batch.push({ label: utf8(label(j)), value: utf8(`key-${j}-1`) });
-    }
-    await dir.publish(batch);
-  }
-  const setupSeconds = (performance.now() - started) / 1000;
-  // the cost of one proof in the server, without HTTP: sequential lookups plus encoding
-  const t0 = performance.now();
-  for (let i = 0; i < 200; i++) {
-    const { proof } = await dir.lookup(utf8(label(Math.floor(Math.random() * users))));
-    encodeLookupProof(proof);
-  }
-  const proofMs = (performance.now() - t0) / 200;
-  const server = await startServer(
-    { directory: dir, publishToken: TOKEN, processMetrics: false },
-    { port: 0, host: '127.0.0.1' },
-  );
-  process.send!({ url: server.url, setupSeconds, proofMs, engine: dir.vrfEngineName });
-  process.on('message', () => {
-    void server.close().then(() => process.exit(0));
-  });
+// ---- child processes: the load generators, and the per-core lookup figure ----
+
+interface Histogram {
+  p50: number;
+  p99: number;
+  max: number;
+}
+interface AutocannonResult {
+  requests: { total: number };
+  latency: Histogram;
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+}
+interface AutocannonInstance {
+  stop(): void;
+}
+type Autocannon = (
+  options: Record<string, unknown>,
+  done: (err: Error | null, result: AutocannonResult) => void,
+) => AutocannonInstance;
+
+interface LoadOrder {
+  kind: 'lookups' | 'audits';
+  url: string;
+  seconds: number;
+  connections: number;
+  labels: number;
+  to: number;
 }
 
-async function main(): Promise<void> {
+interface AuditResult {
+  requests: number;
+  ok: number;
+  overloaded: number;
+  failed: number;
+  megabytes: number;
+  maxMs: number;
+  medianMs: number;
+}
+
+/** Lookups of random existing labels with autocannon, until the time is up or 'stop'. */
+async function lookupLoad(order: LoadOrder): Promise<AutocannonResult> {
   const { default: autocannon } = (await import('autocannon' as string)) as {
     default: Autocannon;
   };
-  const child = fork(fileURLToPath(import.meta.url), ['--child'], {
-    env: { ...process.env, BENCH_USERS: String(settings.users) },
-    execArgv: ['--conditions=source', '--import', 'tsx'],
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: order.url,
+        connections: order.connections,
+        duration: order.seconds,
+        requests: [
+          {
+            method: 'GET',
+            headers: { accept: 'application/x-protobuf' },
+            setupRequest: (req: Record<string, unknown>) => ({
+              ...req,
+              path: `/v1/lookup/${encodeURIComponent(label(Math.floor(Math.random() * order.labels)))}`,
+            }),
+          },
+        ],
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+    process.on('message', (m) => {
+      if (m === 'stop') instance.stop();
+    });
+  });
+}
+
+/** `connections` clients each asking for the whole audit range again and again. */
+async function auditLoad(order: LoadOrder): Promise<AuditResult> {
+  let stop = false;
+  process.on('message', (m) => {
+    if (m === 'stop') stop = true;
+  });
+  const until = performance.now() + order.seconds * 1000;
+  const times: number[] = [];
+  const result = { requests: 0, ok: 0, overloaded: 0, failed: 0, bytes: 0 };
+  const client = async () => {
+    while (!stop && performance.now() < until) {
+      const t0 = performance.now();
+      result.requests++;
+      try {
+        const res = await fetch(`${order.url}/v1/audit?from=0&to=${order.to}`, {
+          headers: { accept: 'application/x-protobuf' },
+        });
+        const reader = res.body!.getReader();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          result.bytes += value.length;
+        }
+        if (res.status === 200) result.ok++;
+        else if (res.status === 503 && res.headers.get('retry-after') !== null) {
+          result.overloaded++;
+          await new Promise((r) => setTimeout(r, 100));
+        } else result.failed++;
+      } catch {
+        result.failed++;
+      }
+      times.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: order.connections }, client));
+  return {
+    requests: result.requests,
+    ok: result.ok,
+    overloaded: result.overloaded,
+    failed: result.failed,
+    megabytes: Math.round(result.bytes / 1e6),
+    maxMs: Math.round(Math.max(0, ...times)),
+    medianMs: times.length === 0 ? 0 : Math.round(median(times)),
+  };
+}
+
+async function loadChild(): Promise<void> {
+  const order = await new Promise<LoadOrder>((resolve) =>
+    process.once('message', resolve as never),
+  );
+  const result = order.kind === 'lookups' ? await lookupLoad(order) : await auditLoad(order);
+  process.send!(result, () => process.exit(0));
+}
+
+/** A load generator in a process of its own; `stop` ends it early. */
+function startLoad<T>(order: LoadOrder): { result: Promise<T>; stop: () => void } {
+  const child = fork(fileURLToPath(import.meta.url), ['--load-child'], {
+    execArgv: ['--import', LOADER],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const ready = await new Promise<{
-    url: string;
-    setupSeconds: number;
-    proofMs: number;
-    engine: string;
-  }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as never));
-    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
+  const result = new Promise<T>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as T));
+    child.once('exit', (code) => reject(new Error(`the load generator exited (${code})`)));
   });
-  const accept = settings.format === 'protobuf' ? 'application/x-protobuf' : 'application/json';
-  const load = () =>
-    autocannon({
-      url: ready.url,
-      connections: settings.connections,
-      duration: settings.seconds,
-      requests: [
-        {
-          method: 'GET',
-          headers: { accept },
-          setupRequest: (req: Record<string, unknown>) => ({
-            ...req,
-            path: `/v1/lookup/${encodeURIComponent(label(Math.floor(Math.random() * settings.users)))}`,
-          }),
-        },
-      ],
+  child.send(order);
+  return { result, stop: () => child.connected && child.send('stop') };
+}
+
+// ---- this process: /healthz and memory while a phase runs ----
+
+interface Watch {
+  healthMaxMs: number;
+  healthPolls: number;
+  healthFailures: number;
+  /** Resident memory of the server processes when the phase began, and at most during it. */
+  startRssMb: number;
+  peakRssMb: number;
+}
+
+/** One GET /healthz on a new connection: its time in ms, and whether it answered 200. */
+function pollHealth(url: string): Promise<{ ms: number; ok: boolean }> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const req = request(`${url}/healthz`, { agent: false, timeout: 30_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ ms: performance.now() - t0, ok: res.statusCode === 200 }));
     });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve({ ms: performance.now() - t0, ok: false }));
+    req.end();
+  });
+}
 
-  const alone = await load();
-
-  // phase 2: publishes back to back for the whole window
-  let stop = false;
-  let next = settings.users;
-  const publishes: number[] = [];
-  const publishing = (async () => {
-    while (!stop) {
-      const updates = Array.from({ length: settings.publish }, () => ({
-        label: label(next),
-        value: `key-${next++}-1`,
-      }));
-      const t0 = performance.now();
-      const res = await fetch(`${ready.url}/v1/publish`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ updates }),
-      });
-      if (res.status !== 200)
-        throw new Error(`publish answered ${res.status}: ${await res.text()}`);
-      await res.arrayBuffer();
-      publishes.push((performance.now() - t0) / 1000);
+function watch(serve: ServeProcess): { stop: () => Promise<Watch> } {
+  const w: Watch = {
+    healthMaxMs: 0,
+    healthPolls: 0,
+    healthFailures: 0,
+    startRssMb: residentMb(processTree(serve.child.pid!)),
+    peakRssMb: 0,
+  };
+  let running = true;
+  const polling = (async () => {
+    while (running) {
+      const { ms, ok } = await pollHealth(serve.url);
+      w.healthPolls++;
+      w.healthMaxMs = Math.max(w.healthMaxMs, ms);
+      if (!ok) w.healthFailures++;
+      if (ms < 100) await new Promise((r) => setTimeout(r, 100 - ms));
     }
   })();
-  const during = await load();
-  stop = true;
-  await publishing;
-  child.send('stop');
-  await new Promise((resolve) => child.once('exit', resolve));
+  const sample = () => {
+    w.peakRssMb = Math.max(w.peakRssMb, residentMb(processTree(serve.child.pid!)));
+  };
+  sample();
+  const timer = setInterval(sample, 100);
+  return {
+    stop: async () => {
+      running = false;
+      clearInterval(timer);
+      sample();
+      await polling;
+      w.healthMaxMs = Math.round(w.healthMaxMs);
+      return w;
+    },
+  };
+}
 
-  const row = (name: string, r: AutocannonResult) => ({
-    phase: name,
+// ---- phases ----
+
+interface Row {
+  bench: 'server-load';
+  store: string;
+  phase: string;
+  workers: number;
+  lookupsPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+  maxMs: number;
+  lookups: number;
+  errors: number;
+  healthMaxMs: number;
+  healthPolls: number;
+  healthFailures: number;
+  startRssMb: number;
+  peakRssMb: number;
+  [more: string]: string | number;
+}
+
+async function warmUp(serve: ServeProcess): Promise<void> {
+  const load = startLoad<AutocannonResult>({
+    kind: 'lookups',
+    url: serve.url,
+    seconds: quick ? 1 : 3,
+    connections: settings.connections,
+    labels: settings.labels,
+    to: 0,
+  });
+  await load.result;
+}
+
+/**
+ * Lookups for `--seconds`, or for as long as `during` runs when given (its figures join the
+ * row), watched.
+ */
+async function lookupPhase(
+  store: string,
+  phase: string,
+  workers: number,
+  serve: ServeProcess,
+  during?: () => Promise<Record<string, number>>,
+): Promise<Row> {
+  const w = watch(serve);
+  const load = startLoad<AutocannonResult>({
+    kind: 'lookups',
+    url: serve.url,
+    seconds: during === undefined ? settings.seconds : 3600,
+    connections: settings.connections,
+    labels: settings.labels,
+    to: 0,
+  });
+  let extra: Record<string, number> = {};
+  if (during !== undefined) {
+    extra = await during();
+    load.stop();
+  }
+  const r = await load.result;
+  const watched = await w.stop();
+  return {
+    bench: 'server-load',
+    store,
+    phase,
+    workers,
     lookupsPerSecond: Math.round(r.requests.total / r.duration),
     p50ms: r.latency.p50,
     p99ms: r.latency.p99,
     maxMs: r.latency.max,
-    requests: r.requests.total,
+    lookups: r.requests.total,
     errors: r.errors + r.timeouts + r.non2xx,
-  });
-  const rows = [row('lookups alone', alone), row('lookups during publishes', during)];
-  const publishSummary = {
-    publishes: publishes.length,
-    labelsPerPublish: settings.publish,
-    medianSeconds: publishes.sort((a, b) => a - b)[Math.floor(publishes.length / 2)] ?? 0,
+    ...watched,
+    ...extra,
   };
-  if (flag('json')) {
-    for (const r of rows) console.log(JSON.stringify({ bench: 'server-load', ...settings, ...r }));
-    console.log(JSON.stringify({ bench: 'server-load', phase: 'publish', ...publishSummary }));
-    console.log(JSON.stringify({ bench: 'server-load', phase: 'proof', ms: ready.proofMs }));
-  } else {
+}
+
+async function publish(url: string, from: number, count: number): Promise<number> {
+  const updates = Array.from({ length: count }, (_, i) => ({
+    label: label(from + i),
+    value: `key-${from + i}-1`,
+  }));
+  const t0 = performance.now();
+  const res = await fetch(`${url}/v1/publish`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ updates }),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`publish answered ${res.status}: ${text}`);
+  return (performance.now() - t0) / 1000;
+}
+
+/** The directory of the run: `--labels` new labels over `--epochs` publishes after the demo's. */
+async function build(url: string): Promise<number> {
+  const per = Math.ceil(settings.labels / settings.epochs);
+  const t0 = performance.now();
+  for (let from = 0; from < settings.labels; from += per) {
+    await publish(url, from, Math.min(per, settings.labels - from));
+  }
+  if (!json) {
     console.log(
-      `server-load: ${settings.users} labels (set up in ${ready.setupSeconds.toFixed(1)} s, VRF engine ${ready.engine}), ${settings.connections} connections, ${settings.seconds} s per phase, ${settings.format} answers`,
-    );
-    console.log(
-      `one lookup proof in the server (no HTTP): ${ready.proofMs.toFixed(2)} ms (${Math.round(1000 / ready.proofMs)}/s on one core)`,
-    );
-    console.log('| phase | lookups/s | p50 ms | p99 ms | max ms | requests | errors |');
-    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-    for (const r of rows) {
-      console.log(
-        `| ${r.phase} | ${r.lookupsPerSecond} | ${r.p50ms} | ${r.p99ms} | ${r.maxMs} | ${r.requests} | ${r.errors} |`,
-      );
-    }
-    console.log(
-      `publishes during phase 2: ${publishSummary.publishes} of ${settings.publish} new labels, median ${publishSummary.medianSeconds.toFixed(2)} s each`,
+      `  built ${settings.labels} labels in ${settings.epochs} publishes: ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
   }
-  const errors = rows.reduce((n, r) => n + r.errors, 0);
-  if (errors > 0 || publishes.length === 0) {
-    console.error(`server-load: FAILED (${errors} errors, ${publishes.length} publishes)`);
+  return latestEpoch(url);
+}
+
+async function latestEpoch(url: string): Promise<number> {
+  const res = await fetch(`${url}/v1/epoch`);
+  return Number(((await res.json()) as { epoch: string }).epoch);
+}
+
+/** Where each store lives for the run, and how to remove it. */
+function storeOf(name: string): { args: string[]; dispose: () => Promise<void> } {
+  if (name === 'memory') return { args: ['--db', 'memory:bench'], dispose: async () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'akd-server-load-'));
+  const keyArgs = ['--key-file', join(dir, 'bench.key')];
+  if (name === 'sqlite') {
+    return {
+      args: ['--db', `sqlite:${join(dir, 'bench.db')}`, ...keyArgs],
+      dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  if (name !== 'postgres') throw new Error(`--store: memory, sqlite or postgres, not ${name}`);
+  const base = process.env['AKD_TEST_POSTGRES_URL'];
+  if (base === undefined) throw new Error('--store postgres needs AKD_TEST_POSTGRES_URL');
+  const schema = `akd_server_load_${randomBytes(4).toString('hex')}`;
+  const url = new URL(base);
+  url.searchParams.set('schema', schema);
+  return {
+    args: ['--db', url.toString(), ...keyArgs],
+    dispose: async () => {
+      rmSync(dir, { recursive: true, force: true });
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+async function serveWith(storeArgs: string[], workers: number): Promise<ServeProcess> {
+  return startServe(
+    ['--demo', ...storeArgs, '--port', '0', '--workers', String(workers), '--log-level', 'warn'],
+    { AKD_PUBLISH_TOKEN: TOKEN },
+  );
+}
+
+async function runStore(name: string): Promise<Row[]> {
+  const { args, dispose } = storeOf(name);
+  const rows: Row[] = [];
+  const report = (row: Row) => {
+    rows.push(row);
+    if (json) console.log(JSON.stringify(row));
+    else console.log(`  ${name}, ${row.phase}: ${JSON.stringify(row)}`);
+  };
+  try {
+    // phase 1: one proof server
+    let serve = await serveWith(args, 1);
+    try {
+      await build(serve.url);
+      await warmUp(serve);
+      report(await lookupPhase(name, 'lookups alone', 1, serve));
+    } finally {
+      await serve.stop();
+    }
+    // phases 2-4: N proof servers (a memory store starts empty again and is rebuilt)
+    serve = await serveWith(args, settings.workers);
+    try {
+      const to = name === 'memory' ? await build(serve.url) : await latestEpoch(serve.url);
+      await warmUp(serve);
+      report(await lookupPhase(name, 'lookups alone', settings.workers, serve));
+      report(
+        await lookupPhase(name, 'during audits', settings.workers, serve, async () => {
+          const audits = startLoad<AuditResult>({
+            kind: 'audits',
+            url: serve.url,
+            seconds: settings.seconds,
+            connections: settings.audits,
+            labels: 0,
+            to,
+          });
+          const a = await audits.result;
+          return {
+            auditTo: to,
+            audits: a.requests,
+            auditsOk: a.ok,
+            audits503: a.overloaded,
+            auditsFailed: a.failed,
+            auditMegabytes: a.megabytes,
+            auditMedianMs: a.medianMs,
+            auditMaxMs: a.maxMs,
+          };
+        }),
+      );
+      report(
+        await lookupPhase(name, 'during publish', settings.workers, serve, async () => ({
+          publishedLabels: settings.publish,
+          publishSeconds: Number(
+            (await publish(serve.url, settings.labels, settings.publish)).toFixed(2),
+          ),
+        })),
+      );
+    } finally {
+      const code = await serve.stop();
+      if (code !== 0) console.error(`akd serve exited ${code}:\n${serve.stderr()}`);
+    }
+  } finally {
+    await dispose();
+  }
+  return rows;
+}
+
+// ---- the run ----
+
+interface PerCore {
+  ours: number[];
+  oursEncoded: number[];
+  upstream: number[];
+}
+
+function perCore(): PerCore {
+  const out: PerCore = { ours: [], oursEncoded: [], upstream: [] };
+  const upstream = upstreamCommand(process.argv);
+  const keys = String(settings.lookupKeys);
+  const count = String(settings.lookupCount);
+  for (let round = 0; round < settings.lookupRounds; round++) {
+    if (upstream !== undefined) {
+      const u = measure(upstream, ['bench-lookup', '--keys', keys, '--lookups', count]);
+      out.upstream.push(Math.round(Number(u.json['lookups_per_s'])));
+    }
+    const o = measureSelf(import.meta.url, ['--lookup-rate-child', keys, count]);
+    out.ours.push(Number(o.json['lookupsPerSecond']));
+    out.oursEncoded.push(Number(o.json['encodedPerSecond']));
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  if (!json) {
+    console.log(
+      `server-load: ${settings.labels} labels over ${settings.epochs} publishes after the demo's 3 epochs, ${settings.connections} connections, ${settings.seconds} s phases, ${settings.audits} concurrent audits, a publish of ${settings.publish}; load average ${load}`,
+    );
+  }
+  const core = perCore();
+  const ours = median(core.ours);
+  const up = core.upstream.length > 0 ? median(core.upstream) : null;
+  const coreRow = {
+    bench: 'server-load',
+    phase: 'lookup proofs per core (no HTTP)',
+    keys: settings.lookupKeys,
+    lookups: settings.lookupCount,
+    oursPerSecond: core.ours.join(','),
+    oursEncodedPerSecond: core.oursEncoded.join(','),
+    upstreamPerSecond: core.upstream.join(','),
+    ratio: ratio(ours, up) ?? 'n/a',
+  };
+  console.log(json ? JSON.stringify(coreRow) : `  ${JSON.stringify(coreRow)}`);
+
+  const rows: Row[] = [];
+  for (const store of settings.stores) rows.push(...(await runStore(store)));
+
+  // the targets, with their figures
+  const targets: { target: string; met: boolean; figures: string }[] = [];
+  if (up !== null) {
+    targets.push({
+      target: 'lookup proofs per core at least upstream',
+      met: ours >= up,
+      figures: `${ours}/s against ${up}/s`,
+    });
+  }
+  for (const store of settings.stores) {
+    const of = (phase: string, workers = settings.workers) =>
+      rows.find((r) => r.store === store && r.phase === phase && r.workers === workers)!;
+    const one = of('lookups alone', 1);
+    const alone = of('lookups alone');
+    const pub = of('during publish');
+    const aud = of('during audits');
+    targets.push(
+      {
+        target: `${store}: lookups/s grow with workers`,
+        met: alone.lookupsPerSecond > one.lookupsPerSecond,
+        figures: `${one.lookupsPerSecond}/s (1) -> ${alone.lookupsPerSecond}/s (${settings.workers})`,
+      },
+      {
+        target: `${store}: p99 during a publish at most 3x alone`,
+        met: pub.p99ms <= 3 * alone.p99ms,
+        figures: `${pub.p99ms} ms against ${alone.p99ms} ms (${(pub.p99ms / alone.p99ms).toFixed(2)}x)`,
+      },
+      {
+        target: `${store}: /healthz under 250 ms during the publish and the audits`,
+        met: pub.healthMaxMs <= 250 && aud.healthMaxMs <= 250,
+        figures: `${pub.healthMaxMs} ms, ${aud.healthMaxMs} ms`,
+      },
+      {
+        target: `${store}: server memory under 1 GB during the audits`,
+        met: aud.peakRssMb < 1024,
+        figures: `${aud.peakRssMb} MB`,
+      },
+      {
+        target: `${store}: no errors`,
+        met: rows
+          .filter((r) => r.store === store)
+          .every(
+            (r) => r.errors === 0 && r.healthFailures === 0 && Number(r['auditsFailed'] ?? 0) === 0,
+          ),
+        figures: rows
+          .filter((r) => r.store === store)
+          .map((r) => `${r.errors}/${r.healthFailures}/${r['auditsFailed'] ?? 0}`)
+          .join(' '),
+      },
+    );
+  }
+  if (json) {
+    for (const t of targets) console.log(JSON.stringify({ bench: 'server-load', ...t }));
+  } else {
+    console.log(
+      '\n| store | phase | workers | lookups/s | p50 ms | p99 ms | max ms | errors | slowest /healthz ms | peak RSS MB |',
+    );
+    console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const r of rows) {
+      console.log(
+        `| ${r.store} | ${r.phase} | ${r.workers} | ${r.lookupsPerSecond} | ${r.p50ms} | ${r.p99ms} | ${r.maxMs} | ${r.errors} | ${r.healthMaxMs} | ${r.peakRssMb} |`,
+      );
+    }
+    console.log('');
+    for (const t of targets)
+      console.log(`${t.met ? 'met    ' : 'NOT MET'} ${t.target}: ${t.figures}`);
+    console.log(
+      `load average at the end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+  }
+  const failed = rows.some(
+    (r) => r.errors > 0 || r.healthFailures > 0 || Number(r['auditsFailed'] ?? 0) > 0,
+  );
+  if (failed) {
+    console.error('server-load: FAILED (errors in a phase)');
     process.exit(1);
   }
 }
 
-if (process.argv.includes('--child')) await serveChild();
-else await main();
+if (process.argv.includes('--load-child')) await loadChild();
+else if (process.argv.includes('--lookup-rate-child')) {
+  const i = process.argv.indexOf('--lookup-rate-child');
+  console.log(
+    JSON.stringify(await lookupRate(Number(process.argv[i + 1]), Number(process.argv[i + 2]))),
+  );
+  process.exit(0);
+} else await main();

@@ -183,6 +183,16 @@ test('mistakes are usage errors (exit 2) or clear failures, never stack traces',
   }
 });
 
+test('a read-only server on a SQLite path that does not exist fails and creates nothing', async () => {
+  const path = join(tmp.dir, 'no-such-store.db');
+  const r = await akd(['serve', '--port', '0', '--db', `sqlite:${path}`], {
+    env: { AKD_VRF_KEY: KEY },
+  });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /no store at .*no-such-store\.db/);
+  assert.equal(existsSync(path), false, 'no file was created');
+});
+
 test('a port in use is a usage error naming it', async () => {
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

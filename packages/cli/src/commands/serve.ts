@@ -354,7 +354,12 @@ export function addServeCommands(program: Command, io: CliIo): void {
     parseWorkers(opts.workers);
     parseDrain(opts.drain);
     const token = await publishToken(opts, io);
-    const store = opts.demo === true ? await openDemo(opts, io) : await openStore(opts, io);
+    // serving never initialises a store; without a writer it never migrates or creates one
+    // either, so a mistyped --db leaves no empty SQLite file behind
+    const store =
+      opts.demo === true
+        ? await openDemo(opts, io)
+        : await openStore(opts, io, { create: token !== undefined });
     try {
       await serve(store, opts, io, token);
     } finally {

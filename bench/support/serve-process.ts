@@ -1,0 +1,107 @@
+/**
+ * `akd serve` as users run it, for the server benchmark: the compiled CLI in a child process
+ * (`packages/cli/bin/akd.js`), its URL read from the banner it prints on stderr, and the
+ * resident memory of its whole process tree (the primary, the proof servers and the writer)
+ * read from /proc.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const AKD_BIN = join(ROOT, 'packages/cli/bin/akd.js');
+
+export interface ServeProcess {
+  url: string;
+  child: ChildProcess;
+  /** What it printed on stderr so far (for failure reports). */
+  stderr: () => string;
+  /** SIGTERM, then waits for the exit; resolves to the exit code. */
+  stop: () => Promise<number | null>;
+}
+
+/**
+ * Starts `akd serve <args>` with `env` added and waits for its banner.
+ * @throws Error when it exits first, or prints no banner within `timeoutMs`.
+ */
+export async function startServe(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 600_000,
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [AKD_BIN, 'serve', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let text = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`akd serve printed no banner:\n${text}`)),
+      timeoutMs,
+    );
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      text += chunk;
+      const m = /akd serve: (http:\/\/[^/\s]+)\//.exec(text);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`akd serve exited (${code}) before serving:\n${text}`));
+    });
+  });
+  return {
+    url,
+    child,
+    stderr: () => text,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** The process ids of `root` and all its descendants (from /proc/<pid>/stat). */
+export function processTree(root: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // the command name is in parentheses and may hold spaces: fields follow the last ')'
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = parents.get(ppid) ?? [];
+      list.push(Number(entry));
+      parents.set(ppid, list);
+    } catch {
+      // the process ended while being read
+    }
+  }
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    out.push(pid);
+    for (const c of parents.get(pid) ?? []) walk(c);
+  };
+  walk(root);
+  return out;
+}
+
+/** Resident memory of `pids` together, in MB (a process that ended counts 0). */
+export function residentMb(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m !== null) kb += Number(m[1]);
+    } catch {
+      // ended
+    }
+  }
+  return Math.round(kb / 1024);
+}
