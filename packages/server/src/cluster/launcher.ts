@@ -114,6 +114,12 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const maxRestarts = options.maxRestarts ?? 5;
   const windowMs = options.restartWindowMs ?? 60_000;
   const { exec, execArgv } = workerMain();
+  // Proof servers accept connections themselves from the shared socket. With the primary's
+  // round robin, each new connection is handed to a worker over IPC and the next waits for its
+  // acknowledgement, which a worker busy with proofs gives only between turns of its event
+  // loop: a burst of connections (or a health check's new connection) then waits for many
+  // such turns. Accepting directly, an idle worker also picks up new connections first.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec, execArgv, silent: true, serialization: 'advanced' });
 
   const children = new Set<Child>();
