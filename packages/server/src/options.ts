@@ -28,7 +28,7 @@ export interface ServerLimits {
   maxAuditBytes: number;
   /**
    * Heavy requests (audits, audit blobs, histories, batch lookups) running at once per
-   * server process (default 4); more wait in a queue of `maxHeavyQueued` (default 8), and
+   * server process (default 2); more wait in a queue of `maxHeavyQueued` (default 8), and
    * beyond that are refused with 503 `HTTP_OVERLOADED` and `Retry-After`.
    */
   maxHeavyRequests: number;
@@ -47,7 +47,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxHistoryVersions: 1_000,
   maxAuditEpochs: 1_000,
   maxAuditBytes: 256 * 1024 * 1024,
-  maxHeavyRequests: 4,
+  maxHeavyRequests: 2,
   maxHeavyQueued: 8,
   bodyLimit: 64 * 1024,
   publishBodyLimit: 64 * 1024 * 1024,
