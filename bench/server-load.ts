@@ -574,7 +574,7 @@ async function main(): Promise<void> {
       {
         target: `${store}: server memory under 1 GB during the audits`,
         met: aud.peakRssMb < 1024,
-        figures: `${aud.peakRssMb} MB`,
+        figures: `${aud.peakRssMb} MB at most (${aud.peakRssMb - aud.startRssMb} MB more than when the audits began)`,
       },
       {
         target: `${store}: no errors`,
