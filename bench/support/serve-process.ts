@@ -23,8 +23,8 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `akd serve <args>` with `env` added and waits for its banner.
- * @throws Error when it exits first, or prints no banner within `timeoutMs`.
+ * Starts `akd serve <args>` with `env` added and waits for its banner, then for `/readyz`.
+ * @throws Error when it exits first, or is not ready within `timeoutMs`.
  */
 export async function startServe(
   args: string[],
@@ -56,6 +56,12 @@ export async function startServe(
       reject(new Error(`akd serve exited (${code}) before serving:\n${text}`));
     });
   });
+  // the banner comes once the proof servers listen; the writer may still be starting
+  const ready = performance.now() + timeoutMs;
+  while ((await fetch(`${url}/readyz`).catch(() => undefined))?.status !== 200) {
+    if (performance.now() > ready) throw new Error(`akd serve never got ready:\n${text}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return {
     url,
     child,
