@@ -97,6 +97,20 @@ if (ROLE === 'writer') {
   const from = Number(value('from'));
   const count = Number(value('count'));
   const db = await openStore(loc, true);
+  // time inside the store's calls, summed (PostgreSQL's concurrent reads overlap): which part
+  // of the preload and the commit phases is the database's own work
+  const storeSec: Record<string, number> = {};
+  for (const name of ['batchGet', 'batchSet', 'setAuditBlob'] as const) {
+    const call = (db[name] as (...a: unknown[]) => Promise<unknown>).bind(db);
+    (db as unknown as Record<string, unknown>)[name] = async (...a: unknown[]) => {
+      const t = performance.now();
+      try {
+        return await call(...a);
+      } finally {
+        storeSec[name] = round((storeSec[name] ?? 0) + (performance.now() - t) / 1000, 3);
+      }
+    };
+  }
   const dir = await Directory.open({
     config,
     storage: new StorageManager(db),
@@ -134,6 +148,7 @@ if (ROLE === 'writer') {
       publishSec,
       phases,
       phaseRssMb,
+      storeSec,
       vrf: dir.vrfEngineName,
     }),
   );
@@ -206,8 +221,11 @@ if (storeName !== 'sqlite' && storeName !== 'postgres') {
   throw new Error(`--store: sqlite or postgres, not ${JSON.stringify(storeName)}`);
 }
 const total = Number(value('labels') ?? 2_000_000);
-const epochSize = Number(value('epoch-size') ?? 100_000);
-const lookups = Number(value('lookups') ?? 500);
+const reportPath = value('report');
+const reported =
+  reportPath === undefined ? undefined : (JSON.parse(readFileSync(reportPath, 'utf8')) as Report);
+const epochSize = reported?.epochSize ?? Number(value('epoch-size') ?? 100_000);
+const lookups = reported?.lookups ?? Number(value('lookups') ?? 500);
 const outDir = value('out') ?? fileURLToPath(new URL('.', import.meta.url));
 const statePath = value('state');
 const maxMinutes = value('max-minutes') === undefined ? Infinity : Number(value('max-minutes'));
@@ -223,6 +241,8 @@ interface Row {
   usPerLabel: number;
   phases: Record<string, number>;
   phaseRssMb: Record<string, number>;
+  /** Seconds inside the store's batchGet, batchSet and setAuditBlob calls. */
+  storeSec?: Record<string, number>;
   storeBytes: number;
   bytesPerLabelVersion: number;
   tables: Record<string, number>;
@@ -307,10 +327,21 @@ async function dropStore(loc: Location): Promise<void> {
   else await pgQuery(loc, `DROP SCHEMA IF EXISTS "${loc.schema!}" CASCADE`);
 }
 
+/** A finished run's JSON (`--report FILE`): its tables and chart again, without measuring. */
+interface Report {
+  command: string;
+  commit: string;
+  date: string;
+  lookups: number;
+  epochSize: number;
+  rows: Row[];
+}
 const state: State =
-  statePath !== undefined && existsSync(statePath)
-    ? (JSON.parse(readFileSync(statePath, 'utf8')) as State)
-    : { location: newLocation(), rows: [] };
+  reported !== undefined
+    ? { location: { store: storeName, path: '' }, rows: reported.rows }
+    : statePath !== undefined && existsSync(statePath)
+      ? (JSON.parse(readFileSync(statePath, 'utf8')) as State)
+      : { location: newLocation(), rows: [] };
 if (state.location.store !== storeName) {
   throw new Error(`${statePath}: holds a ${state.location.store} run, not ${storeName}`);
 }
@@ -320,9 +351,10 @@ const save = () => {
 };
 const began = performance.now();
 const where = loc.store === 'sqlite' ? loc.path : `schema ${loc.schema}`;
-if (!json) console.log(`cost curve on ${storeName} (${where}), ${lookups} lookups an epoch`);
+if (!json && reported === undefined)
+  console.log(`cost curve on ${storeName} (${where}), ${lookups} lookups an epoch`);
 
-while ((state.rows.at(-1)?.labels ?? 0) < total) {
+while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
   const from = state.rows.at(-1)?.labels ?? 0;
   const count = Math.min(epochSize, total - from);
   const locArg = ['--location', JSON.stringify(loc)];
@@ -353,6 +385,7 @@ while ((state.rows.at(-1)?.labels ?? 0) < total) {
     usPerLabel: Math.round((publishSec * 1e6) / count),
     phases: w.json['phases'] as Record<string, number>,
     phaseRssMb: w.json['phaseRssMb'] as Record<string, number>,
+    storeSec: w.json['storeSec'] as Record<string, number>,
     storeBytes: size.bytes,
     // every label is new, so each has one version: label versions = labels
     bytesPerLabelVersion: Math.round(size.bytes / labels),
@@ -401,11 +434,12 @@ if (rows.length >= 3) {
     growth[key] = {
       ...fit,
       rangeRatio: round(fit.rangeRatio),
+      measuredRatio: round(fit.measuredRatio),
       powerExponent: round(fit.powerExponent, 3),
     };
     if (!json) {
       console.log(
-        `${title}: ${fit.growth} (fitted ${round(fit.rangeRatio)}x from ${ns[0]} to ${ns.at(-1)} labels; ` +
+        `${title}: ${fit.growth} (measured ${round(fit.measuredRatio)}x, fitted ${round(fit.rangeRatio)}x from ${ns[0]} to ${ns.at(-1)} labels; ` +
           `n^${round(fit.powerExponent, 3)}; rms constant ${round(fit.rms.constant, 3)}, log ${round(fit.rms.log, 3)}, linear ${round(fit.rms.linear, 3)})`,
       );
     }
@@ -414,17 +448,50 @@ if (rows.length >= 3) {
 }
 
 mkdirSync(outDir, { recursive: true });
-const commit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const commit =
+  reported?.commit ??
+  (() => {
+    try {
+      return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    } catch {
+      return 'unknown';
+    }
+  })();
+const provenance = {
+  command: reported?.command ?? `npm run bench -- cost-curve ${args.join(' ')}`,
+  commit,
+  date: reported?.date ?? new Date().toISOString().slice(0, 10),
+};
 writeFileSync(
   join(outDir, `cost-curve-${storeName}.json`),
-  `${JSON.stringify({ command: `npm run bench -- cost-curve ${args.join(' ')}`, commit, date: new Date().toISOString().slice(0, 10), lookups, epochSize, rows, growth }, null, 1)}\n`,
+  `${JSON.stringify({ ...provenance, lookups, epochSize, rows, growth }, null, 1)}\n`,
 );
+if (!json) {
+  // the table bench/RESULTS.md shows
+  console.log(
+    '\n| labels | publish s | us/label | preload s | commit s | B/label version | cold p50 ms | cold p99 ms | warm p50 ms | warm p99 ms | writer maxRSS MB | load |',
+  );
+  console.log(
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
+  for (const r of rows) {
+    const cells = [
+      r.labels.toLocaleString('en'),
+      r.publishSec.toFixed(1),
+      r.usPerLabel,
+      (r.phases['preload'] ?? 0).toFixed(1),
+      (r.phases['commit'] ?? 0).toFixed(1),
+      r.bytesPerLabelVersion,
+      r.coldP50Ms.toFixed(2),
+      r.coldP99Ms.toFixed(1),
+      r.warmP50Ms.toFixed(2),
+      r.warmP99Ms.toFixed(1),
+      r.writerMaxRssMb ?? '-',
+      r.load1.toFixed(1),
+    ];
+    console.log(`| ${cells.join(' | ')} |`);
+  }
+}
 const m = (r: Row) => r.labels / 1e6;
 writeFileSync(
   join(outDir, `cost-curve-${storeName}.svg`),
@@ -469,7 +536,9 @@ writeFileSync(
   }),
 );
 if (!json) console.log(`wrote ${join(outDir, `cost-curve-${storeName}.svg`)} and .json`);
-if (!args.includes('--keep')) {
+if (reported !== undefined) {
+  // nothing was measured: the store is not ours to drop
+} else if (!args.includes('--keep')) {
   await dropStore(loc);
   if (statePath !== undefined) rmSync(statePath, { force: true });
 } else if (!json) console.log(`kept the store: ${where}`);

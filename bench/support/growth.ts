@@ -5,7 +5,9 @@
  *
  * The rule: the cost is "constant" when the better of the two growing fits changes by less
  * than `flat` (10%) across the measured range; otherwise it is "log" or "linear", whichever
- * fit leaves the smaller sum of squared residuals (both have two parameters). A growing cost
+ * fit leaves the smaller sum of squared residuals (both have two parameters), where linear
+ * must leave at most `LINEAR_MARGIN` (3/4) of log's: on noisy figures two fits within a few
+ * percent of each other do not show a linear term, and the slower growth is kept. A cost
  * whose fits both fall (the cost shrinks with the directory) is reported as constant: nothing
  * grows. The log-log slope (y ~ n^k) is reported beside it: about 0 for constant, 1 for
  * linear, small and falling for log.
@@ -13,10 +15,15 @@
 
 export type Growth = 'constant' | 'log' | 'linear';
 
+/** How much smaller linear's squared residuals must be than log's for linear to be chosen. */
+export const LINEAR_MARGIN = 0.75;
+
 export interface GrowthFit {
   growth: Growth;
   /** Fitted value at the largest n over the fitted value at the smallest, for the chosen model. */
   rangeRatio: number;
+  /** Measured value at the largest n over the measured value at the smallest. */
+  measuredRatio: number;
   /** Exponent k of a fit y = c n^k (least squares on ln y against ln n). */
   powerExponent: number;
   /** Root mean square residuals of each model, in the cost's unit. */
@@ -65,13 +72,14 @@ export function classifyGrowth(ns: number[], ys: number[], flat = 0.1): GrowthFi
     log: Math.sqrt(ssLog / ys.length),
     linear: Math.sqrt(ssLin / ys.length),
   };
-  const better: Growth = ssLin < ssLog ? 'linear' : 'log';
+  const better: Growth = ssLin < LINEAR_MARGIN * ssLog ? 'linear' : 'log';
   const betterRatio = better === 'linear' ? linRatio : logRatio;
   const growth: Growth =
     Math.abs(betterRatio - 1) < flat || (lb <= 0 && nb <= 0) ? 'constant' : better;
   return {
     growth,
     rangeRatio: betterRatio,
+    measuredRatio: ys[ns.indexOf(hi)]! / ys[ns.indexOf(lo)]!,
     powerExponent,
     rms,
   };
