@@ -127,7 +127,11 @@ if (ROLE === 'writer') {
   };
   let phase: string | undefined;
   let since = performance.now();
+  let txRecords = 0;
   const onProgress = (p: PublishProgress) => {
+    // the commit phase counts the records the epoch writes: every node it created or changed,
+    // and the value states
+    if (p.phase === 'commit') txRecords = p.total;
     if (p.phase === phase) return;
     const now = performance.now();
     if (phase !== undefined) phases[phase] = round((phases[phase] ?? 0) + (now - since) / 1000, 3);
@@ -149,6 +153,7 @@ if (ROLE === 'writer') {
       phases,
       phaseRssMb,
       storeSec,
+      txRecords,
       vrf: dir.vrfEngineName,
     }),
   );
@@ -243,6 +248,8 @@ interface Row {
   phaseRssMb: Record<string, number>;
   /** Seconds inside the store's batchGet, batchSet and setAuditBlob calls. */
   storeSec?: Record<string, number>;
+  /** Records the epoch's transaction wrote (nodes created or changed, value states). */
+  txRecords?: number;
   storeBytes: number;
   bytesPerLabelVersion: number;
   tables: Record<string, number>;
@@ -386,6 +393,7 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     phases: w.json['phases'] as Record<string, number>,
     phaseRssMb: w.json['phaseRssMb'] as Record<string, number>,
     storeSec: w.json['storeSec'] as Record<string, number>,
+    txRecords: Number(w.json['txRecords']),
     storeBytes: size.bytes,
     // every label is new, so each has one version: label versions = labels
     bytesPerLabelVersion: Math.round(size.bytes / labels),
@@ -466,21 +474,29 @@ writeFileSync(
   join(outDir, `cost-curve-${storeName}.json`),
   `${JSON.stringify({ ...provenance, lookups, epochSize, rows, growth }, null, 1)}\n`,
 );
+/** Seconds inside one kind of store call over the whole publish, when the run recorded them. */
+function storePart(r: Row, call: string): string {
+  const sec = r.storeSec?.[call];
+  return sec === undefined ? '-' : sec.toFixed(1);
+}
 if (!json) {
   // the table bench/RESULTS.md shows
   console.log(
-    '\n| labels | publish s | us/label | preload s | commit s | B/label version | cold p50 ms | cold p99 ms | warm p50 ms | warm p99 ms | writer maxRSS MB | load |',
+    '\n| labels | publish s | us/label | records/label | preload s | commit s | store reads s | store writes s | B/label version | cold p50 ms | cold p99 ms | warm p50 ms | warm p99 ms | writer maxRSS MB | load |',
   );
   console.log(
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const r of rows) {
     const cells = [
       r.labels.toLocaleString('en'),
       r.publishSec.toFixed(1),
       r.usPerLabel,
+      r.txRecords === undefined ? '-' : (r.txRecords / epochSize).toFixed(2),
       (r.phases['preload'] ?? 0).toFixed(1),
       (r.phases['commit'] ?? 0).toFixed(1),
+      storePart(r, 'batchGet'),
+      storePart(r, 'batchSet'),
       r.bytesPerLabelVersion,
       r.coldP50Ms.toFixed(2),
       r.coldP99Ms.toFixed(1),
