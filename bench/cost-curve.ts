@@ -128,11 +128,22 @@ if (ROLE === 'writer') {
   let phase: string | undefined;
   let since = performance.now();
   let txRecords = 0;
+  const memory: Record<string, Record<string, number>> = {};
   const onProgress = (p: PublishProgress) => {
     // the commit phase counts the records the epoch writes: every node it created or changed,
     // and the value states
     if (p.phase === 'commit') txRecords = p.total;
     if (p.phase === phase) return;
+    if (p.phase === 'commit' || p.phase === 'done') {
+      // what holds the memory: the JS heap, or buffers outside it (SQLite and pg rows' blobs)
+      const m = process.memoryUsage();
+      const mb = (x: number) => Math.round(x / 2 ** 20);
+      memory[p.phase] = {
+        rss: mb(m.rss),
+        heapUsed: mb(m.heapUsed),
+        arrayBuffers: mb(m.arrayBuffers),
+      };
+    }
     const now = performance.now();
     if (phase !== undefined) phases[phase] = round((phases[phase] ?? 0) + (now - since) / 1000, 3);
     // the peak resident memory so far as each phase starts: which phase raised it
@@ -154,6 +165,7 @@ if (ROLE === 'writer') {
       phaseRssMb,
       storeSec,
       txRecords,
+      memory,
       vrf: dir.vrfEngineName,
     }),
   );
@@ -250,6 +262,8 @@ interface Row {
   storeSec?: Record<string, number>;
   /** Records the epoch's transaction wrote (nodes created or changed, value states). */
   txRecords?: number;
+  /** The writer's memory (MB) as the commit starts and once it is done: rss, heapUsed, arrayBuffers. */
+  memory?: Record<string, Record<string, number>>;
   storeBytes: number;
   bytesPerLabelVersion: number;
   tables: Record<string, number>;
@@ -394,6 +408,7 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     phaseRssMb: w.json['phaseRssMb'] as Record<string, number>,
     storeSec: w.json['storeSec'] as Record<string, number>,
     txRecords: Number(w.json['txRecords']),
+    memory: w.json['memory'] as Record<string, Record<string, number>>,
     storeBytes: size.bytes,
     // every label is new, so each has one version: label versions = labels
     bytesPerLabelVersion: Math.round(size.bytes / labels),
