@@ -6,7 +6,7 @@
  *
  *   npm run bench -- cost-curve [--store sqlite|postgres] [--url postgres://...]
  *       [--labels 2000000] [--epoch-size 100000] [--lookups 500] [--json] [--out bench]
- *       [--state FILE [--max-minutes M]] [--keep]
+ *       [--state FILE [--max-minutes M]] [--keep] [--sqlite-cache-mib N] [--report FILE]
  *
  * Every epoch runs in processes of their own, as a deployment runs them:
  * - the writer: a fresh process that opens the store and publishes the epoch as `akd publish`
@@ -28,7 +28,9 @@
  * the store's location in FILE after every epoch, so a run can be split into stages (with
  * `--max-minutes`, it stops after the epoch that passes M minutes; run the same command again
  * to continue). The rows and the chart are written to `--out` as cost-curve-<store>.json and
- * cost-curve-<store>.svg.
+ * cost-curve-<store>.svg; `--report FILE` prints such a file's table and growth again and
+ * redraws its chart, without measuring. `--sqlite-cache-mib` gives the SQLite writer a page
+ * cache of that size instead of the driver's default.
  */
 
 import { execFileSync } from 'node:child_process';
@@ -82,7 +84,14 @@ interface Location {
 }
 
 async function openStore(loc: Location, create: boolean): Promise<Database> {
-  if (loc.store === 'sqlite') return SqliteDatabase.open(loc.path, { create });
+  if (loc.store === 'sqlite') {
+    // --sqlite-cache-mib: the writer's page cache, instead of the driver's default (64 MiB)
+    const mib = value('sqlite-cache-mib');
+    return SqliteDatabase.open(loc.path, {
+      create,
+      ...(mib === undefined ? {} : { cacheSizeKiB: Number(mib) * 1024 }),
+    });
+  }
   return PostgresDatabase.open(loc.path, { schema: loc.schema!, migrate: create });
 }
 
@@ -379,10 +388,12 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
   const from = state.rows.at(-1)?.labels ?? 0;
   const count = Math.min(epochSize, total - from);
   const locArg = ['--location', JSON.stringify(loc)];
+  const cacheMib = value('sqlite-cache-mib');
+  const cacheArg = cacheMib === undefined ? [] : ['--sqlite-cache-mib', cacheMib];
   const load1 = loadavg()[0]!;
   const w = measureSelf(
     import.meta.url,
-    [...locArg, '--from', String(from), '--count', String(count)],
+    [...locArg, '--from', String(from), '--count', String(count), ...cacheArg],
     { AKD_COST_CURVE_ROLE: 'writer' },
   );
   const labels = from + count;
