@@ -273,6 +273,12 @@ interface Row {
   txRecords?: number;
   /** The writer's memory (MB) as the commit starts and once it is done: rss, heapUsed, arrayBuffers. */
   memory?: Record<string, Record<string, number>>;
+  /**
+   * PostgreSQL: WAL the server wrote during the publish (what replicas receive), from
+   * pg_current_wal_lsn() before and after; the whole server's, so other databases' writes
+   * meanwhile count too.
+   */
+  walBytes?: number | undefined;
   storeBytes: number;
   bytesPerLabelVersion: number;
   tables: Record<string, number>;
@@ -352,6 +358,16 @@ async function storeSize(
   return { bytes: Object.values(tables).reduce((s, b) => s + b, 0), tables };
 }
 
+/** PostgreSQL's current WAL position in bytes (undefined for SQLite). */
+async function walPosition(loc: Location): Promise<bigint | undefined> {
+  if (loc.store !== 'postgres') return undefined;
+  const rows = await pgQuery<{ lsn: string }>(
+    loc,
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS lsn`,
+  );
+  return BigInt(rows[0]!.lsn.split('.')[0]!);
+}
+
 async function dropStore(loc: Location): Promise<void> {
   if (loc.store === 'sqlite') rmSync(join(loc.path, '..'), { recursive: true, force: true });
   else await pgQuery(loc, `DROP SCHEMA IF EXISTS "${loc.schema!}" CASCADE`);
@@ -391,12 +407,14 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
   const cacheMib = value('sqlite-cache-mib');
   const cacheArg = cacheMib === undefined ? [] : ['--sqlite-cache-mib', cacheMib];
   const load1 = loadavg()[0]!;
+  const walBefore = await walPosition(loc);
   const w = measureSelf(
     import.meta.url,
     [...locArg, '--from', String(from), '--count', String(count), ...cacheArg],
     { AKD_COST_CURVE_ROLE: 'writer' },
   );
   const labels = from + count;
+  const walAfter = await walPosition(loc);
   const size = await storeSize(loc);
   const r = measureSelf(
     import.meta.url,
@@ -420,6 +438,8 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     storeSec: w.json['storeSec'] as Record<string, number>,
     txRecords: Number(w.json['txRecords']),
     memory: w.json['memory'] as Record<string, Record<string, number>>,
+    walBytes:
+      walBefore === undefined || walAfter === undefined ? undefined : Number(walAfter - walBefore),
     storeBytes: size.bytes,
     // every label is new, so each has one version: label versions = labels
     bytesPerLabelVersion: Math.round(size.bytes / labels),
