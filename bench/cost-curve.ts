@@ -527,12 +527,12 @@ function storePart(r: Row, call: string): string {
 }
 if (!json) {
   // the table bench/RESULTS.md shows
-  console.log(
-    '\n| labels | publish s | us/label | records/label | preload s | commit s | store reads s | store writes s | B/label version | cold p50 ms | cold p99 ms | warm p50 ms | warm p99 ms | writer maxRSS MB | load |',
-  );
-  console.log(
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  );
+  const wal = rows.some((r) => r.walBytes !== undefined);
+  const head =
+    '| labels | publish s | us/label | records/label | preload s | commit s | store reads s | store writes s |' +
+    `${wal ? ' WAL MB |' : ''} B/label version | cold p50 ms | cold p99 ms | warm p50 ms | warm p99 ms | writer maxRSS MB | load |`;
+  console.log(`\n${head}`);
+  console.log(head.replace(/[^|]+/g, ' ---: '));
   for (const r of rows) {
     const cells = [
       r.labels.toLocaleString('en'),
@@ -543,6 +543,7 @@ if (!json) {
       (r.phases['commit'] ?? 0).toFixed(1),
       storePart(r, 'batchGet'),
       storePart(r, 'batchSet'),
+      ...(wal ? [r.walBytes === undefined ? '-' : Math.round(r.walBytes / 2 ** 20)] : []),
       r.bytesPerLabelVersion,
       r.coldP50Ms.toFixed(2),
       r.coldP99Ms.toFixed(1),
