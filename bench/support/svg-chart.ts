@@ -26,7 +26,7 @@ export interface Chart {
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b'];
 const PANEL_W = 460;
 const PANEL_H = 300;
-const MARGIN = { left: 64, right: 16, top: 34, bottom: 46 };
+const MARGIN = { left: 64, right: 16, top: 46, bottom: 46 };
 
 /** XML text escaping. */
 function esc(text: string): string {
@@ -77,6 +77,12 @@ function panelSvg(panel: Panel, xLabel: string, ox: number, oy: number): string 
     `<text x="${px(x.top / 2)}" y="${py(0) + 36}" font-size="12" text-anchor="middle">${esc(xLabel)}</text>`,
     `<text transform="translate(${ox + 16} ${py(y.top / 2)}) rotate(-90)" font-size="12" text-anchor="middle">${esc(panel.yLabel)}</text>`,
   );
+  const legendX: number[] = [];
+  let offset = 0;
+  for (const s of panel.series) {
+    legendX.push(offset);
+    offset += 30 + s.name.length * 6.5;
+  }
   panel.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
     const pts = s.points.map(([a, b]) => `${px(a).toFixed(1)},${py(b).toFixed(1)}`);
@@ -87,8 +93,9 @@ function panelSvg(panel: Panel, xLabel: string, ox: number, oy: number): string 
       const [cx, cy] = p.split(',');
       out.push(`<circle cx="${cx}" cy="${cy}" r="2.5" fill="${color}"/>`);
     }
-    const ly = oy + MARGIN.top + 4 + i * 16;
-    const lx = ox + MARGIN.left + 10;
+    // one row of legend entries between the title and the plot, clear of the curves
+    const lx = ox + MARGIN.left + legendX[i]!;
+    const ly = oy + 30;
     out.push(
       `<rect x="${lx}" y="${ly}" width="12" height="3" fill="${color}"/>`,
       `<text x="${lx + 18}" y="${ly + 5}" font-size="11">${esc(s.name)}</text>`,
