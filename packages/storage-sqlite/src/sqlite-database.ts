@@ -261,32 +261,14 @@ export class SqliteDatabase implements Database {
   async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
     this.check();
     if (records.length === 0) return;
-    // Each record is encoded in the caller's order (the first bad one is the error), then the
-    // rows go in primary-key order (a stable sort: the last write of a key still wins), so
-    // the upserts walk each table's b-tree once from one end to the other and every page is
-    // read and written once. In the publish's order they come back to pages all over a table
-    // that has outgrown the page cache, each visit a read and, once the cache spills, a write
-    // (bench/RESULTS.md, "Cost curve").
-    const nodeRows: { key: Uint8Array; row: unknown[] }[] = [];
-    const stateRows: { key: Uint8Array; epoch: bigint; row: unknown[] }[] = [];
+    const nodes: unknown[] = [];
+    const states: unknown[] = [];
     let azks: unknown[] | undefined;
     for (const r of records) {
-      const row: unknown[] = [];
-      if (r.kind === 'treeNode') {
-        pushNodeRow(row, r);
-        nodeRows.push({ key: row[0] as Uint8Array, row });
-      } else if (r.kind === 'valueState') {
-        pushValueStateRow(row, r);
-        stateRows.push({ key: r.username, epoch: r.epoch, row });
-      } else azks = azksRow(r);
+      if (r.kind === 'treeNode') pushNodeRow(nodes, r);
+      else if (r.kind === 'valueState') pushValueStateRow(states, r);
+      else azks = azksRow(r);
     }
-    nodeRows.sort((a, b) => Buffer.compare(a.key, b.key));
-    stateRows.sort(
-      (a, b) =>
-        Buffer.compare(a.key, b.key) || (a.epoch < b.epoch ? -1 : a.epoch > b.epoch ? 1 : 0),
-    );
-    const nodes = nodeRows.flatMap((r) => r.row);
-    const states = stateRows.flatMap((r) => r.row);
     this.write(`write a batch of ${records.length} records`, () => {
       this.upsertRows(sql.upsertNodesSql, NODE_COLUMNS.length, nodes);
       this.upsertRows(sql.upsertValueStatesSql, VALUE_STATE_COLUMNS.length, states);

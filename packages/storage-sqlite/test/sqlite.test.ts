@@ -183,67 +183,6 @@ describe('batches are all or nothing', () => {
     await db.close();
   });
 
-  test('rows are written in primary-key order whatever the batch order; a key written twice keeps its last record', async () => {
-    // record the first parameter of every row each upsert statement writes
-    const written: Record<string, unknown[]> = { nodes: [], value_states: [] };
-    const client = openBetterSqlite(freshPath());
-    const spied = new Proxy(client, {
-      get(target, prop) {
-        if (prop !== 'prepare') {
-          const v = Reflect.get(target, prop) as unknown;
-          return typeof v === 'function' ? (v as () => unknown).bind(target) : v;
-        }
-        return (text: string) => {
-          const stmt = target.prepare(text);
-          const table = /^INSERT INTO (nodes|value_states) \(([^)]*)\)/.exec(text);
-          if (table === null) return stmt;
-          const width = table[2]!.split(',').length;
-          return new Proxy(stmt, {
-            get(t, p) {
-              if (p !== 'run') {
-                const v = Reflect.get(t, p) as unknown;
-                return typeof v === 'function' ? (v as () => unknown).bind(t) : v;
-              }
-              return (params: unknown[]) => {
-                for (let i = 0; i < params.length; i += width) written[table[1]!]!.push(params[i]);
-                return t.run(params);
-              };
-            },
-          });
-        };
-      },
-    });
-    const db = new SqliteDatabase(spied, { writeChunkRows: 7 });
-    // leaves and shorter (interior) labels, shuffled, with one label twice: epoch 1, then 2
-    const labels = Array.from({ length: 40 }, (_, i) =>
-      i % 4 === 0 ? leafLabel(i).getPrefix(8 + i) : leafLabel(i),
-    );
-    const shuffled = labels.map((_, i) => labels[(i * 17) % labels.length]!);
-    const twice = labels[5]!;
-    const batch: DbRecord[] = [
-      nodeRecord(twice, 1n),
-      ...shuffled.filter((l) => l !== twice).map((l) => nodeRecord(l, 3n)),
-      stateRecord('zoe', 2n, 1n),
-      stateRecord('amy', 3n, 2n),
-      stateRecord('amy', 2n, 1n),
-      nodeRecord(twice, 2n),
-    ];
-    await db.batchSet(batch);
-    const keys = written['nodes'] as Uint8Array[];
-    assert.equal(keys.length, 41);
-    for (let i = 1; i < keys.length; i++) assert.ok(Buffer.compare(keys[i - 1]!, keys[i]!) <= 0);
-    assert.equal((await db.get(nodeKey(twice))).latest.lastEpoch, 2n);
-    assert.deepEqual(
-      (written['value_states'] as Uint8Array[]).map((u) => new TextDecoder().decode(u)),
-      ['amy', 'amy', 'zoe'],
-    );
-    assert.deepEqual(
-      (await db.getUserData(new TextEncoder().encode('amy'))).map((s) => s.epoch),
-      [2n, 3n],
-    );
-    await db.close();
-  });
-
   test('a reader in another process sees whole epochs only while large batches commit', async () => {
     const path = freshPath();
     const perEpoch = 3000;
