@@ -15,6 +15,7 @@ import { clientErrorHandler, expectationHandler } from './client-errors.js';
 import { installErrorReplies, sendError } from './error-reply.js';
 import { HttpError } from './errors.js';
 import { ConcurrencyLimiter } from './limiter.js';
+import { TurnTaker } from './turns.js';
 import { createMetrics } from './metrics.js';
 import { DEFAULT_HTTP_TIMEOUTS, DEFAULT_SERVER_LIMITS, type AppDeps } from './options.js';
 import { auditBlobRoutes } from './routes/audit-blobs.js';
@@ -124,6 +125,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         'retry-after': '1',
       });
     }
+  });
+
+  // proof routes start one per event-loop turn, so probes and metrics are answered between
+  // proofs rather than after every queued one (turns.ts)
+  const turns = new TurnTaker();
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.url?.startsWith('/v1/') === true) await turns.take();
   });
 
   // bodies are JSON only: a text/plain body is refused (415), not parsed into a string
