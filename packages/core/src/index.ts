@@ -89,7 +89,12 @@ export {
   vrfEvaluate,
   vrfVerify,
   vrfProofToHash,
+  initVrfWasm,
+  setVrfArithmetic,
+  vrfArithmetic,
+  vrfWasmError,
 } from './vrf/ecvrf.js';
+export type { VrfArithmetic, VrfArithmeticChoice } from './vrf/ecvrf.js';
 export {
   nodeLabelFromVrfOutput,
   verifyVrfLabel,
