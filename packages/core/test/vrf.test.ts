@@ -27,6 +27,9 @@ import {
   vrfProve,
   vrfPublicKeyFromSecret,
   vrfVerify,
+  setVrfArithmetic,
+  vrfArithmetic,
+  type VrfArithmetic,
 } from '../src/vrf/ecvrf.js';
 import { bytesToScalarLE, modL } from '../src/vrf/curve.js';
 import {
@@ -110,50 +113,65 @@ const RFC_VECTORS: RfcVector[] = [
   },
 ];
 
-for (const vec of RFC_VECTORS) {
-  test(`RFC 9381 ${vec.name}: keys, encode_to_curve, prove intermediates (spec 5.7)`, () => {
-    const sk = fromHex(vec.sk);
-    const alpha = fromHex(vec.alpha);
-    assert.equal(toHex(expandSecretKeyBytes(sk).scalarBytes), vec.x);
-    assert.equal(toHex(vrfPublicKeyFromSecret(sk)), vec.pk);
-    assert.equal(toHex(ed25519.getPublicKey(sk)), vec.pk, 'the VRF key is the Ed25519 key');
-    const key = VrfSecretKey.fromBytes(sk);
-    assert.equal(toHex(key.publicKeyBytes), vec.pk);
+/** Runs `fn` on the given VRF arithmetic, then returns to the default. */
+function on(arithmetic: VrfArithmetic, fn: () => void): void {
+  setVrfArithmetic(arithmetic);
+  try {
+    assert.equal(vrfArithmetic(), arithmetic);
+    fn();
+  } finally {
+    setVrfArithmetic('auto');
+  }
+}
 
-    const encoded = encodeToCurve(fromHex(vec.pk), alpha);
-    assert.equal(toHex(encoded.point.toBytes()), vec.h);
-    assert.equal(encoded.counter, vec.counter);
+for (const [vec, arithmetic] of RFC_VECTORS.flatMap((v) =>
+  (['wasm', 'noble'] as const).map((a) => [v, a] as const),
+)) {
+  test(`RFC 9381 ${vec.name} on ${arithmetic}: keys, encode_to_curve, prove intermediates (spec 5.7)`, () =>
+    on(arithmetic, () => {
+      const sk = fromHex(vec.sk);
+      const alpha = fromHex(vec.alpha);
+      assert.equal(toHex(expandSecretKeyBytes(sk).scalarBytes), vec.x);
+      assert.equal(toHex(vrfPublicKeyFromSecret(sk)), vec.pk);
+      assert.equal(toHex(ed25519.getPublicKey(sk)), vec.pk, 'the VRF key is the Ed25519 key');
+      const key = VrfSecretKey.fromBytes(sk);
+      assert.equal(toHex(key.publicKeyBytes), vec.pk);
 
-    const trace = proveWithTrace(key, alpha);
-    assert.equal(toHex(trace.h), vec.h);
-    assert.equal(trace.counter, vec.counter);
-    assert.equal(toHex(trace.nonceHash), vec.k);
-    assert.equal(toHex(trace.u), vec.u);
-    assert.equal(toHex(trace.v), vec.v);
-    assert.equal(toHex(trace.proof), vec.pi);
-    assert.equal(toHex(vrfProve(key, alpha)), vec.pi);
-    assert.equal(toHex(vrfProve(sk, alpha)), vec.pi, 'raw seed');
-  });
+      const encoded = encodeToCurve(fromHex(vec.pk), alpha);
+      assert.equal(toHex(encoded.point.toBytes()), vec.h);
+      assert.equal(encoded.counter, vec.counter);
 
-  test(`RFC 9381 ${vec.name}: verify, proof_to_hash and evaluate (spec 5.7)`, () => {
-    const alpha = fromHex(vec.alpha);
-    const pi = fromHex(vec.pi);
-    assert.equal(toHex(vrfProofToHash(pi)), vec.beta);
-    assert.equal(toHex(vrfEvaluate(fromHex(vec.sk), alpha)), vec.beta);
-    assert.equal(toHex(vrfEvaluate(VrfSecretKey.fromBytes(fromHex(vec.sk)), alpha)), vec.beta);
-    const pk = VrfPublicKey.fromBytes(fromHex(vec.pk));
-    for (const key of [pk, pk, fromHex(vec.pk)]) {
-      assert.equal(toHex(vrfVerify(key, pi, alpha)), vec.beta);
-    }
-    const trace = verifyWithTrace(pk, pi, alpha);
-    assert.equal(trace.valid, true);
-    assert.equal(toHex(trace.h), vec.h);
-    assert.equal(trace.counter, vec.counter);
-    assert.equal(toHex(trace.u), vec.u);
-    assert.equal(toHex(trace.v), vec.v);
-    assert.equal(toHex(trace.challenge), vec.pi.slice(64, 96));
-    assert.equal(toHex(trace.output), vec.beta);
-  });
+      const trace = proveWithTrace(key, alpha);
+      assert.equal(toHex(trace.h), vec.h);
+      assert.equal(trace.counter, vec.counter);
+      assert.equal(toHex(trace.nonceHash), vec.k);
+      assert.equal(toHex(trace.u), vec.u);
+      assert.equal(toHex(trace.v), vec.v);
+      assert.equal(toHex(trace.proof), vec.pi);
+      assert.equal(toHex(vrfProve(key, alpha)), vec.pi);
+      assert.equal(toHex(vrfProve(sk, alpha)), vec.pi, 'raw seed');
+    }));
+
+  test(`RFC 9381 ${vec.name} on ${arithmetic}: verify, proof_to_hash and evaluate (spec 5.7)`, () =>
+    on(arithmetic, () => {
+      const alpha = fromHex(vec.alpha);
+      const pi = fromHex(vec.pi);
+      assert.equal(toHex(vrfProofToHash(pi)), vec.beta);
+      assert.equal(toHex(vrfEvaluate(fromHex(vec.sk), alpha)), vec.beta);
+      assert.equal(toHex(vrfEvaluate(VrfSecretKey.fromBytes(fromHex(vec.sk)), alpha)), vec.beta);
+      const pk = VrfPublicKey.fromBytes(fromHex(vec.pk));
+      for (const key of [pk, pk, fromHex(vec.pk)]) {
+        assert.equal(toHex(vrfVerify(key, pi, alpha)), vec.beta);
+      }
+      const trace = verifyWithTrace(pk, pi, alpha);
+      assert.equal(trace.valid, true);
+      assert.equal(toHex(trace.h), vec.h);
+      assert.equal(trace.counter, vec.counter);
+      assert.equal(toHex(trace.u), vec.u);
+      assert.equal(toHex(trace.v), vec.v);
+      assert.equal(toHex(trace.challenge), vec.pi.slice(64, 96));
+      assert.equal(toHex(trace.output), vec.beta);
+    }));
 }
 
 // spec 5.6
