@@ -92,6 +92,7 @@ export {
   initVrfWasm,
   setVrfArithmetic,
   vrfArithmetic,
+  vrfWasmAvailable,
   vrfWasmError,
 } from './vrf/ecvrf.js';
 export type { VrfArithmetic, VrfArithmeticChoice } from './vrf/ecvrf.js';

@@ -21,7 +21,7 @@ import {
   scalarToBytesLE,
 } from './curve.js';
 import { encodeToCurve } from './encode-to-curve.js';
-import { vrfWasm, type VrfWasm } from './wasm/loader.js';
+import { wasmFor, type VrfArithmetic, type VrfWasm } from './wasm/loader.js';
 import {
   wasmEncodeToCurve,
   wasmHBytes,
@@ -64,7 +64,13 @@ export {
   vrfProofToHash,
 } from './proof.js';
 export { toPublicKey, verifyWithTrace, vrfVerify } from './verify.js';
-export { initVrfWasm, setVrfArithmetic, vrfArithmetic, vrfWasmError } from './wasm/loader.js';
+export {
+  initVrfWasm,
+  setVrfArithmetic,
+  vrfArithmetic,
+  vrfWasmAvailable,
+  vrfWasmError,
+} from './wasm/loader.js';
 export type { VrfArithmetic, VrfArithmeticChoice } from './wasm/loader.js';
 export type { VerifyTrace } from './verify.js';
 
@@ -90,9 +96,13 @@ export interface ProveTrace {
  * @example
  * proveWithTrace(key, alpha).counter; // 0 for RFC 9381 example 16
  */
-export function proveWithTrace(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): ProveTrace {
+export function proveWithTrace(
+  key: VrfSecretKey | Uint8Array,
+  alpha: Uint8Array,
+  arithmetic?: VrfArithmetic,
+): ProveTrace {
   const secret = toSecretKey(key);
-  const wasm = vrfWasm();
+  const wasm = wasmFor(arithmetic);
   if (wasm !== undefined) return proveOnWasm(wasm, secret, alpha);
   const { x: xBytes, nonceKey } = secretParts(secret);
   const x = bytesToScalarLE(xBytes);
@@ -145,13 +155,20 @@ function proveOnWasm(wasm: VrfWasm, secret: VrfSecretKey, alpha: Uint8Array): Pr
  * `prove(sk, alpha)` (spec 5.3): the 80-byte proof `Gamma || c || s`.
  *
  * @param key an expanded key (fast when proving many inputs) or the 32-byte seed
- * @throws AkdError `VRF_INVALID_SECRET_KEY` when a seed is not 32 bytes
+ * @param arithmetic forces one arithmetic (a server choosing its backend); by default the one
+ *   `vrfArithmetic()` names
+ * @throws AkdError `VRF_INVALID_SECRET_KEY` when a seed is not 32 bytes; Error when `wasm` is
+ *   forced and cannot load
  * @example
  * const proof = vrfProve(VrfSecretKey.fromBytes(seed), alpha);
  * toHex(vrfVerify(publicKey, proof, alpha)) === toHex(vrfProofToHash(proof)); // true
  */
-export function vrfProve(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): Uint8Array {
-  return proveWithTrace(key, alpha).proof;
+export function vrfProve(
+  key: VrfSecretKey | Uint8Array,
+  alpha: Uint8Array,
+  arithmetic?: VrfArithmetic,
+): Uint8Array {
+  return proveWithTrace(key, alpha, arithmetic).proof;
 }
 
 /**
@@ -159,14 +176,19 @@ export function vrfProve(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): Uin
  * equal to `vrfProofToHash(vrfProve(key, alpha))`. It computes `8·Gamma` directly as
  * `((8x) mod L)·H`, valid because `H` has order L.
  *
+ * @param arithmetic as for `vrfProve`
  * @throws AkdError `VRF_INVALID_SECRET_KEY` when a seed is not 32 bytes
  * @example
  * toHex(vrfEvaluate(key, alpha)) === toHex(vrfProofToHash(vrfProve(key, alpha))); // true
  */
-export function vrfEvaluate(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): Uint8Array {
+export function vrfEvaluate(
+  key: VrfSecretKey | Uint8Array,
+  alpha: Uint8Array,
+  arithmetic?: VrfArithmetic,
+): Uint8Array {
   const secret = toSecretKey(key);
   const { x8 } = secretParts(secret);
-  const wasm = vrfWasm();
+  const wasm = wasmFor(arithmetic);
   if (wasm !== undefined) {
     wasmEncodeToCurve(wasm, secret.publicKey.toBytes(), alpha);
     return hashCofactorGamma(wasmMulH(wasm, x8));

@@ -112,6 +112,26 @@ export function vrfWasm(): VrfWasm | undefined {
 }
 
 /**
+ * The module for an explicit choice of arithmetic: none for `noble`, the module for `wasm`,
+ * and `vrfWasm()` when no choice is given.
+ *
+ * @throws Error when `wasm` is asked for and cannot be loaded here
+ */
+export function wasmFor(arithmetic: VrfArithmetic | undefined): VrfWasm | undefined {
+  if (arithmetic === undefined) return vrfWasm();
+  if (arithmetic === 'noble') return undefined;
+  const wasm = wasmNow();
+  if (wasm === undefined) throw notLoaded();
+  return wasm;
+}
+
+function notLoaded(): Error {
+  return new Error(
+    `the WebAssembly VRF arithmetic is not loaded (${loadError ?? 'await initVrfWasm() first'})`,
+  );
+}
+
+/**
  * The arithmetic the VRF functions use now: `wasm` when the module is loaded and not turned
  * off with `setVrfArithmetic('noble')`, else `noble`.
  */
@@ -129,12 +149,16 @@ export function vrfArithmetic(): VrfArithmetic {
  * setVrfArithmetic('noble'); // the BigInt reference
  */
 export function setVrfArithmetic(next: VrfArithmeticChoice): void {
-  if (next === 'wasm' && wasmNow() === undefined) {
-    throw new Error(
-      `the WebAssembly VRF arithmetic is not loaded (${loadError ?? 'await initVrfWasm() first'})`,
-    );
-  }
+  if (next === 'wasm' && wasmNow() === undefined) throw notLoaded();
   choice = next;
+}
+
+/**
+ * Whether the module is loaded, or loads synchronously now (Node, workers), whichever
+ * arithmetic is chosen.
+ */
+export function vrfWasmAvailable(): boolean {
+  return wasmNow() !== undefined;
 }
 
 /** Why the module did not load, synchronously or not (undefined when it did or is loading). */
