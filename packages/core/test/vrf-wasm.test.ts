@@ -210,3 +210,19 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
     same(() => runMutations(vectors), 'mutations');
   });
 }
+
+test('an alpha longer than the module buffer takes the path that hashes in TypeScript', () => {
+  const key = VrfSecretKey.fromBytes(SEED);
+  for (const length of [768, 769, 2000]) {
+    const alpha = new Uint8Array(length).map((_, i) => i * 7);
+    const trace = same(() => proveWithTrace(key, alpha), `prove ${length}`) as { proof: string };
+    same(() => vrfEvaluate(key, alpha), `evaluate ${length}`);
+    const proof = fromHex(trace.proof);
+    const bad = proof.slice();
+    bad[0] = 2; // y = 2 is no curve point's: Gamma does not decode
+    bad.fill(0, 1, 32);
+    for (const p of [proof, bad, proof.subarray(0, 79)]) {
+      same(() => verifyWithTrace(key.publicKeyBytes, p, alpha), `verify ${length}`);
+    }
+  }
+});

@@ -19,13 +19,17 @@
 #include "fe25519_wasm.h"
 #include "ge25519.h"
 #include "scalar.h"
+#include "sha512.h"
 
 #define EXPORT(name) __attribute__((export_name(name)))
 
 static const ge_constants *const C = &GE_CONSTANTS;
 
 /* The exchange buffer (see the offsets of each function). */
-static uint8_t io[512];
+#define IO_BYTES 1024
+#define ALPHA_AT 256
+#define ALPHA_MAX (IO_BYTES - ALPHA_AT)
+static uint8_t io[IO_BYTES];
 
 EXPORT("akd_io") uint8_t *akd_io(void) { return io; }
 
@@ -87,11 +91,14 @@ static void ge_p3_tobytes_batch(uint8_t *out, const ge_p3 *const *points, int n)
 /* ---------------------------------------------------------------- verification (public data) */
 
 /*
- * Fixed-point tables: entry 8w + j is (j + 1) 16^w P, so a scalar's signed radix-16 digits
- * (ge_scalar_digits) select one addition per nonzero digit and no doubling.
+ * Fixed-point tables: entry 8w + j is (j + 1) 256^w P. A scalar's signed radix-16 digits e_i
+ * (ge_scalar_digits) then cost one addition per nonzero digit and four doublings in all:
+ * sum e_i 16^i P = 16 (sum over odd i of e_i 256^((i-1)/2) P) + sum over even i of
+ * e_i 256^(i/2) P (the layout of ref10's base-point table, half the entries of one window per
+ * digit).
  */
-#define BASE_WINDOWS 64 /* s < L < 2^253: 64 digits */
-#define KEY_WINDOWS 33  /* c < 2^128: 32 digits and a carry */
+#define BASE_WINDOWS 32 /* s < L < 2^253: 64 digits */
+#define KEY_WINDOWS 17  /* c < 2^128: 32 digits and a carry */
 #define KEY_SLOTS 4
 
 static ge_cached base_table[BASE_WINDOWS * 8];
@@ -117,21 +124,23 @@ static void fixed_table(ge_cached *table, const ge_p3 *point, int windows) {
       ge_p1p1_to_p3(&acc, &t);
       ge_p3_to_cached(&table[8 * w + j], &acc, C);
     }
-    /* 16 base = 2 (8 base) */
-    ge_p3_dbl_to_p3(&base, &acc);
+    /* 256 base = 2^5 (8 base) */
+    for (int k = 0; k < 5; k++) ge_p3_dbl_to_p3(&acc, &acc);
+    base = acc;
   }
 }
 
-/* r += sign * table(digits): one addition or subtraction per nonzero digit. */
+/* r +-= the digits of parity `odd` (0 or 1) through the table: one addition per nonzero digit. */
 static void fixed_accumulate(ge_p3 *r, const ge_cached *table, const int8_t *digits, int n,
-                             int negate) {
+                             int odd, int negate) {
   ge_p1p1 t;
-  for (int w = 0; w < n; w++) {
-    int d = digits[w];
+  for (int i = odd; i < n; i += 2) {
+    int d = digits[i];
     if (d == 0) continue;
     if (negate) d = -d;
-    if (d > 0) ge_add(&t, r, &table[8 * w + d - 1]);
-    else ge_sub(&t, r, &table[8 * w - d - 1]);
+    const ge_cached *row = &table[8 * (i >> 1)];
+    if (d > 0) ge_add(&t, r, &row[d - 1]);
+    else ge_sub(&t, r, &row[-d - 1]);
     ge_p1p1_to_p3(r, &t);
   }
 }
@@ -268,22 +277,18 @@ EXPORT("akd_key_check") int akd_key_check(void) {
 }
 
 /*
- * akd_verify (spec 5.3 verify, after akd_hash_to_curve gave H): io[0..32] the public key
- * (already checked), io[32..112] the proof Gamma || c || s. Writes compress(H), compress(Gamma),
- * compress(U = s B - c Y), compress(V = s H - c Gamma), compress(8 Gamma) to io[128..288].
- * Returns 0, -1 when Gamma does not decode (the caller reports the proof invalid), or -2
- * when the key does not decode.
- * s is reduced mod L first (spec 5.5); Y and Gamma are used exactly, torsion and all.
+ * compress(H), compress(Gamma), compress(U = s B - c Y), compress(V = s H - c Gamma) and
+ * compress(8 Gamma) into out[0..160], for the kept H and a decoded Gamma. s is reduced mod L
+ * first (spec 5.5); Y and Gamma are used exactly, torsion and all. Returns 0, or -2 when the key
+ * does not decode.
  */
-EXPORT("akd_verify") int akd_verify(void) {
-  const uint8_t *pk = io, *gamma_bytes = io + 32, *c_bytes = io + 64, *s_bytes = io + 80;
-  uint8_t *out = io + 128;
-  ge_p3 gamma, u, v, gamma8;
+static int verify_points(uint8_t out[160], const uint8_t pk[32], const ge_p3 *gamma_in,
+                         const uint8_t *c_bytes, const uint8_t *s_bytes) {
+  ge_p3 gamma = *gamma_in, u, v, gamma8;
   uint8_t s[32], c[32];
   int8_t s_digits[64], c_digits[64], s_naf[257], c_naf[257];
   ge_cached h_odd[8], gamma_odd[8];
 
-  if (ge_frombytes_lenient(&gamma, gamma_bytes, C) != 0) return -1;
   sc_reduce32_vartime(s, s_bytes);
   for (int i = 0; i < 32; i++) c[i] = i < 16 ? c_bytes[i] : 0;
 
@@ -299,8 +304,11 @@ EXPORT("akd_verify") int akd_verify(void) {
   ge_scalar_digits(s_digits, s);
   ge_scalar_digits(c_digits, c);
   ge_p3_0(&u);
-  fixed_accumulate(&u, base_table, s_digits, BASE_WINDOWS, 0);
-  fixed_accumulate(&u, ytable, c_digits, KEY_WINDOWS, 1);
+  fixed_accumulate(&u, base_table, s_digits, 2 * BASE_WINDOWS, 1, 0);
+  fixed_accumulate(&u, ytable, c_digits, 2 * KEY_WINDOWS - 1, 1, 1);
+  for (int k = 0; k < 4; k++) ge_p3_dbl_to_p3(&u, &u);
+  fixed_accumulate(&u, base_table, s_digits, 2 * BASE_WINDOWS, 0, 0);
+  fixed_accumulate(&u, ytable, c_digits, 2 * KEY_WINDOWS - 1, 0, 1);
 
   /* V = s H + c (-Gamma): one doubling chain */
   wnaf5(s_naf, s);
@@ -320,6 +328,18 @@ EXPORT("akd_verify") int akd_verify(void) {
 }
 
 /*
+ * akd_verify (spec 5.3 verify, after akd_hash_to_curve gave H): io[0..32] the public key
+ * (already checked), io[32..112] the proof Gamma || c || s. Writes compress(H), compress(Gamma),
+ * compress(U), compress(V), compress(8 Gamma) to io[128..288]. Returns 0, -1 when Gamma does
+ * not decode (the caller reports the proof invalid), or -2 when the key does not decode.
+ */
+EXPORT("akd_verify") int akd_verify(void) {
+  ge_p3 gamma;
+  if (ge_frombytes_lenient(&gamma, io + 32, C) != 0) return -1;
+  return verify_points(io + 128, io, &gamma, io + 64, io + 80);
+}
+
+/*
  * akd_gamma8 (spec 5.3 proof_to_hash): io[0..32] Gamma. Writes compress(8 Gamma) to io[32..64];
  * returns 0, or -1 when Gamma does not decode.
  */
@@ -331,6 +351,97 @@ EXPORT("akd_gamma8") int akd_gamma8(void) {
   ge_p3_dbl_to_p3(&p, &p);
   ge_p3_tobytes(io + 32, &p);
   return 0;
+}
+
+/* ---------------------------------------------------------------- whole steps, hashing included */
+
+/* Upstream's filter of non-canonical candidates (spec 5.3 is_rejected_noncanonical). */
+static int rejected_noncanonical(const uint8_t h[32]) {
+  for (int i = 1; i <= 30; i++) {
+    if (h[i] != 0xff) return 0;
+  }
+  if (h[31] != 0xff && h[31] != 0x7f) return 0;
+  switch (256 - h[0]) {
+    case 1: case 3: case 4: case 5: case 9: case 10: case 13: case 14: case 15: case 16:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/*
+ * encode_to_curve (spec 5.3): candidates SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32]
+ * for ctr = 0..255 until one is accepted; keeps H. Returns the counter, or -1.
+ */
+static int encode_to_curve(const uint8_t pk[32], const uint8_t *alpha, uint32_t alpha_len) {
+  static const uint8_t front[2] = {0x03, 0x01};
+  sha512_state prefix;
+  sha512_init(&prefix);
+  sha512_update(&prefix, front, 2);
+  sha512_update(&prefix, pk, 32);
+  sha512_update(&prefix, alpha, alpha_len);
+  for (int counter = 0; counter < 256; counter++) {
+    sha512_state s = prefix;
+    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
+    sha512_update(&s, tail, 2);
+    sha512_final(&s, digest);
+    if (rejected_noncanonical(digest)) continue;
+    if (decode_clear_cofactor(&last_h, digest) == 0) return counter;
+  }
+  return -1;
+}
+
+/*
+ * akd_encode_to_curve(alpha_len): io[0..32] the public key, alpha at io[256..]. Returns the
+ * counter and keeps H (for akd_mul_h, akd_h_bytes), or -1 when no counter gives a point.
+ */
+EXPORT("akd_encode_to_curve") int akd_encode_to_curve(uint32_t alpha_len) {
+  if (alpha_len > ALPHA_MAX) return -2;
+  return encode_to_curve(io, io + ALPHA_AT, alpha_len);
+}
+
+/*
+ * akd_vrf_verify(alpha_len) (spec 5.3 verify, leniencies of 5.5): io[0..32] the public key
+ * (checked with akd_key_check), io[32..112] the proof, alpha at io[256..]. Decodes Gamma, then
+ * encodes H, recomputes U, V and the challenge c', and hashes 8 Gamma. Writes compress(H),
+ * compress(Gamma), compress(U), compress(V) to io[112..240], c' to io[240..256], the output
+ * beta to io[256..320] (over alpha) and the counter to io[320]. Returns 1 when c' = c, 0 when
+ * not, -1 when Gamma does not decode, -2 when the key does not, -3 when no counter gives a
+ * point (the noble verifier's order of checks).
+ */
+EXPORT("akd_vrf_verify") int akd_vrf_verify(uint32_t alpha_len) {
+  static const uint8_t challenge_front[2] = {0x03, 0x02}, output_front[2] = {0x03, 0x03};
+  static const uint8_t back = 0x00;
+  uint8_t pk[32], proof[80], points[160], digest[64];
+  if (alpha_len > ALPHA_MAX) return -4;
+  for (int i = 0; i < 32; i++) pk[i] = io[i];
+  for (int i = 0; i < 80; i++) proof[i] = io[32 + i];
+  ge_p3 gamma;
+  if (ge_frombytes_lenient(&gamma, proof, C) != 0) return -1;
+  const int counter = encode_to_curve(pk, io + ALPHA_AT, alpha_len);
+  if (counter < 0) return -3;
+  const int status = verify_points(points, pk, &gamma, proof + 32, proof + 48);
+  if (status != 0) return status;
+  /* c' = SHA512(0x03 || 0x02 || Y || H || Gamma || U || V || 0x00)[0..16] */
+  sha512_state s;
+  sha512_init(&s);
+  sha512_update(&s, challenge_front, 2);
+  sha512_update(&s, pk, 32);
+  sha512_update(&s, points, 128);
+  sha512_update(&s, &back, 1);
+  sha512_final(&s, digest);
+  int same = 1;
+  for (int i = 0; i < 16; i++) same &= digest[i] == proof[32 + i];
+  for (int i = 0; i < 128; i++) io[112 + i] = points[i];
+  for (int i = 0; i < 16; i++) io[240 + i] = digest[i];
+  /* beta = SHA512(0x03 || 0x03 || compress(8 Gamma) || 0x00) */
+  sha512_init(&s);
+  sha512_update(&s, output_front, 2);
+  sha512_update(&s, points + 128, 32);
+  sha512_update(&s, &back, 1);
+  sha512_final(&s, io + 256);
+  io[320] = (uint8_t)counter;
+  return same;
 }
 
 /* ---------------------------------------------------------------- proving (secret scalars) */

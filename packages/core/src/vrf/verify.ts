@@ -16,7 +16,7 @@ import { mulAddUnsafe } from '@noble/curves/abstract/curve.js';
 import { bytesEqual, toHex } from '../bytes.js';
 import { AkdError } from '../errors.js';
 import { Point, compressPoints } from './curve.js';
-import { encodeToCurve } from './encode-to-curve.js';
+import { encodeToCurve, noPointError } from './encode-to-curve.js';
 import { VrfPublicKey } from './keys.js';
 import {
   CHALLENGE_LENGTH,
@@ -29,7 +29,7 @@ import {
 } from './proof.js';
 import { WindowTable } from './window-table.js';
 import { vrfWasm, type VrfWasm } from './wasm/loader.js';
-import { wasmEncodeToCurve, wasmVerifyPoints } from './wasm/ops.js';
+import { WASM_ALPHA_MAX, wasmEncodeToCurve, wasmVerifyPoints, wasmVrfVerify } from './wasm/ops.js';
 
 /**
  * Window width of the per-key table for `c·(-Y)`. Measured (spec 18 machine): W = 4 builds in
@@ -138,10 +138,11 @@ export function verifyWithTrace(
 }
 
 /**
- * `verifyWithTrace` on the WebAssembly arithmetic. The errors are those of the noble path and
- * come in the same order, except that Gamma is decoded after encode_to_curve rather than
- * before: the two differ only for a proof with an undecodable Gamma whose input also exhausts
- * all 256 counters (probability about 2^-256).
+ * `verifyWithTrace` on the WebAssembly arithmetic: one call, hashing included, with the errors
+ * of the noble path in the same order. An alpha too long for the module's buffer is hashed
+ * here instead, and then Gamma is decoded after encode_to_curve rather than before: the order
+ * differs only for a proof with an undecodable Gamma whose input also exhausts all 256
+ * counters (probability about 2^-256).
  */
 function verifyOnWasm(
   wasm: VrfWasm,
@@ -150,6 +151,12 @@ function verifyOnWasm(
   alpha: Uint8Array,
 ): VerifyTrace {
   checkProofLength(proof);
+  if (alpha.length <= WASM_ALPHA_MAX) {
+    const result = wasmVrfVerify(wasm, pk.toBytes(), proof, alpha);
+    if (result === 'gamma') throw gammaError();
+    if (result === 'no-point') throw noPointError();
+    return result;
+  }
   const pkBytes = pk.toBytes();
   const counter = wasmEncodeToCurve(wasm, pkBytes, alpha);
   const points = wasmVerifyPoints(wasm, pkBytes, proof);

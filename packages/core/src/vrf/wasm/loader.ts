@@ -20,6 +20,8 @@ export interface VrfWasmExports {
   akd_hash_to_curve(): number;
   akd_key_check(): number;
   akd_verify(): number;
+  akd_vrf_verify(alphaLength: number): number;
+  akd_encode_to_curve(alphaLength: number): number;
   akd_gamma8(): number;
   akd_mul_h(): void;
   akd_h_bytes(): void;
@@ -40,7 +42,7 @@ export type VrfArithmetic = 'wasm' | 'noble';
 /** `auto`: WebAssembly once it is loaded, noble until then or without it. */
 export type VrfArithmeticChoice = 'auto' | VrfArithmetic;
 
-const IO_BYTES = 512;
+const IO_BYTES = 1024;
 
 let loaded: VrfWasm | undefined;
 let loadError: string | undefined;

@@ -9,6 +9,10 @@ import { sha512 } from '@noble/hashes/sha2.js';
 import { encodeToCurveInput, isRejectedNonCanonical, noPointError } from '../encode-to-curve.js';
 import type { VrfWasm } from './loader.js';
 
+/** Where alpha goes in the exchange buffer, and the longest alpha it takes (vrf.c). */
+const ALPHA_AT = 256;
+export const WASM_ALPHA_MAX = 1024 - ALPHA_AT;
+
 /** What `akd_key_check` says of a public key (spec 5.2). */
 export type KeyCheck = 'ok' | 'not-a-point' | 'small-order';
 
@@ -40,6 +44,46 @@ export function wasmEncodeToCurve(
     if (w.fns.akd_hash_to_curve() === 1) return counter;
   }
   throw noPointError();
+}
+
+/** Everything `akd_vrf_verify` recomputes (spec 5.3 verify). */
+export interface WasmVerification {
+  valid: boolean;
+  output: Uint8Array;
+  h: Uint8Array;
+  counter: number;
+  u: Uint8Array;
+  v: Uint8Array;
+  challenge: Uint8Array;
+}
+
+/**
+ * The whole verification in one call, hashing included, for alphas of up to
+ * `WASM_ALPHA_MAX` bytes; `gamma` when Gamma does not decode, `no-point` when no counter gives
+ * a point. The key must have passed `wasmKeyCheck`.
+ */
+export function wasmVrfVerify(
+  w: VrfWasm,
+  publicKeyBytes: Uint8Array,
+  proof: Uint8Array,
+  alpha: Uint8Array,
+): WasmVerification | 'gamma' | 'no-point' {
+  const io = w.io;
+  io.set(publicKeyBytes, 0);
+  io.set(proof, 32);
+  io.set(alpha, ALPHA_AT);
+  const status = w.fns.akd_vrf_verify(alpha.length);
+  if (status === -1) return 'gamma';
+  if (status === -3) return 'no-point';
+  return {
+    valid: status === 1,
+    output: io.slice(256, 320),
+    h: io.slice(112, 144),
+    counter: io[320]!,
+    u: io.slice(176, 208),
+    v: io.slice(208, 240),
+    challenge: io.slice(240, 256),
+  };
 }
 
 /** The points a verifier recomputes (spec 5.3 verify), canonically encoded. */
