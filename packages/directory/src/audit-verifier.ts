@@ -7,7 +7,7 @@
  * (a few megabytes, against a fraction of a second of verification).
  */
 
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import {
   verifyAuditBlob,
   type AuditBlob,
@@ -18,6 +18,7 @@ import {
 import type { AuditVerifyTask } from './audit-verify-worker.js';
 import { fromTaskError, type TaskError } from './tree/arena/tasks.js';
 import { describeConfig } from './worker-config.js';
+import { openPool, workerScript } from './worker-pool.js';
 
 /** Verifies audit blobs, on worker threads or on the calling one. */
 export interface AuditBlobVerifier {
@@ -29,11 +30,8 @@ export interface AuditBlobVerifier {
   close(): Promise<void>;
 }
 
-/** The worker module next to this one, in whichever form (TypeScript source or build) runs. */
-function workerFile(): URL {
-  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`./audit-verify-worker.${ext}`, import.meta.url);
-}
+/** The name warnings and errors give this pool. */
+const POOL = 'audit verification';
 
 /** Blobs smaller than this are verified on the calling thread: a copy and a task cost more. */
 const MIN_WORKER_BLOB = 64 * 1024;
@@ -42,7 +40,9 @@ const MIN_WORKER_BLOB = 64 * 1024;
  * A verifier with `threads` worker threads, started with the first blob of at least
  * `minBlobBytes` (default 64 KiB); smaller blobs, and every blob with 0 threads or a
  * configuration worker threads cannot rebuild (not one of the two built-in ones), are
- * verified on the calling thread.
+ * verified on the calling thread. So is every blob when the worker script cannot load (a
+ * bundled build: one process warning), unless `requireWorkers` makes that a
+ * WorkersUnavailableError.
  *
  * @example
  * ```ts
@@ -53,7 +53,7 @@ const MIN_WORKER_BLOB = 64 * 1024;
  */
 export function createAuditBlobVerifier(
   config: Configuration,
-  options: { threads: number; minBlobBytes?: number },
+  options: { threads: number; minBlobBytes?: number; requireWorkers?: boolean },
 ): AuditBlobVerifier {
   const description = describeConfig(config);
   const threads = Math.max(0, Math.floor(options.threads));
@@ -63,26 +63,30 @@ export function createAuditBlobVerifier(
     return { threads: 0, verify: here, close: async () => {} };
   }
   const minBytes = options.minBlobBytes ?? MIN_WORKER_BLOB;
-  let pool: Piscina | undefined;
+  let pool: Promise<Piscina | undefined> | undefined;
+  let started: Piscina | undefined;
+  const start = async (): Promise<Piscina | undefined> =>
+    (started = await openPool(
+      POOL,
+      workerScript(import.meta.url, 'audit-verify-worker'),
+      { minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY },
+      options.requireWorkers ?? false,
+    ));
   /** Tasks not yet answered: a pool destroyed under them would fail on their late answers. */
   const running = new Set<Promise<unknown>>();
   return {
     threads,
     verify: async (blob, opts) => {
       if (blob.data.length < minBytes) return here(blob, opts);
-      pool ??= new Piscina({
-        filename: workerFile().href,
-        minThreads: threads,
-        maxThreads: threads,
-        idleTimeout: Number.POSITIVE_INFINITY,
-      });
+      const workers = await (pool ??= start());
+      if (workers === undefined) return here(blob, opts);
       const task: AuditVerifyTask = {
         config: description,
         name: blob.name,
         data: blob.data,
         options: opts,
       };
-      const run = pool.run(task);
+      const run = workers.run(task);
       running.add(run);
       const result = (await run.finally(() => running.delete(run))) as
         VerifiedAuditBlob | { error: TaskError };
@@ -91,7 +95,8 @@ export function createAuditBlobVerifier(
     },
     close: async () => {
       await Promise.allSettled(running);
-      await pool?.destroy();
+      await pool?.catch(() => undefined);
+      await started?.destroy();
     },
   };
 }

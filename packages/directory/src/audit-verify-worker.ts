@@ -27,3 +27,8 @@ export default function run(task: AuditVerifyTask): VerifiedAuditBlob | { error:
     return { error: taskError(e) };
   }
 }
+
+/** Answers the pool's start-up probe (worker-pool.ts): this module and its imports loaded. */
+export function probe(): true {
+  return true;
+}

@@ -122,7 +122,7 @@ export class Azks {
     let created = 0;
     if (el.count > 0) {
       const hasher = this.#hasher;
-      const parallel = this.#parallel(options);
+      const parallel = await this.#parallel(options, el.count);
       const loaded = await loadTree(
         tx,
         ROOT,
@@ -146,17 +146,26 @@ export class Azks {
     return next;
   }
 
-  /** Worker threads for an insertion, or undefined for one on the calling thread. */
-  #parallel(options: InsertOptions): ParallelInsertion | undefined {
+  /**
+   * Worker threads for an insertion, or undefined for one on the calling thread: with
+   * parallelism disabled, for a configuration workers cannot rebuild, or where the worker
+   * script cannot load (a fixed degree then throws WorkersUnavailableError).
+   */
+  async #parallel(options: InsertOptions, count: number): Promise<ParallelInsertion | undefined> {
     const option = options.insertion;
     const degree = option === undefined ? undefined : parallelDegree(option);
     const config = describeConfig(this.config);
     if (option === undefined || degree === undefined || config === undefined) return undefined;
+    const minTask = Math.max(1, options.minTaskSize ?? MIN_TASK);
+    // an insertion smaller than one task never uses the pool: do not start it for one
+    if (count < minTask) return undefined;
+    const pool = await treeWorkers(option.kind === 'static');
+    if (pool === undefined) return undefined;
     return {
-      pool: treeWorkers(),
+      pool,
       config,
       levels: parallelLevels(option) ?? 0,
-      minTask: Math.max(1, options.minTaskSize ?? MIN_TASK),
+      minTask,
     };
   }
 

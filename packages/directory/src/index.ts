@@ -42,6 +42,7 @@ export { Azks } from './azks.js';
 export type { InsertOptions } from './azks.js';
 export { AuditBlobCatalog, exportAuditBlobs, stepRoots } from './audit-blobs.js';
 export { createAuditBlobVerifier } from './audit-verifier.js';
+export { WorkersUnavailableError } from './worker-pool.js';
 export type { AuditBlobVerifier } from './audit-verifier.js';
 export type {
   AuditBlobCatalogOptions,

@@ -8,7 +8,7 @@
 
 import { availableParallelism } from 'node:os';
 import { setImmediate } from 'node:timers/promises';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import {
   NodeLabel,
   nodeLabelFromVrfOutput,
@@ -18,6 +18,7 @@ import {
 } from '@akd-ts/core';
 import { vrfKeyBackend, type VrfBackendChoice, type VrfKeyBackend } from './backend.js';
 import type { VrfTask } from './vrf-worker.js';
+import { openPool, workerScript } from '../worker-pool.js';
 
 /** One VRF input: (label, freshness, version), hashed into alpha by the configuration. */
 export interface VrfJob {
@@ -105,15 +106,14 @@ const MIN_WORKER_BATCH = 64;
  */
 const CHUNK = 1024;
 
-/** The worker module next to this one, in whichever form (TypeScript source or build) runs. */
-function workerFile(): URL {
-  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  return new URL(`./vrf-worker.${ext}`, import.meta.url);
-}
+/** The name warnings and errors give this pool. */
+const POOL = 'VRF';
 
 /**
  * VRFs on a pool of worker threads, each holding the key on the best backend. Large batches
- * are cut into one task per thread; small ones run on the calling thread.
+ * are cut into one task per thread; small ones run on the calling thread, and so does all
+ * work when the worker script cannot load (a bundled build: one process warning), unless
+ * `requireWorkers` makes that a WorkersUnavailableError.
  *
  * @example
  * ```ts
@@ -124,25 +124,32 @@ function workerFile(): URL {
  */
 export class WorkerVrfEngine implements VrfEngine {
   readonly name: string;
-  readonly #pool: Piscina;
+  /** Settles once the pool answered its probe: the pool, or undefined to stay here. */
+  readonly #ready: Promise<Piscina | undefined>;
   readonly #local: LocalVrfEngine;
   readonly #threads: number;
 
   constructor(
     private readonly config: Configuration,
     secretKey: Uint8Array,
-    options: { threads: number; backend?: VrfBackendChoice },
+    options: { threads: number; backend?: VrfBackendChoice; requireWorkers?: boolean },
   ) {
     const backend = options.backend ?? 'auto';
     this.#local = new LocalVrfEngine(config, secretKey, backend);
     this.#threads = Math.max(1, options.threads);
-    this.#pool = new Piscina({
-      filename: workerFile().href,
-      minThreads: this.#threads,
-      maxThreads: this.#threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      workerData: { secretKey: secretKey.slice(), backend },
-    });
+    this.#ready = openPool(
+      POOL,
+      workerScript(import.meta.url, 'vrf-worker'),
+      {
+        minThreads: this.#threads,
+        maxThreads: this.#threads,
+        idleTimeout: Number.POSITIVE_INFINITY,
+        workerData: { secretKey: secretKey.slice(), backend },
+      },
+      options.requireWorkers ?? false,
+    );
+    // a rejection (required workers missing) reaches the first batch that awaits it
+    this.#ready.catch(() => undefined);
     const kind = this.#local.name.replace(' (main thread)', '');
     this.name = `${kind}, ${this.#threads} worker thread${this.#threads === 1 ? '' : 's'}`;
   }
@@ -153,6 +160,7 @@ export class WorkerVrfEngine implements VrfEngine {
    * finds its next task queued and never waits for the calling thread.
    */
   private async run(
+    pool: Piscina,
     op: VrfTask['op'],
     jobs: VrfJob[],
     width: number,
@@ -171,7 +179,7 @@ export class WorkerVrfEngine implements VrfEngine {
           const alphas = new Uint8Array(32 * chunk.length);
           chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
           const task: VrfTask = { op, alphas };
-          const result = (await this.#pool.run(task, {
+          const result = (await pool.run(task, {
             transferList: [alphas.buffer],
           })) as Uint8Array;
           for (let i = 0; i < chunk.length; i++) {
@@ -189,19 +197,21 @@ export class WorkerVrfEngine implements VrfEngine {
   }
 
   async nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]> {
-    if (jobs.length < MIN_WORKER_BATCH) return this.#local.nodeLabels(jobs, onProgress);
-    const outputs = await this.run('labels', jobs, 32, onProgress);
+    const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
+    if (pool === undefined) return this.#local.nodeLabels(jobs, onProgress);
+    const outputs = await this.run(pool, 'labels', jobs, 32, onProgress);
     // views of the task's result buffer, which this thread now owns: no copy per label
     return outputs.map((bytes) => new NodeLabel(bytes, 256));
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
-    if (jobs.length < MIN_WORKER_BATCH) return this.#local.proofs(jobs);
-    return (await this.run('proofs', jobs, 80)).map((bytes) => labelProof(bytes.slice()));
+    const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
+    if (pool === undefined) return this.#local.proofs(jobs);
+    return (await this.run(pool, 'proofs', jobs, 80)).map((bytes) => labelProof(bytes.slice()));
   }
 
   async close(): Promise<void> {
-    await this.#pool.destroy();
+    await (await this.#ready.catch(() => undefined))?.destroy();
   }
 }
 
@@ -211,6 +221,11 @@ export interface VrfOptions {
   threads?: number;
   /** Backend: the fastest that loads (default), or a named one. */
   backend?: VrfBackendChoice;
+  /**
+   * With threads, fail (WorkersUnavailableError) rather than run on the calling thread when
+   * the worker script cannot load, as in a bundled build (default false: a warning, once).
+   */
+  requireWorkers?: boolean;
 }
 
 /** The number of worker threads "all cores" means here. */
@@ -230,6 +245,10 @@ export function createVrfEngine(
 ): VrfEngine {
   const threads = options.threads ?? 0;
   return threads > 0
-    ? new WorkerVrfEngine(config, secretKey, { threads, backend: options.backend })
+    ? new WorkerVrfEngine(config, secretKey, {
+        threads,
+        backend: options.backend,
+        requireWorkers: options.requireWorkers,
+      })
     : new LocalVrfEngine(config, secretKey, options.backend);
 }

@@ -29,3 +29,8 @@ export default function run(task: VrfTask): Uint8Array {
   }
   return out;
 }
+
+/** Answers the pool's start-up probe (worker-pool.ts): this module and its imports loaded. */
+export function probe(): true {
+  return true;
+}

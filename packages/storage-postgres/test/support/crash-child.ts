@@ -14,12 +14,7 @@
 import { createHash } from 'node:crypto';
 import { configurationByName, toHex, utf8 } from '@akd-ts/core';
 import { StorageManager } from '@akd-ts/storage';
-import {
-  DEFAULT_PARALLELISM,
-  Directory,
-  InMemoryVrfKeyStore,
-  Parallelism,
-} from '@akd-ts/directory';
+import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { CRASH_CONFIG, CRASH_VRF_SEED, crashUpdates } from './crash-plan.js';
 
@@ -29,10 +24,6 @@ const dir = await Directory.open({
   config: configurationByName(CRASH_CONFIG),
   storage: new StorageManager(db),
   vrfKeys: new InMemoryVrfKeyStore(createHash('sha256').update(CRASH_VRF_SEED).digest()),
-  // The test runs this file bundled into one module (it starts 7x faster), where the tree's
-  // worker script has no file to load from; what is tested here is the store's commit, which
-  // the insertion's thread does not change.
-  parallelism: { ...DEFAULT_PARALLELISM, insertion: Parallelism.disabled() },
 });
 let { epoch, hash } = await dir.getEpochHash();
 process.stdout.write(`ready ${epoch} ${toHex(hash)}\n`);

@@ -19,3 +19,8 @@ export default function run(task: SubtreeTask): SubtreeResult | { error: TaskErr
     return { error: taskError(e) };
   }
 }
+
+/** Answers the pool's start-up probe (worker-pool.ts): this module and its imports loaded. */
+export function probe(): true {
+  return true;
+}
