@@ -4,12 +4,25 @@
  * Lookup and history proofs (upstream's vectors) and the spec 10.5 audit proof, both
  * configurations, plus the two costs a lookup is made of (one VRF verification, one
  * membership-path level) so that the time for a lookup in a 1M-entry tree can be extrapolated.
+ * Every case runs on both VRF arithmetics (WebAssembly and noble's BigInt, side by side in
+ * the same process or page), beside upstream's native lookup verification (`akd-rs
+ * bench-lookup`, run in the same bench run), and the page's bundle is weighed (gzip).
  *
- *   npm run bench -- verify [--json] [--quick] [--no-browser]
+ *   npm run bench -- verify [--json] [--quick] [--no-browser] [--no-upstream]
  */
 
-import { cpus, loadavg } from 'node:os';
-import { CONFIGURATION_NAMES } from '@akd-ts/core';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import {
+  CONFIGURATION_NAMES,
+  setVrfArithmetic,
+  vrfArithmetic,
+  type VrfArithmetic,
+} from '@akd-ts/core';
 import { loadVectors } from '../test/support/vectors.js';
 import { AUDIT_EXAMPLES } from '../test/support/audit-example.js';
 import { bundleForBrowser, chromiumPath, openInChromium } from '../test/browser/harness.js';
@@ -22,24 +35,36 @@ import {
   type CaseInfo,
 } from './support/verify-cases.js';
 import type { AkdBenchApi } from './support/verify-browser.js';
+import { measure, measureSelf, upstreamCommand } from './support/upstream.js';
 
 /** "a Rust-to-WASM build verifies a 4 KB lookup proof of a 1M-entry tree in about 1.1 ms in V8" */
 const REFERENCE_MS = 1.1;
 /** A 1M-entry tree: about 20 levels per path, three paths per lookup. */
 const LEVELS_1M = 3 * 20;
 
+const ARITHMETICS: VrfArithmetic[] = ['wasm', 'noble'];
+const USAGE = 'usage: npm run bench -- verify [--json] [--quick] [--no-browser] [--no-upstream]';
+
 const args = process.argv.slice(2);
-const known = new Set(['--json', '--quick', '--no-browser', '--help']);
+
+// Child mode: the first lookup of a fresh process on one arithmetic, as one JSON line.
+if (args[0] === '--first-lookup') {
+  const arithmetic = args[1] as VrfArithmetic;
+  setVrfArithmetic(arithmetic);
+  const ms = firstLookupMs(loadVectors(CONFIGURATION_NAMES[0]!));
+  console.log(JSON.stringify({ arithmetic: vrfArithmetic(), ms }));
+  process.exit(0);
+}
+
+const known = new Set(['--json', '--quick', '--no-browser', '--no-upstream', '--help']);
 for (const a of args) {
   if (!known.has(a)) {
-    console.error(
-      `unknown argument ${a}; usage: npm run bench -- verify [--json] [--quick] [--no-browser]`,
-    );
+    console.error(`unknown argument ${a}; ${USAGE}`);
     process.exit(2);
   }
 }
 if (args.includes('--help')) {
-  console.log('usage: npm run bench -- verify [--json] [--quick] [--no-browser]');
+  console.log(USAGE);
   process.exit(0);
 }
 const json = args.includes('--json');
@@ -48,6 +73,7 @@ const timing = args.includes('--quick') ? QUICK_TIMING : DEFAULT_TIMING;
 interface Row {
   env: 'node' | 'chromium';
   engine: string;
+  arithmetic: VrfArithmetic;
   configuration: string;
   c: BenchCase;
   t: Timing;
@@ -56,7 +82,11 @@ interface Row {
 interface EnvSummary {
   env: Row['env'];
   engine: string;
+  arithmetic: VrfArithmetic;
+  /** The first lookup of a fresh process or page (for wasm in a page: awaiting its load too). */
   firstLookupMs: number;
+  /** In a page: when that lookup had finished, in ms since navigation started. */
+  doneAtMs?: number;
 }
 
 const loadAtStart = loadavg();
@@ -70,18 +100,28 @@ const progress = (msg: string) => {
 const vectors = CONFIGURATION_NAMES.map((name) => loadVectors(name));
 const auditFor = (name: string) => AUDIT_EXAMPLES.find((e) => e.configuration === name)!;
 
-// Node: the first lookup of the process, then every case under each configuration.
+// Node: the first lookup of a fresh process on each arithmetic, then every case on each.
 {
   const engine = `Node ${process.version} (V8 ${process.versions.v8})`;
-  envs.push({ env: 'node', engine, firstLookupMs: firstLookupMs(vectors[0]!) });
-  for (const v of vectors) {
-    const { cases, info } = verifyCases(v, auditFor(v.configuration));
-    infos.set(v.configuration, info);
-    for (const c of cases) {
-      progress(`node ${v.configuration} ${c.id}`);
-      rows.push({ env: 'node', engine, configuration: v.configuration, c, t: time(c.fn, timing) });
+  for (const arithmetic of ARITHMETICS) {
+    progress(`node first lookup, ${arithmetic}`);
+    const { json: first } = measureSelf(import.meta.url, ['--first-lookup', arithmetic]);
+    if (first['arithmetic'] !== arithmetic) throw new Error(`no ${arithmetic} arithmetic in Node`);
+    envs.push({ env: 'node', engine, arithmetic, firstLookupMs: first['ms'] as number });
+  }
+  for (const arithmetic of ARITHMETICS) {
+    setVrfArithmetic(arithmetic);
+    for (const v of vectors) {
+      const { cases, info } = verifyCases(v, auditFor(v.configuration));
+      infos.set(v.configuration, info);
+      for (const c of cases) {
+        progress(`node ${arithmetic} ${v.configuration} ${c.id}`);
+        const t = time(c.fn, timing);
+        rows.push({ env: 'node', engine, arithmetic, configuration: v.configuration, c, t });
+      }
     }
   }
+  setVrfArithmetic('auto');
 }
 
 // Chromium: the same cases, bundled as in the in-browser test, timed inside the page.
@@ -95,34 +135,99 @@ if (args.includes('--no-browser')) {
 } else {
   progress('bundling for Chromium');
   const bundle = await bundleForBrowser('bench/support/verify-browser.ts');
-  const session = await openInChromium(bundle, 'akdBench', executablePath);
-  try {
-    const { page } = session;
-    const call = <M extends keyof AkdBenchApi>(method: M, ...a: Parameters<AkdBenchApi[M]>) =>
+  const open = () => openInChromium(bundle, 'akdBench', executablePath);
+  const caller =
+    (page: Awaited<ReturnType<typeof open>>['page']) =>
+    <M extends keyof AkdBenchApi>(method: M, ...a: Parameters<AkdBenchApi[M]>) =>
       page.evaluate(
         ({ method, a }) =>
           (globalThis as unknown as { akdBench: Record<string, (...x: unknown[]) => unknown> })
             .akdBench[method]!(...a),
         { method, a: a as unknown[] },
-      ) as Promise<ReturnType<AkdBenchApi[M]>>;
+      ) as Promise<Awaited<ReturnType<AkdBenchApi[M]>>>;
+  // the first lookup, each arithmetic in a fresh browser
+  for (const arithmetic of ARITHMETICS) {
+    progress(`chromium first lookup, ${arithmetic}`);
+    const fresh = await open();
+    try {
+      const first = await caller(fresh.page)('firstLookup', toHexInputs(vectors[0]!), arithmetic);
+      envs.push({
+        env: 'chromium',
+        engine: `Chromium ${fresh.version}`,
+        arithmetic,
+        firstLookupMs: first.ms,
+        doneAtMs: first.doneAtMs,
+      });
+    } finally {
+      await fresh.close();
+    }
+  }
+  const session = await open();
+  try {
+    const call = caller(session.page);
     const engine = `Chromium ${session.version}`;
-    envs.push({
-      env: 'chromium',
-      engine,
-      firstLookupMs: await call('firstLookupMs', toHexInputs(vectors[0]!)),
-    });
-    for (const v of vectors) {
-      const hex = toHexInputs(v);
-      const audit = auditFor(v.configuration);
-      for (const c of rows.filter((r) => r.env === 'node' && r.configuration === v.configuration)) {
-        progress(`chromium ${v.configuration} ${c.c.id}`);
-        const t = await call('run', hex, audit, c.c.id, timing);
-        rows.push({ env: 'chromium', engine, configuration: v.configuration, c: c.c, t });
+    await call('firstLookup', toHexInputs(vectors[0]!), 'wasm');
+    for (const arithmetic of ARITHMETICS) {
+      for (const v of vectors) {
+        const hex = toHexInputs(v);
+        const audit = auditFor(v.configuration);
+        const nodeRows = rows.filter(
+          (r) =>
+            r.env === 'node' && r.arithmetic === arithmetic && r.configuration === v.configuration,
+        );
+        for (const c of nodeRows) {
+          progress(`chromium ${arithmetic} ${v.configuration} ${c.c.id}`);
+          const t = await call('run', hex, audit, c.c.id, timing, arithmetic);
+          rows.push({
+            env: 'chromium',
+            engine,
+            arithmetic,
+            configuration: v.configuration,
+            c: c.c,
+            t,
+          });
+        }
       }
     }
   } finally {
     await session.close();
   }
+}
+
+// Upstream: its native lookup verification, in this run (a tree of 256 keys has about the
+// 8 levels per path of the vectors' fixture tree).
+interface UpstreamLookup {
+  configuration: string;
+  verifyMs: number;
+  command: string;
+}
+const upstream: UpstreamLookup[] = [];
+const oracle = upstreamCommand(args);
+if (oracle !== undefined) {
+  for (const conf of CONFIGURATION_NAMES) {
+    progress(`upstream bench-lookup ${conf}`);
+    const a = ['bench-lookup', '--keys', '256', '--lookups', '500', '--config', conf];
+    const { json: r } = measure(oracle, a);
+    upstream.push({
+      configuration: conf,
+      verifyMs: (r['verify_us_per_lookup'] as number) / 1000,
+      command: `akd-rs ${a.join(' ')}`,
+    });
+  }
+}
+
+// The page's bundle (packages/web: its code with core and the embedded WebAssembly), gzip -9.
+progress('building the page');
+const pageDir = mkdtempSync(join(tmpdir(), 'akd-page-'));
+let pageBundle: { bytes: number; gzipBytes: number };
+try {
+  const web = fileURLToPath(new URL('../packages/web/build.mjs', import.meta.url));
+  const built = spawnSync(process.execPath, [web, '--out', pageDir], { encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`the page did not build: ${built.stderr}`);
+  const app = readFileSync(join(pageDir, 'app.js'));
+  pageBundle = { bytes: app.length, gzipBytes: gzipSync(app, { level: 9 }).length };
+} finally {
+  rmSync(pageDir, { recursive: true, force: true });
 }
 progress('');
 
@@ -130,6 +235,7 @@ progress('');
 // 1M-entry lookup is the measured one with its path levels replaced by 60.
 interface Estimate {
   env: Row['env'];
+  arithmetic: VrfArithmetic;
   configuration: string;
   /** Figures from the median sample, then from the best sample. */
   median: EstimateFigures;
@@ -144,18 +250,21 @@ interface EstimateFigures {
   estimate1MMs: number;
   estimate1MParsedKeyMs: number;
 }
-const find = (env: string, conf: string, id: string) =>
-  rows.find((r) => r.env === env && r.configuration === conf && r.c.id === id)!;
+const find = (env: string, arithmetic: VrfArithmetic, conf: string, id: string) =>
+  rows.find(
+    (r) =>
+      r.env === env && r.arithmetic === arithmetic && r.configuration === conf && r.c.id === id,
+  )!;
 const perUnit = (r: Row, best = false) => (best ? r.t.minMsPerOp : r.t.msPerOp) / (r.c.units ?? 1);
 const estimates: Estimate[] = [];
-for (const { env } of envs) {
+for (const { env, arithmetic } of envs) {
   for (const conf of CONFIGURATION_NAMES) {
     const info = infos.get(conf)!;
     const figures = (best: boolean): EstimateFigures => {
-      const vrfMs = perUnit(find(env, conf, 'vrf-verify'), best);
-      const levelMs = perUnit(find(env, conf, 'path-level'), best);
-      const lookupMs = perUnit(find(env, conf, 'lookup'), best);
-      const lookupParsedKeyMs = perUnit(find(env, conf, 'lookup-parsed-key'), best);
+      const vrfMs = perUnit(find(env, arithmetic, conf, 'vrf-verify'), best);
+      const levelMs = perUnit(find(env, arithmetic, conf, 'path-level'), best);
+      const lookupMs = perUnit(find(env, arithmetic, conf, 'lookup'), best);
+      const lookupParsedKeyMs = perUnit(find(env, arithmetic, conf, 'lookup-parsed-key'), best);
       const extraLevels = (LEVELS_1M - info.lookupLevels) * levelMs;
       return {
         vrfMs,
@@ -167,7 +276,13 @@ for (const { env } of envs) {
         estimate1MParsedKeyMs: lookupParsedKeyMs + extraLevels,
       };
     };
-    estimates.push({ env, configuration: conf, median: figures(false), best: figures(true) });
+    estimates.push({
+      env,
+      arithmetic,
+      configuration: conf,
+      median: figures(false),
+      best: figures(true),
+    });
   }
 }
 
@@ -185,6 +300,7 @@ if (json) {
         machine,
         env: r.env,
         engine: r.engine,
+        arithmetic: r.arithmetic,
         configuration: r.configuration,
         case: r.c.id,
         label: r.c.label,
@@ -199,6 +315,9 @@ if (json) {
   }
   for (const e of envs)
     console.log(JSON.stringify({ bench: 'verify', date, kind: 'first-lookup', ...e }));
+  for (const u of upstream)
+    console.log(JSON.stringify({ bench: 'verify', date, kind: 'upstream-lookup', ...u }));
+  console.log(JSON.stringify({ bench: 'verify', date, kind: 'page-bundle', ...pageBundle }));
   for (const e of estimates) {
     console.log(
       JSON.stringify({
@@ -213,7 +332,6 @@ if (json) {
 } else {
   const fmtMs = (ms: number) =>
     ms >= 1 ? ms.toFixed(2) : ms >= 0.01 ? ms.toFixed(3) : ms.toFixed(4);
-  const fmtOps = (ops: number) => Math.round(ops).toLocaleString('en-US');
   console.log(`verify benchmark, ${date}`);
   console.log(`machine: ${machine}`);
   for (const e of envs) console.log(`${e.env}: ${e.engine}`);
@@ -226,26 +344,65 @@ if (json) {
         `history Complete ${info.historyCompleteBytes} B, MostRecent(1) ${info.historyMostRecent1Bytes} B, audit ${info.auditProofBytes} B`,
     );
   }
-  const table: string[][] = [['env', 'configuration', 'case', 'ops/s', 'ms/op', 'best ms/op']];
-  for (const r of rows) {
+  // each case on both arithmetics, side by side
+  const table: string[][] = [
+    [
+      'env',
+      'configuration',
+      'case',
+      'wasm ms/op',
+      'wasm best',
+      'noble ms/op',
+      'noble best',
+      'noble / wasm',
+    ],
+  ];
+  for (const r of rows.filter((x) => x.arithmetic === 'wasm')) {
+    const n = find(r.env, 'noble', r.configuration, r.c.id);
     const u = r.c.units ?? 1;
     table.push([
       r.env,
       r.configuration,
       r.c.label,
-      fmtOps(r.t.opsPerSec * u),
       fmtMs(r.t.msPerOp / u),
       fmtMs(r.t.minMsPerOp / u),
+      fmtMs(n.t.msPerOp / u),
+      fmtMs(n.t.minMsPerOp / u),
+      `${(n.t.msPerOp / r.t.msPerOp).toFixed(1)}x`,
     ]);
   }
-  printTable(table, [3, 4, 5]);
+  printTable(table, [3, 4, 5, 6, 7]);
   console.log('');
+  if (upstream.length > 0) {
+    console.log("lookup verification against upstream's native verifier (same run):");
+    const up: string[][] = [
+      ['env', 'configuration', 'wasm ms', 'noble ms', 'upstream native ms', 'wasm / upstream'],
+    ];
+    for (const { env } of envs.filter((e) => e.arithmetic === 'wasm')) {
+      for (const u of upstream) {
+        const w = find(env, 'wasm', u.configuration, 'lookup');
+        const n = find(env, 'noble', u.configuration, 'lookup');
+        up.push([
+          env,
+          u.configuration,
+          fmtMs(w.t.msPerOp),
+          fmtMs(n.t.msPerOp),
+          fmtMs(u.verifyMs),
+          `${(w.t.msPerOp / u.verifyMs).toFixed(2)}x`,
+        ]);
+      }
+    }
+    printTable(up, [2, 3, 4, 5]);
+    for (const u of upstream) console.log(`(upstream: ${u.command}, verify_us_per_lookup)`);
+    console.log('');
+  }
   console.log(
     `lookup in a 1M-entry tree (estimate: measured lookup + (${LEVELS_1M} - vector levels) x level), against ${REFERENCE_MS} ms (Rust->WASM in V8):`,
   );
   const est: string[][] = [
     [
       'env',
+      'arithmetic',
       'configuration',
       'figure',
       'VRF verify ms',
@@ -263,6 +420,7 @@ if (json) {
       const f = e[which];
       est.push([
         e.env,
+        e.arithmetic,
         e.configuration,
         which,
         fmtMs(f.vrfMs),
@@ -276,15 +434,20 @@ if (json) {
       ]);
     }
   }
-  printTable(est, [3, 4, 5, 6, 7, 8, 9, 10]);
+  printTable(est, [4, 5, 6, 7, 8, 9, 10, 11]);
   console.log(
     '(model = 3 VRF verifications + the path levels of the vector lookup, with the key parsed once; lookup with key bytes also parses the key and builds its table)',
   );
   for (const e of envs) {
+    const page =
+      e.doneAtMs === undefined ? '' : `, done ${fmtMs(e.doneAtMs)} ms after navigation started`;
     console.log(
-      `first lookup in a fresh ${e.env} (cold JIT, key parse, key table): ${fmtMs(e.firstLookupMs)} ms`,
+      `first lookup in a fresh ${e.env}, ${e.arithmetic} (cold JIT, key parse, key table${e.arithmetic === 'wasm' && e.env === 'chromium' ? ', awaiting the module' : ''}): ${fmtMs(e.firstLookupMs)} ms${page}`,
     );
   }
+  console.log(
+    `page bundle (packages/web app.js: page, core, WebAssembly): ${(pageBundle.bytes / 1024).toFixed(1)} KiB, ${(pageBundle.gzipBytes / 1024).toFixed(1)} KiB gzip -9`,
+  );
 }
 
 function printTable(t: string[][], right: number[]) {

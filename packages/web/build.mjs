@@ -4,10 +4,11 @@
 // so no tsc output is needed), and static/ copied beside it. Any import of a Node built-in
 // fails the build: the page must run in a browser with core alone.
 import { build } from 'esbuild';
-import { copyFile, mkdir, readdir } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const at = process.argv.indexOf('--out');
@@ -26,7 +27,7 @@ const noNodeBuiltins = {
 };
 
 await mkdir(out, { recursive: true });
-const result = await build({
+await build({
   entryPoints: [join(here, 'src/main.ts')],
   outfile: join(out, 'app.js'),
   bundle: true,
@@ -37,12 +38,15 @@ const result = await build({
   minify: true,
   sourcemap: true,
   legalComments: 'eof',
-  metafile: true,
   plugins: [noNodeBuiltins],
   logLevel: 'warning',
 });
 for (const name of await readdir(join(here, 'static'))) {
   await copyFile(join(here, 'static', name), join(out, name));
 }
-const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint)?.bytes ?? 0;
-console.log(`web: built ${out} (app.js ${(bytes / 1024).toFixed(0)} KiB)`);
+// what a browser downloads: the page's code with core and the embedded WebAssembly
+const app = await readFile(join(out, 'app.js'));
+const gzip = gzipSync(app, { level: 9 }).length;
+console.log(
+  `web: built ${out} (app.js ${(app.length / 1024).toFixed(0)} KiB, ${(gzip / 1024).toFixed(1)} KiB gzip)`,
+);

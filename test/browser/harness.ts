@@ -101,10 +101,10 @@ export interface BrowserPage {
 const HTML =
   '<!doctype html><meta charset="utf-8"><title>akd-ts</title><script type="module" src="/bundle.js"></script>';
 
-function serve(bundle: string): Promise<Server> {
+function serve(bundle: string, headers: Record<string, string> = {}): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.url === '/') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HTML);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(HTML);
     } else if (req.url === '/bundle.js') {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(bundle);
     } else {
@@ -120,13 +120,15 @@ function serve(bundle: string): Promise<Server> {
 /**
  * Serves `bundle`, opens it in headless Chromium and waits until the bundle has set
  * `globalThis[readyGlobal]`. Page errors reject the wait with the page's own message.
+ * `headers` go with the page (e.g. a Content-Security-Policy).
  */
 export async function openInChromium(
   bundle: string,
   readyGlobal: string,
   executablePath: string,
+  headers: Record<string, string> = {},
 ): Promise<BrowserPage> {
-  const server = await serve(bundle);
+  const server = await serve(bundle, headers);
   let browser: Browser | undefined;
   const close = async () => {
     await browser?.close();

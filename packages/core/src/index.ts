@@ -89,7 +89,13 @@ export {
   vrfEvaluate,
   vrfVerify,
   vrfProofToHash,
+  initVrfWasm,
+  setVrfArithmetic,
+  vrfArithmetic,
+  vrfWasmAvailable,
+  vrfWasmError,
 } from './vrf/ecvrf.js';
+export type { VrfArithmetic, VrfArithmeticChoice } from './vrf/ecvrf.js';
 export {
   nodeLabelFromVrfOutput,
   verifyVrfLabel,

@@ -31,7 +31,12 @@ export {
   availableThreads,
 } from './vrf/engine.js';
 export type { VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.js';
-export { nativeVrfAvailable, sodiumAvailable, vrfKeyBackend } from './vrf/backend.js';
+export {
+  nativeVrfAvailable,
+  sodiumAvailable,
+  vrfKeyBackend,
+  wasmVrfAvailable,
+} from './vrf/backend.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
 export type { InsertOptions } from './azks.js';

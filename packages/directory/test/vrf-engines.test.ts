@@ -17,6 +17,7 @@ import {
   nativeVrfAvailable,
   sodiumAvailable,
   vrfKeyBackend,
+  wasmVrfAvailable,
   type VrfJob,
 } from '@akd-ts/directory';
 import { openDirectory } from './support/build.js';
@@ -36,15 +37,37 @@ test('the native backend gives the bytes of the portable one, one at a time and 
       fc.array(fc.uint8Array({ maxLength: 64 }), { minLength: 1, maxLength: 8 }),
       (sk, alphas) => {
         const native = vrfKeyBackend(sk, 'native');
-        const noble = VrfSecretKey.fromBytes(sk);
+        const noble = vrfKeyBackend(sk, 'noble');
         assert.equal(native.name, 'native');
-        const expected = alphas.map((a) => toHex(vrfEvaluate(noble, a)));
+        const expected = alphas.map((a) => toHex(noble.evaluate(a)));
         assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
         assert.equal(toHex(native.evaluate(alphas[0]!)), expected[0]);
-        assert.equal(toHex(native.prove(alphas[0]!)), toHex(vrfProve(noble, alphas[0]!)));
+        assert.equal(toHex(native.prove(alphas[0]!)), toHex(noble.prove(alphas[0]!)));
       },
     ),
     { numRuns: 60 },
+  );
+});
+
+test("the wasm backend (core's WebAssembly) gives noble's bytes on random inputs", () => {
+  assert.equal(wasmVrfAvailable(), true);
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.array(fc.uint8Array({ maxLength: 64 }), { minLength: 1, maxLength: 4 }),
+      (sk, alphas) => {
+        const wasm = vrfKeyBackend(sk, 'wasm');
+        const noble = vrfKeyBackend(sk, 'noble');
+        assert.equal(wasm.name, 'wasm');
+        const expected = alphas.map((a) => toHex(noble.evaluate(a)));
+        assert.deepEqual(wasm.evaluateMany(alphas).map(toHex), expected);
+        assert.equal(toHex(wasm.prove(alphas[0]!)), toHex(noble.prove(alphas[0]!)));
+        // core's own functions (on WebAssembly here by default) agree
+        assert.equal(toHex(vrfEvaluate(VrfSecretKey.fromBytes(sk), alphas[0]!)), expected[0]);
+        assert.equal(toHex(vrfProve(sk, alphas[0]!)), toHex(wasm.prove(alphas[0]!)));
+      },
+    ),
+    { numRuns: 40 },
   );
 });
 
@@ -55,10 +78,10 @@ test('the sodium-native backend gives the same bytes as the portable one on rand
       fc.uint8Array({ maxLength: 64 }),
       (sk, alpha) => {
         const sodium = vrfKeyBackend(sk, 'sodium-native');
-        const noble = VrfSecretKey.fromBytes(sk);
+        const noble = vrfKeyBackend(sk, 'noble');
         assert.equal(sodium.name, 'sodium-native');
-        assert.equal(toHex(sodium.evaluate(alpha)), toHex(vrfEvaluate(noble, alpha)));
-        assert.equal(toHex(sodium.prove(alpha)), toHex(vrfProve(noble, alpha)));
+        assert.equal(toHex(sodium.evaluate(alpha)), toHex(noble.evaluate(alpha)));
+        assert.equal(toHex(sodium.prove(alpha)), toHex(noble.prove(alpha)));
       },
     ),
     { numRuns: 150 },
@@ -81,6 +104,8 @@ test('every engine gives the same labels and proofs, in job order', async () => 
     new WorkerVrfEngine(config, sk, { threads: 2, backend: 'sodium-native' }),
     new WorkerVrfEngine(config, sk, { threads: 3, backend: 'noble' }),
     createVrfEngine(config, sk, { threads: 0 }),
+    new LocalVrfEngine(config, sk, 'wasm'),
+    new WorkerVrfEngine(config, sk, { threads: 2, backend: 'wasm' }),
   ];
   try {
     const results = [];
@@ -97,6 +122,7 @@ test('every engine gives the same labels and proofs, in job order', async () => 
     assert.match(engines[4]!.name, /^sodium-native, 2 worker threads$/);
     assert.match(engines[5]!.name, /^noble, 3 worker threads$/);
     assert.match(engines[0]!.name, /noble \(main thread\)/);
+    assert.match(engines[8]!.name, /^wasm, 2 worker threads$/);
   } finally {
     for (const e of engines) await e.close();
   }

@@ -132,72 +132,17 @@ static inline void fe_sq(fe h, const fe f) {
   fe_reduce_wide(h, r0, r1, r2, r3, r4);
 }
 
-/* h = f^(2^n) */
-static inline void fe_sqn(fe h, const fe f, int n) {
-  fe_sq(h, f);
-  for (int i = 1; i < n; i++) fe_sq(h, h);
-}
-
 /* Constant-time h = b ? g : h, for b in {0, 1}. */
 static inline void fe_cmov(fe h, const fe g, uint64_t b) {
   const uint64_t mask = (uint64_t)0 - b;
   for (int i = 0; i < 5; i++) h[i] ^= mask & (h[i] ^ g[i]);
 }
 
-static inline int fe_iszero(const fe f) {
-  uint8_t s[32];
-  uint8_t acc = 0;
-  fe_tobytes(s, f);
-  for (int i = 0; i < 32; i++) acc |= s[i];
-  return acc == 0;
-}
+/* d = -121665/121666 (spec 5.1), 2d and sqrt(-1) = 2^((p-1)/4) in this header's limbs. */
+#define FE25519_D {0x34dca135978a3ULL, 0x1a8283b156ebdULL, 0x5e7a26001c029ULL, 0x739c663a03cbbULL, 0x52036cee2b6ffULL}
+#define FE25519_D2 {0x69b9426b2f159ULL, 0x35050762add7aULL, 0x3cf44c0038052ULL, 0x6738cc7407977ULL, 0x2406d9dc56dffULL}
+#define FE25519_SQRTM1 {0x61b274a0ea0b0ULL, 0x0d5a5fc8f189dULL, 0x7ef5e9cbd0c60ULL, 0x78595a6804c9eULL, 0x2b8324804fc1dULL}
 
-/* The low bit of the canonical encoding: the "sign" of RFC 8032. */
-static inline int fe_isnegative(const fe f) {
-  uint8_t s[32];
-  fe_tobytes(s, f);
-  return s[0] & 1;
-}
-
-/* The chain shared by inversion and the square root: returns z^(2^250 - 1) and z^11. */
-static inline void fe_pow2250m1(fe out, fe z11, const fe z) {
-  fe t0, t1, t2;
-  fe_sq(t0, z);              /* z^2 */
-  fe_sqn(t1, t0, 2);         /* z^8 */
-  fe_mul(t1, z, t1);         /* z^9 */
-  fe_mul(z11, t0, t1);       /* z^11 */
-  fe_sq(t0, z11);            /* z^22 */
-  fe_mul(t0, t1, t0);        /* z^(2^5 - 1) */
-  fe_sqn(t1, t0, 5);
-  fe_mul(t0, t1, t0);        /* 2^10 - 1 */
-  fe_sqn(t1, t0, 10);
-  fe_mul(t1, t1, t0);        /* 2^20 - 1 */
-  fe_sqn(t2, t1, 20);
-  fe_mul(t1, t2, t1);        /* 2^40 - 1 */
-  fe_sqn(t1, t1, 10);
-  fe_mul(t0, t1, t0);        /* 2^50 - 1 */
-  fe_sqn(t1, t0, 50);
-  fe_mul(t1, t1, t0);        /* 2^100 - 1 */
-  fe_sqn(t2, t1, 100);
-  fe_mul(t1, t2, t1);        /* 2^200 - 1 */
-  fe_sqn(t1, t1, 50);
-  fe_mul(out, t1, t0);       /* 2^250 - 1 */
-}
-
-/* 1/z as z^(p - 2) = z^(2^255 - 21); 0 maps to 0. */
-static inline void fe_invert(fe out, const fe z) {
-  fe t, z11;
-  fe_pow2250m1(t, z11, z);
-  fe_sqn(t, t, 5);           /* 2^255 - 32 */
-  fe_mul(out, t, z11);       /* 2^255 - 21 */
-}
-
-/* z^((p - 5) / 8) = z^(2^252 - 3), the exponent of the square-root formula (RFC 8032 5.1.3). */
-static inline void fe_pow22523(fe out, const fe z) {
-  fe t, z11;
-  fe_pow2250m1(t, z11, z);
-  fe_sqn(t, t, 2);           /* 2^252 - 4 */
-  fe_mul(out, t, z);         /* 2^252 - 3 */
-}
+#include "fe25519_pow.h"
 
 #endif

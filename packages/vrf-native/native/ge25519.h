@@ -17,14 +17,11 @@ typedef struct { fe YplusX, YminusX, Z, T2d; } ge_cached;
 typedef struct { fe d, d2, sqrtm1; } ge_constants;
 
 /*
- * d = -121665/121666 (spec 5.1), 2d and sqrt(-1) = 2^((p-1)/4), in 51-bit limbs. Constant
- * data, so every thread that loads the addon shares them without initialising anything.
+ * d = -121665/121666 (spec 5.1), 2d and sqrt(-1) = 2^((p-1)/4), in the limbs of whichever
+ * field header is in use (its FE25519_* initialisers). Constant data, so every thread that
+ * loads the code shares them without initialising anything.
  */
-static const ge_constants GE_CONSTANTS = {
-    {0x34dca135978a3ULL, 0x1a8283b156ebdULL, 0x5e7a26001c029ULL, 0x739c663a03cbbULL, 0x52036cee2b6ffULL},
-    {0x69b9426b2f159ULL, 0x35050762add7aULL, 0x3cf44c0038052ULL, 0x6738cc7407977ULL, 0x2406d9dc56dffULL},
-    {0x61b274a0ea0b0ULL, 0x0d5a5fc8f189dULL, 0x7ef5e9cbd0c60ULL, 0x78595a6804c9eULL, 0x2b8324804fc1dULL},
-};
+static const ge_constants GE_CONSTANTS = {FE25519_D, FE25519_D2, FE25519_SQRTM1};
 
 static inline void ge_p3_0(ge_p3 *h) { fe_0(h->X); fe_1(h->Y); fe_1(h->Z); fe_0(h->T); }
 

@@ -5,7 +5,7 @@
  * that came from the server is set as text, never as HTML.
  */
 
-import { AkdError, toHex, type VerifyResult } from '@akd-ts/core';
+import { AkdError, initVrfWasm, toHex, vrfArithmetic, type VerifyResult } from '@akd-ts/core';
 import {
   checkHistory,
   checkLookup,
@@ -230,7 +230,11 @@ async function settle(): Promise<void> {
     const servedEpoch = res.headers.get('x-akd-epoch');
     const bytes = new Uint8Array(await res.arrayBuffer());
     const { trusted, source } = await chooseRoot(servedEpoch);
+    // the WebAssembly VRF arithmetic has been compiling since the page loaded; without it
+    // (no WebAssembly, or a policy refusing it) noble's verifies the same way, only slower
+    await initVrfWasm();
     const verdict = checkLookup(trusted, label, bytes);
+    document.documentElement.dataset['vrf'] = vrfArithmetic();
     fact(details, 'Label', display(label));
     if (verdict.verified) {
       const r = verdict.result;

@@ -6,11 +6,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inflateSync } from 'node:zlib';
+import { gzipSync, inflateSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { toHex } from '@akd-ts/core';
 import { startServer, type RunningServer } from '@akd-ts/server';
@@ -147,6 +147,10 @@ test('the page bundles for the browser without any Node built-in', async () => {
     'index.html',
     'style.css',
   ]);
+  // the page's budget: its code, core and the embedded WebAssembly within 150 KiB gzip
+  const gzip = gzipSync(readFileSync(join(webRoot, 'app.js')), { level: 9 }).length;
+  assert.ok(gzip <= 150 * 1024, `app.js is ${(gzip / 1024).toFixed(1)} KiB gzip`);
+  assert.ok(gzip > 20 * 1024, 'the bundle holds core');
 });
 
 test('a published label verifies in the browser: verdict, value, version, epoch and path', async (t) => {
@@ -154,6 +158,8 @@ test('a published label verifies in the browser: verdict, value, version, epoch 
   const { page, kind, verdict, details } = await lookUp(honest, 'alice', { history: true });
   assert.equal(kind, 'verified', verdict);
   assert.match(verdict, /Verified: alice has this value at epoch 3/);
+  // verified on the WebAssembly arithmetic: the server's policy allows 'wasm-unsafe-eval'
+  assert.equal(await page.getAttribute('html', 'data-vrf'), 'wasm');
   assert.match(details, /Valuealice-key-2/);
   assert.match(details, /Version2/);
   assert.match(details, /Published in epoch2/);

@@ -5,7 +5,9 @@
  *
  * Files: curve.ts (the noble calls), encode-to-curve.ts (try-and-increment), keys.ts,
  * proof.ts (byte layout and hashes), verify.ts (the verifier), window-table.ts (fixed-point
- * tables). Secret multiplications here use noble's constant-time `multiply`.
+ * tables), wasm/ (the WebAssembly arithmetic). Secret multiplications use the constant-time
+ * ladders of packages/core/wasm/ when the module is loaded, else noble's constant-time
+ * `multiply`; both give the same bytes.
  */
 
 import { sha512 } from '@noble/hashes/sha2.js';
@@ -19,6 +21,15 @@ import {
   scalarToBytesLE,
 } from './curve.js';
 import { encodeToCurve } from './encode-to-curve.js';
+import { wasmFor, type VrfArithmetic, type VrfWasm } from './wasm/loader.js';
+import {
+  wasmEncodeToCurve,
+  wasmHBytes,
+  wasmMulBase,
+  wasmMulH,
+  wasmScalarMulAdd,
+  wasmScalarReduce,
+} from './wasm/ops.js';
 import { secretParts, toSecretKey, type VrfSecretKey } from './keys.js';
 import {
   CHALLENGE_LENGTH,
@@ -53,6 +64,14 @@ export {
   vrfProofToHash,
 } from './proof.js';
 export { toPublicKey, verifyWithTrace, vrfVerify } from './verify.js';
+export {
+  initVrfWasm,
+  setVrfArithmetic,
+  vrfArithmetic,
+  vrfWasmAvailable,
+  vrfWasmError,
+} from './wasm/loader.js';
+export type { VrfArithmetic, VrfArithmeticChoice } from './wasm/loader.js';
 export type { VerifyTrace } from './verify.js';
 
 /** Every intermediate value of a proof (RFC 9381 appendix B lists the same ones). */
@@ -77,9 +96,16 @@ export interface ProveTrace {
  * @example
  * proveWithTrace(key, alpha).counter; // 0 for RFC 9381 example 16
  */
-export function proveWithTrace(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): ProveTrace {
+export function proveWithTrace(
+  key: VrfSecretKey | Uint8Array,
+  alpha: Uint8Array,
+  arithmetic?: VrfArithmetic,
+): ProveTrace {
   const secret = toSecretKey(key);
-  const { scalar: x, nonceKey } = secretParts(secret);
+  const wasm = wasmFor(arithmetic);
+  if (wasm !== undefined) return proveOnWasm(wasm, secret, alpha);
+  const { x: xBytes, nonceKey } = secretParts(secret);
+  const x = bytesToScalarLE(xBytes);
   const pkBytes = secret.publicKey.toBytes();
   const { point: H, counter } = encodeToCurve(pkBytes, alpha);
   const [hBytes] = compressPoints([H]);
@@ -102,17 +128,47 @@ export function proveWithTrace(key: VrfSecretKey | Uint8Array, alpha: Uint8Array
   return { proof, h: hBytes!, counter, nonceHash, u: uBytes!, v: vBytes! };
 }
 
+/** `proveWithTrace` on the WebAssembly arithmetic: the same steps, constant time in x and k. */
+function proveOnWasm(wasm: VrfWasm, secret: VrfSecretKey, alpha: Uint8Array): ProveTrace {
+  const { x, nonceKey } = secretParts(secret);
+  const pkBytes = secret.publicKey.toBytes();
+  const counter = wasmEncodeToCurve(wasm, pkBytes, alpha);
+  const h = wasmHBytes(wasm);
+  // RFC 9381 5.4.2.2: k = LE(SHA512(nonce_key || compress(H))) mod L
+  const nonceHash = sha512(concatBytes(nonceKey, h));
+  const k = wasmScalarReduce(wasm, nonceHash);
+  const gamma = wasmMulH(wasm, x);
+  const v = wasmMulH(wasm, k);
+  const u = wasmMulBase(wasm, k);
+  const c = challenge(pkBytes, h, gamma, u, v);
+  const s = wasmScalarMulAdd(wasm, c, x, k);
+  k.fill(0);
+  // spec 5.3: pi = compress(Gamma) || LE16(c) || LE32(s)
+  const proof = new Uint8Array(VRF_PROOF_LENGTH);
+  proof.set(gamma, 0);
+  proof.set(c, POINT_LENGTH);
+  proof.set(s, POINT_LENGTH + CHALLENGE_LENGTH);
+  return { proof, h, counter, nonceHash, u, v };
+}
+
 /**
  * `prove(sk, alpha)` (spec 5.3): the 80-byte proof `Gamma || c || s`.
  *
  * @param key an expanded key (fast when proving many inputs) or the 32-byte seed
- * @throws AkdError `VRF_INVALID_SECRET_KEY` when a seed is not 32 bytes
+ * @param arithmetic forces one arithmetic (a server choosing its backend); by default the one
+ *   `vrfArithmetic()` names
+ * @throws AkdError `VRF_INVALID_SECRET_KEY` when a seed is not 32 bytes; Error when `wasm` is
+ *   forced and cannot load
  * @example
  * const proof = vrfProve(VrfSecretKey.fromBytes(seed), alpha);
  * toHex(vrfVerify(publicKey, proof, alpha)) === toHex(vrfProofToHash(proof)); // true
  */
-export function vrfProve(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): Uint8Array {
-  return proveWithTrace(key, alpha).proof;
+export function vrfProve(
+  key: VrfSecretKey | Uint8Array,
+  alpha: Uint8Array,
+  arithmetic?: VrfArithmetic,
+): Uint8Array {
+  return proveWithTrace(key, alpha, arithmetic).proof;
 }
 
 /**
@@ -120,14 +176,24 @@ export function vrfProve(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): Uin
  * equal to `vrfProofToHash(vrfProve(key, alpha))`. It computes `8·Gamma` directly as
  * `((8x) mod L)·H`, valid because `H` has order L.
  *
+ * @param arithmetic as for `vrfProve`
  * @throws AkdError `VRF_INVALID_SECRET_KEY` when a seed is not 32 bytes
  * @example
  * toHex(vrfEvaluate(key, alpha)) === toHex(vrfProofToHash(vrfProve(key, alpha))); // true
  */
-export function vrfEvaluate(key: VrfSecretKey | Uint8Array, alpha: Uint8Array): Uint8Array {
+export function vrfEvaluate(
+  key: VrfSecretKey | Uint8Array,
+  alpha: Uint8Array,
+  arithmetic?: VrfArithmetic,
+): Uint8Array {
   const secret = toSecretKey(key);
+  const { x8 } = secretParts(secret);
+  const wasm = wasmFor(arithmetic);
+  if (wasm !== undefined) {
+    wasmEncodeToCurve(wasm, secret.publicKey.toBytes(), alpha);
+    return hashCofactorGamma(wasmMulH(wasm, x8));
+  }
   const { point: H } = encodeToCurve(secret.publicKey.toBytes(), alpha);
   // x mod L is nonzero and L is odd, so 8x mod L is nonzero too (noble needs 1 <= k < L).
-  const gamma8 = H.multiply(modL(8n * secretParts(secret).scalar));
-  return hashCofactorGamma(gamma8.toBytes());
+  return hashCofactorGamma(H.multiply(bytesToScalarLE(x8)).toBytes());
 }

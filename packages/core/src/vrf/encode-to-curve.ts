@@ -76,7 +76,12 @@ export function tryAndIncrement(candidate: (counter: number) => Uint8Array): Enc
     const point = interpretHashAsPoint(candidate(counter));
     if (point !== undefined) return { point, counter };
   }
-  throw new AkdError(
+  throw noPointError();
+}
+
+/** The error of a try-and-increment loop that ran out of counter values (any arithmetic). */
+export function noPointError(): AkdError {
+  return new AkdError(
     'VRF_VERIFY_FAILED',
     'ECVRF encode_to_curve: no counter value 0..255 gave a curve point (RFC 9381 5.4.1.1 INVALID)',
   );

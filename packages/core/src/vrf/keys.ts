@@ -15,6 +15,8 @@ import {
   scalarToBytesLE,
   type EdwardsPoint,
 } from './curve.js';
+import { vrfWasm } from './wasm/loader.js';
+import { wasmKeyCheck, wasmMulBase, wasmScalarMulAdd, wasmScalarReduce } from './wasm/ops.js';
 
 /** Length of a VRF secret key and of a public key (spec 5.2). */
 export const VRF_KEY_LENGTH = 32;
@@ -59,26 +61,35 @@ export function expandSecretKeyBytes(sk: Uint8Array): ExpandedSecretKeyBytes {
   return { scalarBytes, nonceKey: h.slice(32, 64) };
 }
 
-// Lets VrfSecretKey wrap the point it computed itself, without giving VrfPublicKey a public
+// Lets VrfSecretKey wrap the key it computed itself, without giving VrfPublicKey a public
 // constructor that would skip the checks of `fromBytes`.
-let createPublicKey: (bytes: Uint8Array, point: EdwardsPoint) => VrfPublicKey;
+let createPublicKey: (bytes: Uint8Array, point: EdwardsPoint | undefined) => VrfPublicKey;
 
 /**
- * A parsed VRF public key `Y` (spec 5.2): the decoded point, and the bytes exactly as received,
- * since upstream hashes those bytes (not a re-encoding) into encode_to_curve and the challenge.
+ * A parsed VRF public key `Y` (spec 5.2): the bytes exactly as received, since upstream hashes
+ * those bytes (not a re-encoding) into encode_to_curve and the challenge, and the decoded point.
  */
 export class VrfPublicKey {
   readonly #bytes: Uint8Array;
-  /** The decoded point `Y` (not small order; it may still carry a torsion component). */
-  readonly point: EdwardsPoint;
+  #point: EdwardsPoint | undefined;
 
   static {
     createPublicKey = (bytes, point) => new VrfPublicKey(bytes, point);
   }
 
-  private constructor(bytes: Uint8Array, point: EdwardsPoint) {
+  private constructor(bytes: Uint8Array, point: EdwardsPoint | undefined) {
     this.#bytes = bytes;
-    this.point = point;
+    this.#point = point;
+  }
+
+  /**
+   * The decoded point `Y` as a noble point (not small order; it may still carry a torsion
+   * component). A key checked on the WebAssembly arithmetic is decoded by noble only when this
+   * is first read.
+   */
+  get point(): EdwardsPoint {
+    // fromBytes has checked that the bytes decode
+    return (this.#point ??= decodePointLenient(this.#bytes)!);
   }
 
   /**
@@ -100,13 +111,21 @@ export class VrfPublicKey {
         { field: 'publicKey' },
       );
     }
-    const point = decodePointLenient(bytes);
-    if (point === undefined) {
+    const wasm = vrfWasm();
+    let point: EdwardsPoint | undefined;
+    let check: 'ok' | 'not-a-point' | 'small-order';
+    if (wasm !== undefined) {
+      check = wasmKeyCheck(wasm, bytes);
+    } else {
+      point = decodePointLenient(bytes);
+      check = point === undefined ? 'not-a-point' : point.isSmallOrder() ? 'small-order' : 'ok';
+    }
+    if (check === 'not-a-point') {
       throw new AkdError('VRF_INVALID_PUBLIC_KEY', 'VRF public key is not a curve point', {
         field: 'publicKey',
       });
     }
-    if (point.isSmallOrder()) {
+    if (check === 'small-order') {
       throw new AkdError('VRF_INVALID_PUBLIC_KEY', 'VRF public key is a small-order point', {
         field: 'publicKey',
       });
@@ -137,12 +156,19 @@ export class VrfPublicKey {
 
 /** The secret half of a `VrfSecretKey`, kept outside the object (see `secretParts`). */
 interface SecretParts {
-  /** `x mod L`; spec 5.2: reducing changes nothing, every point it multiplies has order L. */
-  scalar: bigint;
+  /**
+   * `x mod L`, 32 bytes little-endian. Spec 5.2: reducing changes nothing, every point it
+   * multiplies has order L.
+   */
+  x: Uint8Array;
+  /** `8x mod L`: `8·Gamma = (8x mod L)·H`, what evaluation multiplies by. */
+  x8: Uint8Array;
   nonceKey: Uint8Array;
 }
 
 const SECRETS = new WeakMap<VrfSecretKey, SecretParts>();
+const EIGHT = new Uint8Array([8]);
+const NOTHING = new Uint8Array(0);
 
 /**
  * An expanded VRF secret key (spec 5.2): the secret scalar `x`, the nonce key and the public
@@ -158,7 +184,8 @@ export class VrfSecretKey {
   }
 
   /**
-   * Expands a 32-byte secret seed (spec 5.2).
+   * Expands a 32-byte secret seed (spec 5.2): on WebAssembly with its constant-time scalar
+   * reduction and base-point multiplication, else with noble.
    *
    * @throws AkdError `VRF_INVALID_SECRET_KEY` when `sk` is not 32 bytes
    * @example
@@ -167,12 +194,28 @@ export class VrfSecretKey {
    */
   static fromBytes(sk: Uint8Array): VrfSecretKey {
     const { scalarBytes, nonceKey } = expandSecretKeyBytes(sk);
-    // x is in [2^254, 2^255) and a multiple of 8 while L is odd and 8L > 2^255, so x mod L is
-    // never 0 and noble's constant-time multiply (1 <= k < L) always accepts it.
-    const scalar = modL(bytesToScalarLE(scalarBytes));
-    const point = Point.BASE.multiply(scalar);
-    const key = new VrfSecretKey(createPublicKey(point.toBytes(), point));
-    SECRETS.set(key, { scalar, nonceKey });
+    const wasm = vrfWasm();
+    let parts: SecretParts;
+    let publicKey: VrfPublicKey;
+    if (wasm !== undefined) {
+      const x = wasmScalarReduce(wasm, scalarBytes);
+      parts = { x, x8: wasmScalarMulAdd(wasm, EIGHT, x, NOTHING), nonceKey };
+      publicKey = createPublicKey(wasmMulBase(wasm, x), undefined);
+    } else {
+      // x is in [2^254, 2^255) and a multiple of 8 while L is odd and 8L > 2^255, so x mod L is
+      // never 0 and noble's constant-time multiply (1 <= k < L) always accepts it.
+      const scalar = modL(bytesToScalarLE(scalarBytes));
+      const point = Point.BASE.multiply(scalar);
+      parts = {
+        x: scalarToBytesLE(scalar, 32),
+        x8: scalarToBytesLE(modL(8n * scalar), 32),
+        nonceKey,
+      };
+      publicKey = createPublicKey(point.toBytes(), point);
+    }
+    scalarBytes.fill(0);
+    const key = new VrfSecretKey(publicKey);
+    SECRETS.set(key, parts);
     return key;
   }
 
@@ -193,7 +236,7 @@ export class VrfSecretKey {
 }
 
 /**
- * The secret scalar and nonce key of `key`, for the prover (ecvrf.ts). Not exported from the
+ * The secret scalars and nonce key of `key`, for the prover (ecvrf.ts). Not exported from the
  * package: only this directory reads secrets.
  */
 export function secretParts(key: VrfSecretKey): SecretParts {

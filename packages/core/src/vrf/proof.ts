@@ -12,6 +12,8 @@ import {
   PROOF_TO_HASH_DOMAIN_FRONT,
   SUITE_STRING,
 } from './encode-to-curve.js';
+import { vrfWasm } from './wasm/loader.js';
+import { wasmGamma8 } from './wasm/ops.js';
 
 /** `pi = Gamma (32) || c (16) || s (32)`, spec 5.3. */
 export const VRF_PROOF_LENGTH = 80;
@@ -72,6 +74,29 @@ export function proofToHashInput(gamma8Bytes: Uint8Array): Uint8Array {
   return input;
 }
 
+/**
+ * Checks that `proof` is an 80-byte Uint8Array (spec 5.3).
+ *
+ * @throws AkdError `VRF_INVALID_PROOF` when it is not 80 bytes
+ */
+export function checkProofLength(proof: Uint8Array): void {
+  if (!(proof instanceof Uint8Array)) throw new TypeError('proof must be a Uint8Array');
+  if (proof.length !== VRF_PROOF_LENGTH) {
+    throw new AkdError(
+      'VRF_INVALID_PROOF',
+      `VRF proof must be ${VRF_PROOF_LENGTH} bytes, got ${proof.length}`,
+      { field: 'proof' },
+    );
+  }
+}
+
+/** The error of a proof whose Gamma is not a curve point. */
+export function gammaError(): AkdError {
+  return new AkdError('VRF_INVALID_PROOF', 'VRF proof Gamma is not a curve point', {
+    field: 'proof',
+  });
+}
+
 /** A proof split into its parts (spec 5.3 verify, first three lines). */
 export interface DecodedProof {
   gamma: EdwardsPoint;
@@ -87,22 +112,11 @@ export interface DecodedProof {
  * @throws AkdError `VRF_INVALID_PROOF` when the proof is not 80 bytes or Gamma does not decode
  */
 export function decodeProof(proof: Uint8Array): DecodedProof {
-  if (!(proof instanceof Uint8Array)) throw new TypeError('proof must be a Uint8Array');
-  if (proof.length !== VRF_PROOF_LENGTH) {
-    throw new AkdError(
-      'VRF_INVALID_PROOF',
-      `VRF proof must be ${VRF_PROOF_LENGTH} bytes, got ${proof.length}`,
-      { field: 'proof' },
-    );
-  }
+  checkProofLength(proof);
   // spec 5.5: dalek-lenient decoding, so a non-canonical Gamma gets as far as the challenge
   // check (which hashes its canonical re-encoding) instead of failing here.
   const gamma = decodePointLenient(proof.subarray(0, POINT_LENGTH));
-  if (gamma === undefined) {
-    throw new AkdError('VRF_INVALID_PROOF', 'VRF proof Gamma is not a curve point', {
-      field: 'proof',
-    });
-  }
+  if (gamma === undefined) throw gammaError();
   return {
     gamma,
     c: bytesToScalarLE(proof.subarray(POINT_LENGTH, POINT_LENGTH + CHALLENGE_LENGTH)),
@@ -119,6 +133,13 @@ export function decodeProof(proof: Uint8Array): DecodedProof {
  * toHex(vrfProofToHash(proof)); // RFC 9381 example 16: '90cf1df3...'
  */
 export function vrfProofToHash(proof: Uint8Array): Uint8Array {
+  const wasm = vrfWasm();
+  if (wasm !== undefined) {
+    checkProofLength(proof);
+    const gamma8 = wasmGamma8(wasm, proof.subarray(0, POINT_LENGTH));
+    if (gamma8 === undefined) throw gammaError();
+    return hashCofactorGamma(gamma8);
+  }
   const { gamma } = decodeProof(proof);
   return hashCofactorGamma(gamma.clearCofactor().toBytes());
 }

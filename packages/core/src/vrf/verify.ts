@@ -6,22 +6,30 @@
  * `U = s·B + c·(-Y)` comes from noble's precomputed base-point table and a per-key window table
  * for the 128-bit `c`, `V` is one interleaved (Straus) multi-scalar multiplication, and the
  * five points to encode share one field inversion.
+ *
+ * When the WebAssembly arithmetic is loaded (wasm/loader.ts) the curve work runs there
+ * instead, with the same structure in C (packages/core/wasm/vrf.c: fixed-point tables for B
+ * and per key, one w-NAF doubling chain for V, one inversion) and identical results.
  */
 
 import { mulAddUnsafe } from '@noble/curves/abstract/curve.js';
 import { bytesEqual, toHex } from '../bytes.js';
 import { AkdError } from '../errors.js';
 import { Point, compressPoints } from './curve.js';
-import { encodeToCurve } from './encode-to-curve.js';
+import { encodeToCurve, noPointError } from './encode-to-curve.js';
 import { VrfPublicKey } from './keys.js';
 import {
   CHALLENGE_LENGTH,
   POINT_LENGTH,
   challenge,
+  checkProofLength,
   decodeProof,
+  gammaError,
   hashCofactorGamma,
 } from './proof.js';
 import { WindowTable } from './window-table.js';
+import { vrfWasm, type VrfWasm } from './wasm/loader.js';
+import { WASM_ALPHA_MAX, wasmEncodeToCurve, wasmVerifyPoints, wasmVrfVerify } from './wasm/ops.js';
 
 /**
  * Window width of the per-key table for `c·(-Y)`. Measured (spec 18 machine): W = 4 builds in
@@ -99,6 +107,8 @@ export function verifyWithTrace(
   alpha: Uint8Array,
 ): VerifyTrace {
   const pk = toPublicKey(publicKey);
+  const wasm = vrfWasm();
+  if (wasm !== undefined) return verifyOnWasm(wasm, pk, proof, alpha);
   const { gamma, c, s } = decodeProof(proof);
   const pkBytes = pk.toBytes();
   const { point: H, counter } = encodeToCurve(pkBytes, alpha);
@@ -123,6 +133,42 @@ export function verifyWithTrace(
     counter,
     u: uBytes!,
     v: vBytes!,
+    challenge: cPrime,
+  };
+}
+
+/**
+ * `verifyWithTrace` on the WebAssembly arithmetic: one call, hashing included, with the errors
+ * of the noble path in the same order. An alpha too long for the module's buffer is hashed
+ * here instead, and then Gamma is decoded after encode_to_curve rather than before: the order
+ * differs only for a proof with an undecodable Gamma whose input also exhausts all 256
+ * counters (probability about 2^-256).
+ */
+function verifyOnWasm(
+  wasm: VrfWasm,
+  pk: VrfPublicKey,
+  proof: Uint8Array,
+  alpha: Uint8Array,
+): VerifyTrace {
+  checkProofLength(proof);
+  if (alpha.length <= WASM_ALPHA_MAX) {
+    const result = wasmVrfVerify(wasm, pk.toBytes(), proof, alpha);
+    if (result === 'gamma') throw gammaError();
+    if (result === 'no-point') throw noPointError();
+    return result;
+  }
+  const pkBytes = pk.toBytes();
+  const counter = wasmEncodeToCurve(wasm, pkBytes, alpha);
+  const points = wasmVerifyPoints(wasm, pkBytes, proof);
+  if (points === undefined) throw gammaError();
+  const cPrime = challenge(pkBytes, points.h, points.gamma, points.u, points.v);
+  return {
+    valid: bytesEqual(cPrime, proof.subarray(POINT_LENGTH, POINT_LENGTH + CHALLENGE_LENGTH)),
+    output: hashCofactorGamma(points.gamma8),
+    h: points.h,
+    counter,
+    u: points.u,
+    v: points.v,
     challenge: cPrime,
   };
 }

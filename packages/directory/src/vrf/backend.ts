@@ -3,12 +3,20 @@
  * - `native`: evaluation (the publish hot path) and the point arithmetic of proofs in akd-ts's
  *   own C addon (@akd-ts/vrf-native), the base point and scalars of proofs through libsodium
  *   (noble's prover when libsodium does not load);
+ * - `wasm`: core's WebAssembly arithmetic for both (constant-time ladders and scalars for the
+ *   secret), where the addon was not built;
  * - `sodium-native`: libsodium for both;
- * - `noble`: core's portable implementation, the reference.
+ * - `noble`: core's portable BigInt implementation, the reference.
  * All give identical bytes; the engines (calling thread or worker threads) are built on this.
  */
 
-import { VrfSecretKey, vrfEvaluate, vrfProve } from '@akd-ts/core';
+import {
+  VrfSecretKey,
+  vrfWasmAvailable,
+  vrfEvaluate,
+  vrfProve,
+  type VrfArithmetic,
+} from '@akd-ts/core';
 import {
   NativeVrfKey,
   loadNativeVrf,
@@ -17,7 +25,7 @@ import {
 } from '@akd-ts/vrf-native';
 import { SodiumVrfKey, loadSodium } from './sodium.js';
 
-export type VrfBackendName = 'native' | 'sodium-native' | 'noble';
+export type VrfBackendName = 'native' | 'wasm' | 'sodium-native' | 'noble';
 
 /** Which backend to use: the fastest available, or a named one. */
 export type VrfBackendChoice = 'auto' | VrfBackendName;
@@ -28,6 +36,23 @@ export interface VrfKeyBackend {
   /** The outputs of many alphas, in order (one addon call per try-and-increment round). */
   evaluateMany(alphas: readonly Uint8Array[]): Uint8Array[];
   prove(alpha: Uint8Array): Uint8Array;
+}
+
+/** Whether core's WebAssembly arithmetic loads in this process. */
+export function wasmVrfAvailable(): boolean {
+  return vrfWasmAvailable();
+}
+
+/** One of core's arithmetics, forced for this key whatever the process-wide choice. */
+function coreBackend(secretKey: Uint8Array, arithmetic: VrfArithmetic): VrfKeyBackend {
+  const key = VrfSecretKey.fromBytes(secretKey);
+  const evaluate = (a: Uint8Array) => vrfEvaluate(key, a, arithmetic);
+  return {
+    name: arithmetic,
+    evaluate,
+    evaluateMany: (alphas) => alphas.map(evaluate),
+    prove: (a) => vrfProve(key, a, arithmetic),
+  };
 }
 
 /** Whether sodium-native loads in this process. */
@@ -55,7 +80,7 @@ function proverFor(secretKey: Uint8Array, points: ProofPointArithmetic | undefin
 
 /**
  * The key on the chosen backend.
- * @throws Error when `native` or `sodium-native` is asked for and cannot load
+ * @throws Error when `native`, `wasm` or `sodium-native` is asked for and cannot load
  */
 export function vrfKeyBackend(
   secretKey: Uint8Array,
@@ -75,6 +100,9 @@ export function vrfKeyBackend(
     if (choice === 'native')
       throw new Error('the native VRF addon cannot be loaded in this process');
   }
+  if (choice === 'wasm' || choice === 'auto') {
+    if (choice === 'wasm' || wasmVrfAvailable()) return coreBackend(secretKey, 'wasm');
+  }
   if (choice === 'sodium-native' || choice === 'auto') {
     const sodium = loadSodium();
     if (sodium !== null) {
@@ -90,12 +118,5 @@ export function vrfKeyBackend(
     if (choice === 'sodium-native')
       throw new Error('sodium-native cannot be loaded in this process');
   }
-  const key = VrfSecretKey.fromBytes(secretKey);
-  const evaluate = (a: Uint8Array) => vrfEvaluate(key, a);
-  return {
-    name: 'noble',
-    evaluate,
-    evaluateMany: (alphas) => alphas.map(evaluate),
-    prove: (a) => vrfProve(key, a),
-  };
+  return coreBackend(secretKey, 'noble');
 }

@@ -1,0 +1,83 @@
+/*
+ * Scalars modulo L = 2^252 + 27742317777372353535851937790883648493 (spec 5.1), for the
+ * prover: the nonce k = SHA512(...) mod L and the response s = k + c x mod L (spec 5.3,
+ * RFC 9381 5.4.2.2). Both involve the secret scalar, so everything here is constant time: a
+ * bit-serial reduction with a masked conditional subtraction, and fixed-length loops.
+ * Values are little-endian arrays of 32-bit words.
+ */
+#ifndef AKD_SCALAR_H
+#define AKD_SCALAR_H
+
+#include <stdint.h>
+
+static const uint32_t SC_L[8] = {0x5cf5d3ed, 0x5812631a, 0xa2f79cd6, 0x14def9de,
+                                 0x00000000, 0x00000000, 0x00000000, 0x10000000};
+
+static inline uint32_t sc_load32(const uint8_t *in) {
+  return (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+}
+
+static inline void sc_store32(uint8_t *out, uint32_t v) {
+  for (int i = 0; i < 4; i++, v >>= 8) out[i] = (uint8_t)v;
+}
+
+/*
+ * out = the 512-bit value `words` (16 words) mod L. One bit at a time from the top:
+ * r = 2r + bit stays below 2L, so one masked subtraction of L brings it back below L.
+ */
+static inline void sc_reduce_words(uint8_t out[32], const uint32_t words[16]) {
+  uint32_t r[9] = {0};
+  for (int bit = 511; bit >= 0; bit--) {
+    uint32_t carry = (words[bit >> 5] >> (bit & 31)) & 1;
+    for (int i = 0; i < 9; i++) {
+      const uint32_t next = r[i] >> 31;
+      r[i] = (r[i] << 1) | carry;
+      carry = next;
+    }
+    uint32_t t[9];
+    uint64_t borrow = 0;
+    for (int i = 0; i < 9; i++) {
+      const uint64_t d = (uint64_t)r[i] - (i < 8 ? SC_L[i] : 0) - borrow;
+      t[i] = (uint32_t)d;
+      borrow = (d >> 32) & 1;
+    }
+    /* no borrow: r >= L, take t */
+    const uint32_t keep_t = (uint32_t)borrow - 1;
+    for (int i = 0; i < 9; i++) r[i] = (t[i] & keep_t) | (r[i] & ~keep_t);
+  }
+  for (int i = 0; i < 8; i++) sc_store32(out + 4 * i, r[i]);
+}
+
+/* out = the 64-byte little-endian `in` mod L. */
+static inline void sc_reduce64(uint8_t out[32], const uint8_t in[64]) {
+  uint32_t words[16];
+  for (int i = 0; i < 16; i++) words[i] = sc_load32(in + 4 * i);
+  sc_reduce_words(out, words);
+}
+
+/* out = a b + c mod L, for 32-byte little-endian a, b, c below 2^256. */
+static inline void sc_muladd(uint8_t out[32], const uint8_t a[32], const uint8_t b[32],
+                             const uint8_t c[32]) {
+  uint32_t x[8], y[8], words[16] = {0};
+  for (int i = 0; i < 8; i++) {
+    x[i] = sc_load32(a + 4 * i);
+    y[i] = sc_load32(b + 4 * i);
+    words[i] = sc_load32(c + 4 * i);
+  }
+  for (int i = 0; i < 8; i++) {
+    uint64_t carry = 0;
+    for (int j = 0; j < 8; j++) {
+      const uint64_t t = (uint64_t)x[i] * y[j] + words[i + j] + carry;
+      words[i + j] = (uint32_t)t;
+      carry = t >> 32;
+    }
+    for (int k = i + 8; k < 16; k++) {
+      const uint64_t t = (uint64_t)words[k] + carry;
+      words[k] = (uint32_t)t;
+      carry = t >> 32;
+    }
+  }
+  sc_reduce_words(out, words);
+}
+
+#endif

@@ -1,0 +1,5 @@
+// Types of build-wasm.mjs, for the test that rebuilds the module.
+export const FLAGS: string[];
+export function clangVersion(): string | undefined;
+export function buildWasm(): Buffer;
+export function committedWasm(): Buffer;
