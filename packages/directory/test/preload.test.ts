@@ -192,7 +192,8 @@ test("an insertion's preload splits its frontier once its reads wait on round tr
     await tx.rollback();
     return stats.splits;
   };
-  const remote = () => new InstrumentedDatabase(new MemoryDatabase(), { readDelayMs: 2 });
+  // a round trip long against the reads' own work even when other jobs slow this thread down
+  const remote = () => new InstrumentedDatabase(new MemoryDatabase(), { readDelayMs: 10 });
   assert.ok((await splitsOf(remote(), false)) > 0, 'waiting reads: split');
   assert.equal(await splitsOf(new BusyDatabase(), false), 0, 'busy reads: serial');
   assert.ok((await splitsOf(new BusyDatabase(), true)) > 0, 'split on demand');
