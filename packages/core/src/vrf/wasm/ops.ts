@@ -8,6 +8,7 @@
 import { sha512 } from '@noble/hashes/sha2.js';
 import { encodeToCurveInput, isRejectedNonCanonical, noPointError } from '../encode-to-curve.js';
 import type { VrfWasm } from './loader.js';
+import type { VerifyTrace } from '../verify.js';
 
 /** Where alpha goes in the exchange buffer, and the longest alpha it takes (vrf.c). */
 const ALPHA_AT = 256;
@@ -46,16 +47,8 @@ export function wasmEncodeToCurve(
   throw noPointError();
 }
 
-/** Everything `akd_vrf_verify` recomputes (spec 5.3 verify). */
-export interface WasmVerification {
-  valid: boolean;
-  output: Uint8Array;
-  h: Uint8Array;
-  counter: number;
-  u: Uint8Array;
-  v: Uint8Array;
-  challenge: Uint8Array;
-}
+/** Everything `akd_vrf_verify` recomputes (spec 5.3 verify): the noble verifier's trace. */
+export type WasmVerification = VerifyTrace;
 
 /**
  * The whole verification in one call, hashing included, for alphas of up to
@@ -124,22 +117,23 @@ export function wasmHBytes(w: VrfWasm): Uint8Array {
   return w.io.slice(0, 32);
 }
 
-/** `compress(scalar·H)`, constant time in the secret scalar (32 bytes, below 2^255). */
-export function wasmMulH(w: VrfWasm, scalar: Uint8Array): Uint8Array {
+/** `compress(scalar·P)` by `multiply`, then the module's secrets wiped. */
+function wasmMul(w: VrfWasm, scalar: Uint8Array, multiply: () => void): Uint8Array {
   w.io.set(scalar, 0);
-  w.fns.akd_mul_h();
+  multiply();
   const out = w.io.slice(32, 64);
   w.fns.akd_wipe();
   return out;
 }
 
+/** `compress(scalar·H)`, constant time in the secret scalar (32 bytes, below 2^255). */
+export function wasmMulH(w: VrfWasm, scalar: Uint8Array): Uint8Array {
+  return wasmMul(w, scalar, () => w.fns.akd_mul_h());
+}
+
 /** `compress(scalar·B)`, constant time in the secret scalar (32 bytes, below 2^255). */
 export function wasmMulBase(w: VrfWasm, scalar: Uint8Array): Uint8Array {
-  w.io.set(scalar, 0);
-  w.fns.akd_mul_base();
-  const out = w.io.slice(32, 64);
-  w.fns.akd_wipe();
-  return out;
+  return wasmMul(w, scalar, () => w.fns.akd_mul_base());
 }
 
 /** `LE(bytes) mod L` for up to 64 bytes, constant time. */
