@@ -35,6 +35,7 @@ export { ExperimentalConfiguration, EXAMPLE_DOMAIN_LABEL } from './config/experi
 export { configurationByName, CONFIGURATION_NAMES } from './config/index.js';
 export { treeHasherOf } from './config/tree-hasher.js';
 export { alloc32 } from './slab.js';
+export { packedLabelOrder } from './label-order.js';
 export type { TreeHasher } from './config/tree-hasher.js';
 export type {
   AkdLabel,

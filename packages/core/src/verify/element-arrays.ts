@@ -9,6 +9,7 @@
 
 import type { TreeHasher } from '../config/tree-hasher.js';
 import { AkdError } from '../errors.js';
+import { packedLabelOrder } from '../label-order.js';
 import { NodeLabel } from '../node-label.js';
 import type { AzksElement } from '../types.js';
 
@@ -89,38 +90,9 @@ function commonBits(set: ElementArrays, a: number, b: number, max: number): numb
   return max;
 }
 
-/** Element indices in below 2^21 sort by the number `first 32 bits * 2^21 + index`. */
-const INDEX_SCALE = 2 ** 21;
-
-/**
- * The elements' indices in bit-string order, equal elements in input order: a native sort of
- * numbers (exact below 2^53), with the rare runs sharing their first 32 bits sorted by bytes.
- */
+/** The elements' indices in bit-string order, equal elements in input order. */
 function sortedOrder(set: ElementArrays): Int32Array {
-  const n = set.count;
-  const order = new Int32Array(n);
-  const byLabel = (a: number, b: number) => compareAt(set, a, b) || a - b;
-  if (n >= INDEX_SCALE) {
-    for (let i = 0; i < n; i++) order[i] = i;
-    return order.sort(byLabel);
-  }
-  const keys = new Float64Array(n);
-  const l = set.labels;
-  for (let i = 0; i < n; i++) {
-    const at = 32 * i;
-    const high = ((l[at]! << 24) | (l[at + 1]! << 16) | (l[at + 2]! << 8) | l[at + 3]!) >>> 0;
-    keys[i] = high * INDEX_SCALE + i;
-  }
-  keys.sort();
-  for (let i = 0; i < n; i++) order[i] = keys[i]! % INDEX_SCALE;
-  for (let i = 0; i < n;) {
-    const high = Math.floor(keys[i]! / INDEX_SCALE);
-    let j = i + 1;
-    while (j < n && Math.floor(keys[j]! / INDEX_SCALE) === high) j++;
-    if (j - i > 1) order.subarray(i, j).sort(byLabel);
-    i = j;
-  }
-  return order;
+  return packedLabelOrder(set.labels, set.count, (a, b) => compareAt(set, a, b) || a - b);
 }
 
 /**

@@ -5,7 +5,7 @@
  * walk that loads the tree pass ranges around instead of sets.
  */
 
-import { AkdError, LEAF_LEN, type AzksElement } from '@akd-ts/core';
+import { AkdError, LEAF_LEN, packedLabelOrder, type AzksElement } from '@akd-ts/core';
 
 export interface PackedElements {
   readonly count: number;
@@ -15,10 +15,6 @@ export interface PackedElements {
   readonly values: Uint8Array;
 }
 
-/** Elements sortable by the index-in-key trick of `sortedOrder`: indices below 2^21. */
-const INDEX_BITS = 21;
-const INDEX_SCALE = 2 ** INDEX_BITS;
-
 /** Unsigned lexicographic order of the 32-byte labels at `a` and `b` of `bytes`. */
 function compareAt(bytes: Uint8Array, a: number, b: number): number {
   for (let i = 0; i < 32; i++) {
@@ -26,37 +22,6 @@ function compareAt(bytes: Uint8Array, a: number, b: number): number {
     if (d !== 0) return d;
   }
   return 0;
-}
-
-/**
- * The order of the `count` labels packed in `bytes` (full-length, so byte order is label
- * order): a native sort of numbers `first 32 bits * 2^21 + index` (exact below 2^53), then
- * the rare runs that share their first 32 bits put in order by all their bytes.
- */
-function sortedOrder(bytes: Uint8Array, count: number): Int32Array {
-  const order = new Int32Array(count);
-  const byBytes = (a: number, b: number) => compareAt(bytes, 32 * a, 32 * b);
-  if (count >= INDEX_SCALE) {
-    for (let i = 0; i < count; i++) order[i] = i;
-    return order.sort(byBytes);
-  }
-  const keys = new Float64Array(count);
-  for (let i = 0; i < count; i++) {
-    const at = 32 * i;
-    const high =
-      ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
-    keys[i] = high * INDEX_SCALE + i;
-  }
-  keys.sort();
-  for (let i = 0; i < count; i++) order[i] = keys[i]! % INDEX_SCALE;
-  for (let i = 0; i < count;) {
-    const high = Math.floor(keys[i]! / INDEX_SCALE);
-    let j = i + 1;
-    while (j < count && Math.floor(keys[j]! / INDEX_SCALE) === high) j++;
-    if (j - i > 1) order.subarray(i, j).sort(byBytes);
-    i = j;
-  }
-  return order;
 }
 
 /**
@@ -83,7 +48,7 @@ export function packElements(elements: readonly AzksElement[]): PackedElements {
     inLabels.set(e.label.val, 32 * i);
     inValues.set(e.value, 32 * i);
   }
-  const order = sortedOrder(inLabels, count);
+  const order = packedLabelOrder(inLabels, count, (a, b) => compareAt(inLabels, 32 * a, 32 * b));
   const labels = new Uint8Array(new SharedArrayBuffer(32 * count));
   const values = new Uint8Array(new SharedArrayBuffer(32 * count));
   for (let i = 0; i < count; i++) {
