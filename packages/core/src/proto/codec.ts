@@ -22,13 +22,13 @@ import {
   singleAppendOnlyProofFromMessage,
 } from './from-message.js';
 import * as pb from './gen/types_pb.js';
+import { appendOnlyProofToMessage } from './to-message.js';
 import {
-  appendOnlyProofToMessage,
-  historyProofToMessage,
-  lookupProofToMessage,
-  membershipProofToMessage,
-  nonMembershipProofToMessage,
-} from './to-message.js';
+  writeHistoryProof,
+  writeLookupProof,
+  writeMembershipProof,
+  writeNonMembershipProof,
+} from './proof-writer.js';
 import { checkWireStructure } from './wire-check.js';
 import { writeSingleAppendOnlyProof } from './append-only-step.js';
 
@@ -56,7 +56,8 @@ function parse<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): Messa
  * ```
  */
 export function encodeLookupProof(proof: akd.LookupProof): Uint8Array {
-  return toBinary(pb.LookupProofSchema, lookupProofToMessage(proof));
+  // written directly (proof-writer.ts): the generic encoder's bytes, without its objects
+  return writeLookupProof(proof);
 }
 
 /**
@@ -81,7 +82,7 @@ export function decodeLookupProof(bytes: Uint8Array): akd.LookupProof {
  * ```
  */
 export function encodeHistoryProof(proof: akd.HistoryProof): Uint8Array {
-  return toBinary(pb.HistoryProofSchema, historyProofToMessage(proof));
+  return writeHistoryProof(proof);
 }
 
 /**
@@ -151,7 +152,7 @@ export function decodeSingleAppendOnlyProof(bytes: Uint8Array): akd.SingleAppend
  * ```
  */
 export function encodeMembershipProof(proof: akd.MembershipProof): Uint8Array {
-  return toBinary(pb.MembershipProofSchema, membershipProofToMessage(proof));
+  return writeMembershipProof(proof);
 }
 
 /**
@@ -174,7 +175,7 @@ export function decodeMembershipProof(bytes: Uint8Array): akd.MembershipProof {
  * ```
  */
 export function encodeNonMembershipProof(proof: akd.NonMembershipProof): Uint8Array {
-  return toBinary(pb.NonMembershipProofSchema, nonMembershipProofToMessage(proof));
+  return writeNonMembershipProof(proof);
 }
 
 /**
