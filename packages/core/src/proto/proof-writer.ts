@@ -2,9 +2,9 @@
  * Direct writers for the proofs a server sends with every answer (spec 15): lookup, history,
  * membership and non-membership proofs, written straight into one buffer. The generic path
  * (to-message.ts, then protobuf-es) builds a message object per label, element and sibling
- * and costs about as much as a quarter of a served lookup; this one computes each message's
- * size, allocates once and writes. The bytes are exactly the generic encoder's (spec 15.2):
- * every field present in ascending field order (zero and empty included), `label_val` without
+ * and costs about as much as a quarter of a served lookup; this one computes the size once,
+ * allocates once and writes back to front. The bytes are exactly the generic encoder's (spec
+ * 15.2): every field present in ascending field order (zero and empty included), `label_val` without
  * its trailing zero bytes, repeated fields unpacked, UpdateProof fields 6 and 7 only when set.
  * The same caller mistakes are refused with the same errors (a digest that is not 32 bytes,
  * an epoch or version outside u64).
@@ -131,136 +131,156 @@ function historySize(p: akd.HistoryProof): number {
   return n;
 }
 
-/** Writes into a buffer sized beforehand; nested messages are sized again as they are written. */
+/**
+ * Writes back to front into a buffer of the exact size (computed once, beforehand): a nested
+ * message's body is written before its key and length, so its length is known by then and no
+ * size is computed twice. Fields, and the items of repeated fields, are therefore written in
+ * reverse order.
+ */
 class Writer {
   readonly out: Uint8Array;
-  pos = 0;
+  pos: number;
 
   constructor(size: number) {
     this.out = new Uint8Array(size);
+    this.pos = size;
   }
 
   varint(n: number): void {
     const out = this.out;
+    let at = (this.pos -= varintSize(n));
     while (n >= 0x80) {
-      out[this.pos++] = (n & 0x7f) | 0x80;
+      out[at++] = (n & 0x7f) | 0x80;
       n = Math.floor(n / 128);
     }
-    out[this.pos++] = n;
+    out[at] = n;
   }
 
   u64(field: number, v: bigint): void {
-    this.out[this.pos++] = key(field, 0);
+    const out = this.out;
+    let at = (this.pos -= u64Size(v));
     while (v >= 0x80n) {
-      this.out[this.pos++] = Number(v & 0x7fn) | 0x80;
+      out[at++] = Number(v & 0x7fn) | 0x80;
       v >>= 7n;
     }
-    this.out[this.pos++] = Number(v);
+    out[at] = Number(v);
+    out[--this.pos] = key(field, 0);
   }
 
   uint(field: number, n: number): void {
-    this.out[this.pos++] = key(field, 0);
     this.varint(n);
+    this.out[--this.pos] = key(field, 0);
   }
 
   bytes(field: number, b: Uint8Array, length = b.length): void {
-    this.out[this.pos++] = key(field, LEN);
-    this.varint(length);
+    this.pos -= length;
     this.out.set(length === b.length ? b : b.subarray(0, length), this.pos);
-    this.pos += length;
+    this.close(field, length);
   }
 
-  /** A nested message's key and length; its body follows. */
-  open(field: number, size: number): void {
-    this.out[this.pos++] = key(field, LEN);
-    this.varint(size);
+  /** The key and length in front of a nested message of `length` bytes just written. */
+  close(field: number, length: number): void {
+    this.varint(length);
+    this.out[--this.pos] = key(field, LEN);
   }
 
   label(field: number, l: NodeLabel): void {
-    this.open(field, labelSize(l));
-    this.bytes(1, l.val, trimmed(l));
+    const end = this.pos;
     this.uint(2, l.len);
+    this.bytes(1, l.val, trimmed(l));
+    this.close(field, end - this.pos);
   }
 
   element(field: number, e: akd.AzksElement): void {
-    this.open(field, elementSize(e));
-    this.label(1, e.label);
+    const end = this.pos;
     this.bytes(2, e.value);
+    this.label(1, e.label);
+    this.close(field, end - this.pos);
   }
 
   membership(field: number, m: akd.MembershipProof): void {
-    this.open(field, membershipSize(m));
+    const end = this.pos;
     this.membershipBody(m);
+    this.close(field, end - this.pos);
   }
 
   membershipBody(m: akd.MembershipProof): void {
-    this.label(1, m.label);
-    this.bytes(2, m.hashVal);
-    for (const s of m.siblingProofs) {
-      this.open(3, siblingSize(s));
-      this.label(1, s.label);
-      for (const e of s.siblings) this.element(2, e);
+    const siblings = m.siblingProofs;
+    for (let i = siblings.length - 1; i >= 0; i--) {
+      const s = siblings[i]!;
+      const end = this.pos;
       this.uint(3, s.direction);
+      for (let j = s.siblings.length - 1; j >= 0; j--) this.element(2, s.siblings[j]!);
+      this.label(1, s.label);
+      this.close(3, end - this.pos);
     }
+    this.bytes(2, m.hashVal);
+    this.label(1, m.label);
   }
 
   nonMembership(field: number, p: akd.NonMembershipProof): void {
-    this.open(field, nonMembershipSize(p));
+    const end = this.pos;
     this.nonMembershipBody(p);
+    this.close(field, end - this.pos);
   }
 
   nonMembershipBody(p: akd.NonMembershipProof): void {
-    this.label(1, p.label);
-    this.label(2, p.longestPrefix);
-    for (const e of p.longestPrefixChildren) this.element(3, e);
     this.membership(4, p.longestPrefixMembershipProof);
+    const children = p.longestPrefixChildren;
+    for (let i = children.length - 1; i >= 0; i--) this.element(3, children[i]!);
+    this.label(2, p.longestPrefix);
+    this.label(1, p.label);
   }
 
   update(field: number, p: akd.UpdateProof): void {
-    this.open(field, updateSize(p));
-    this.u64(1, p.epoch);
-    this.bytes(2, p.value);
-    this.u64(3, p.version);
-    this.bytes(4, p.existenceVrfProof);
-    this.membership(5, p.existenceProof);
-    if (p.previousVersionVrfProof !== undefined) this.bytes(6, p.previousVersionVrfProof);
-    if (p.previousVersionProof !== undefined) this.membership(7, p.previousVersionProof);
+    const end = this.pos;
     this.bytes(8, p.commitmentNonce);
+    if (p.previousVersionProof !== undefined) this.membership(7, p.previousVersionProof);
+    if (p.previousVersionVrfProof !== undefined) this.bytes(6, p.previousVersionVrfProof);
+    this.membership(5, p.existenceProof);
+    this.bytes(4, p.existenceVrfProof);
+    this.u64(3, p.version);
+    this.bytes(2, p.value);
+    this.u64(1, p.epoch);
+    this.close(field, end - this.pos);
   }
 
   done(): Uint8Array {
-    /* c8 ignore next 3 -- the sizes and the writes follow the same fields */
-    if (this.pos !== this.out.length) {
-      throw new Error(`proof writer: wrote ${this.pos} of ${this.out.length} bytes`);
-    }
+    /* c8 ignore next 3 -- the size and the writes follow the same fields */
+    if (this.pos !== 0) throw new Error(`proof writer: ${this.pos} bytes left unwritten`);
     return this.out;
   }
+}
+
+/** Writes a list's items last first (the writer goes back to front). */
+function reversed<T>(list: readonly T[], write: (item: T) => void): void {
+  for (let i = list.length - 1; i >= 0; i--) write(list[i]!);
 }
 
 /** A `LookupProof`'s bytes (spec 10.3, 15.2). @throws RangeError as the generic encoder */
 export function writeLookupProof(p: akd.LookupProof): Uint8Array {
   const w = new Writer(lookupSize(p));
-  w.u64(1, p.epoch);
-  w.bytes(2, p.value);
-  w.u64(3, p.version);
-  w.bytes(4, p.existenceVrfProof);
-  w.membership(5, p.existenceProof);
-  w.bytes(6, p.markerVrfProof);
-  w.membership(7, p.markerProof);
-  w.bytes(8, p.freshnessVrfProof);
-  w.nonMembership(9, p.freshnessProof);
   w.bytes(10, p.commitmentNonce);
+  w.nonMembership(9, p.freshnessProof);
+  w.bytes(8, p.freshnessVrfProof);
+  w.membership(7, p.markerProof);
+  w.bytes(6, p.markerVrfProof);
+  w.membership(5, p.existenceProof);
+  w.bytes(4, p.existenceVrfProof);
+  w.u64(3, p.version);
+  w.bytes(2, p.value);
+  w.u64(1, p.epoch);
   return w.done();
 }
 
 /** A `HistoryProof`'s bytes (spec 10.4, 15.2). @throws RangeError as the generic encoder */
 export function writeHistoryProof(p: akd.HistoryProof): Uint8Array {
   const w = new Writer(historySize(p));
-  for (const u of p.updateProofs) w.update(1, u);
-  for (const b of p.pastMarkerVrfProofs) w.bytes(2, b);
-  for (const m of p.existenceOfPastMarkerProofs) w.membership(3, m);
-  for (const b of p.futureMarkerVrfProofs) w.bytes(4, b);
-  for (const q of p.nonExistenceOfFutureMarkerProofs) w.nonMembership(5, q);
+  reversed(p.nonExistenceOfFutureMarkerProofs, (q) => w.nonMembership(5, q));
+  reversed(p.futureMarkerVrfProofs, (b) => w.bytes(4, b));
+  reversed(p.existenceOfPastMarkerProofs, (m) => w.membership(3, m));
+  reversed(p.pastMarkerVrfProofs, (b) => w.bytes(2, b));
+  reversed(p.updateProofs, (u) => w.update(1, u));
   return w.done();
 }
 
