@@ -127,6 +127,15 @@ export function vrfWasm(): VrfWasm | undefined {
 }
 
 /**
+ * The module when it is already loaded and not turned off, without trying to load it: for
+ * callers with a JavaScript path of their own (the configurations' BLAKE3), which should not
+ * make a browser's main thread attempt a synchronous compile.
+ */
+export function loadedVrfWasm(): VrfWasm | undefined {
+  return choice === 'noble' ? undefined : loaded;
+}
+
+/**
  * The module for an explicit choice of arithmetic: none for `noble`, the module for `wasm`,
  * and `vrfWasm()` when no choice is given.
  *
