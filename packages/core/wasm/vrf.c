@@ -1,7 +1,8 @@
 /*
  * The curve arithmetic of ECVRF-EDWARDS25519-SHA512-TAI (spec 5.3) as a WebAssembly module
- * without libc: core's verifier and prover call it through src/vrf/wasm/ and keep the hashing
- * (SHA-512), the try-and-increment loop and upstream's non-canonical filter in TypeScript.
+ * without libc: core's verifier and prover call it through src/vrf/wasm/; a whole
+ * verification runs here, SHA-512 and the try-and-increment loop included (akd_vrf_verify),
+ * and so does the configurations' BLAKE3 (akd_blake3, blake3.h) once the module is loaded.
  * The point formulas are vrf-native's (ge25519.h), here on the 10-limb field of
  * fe25519_wasm.h.
  *
