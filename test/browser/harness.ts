@@ -69,11 +69,16 @@ const noNodeBuiltins: Plugin = {
 
 /**
  * Bundles `entry` (a path relative to the repository root, or module source resolved from the
- * root) into one browser ES module. Rejects when anything imports a Node built-in.
+ * root) into one browser ES module. Rejects when anything imports a Node built-in. `alias`
+ * maps import paths to others (a benchmark bundles another commit's core this way).
  */
-export async function bundleForBrowser(entry: string | { contents: string }): Promise<string> {
+export async function bundleForBrowser(
+  entry: string | { contents: string },
+  alias: Record<string, string> = {},
+): Promise<string> {
   const result = await build({
     absWorkingDir: ROOT,
+    alias,
     ...(typeof entry === 'string'
       ? { entryPoints: [entry] }
       : { stdin: { contents: entry.contents, resolveDir: ROOT, loader: 'ts' as const } }),

@@ -8,21 +8,60 @@ import {
   WhatsAppV1Configuration,
   configurationByName,
   fromHex,
+  setVrfArithmetic,
   toHex,
   utf8,
 } from '@akd-ts/core';
 
 const HARD_CODED_SK = fromHex('c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721');
 
-test('blake3-jit agrees with @noble/hashes on random inputs of every size the tree uses', () => {
-  const wa = new WhatsAppV1Configuration();
-  for (let len = 0; len < 300; len++) {
-    const data = crypto.getRandomValues(new Uint8Array(len));
-    assert.equal(toHex(wa.hash(data)), toHex(nobleBlake3(data)), `length ${len}`);
+/**
+ * BLAKE3's official vectors (BLAKE3-team/BLAKE3 test_vectors/test_vectors.json, `hash`, first
+ * 32 bytes): the input is the bytes 0, 1, ..., 250 repeated. Lengths up to 4096 cover one
+ * block, chunk boundaries and a tree of four chunks in the module's BLAKE3; 4097 and 5121 take
+ * the blake3-jit path on both arithmetics.
+ */
+const BLAKE3_VECTORS: [number, string][] = [
+  [0, 'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262'],
+  [1, '2d3adedff11b61f14c886e35afa036736dcd87a74d27b5c1510225d0f592e213'],
+  [1023, '10108970eeda3eb932baac1428c7a2163b0e924c9a9e25b35bba72b28f70bd11'],
+  [1024, '42214739f095a406f3fc83deb889744ac00df831c10daa55189b5d121c855af7'],
+  [1025, 'd00278ae47eb27b34faecf67b4fe263f82d5412916c1ffd97c8cb7fb814b8444'],
+  [2048, 'e776b6028c7cd22a4d0ba182a8bf62205d2ef576467e838ed6f2529b85fba24a'],
+  [2049, '5f4d72f40d7a5f82b15ca2b2e44b1de3c2ef86c426c95c1af0b6879522563030'],
+  [3072, 'b98cb0ff3623be03326b373de6b9095218513e64f1ee2edd2525c7ad1e5cffd2'],
+  [3073, '7124b49501012f81cc7f11ca069ec9226cecb8a2c850cfe644e327d22d3e1cd3'],
+  [4096, '015094013f57a5277b59d8475c0501042c0b642e531b0a1c8f58d2163229e969'],
+  [4097, '9b4052b38f1c5fc8b1f9ff7ac7b27cd242487b3d890d15c96a1c25b8aa0fb995'],
+  [5121, '628bd2cb2004694adaab7bbd778a25df25c47b9d4155a55f8fbd79f2fe154cff'],
+];
+
+/** The configuration's hash on one arithmetic: the module's BLAKE3 (wasm) or blake3-jit. */
+function hashOn(arithmetic: 'wasm' | 'noble', data: Uint8Array): string {
+  setVrfArithmetic(arithmetic);
+  try {
+    return toHex(new WhatsAppV1Configuration().hash(data));
+  } finally {
+    setVrfArithmetic('auto');
   }
-  for (const len of [1024, 4095, 4096, 5000, 65536]) {
+}
+
+test("BLAKE3 (the module's and blake3-jit) gives the official test vectors", () => {
+  for (const [len, hash] of BLAKE3_VECTORS) {
+    const data = Uint8Array.from({ length: len }, (_, i) => i % 251);
+    for (const arithmetic of ['wasm', 'noble'] as const) {
+      assert.equal(hashOn(arithmetic, data), hash, `${arithmetic} ${len}`);
+    }
+  }
+});
+
+test("BLAKE3 (the module's and blake3-jit) agrees with @noble/hashes on random inputs", () => {
+  const lengths = [...Array(300).keys(), 511, 512, 1024, 1025, 2047, 3000, 4095, 4096];
+  for (const len of [...lengths, 4097, 5000, 65536]) {
     const data = crypto.getRandomValues(new Uint8Array(len));
-    assert.equal(toHex(wa.hash(data)), toHex(nobleBlake3(data)), `length ${len}`);
+    const expected = toHex(nobleBlake3(data));
+    assert.equal(hashOn('wasm', data), expected, `wasm, length ${len}`);
+    assert.equal(hashOn('noble', data), expected, `blake3-jit, length ${len}`);
   }
 });
 

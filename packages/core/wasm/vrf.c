@@ -1,7 +1,8 @@
 /*
  * The curve arithmetic of ECVRF-EDWARDS25519-SHA512-TAI (spec 5.3) as a WebAssembly module
- * without libc: core's verifier and prover call it through src/vrf/wasm/ and keep the hashing
- * (SHA-512), the try-and-increment loop and upstream's non-canonical filter in TypeScript.
+ * without libc: core's verifier and prover call it through src/vrf/wasm/; a whole
+ * verification runs here, SHA-512 and the try-and-increment loop included (akd_vrf_verify),
+ * and so does the configurations' BLAKE3 (akd_blake3, blake3.h) once the module is loaded.
  * The point formulas are vrf-native's (ge25519.h), here on the 10-limb field of
  * fe25519_wasm.h.
  *
@@ -20,6 +21,7 @@
 #include "ge25519.h"
 #include "scalar.h"
 #include "sha512.h"
+#include "blake3.h"
 
 #define EXPORT(name) __attribute__((export_name(name)))
 
@@ -32,6 +34,20 @@ static const ge_constants *const C = &GE_CONSTANTS;
 static uint8_t io[IO_BYTES];
 
 EXPORT("akd_io") uint8_t *akd_io(void) { return io; }
+
+/* The hash buffer: akd_blake3 reads its input from hash_io[32..] and writes the digest to
+ * hash_io[0..32]. */
+#define HASH_IO_BYTES (32 + 4096)
+static uint8_t hash_io[HASH_IO_BYTES];
+
+EXPORT("akd_hash_io") uint8_t *akd_hash_io(void) { return hash_io; }
+
+/* akd_blake3(len): hash_io[0..32] = BLAKE3-256(hash_io[32..32 + len]); -1 when len is too long. */
+EXPORT("akd_blake3") int akd_blake3(uint32_t len) {
+  if (len > HASH_IO_BYTES - 32) return -1;
+  blake3_hash(hash_io, hash_io + 32, len);
+  return 0;
+}
 
 /* ---------------------------------------------------------------- shared steps */
 

@@ -6,7 +6,8 @@
  *
  * Decoding runs in three steps: a structural check of the bytes (wire-check.ts), the
  * protobuf-es parser, and the conversion to domain types with its presence, length and value
- * checks (from-message.ts).
+ * checks (from-message.ts). Lookup proofs in the encoders' form are read directly instead
+ * (lookup-reader.ts), with the same result.
  */
 
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
@@ -30,6 +31,7 @@ import {
   writeNonMembershipProof,
 } from './proof-writer.js';
 import { checkWireStructure } from './wire-check.js';
+import { readCanonicalLookupProof } from './lookup-reader.js';
 import { writeSingleAppendOnlyProof } from './append-only-step.js';
 
 function parse<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
@@ -71,7 +73,10 @@ export function encodeLookupProof(proof: akd.LookupProof): Uint8Array {
  * ```
  */
 export function decodeLookupProof(bytes: Uint8Array): akd.LookupProof {
-  return lookupProofFromMessage(parse(pb.LookupProofSchema, bytes));
+  // the direct reader takes the encoders' form; whatever it declines is decoded (or refused)
+  // the general way, so the result and the errors are those of the general path
+  const direct = bytes instanceof Uint8Array ? readCanonicalLookupProof(bytes) : undefined;
+  return direct ?? lookupProofFromMessage(parse(pb.LookupProofSchema, bytes));
 }
 
 /**

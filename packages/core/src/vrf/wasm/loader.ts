@@ -17,6 +17,8 @@ import { VRF_WASM_BASE64 } from './vrf-wasm-bytes.js';
 export interface VrfWasmExports {
   memory: WebAssembly.Memory;
   akd_io(): number;
+  akd_hash_io(): number;
+  akd_blake3(length: number): number;
   akd_hash_to_curve(): number;
   akd_key_check(): number;
   akd_verify(): number;
@@ -31,10 +33,13 @@ export interface VrfWasmExports {
   akd_wipe(): void;
 }
 
-/** A loaded module and a view of its exchange buffer (the memory never grows). */
+/** A loaded module and views of its buffers (the memory never grows). */
 export interface VrfWasm {
   fns: VrfWasmExports;
   io: Uint8Array;
+  /** `akd_blake3`'s input (at most `HASH_INPUT_MAX` bytes) and digest. */
+  hashInput: Uint8Array;
+  hashOutput: Uint8Array;
 }
 
 /** The arithmetic of the VRF functions. */
@@ -43,6 +48,8 @@ export type VrfArithmetic = 'wasm' | 'noble';
 export type VrfArithmeticChoice = 'auto' | VrfArithmetic;
 
 const IO_BYTES = 1024;
+/** The longest input `akd_blake3` hashes (vrf.c HASH_IO_BYTES less the digest). */
+export const HASH_INPUT_MAX = 4096;
 
 let loaded: VrfWasm | undefined;
 let loadError: string | undefined;
@@ -59,7 +66,13 @@ function moduleBytes(): Uint8Array<ArrayBuffer> {
 
 function adopt(instance: WebAssembly.Instance): VrfWasm {
   const fns = instance.exports as unknown as VrfWasmExports;
-  return { fns, io: new Uint8Array(fns.memory.buffer, fns.akd_io(), IO_BYTES) };
+  const hashAt = fns.akd_hash_io();
+  return {
+    fns,
+    io: new Uint8Array(fns.memory.buffer, fns.akd_io(), IO_BYTES),
+    hashInput: new Uint8Array(fns.memory.buffer, hashAt + 32, HASH_INPUT_MAX),
+    hashOutput: new Uint8Array(fns.memory.buffer, hashAt, 32),
+  };
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -111,6 +124,15 @@ function wasmNow(): VrfWasm | undefined {
 /** The module when the VRF functions should use it now, else undefined (use noble). */
 export function vrfWasm(): VrfWasm | undefined {
   return choice === 'noble' ? undefined : wasmNow();
+}
+
+/**
+ * The module when it is already loaded and not turned off, without trying to load it: for
+ * callers with a JavaScript path of their own (the configurations' BLAKE3), which should not
+ * make a browser's main thread attempt a synchronous compile.
+ */
+export function loadedVrfWasm(): VrfWasm | undefined {
+  return choice === 'noble' ? undefined : loaded;
 }
 
 /**
