@@ -283,7 +283,7 @@ export class Directory extends ReadOnlyDirectory {
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
     try {
-      await azks.insert(
+      const { step } = await azks.insertStep(
         tx,
         record,
         elements,
@@ -302,7 +302,7 @@ export class Directory extends ReadOnlyDirectory {
       // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
       // that does not exist yet (readers never look past the latest epoch), and the retried
       // publish replaces it; after the commit, the epoch always has its blob
-      await storage.db.setAuditBlob(await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash));
+      await storage.db.setAuditBlob(await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash, step));
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
       return { epoch, hash };
