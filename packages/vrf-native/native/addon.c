@@ -1,11 +1,12 @@
 /*
- * Node-API entry points of the native ECVRF fast path. The try-and-increment loop, the hashing
- * and the key handling stay in TypeScript (src/); this file does only the curve arithmetic that
- * libsodium's public API cannot do without a redundant subgroup check and a decode/encode round
- * trip per operation.
+ * Node-API entry points of the native ECVRF fast path: whole evaluations (the try-and-increment
+ * loop, its hashes and proof_to_hash, for a batch of alphas in one call), and the curve
+ * arithmetic that libsodium's public API cannot do without a redundant subgroup check and a
+ * decode/encode round trip per operation. The key handling stays in TypeScript (src/).
  */
 #include <node_api.h>
 #include "ge25519.h"
+#include "sha512.h"
 
 static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
 
@@ -148,6 +149,88 @@ static napi_value multiply_point(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* Upstream's filter of non-canonical candidates (spec 5.3 is_rejected_noncanonical). */
+static int rejected_noncanonical(const uint8_t h[32]) {
+  for (int i = 1; i <= 30; i++) {
+    if (h[i] != 0xff) return 0;
+  }
+  if (h[31] != 0xff && h[31] != 0x7f) return 0;
+  switch (256 - h[0]) {
+    case 1: case 3: case 4: case 5: case 9: case 10: case 13: case 14: case 15: case 16:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/*
+ * The VRF output of one alpha (spec 5.3, evaluation only): H from the first candidate
+ * SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32], ctr = 0..255, that passes the
+ * filter and decodes to a point of large order; then SHA512(0x03 || 0x03 || encode(x8·H) ||
+ * 0x00), where x8 = 8x mod L gives 8·Gamma directly. Returns 0, or -1 when no counter gives a
+ * point.
+ */
+static int evaluate_one(uint8_t out[64], const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len,
+                        const int8_t digits[64]) {
+  static const uint8_t candidate_front[2] = {0x03, 0x01}, output_front[2] = {0x03, 0x03};
+  static const uint8_t back = 0x00;
+  sha512_state prefix;
+  sha512_init(&prefix);
+  sha512_update(&prefix, candidate_front, 2);
+  sha512_update(&prefix, pk, 32);
+  sha512_update(&prefix, alpha, (uint32_t)alpha_len);
+  for (int counter = 0; counter < 256; counter++) {
+    sha512_state s = prefix;
+    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64], gamma8[32];
+    ge_p3 h, result;
+    sha512_update(&s, tail, 2);
+    sha512_final(&s, digest);
+    if (rejected_noncanonical(digest) || decode_clear_cofactor(&h, digest) != 0) continue;
+    ge_scalarmult(&result, digits, &h, CONSTANTS);
+    ge_p3_tobytes(gamma8, &result);
+    sha512_init(&s);
+    sha512_update(&s, output_front, 2);
+    sha512_update(&s, gamma8, 32);
+    sha512_update(&s, &back, 1);
+    sha512_final(&s, out);
+    return 0;
+  }
+  return -1;
+}
+
+/*
+ * evaluate(publicKey, scalar, alphas, out): the 64-byte VRF outputs of n alphas of equal
+ * length, concatenated in `alphas`, written to out[64i..] (n = out.length / 64). scalar is
+ * 8x mod L, 32 bytes below 2^255. Returns how many alphas were evaluated: n, or the index of
+ * the first alpha for which no counter gives a point.
+ */
+static napi_value evaluate(napi_env env, napi_callback_info info) {
+  uint8_t *data[4]; /* publicKey, scalar, alphas, out */
+  size_t length[4];
+  int8_t digits[64];
+  napi_value result;
+  size_t i, n, alpha_len;
+  if (byte_args(env, info, 4, data, length) != 0) return NULL;
+  if (length[0] != 32 || length[1] != 32 || (data[1][31] & 0x80) != 0) {
+    napi_throw_range_error(env, NULL, "the key must be 32 bytes, the scalar 32 bytes below 2^255");
+    return NULL;
+  }
+  n = length[3] / 64;
+  if (length[3] % 64 != 0 || (n == 0 ? length[2] != 0 : length[2] % n != 0) ||
+      (n != 0 && length[2] / n > 0xffffffffu)) {
+    napi_throw_range_error(env, NULL, "out must be 64 bytes per alpha, and the alphas of equal length");
+    return NULL;
+  }
+  alpha_len = n == 0 ? 0 : length[2] / n;
+  ge_scalar_digits(digits, data[1]);
+  for (i = 0; i < n; i++) {
+    if (evaluate_one(data[3] + 64 * i, data[0], data[2] + alpha_len * i, alpha_len, digits) != 0) break;
+  }
+  wipe_digits(digits);
+  if (napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  return result;
+}
+
 static int export_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
   napi_value fn;
   return napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn) == napi_ok &&
@@ -157,7 +240,8 @@ static int export_function(napi_env env, napi_value exports, const char *name, n
 }
 
 static napi_value init(napi_env env, napi_value exports) {
-  if (export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
+  if (export_function(env, exports, "evaluate", evaluate) != 0 ||
+      export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
       export_function(env, exports, "clearCofactor", clear_cofactor) != 0 ||
       export_function(env, exports, "multiplyPoint", multiply_point) != 0) {
     return NULL;

@@ -181,4 +181,31 @@ test('bad arguments are refused with a clear error and write nothing', { skip },
   assert.throws(() => multiply(base, s, new Uint8Array(31)), RangeError);
   // y = 2 is not the y of any curve point
   assert.throws(() => multiply(encodeY(2n, false), s, product), /does not decode/);
+
+  const evaluate = addon!.evaluate.bind(addon) as (...args: unknown[]) => number;
+  const pk = ed25519.Point.BASE.toBytes();
+  const outputs = new Uint8Array(128);
+  assert.throws(() => evaluate(pk, s, c), TypeError);
+  assert.throws(() => evaluate(pk.subarray(1), s, c, outputs), RangeError);
+  assert.throws(() => evaluate(pk, scalarBytes(1n << 255n), c, outputs), RangeError);
+  assert.throws(() => evaluate(pk, s, c, new Uint8Array(100)), RangeError);
+  assert.throws(() => evaluate(pk, s, new Uint8Array(3), outputs), /equal length/);
+  assert.throws(() => evaluate(pk, s, c, new Uint8Array(0)), /equal length/);
+  assert.deepEqual([...outputs], new Array<number>(128).fill(0));
+  assert.equal(evaluate(pk, s, new Uint8Array(0), new Uint8Array(0)), 0);
+});
+
+test('evaluating no alphas gives none; an alpha without a point is an error', () => {
+  // a stand-in addon: the real one cannot be made to miss 256 candidates in a row
+  let calls = 0;
+  const stub = {
+    evaluate: () => {
+      calls++;
+      return 0;
+    },
+  } as unknown as Parameters<typeof proofPointArithmetic>[0];
+  const key = new NativeVrfKey(stub, new Uint8Array(32).fill(1));
+  assert.deepEqual(key.evaluateMany([]), []);
+  assert.throws(() => key.evaluate(new Uint8Array(3)), /no point in 256 tries/);
+  assert.equal(calls, 2);
 });
