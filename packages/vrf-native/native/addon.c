@@ -7,6 +7,10 @@
 #include <node_api.h>
 #include "ge25519.h"
 #include "sha512.h"
+#include "x8.h"
+
+/* Whether evaluations multiply eight points at a time (set once, when the addon loads). */
+static int use_x8 = 0;
 
 static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
 
@@ -164,38 +168,78 @@ static int rejected_noncanonical(const uint8_t h[32]) {
 }
 
 /*
- * The VRF output of one alpha (spec 5.3, evaluation only): H from the first candidate
- * SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32], ctr = 0..255, that passes the
- * filter and decodes to a point of large order; then SHA512(0x03 || 0x03 || encode(x8·H) ||
- * 0x00), where x8 = 8x mod L gives 8·Gamma directly. Returns 0, or -1 when no counter gives a
- * point.
+ * encode_to_curve (spec 5.3): H from the first candidate SHA512(0x03 || 0x01 || Y || alpha ||
+ * ctr || 0x00)[0..32], ctr = 0..255, that passes the filter and decodes to a point of large
+ * order. Returns 0, or -1 when no counter gives a point.
  */
-static int evaluate_one(uint8_t out[64], const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len,
-                        const int8_t digits[64]) {
-  static const uint8_t candidate_front[2] = {0x03, 0x01}, output_front[2] = {0x03, 0x03};
-  static const uint8_t back = 0x00;
+static int encode_to_curve(ge_p3 *h, const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len) {
+  static const uint8_t front[2] = {0x03, 0x01};
   sha512_state prefix;
   sha512_init(&prefix);
-  sha512_update(&prefix, candidate_front, 2);
+  sha512_update(&prefix, front, 2);
   sha512_update(&prefix, pk, 32);
   sha512_update(&prefix, alpha, (uint32_t)alpha_len);
   for (int counter = 0; counter < 256; counter++) {
     sha512_state s = prefix;
-    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64], gamma8[32];
-    ge_p3 h, result;
+    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
     sha512_update(&s, tail, 2);
     sha512_final(&s, digest);
-    if (rejected_noncanonical(digest) || decode_clear_cofactor(&h, digest) != 0) continue;
-    ge_scalarmult(&result, digits, &h, CONSTANTS);
-    ge_p3_tobytes(gamma8, &result);
-    sha512_init(&s);
-    sha512_update(&s, output_front, 2);
-    sha512_update(&s, gamma8, 32);
-    sha512_update(&s, &back, 1);
-    sha512_final(&s, out);
-    return 0;
+    if (!rejected_noncanonical(digest) && decode_clear_cofactor(h, digest) == 0) return 0;
   }
   return -1;
+}
+
+/* The VRF output SHA512(0x03 || 0x03 || encode(8·Gamma) || 0x00) (spec 5.3 proof_to_hash). */
+static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
+  static const uint8_t front[2] = {0x03, 0x03}, back = 0x00;
+  sha512_state s;
+  sha512_init(&s);
+  sha512_update(&s, front, 2);
+  sha512_update(&s, gamma8, 32);
+  sha512_update(&s, &back, 1);
+  sha512_final(&s, out);
+}
+
+/*
+ * The outputs of n alphas of alpha_len bytes, eight multiplications at a time (x8.h): each
+ * group's points are found one by one, then multiplied together (a last group short of eight
+ * repeats its first point in the free lanes). Returns n, or the first alpha without a point.
+ */
+static size_t evaluate_x8(uint8_t *out, const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
+                          size_t n, const int8_t digits[64]) {
+  uint8_t points[8][4][32], gamma8[8][32];
+  for (size_t first = 0; first < n; first += 8) {
+    const size_t m = n - first < 8 ? n - first : 8;
+    for (size_t k = 0; k < 8; k++) {
+      ge_p3 h;
+      if (k >= m) {
+        memcpy(points[k], points[0], sizeof points[0]);
+        continue;
+      }
+      if (encode_to_curve(&h, pk, alphas + alpha_len * (first + k), alpha_len) != 0) return first + k;
+      fe_tobytes(points[k][0], h.X);
+      fe_tobytes(points[k][1], h.Y);
+      fe_tobytes(points[k][2], h.Z);
+      fe_tobytes(points[k][3], h.T);
+    }
+    x8_multiply(gamma8, (const uint8_t(*)[4][32])points, digits);
+    for (size_t k = 0; k < m; k++) proof_to_hash(out + 64 * (first + k), gamma8[k]);
+  }
+  return n;
+}
+
+/* The same one alpha at a time, with the scalar code (processors without AVX-512F). */
+static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
+                          size_t n, const int8_t digits[64]) {
+  for (size_t i = 0; i < n; i++) {
+    ge_p3 h, result;
+    uint8_t gamma8[32];
+    if (encode_to_curve(&h, pk, alphas + alpha_len * i, alpha_len) != 0) return i;
+    ge_scalarmult(&result, digits, &h, CONSTANTS);
+    ge_p3_tobytes(gamma8, &result);
+    proof_to_hash(out + 64 * i, gamma8);
+  }
+  return n;
 }
 
 /*
@@ -223,11 +267,27 @@ static napi_value evaluate(napi_env env, napi_callback_info info) {
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
   ge_scalar_digits(digits, data[1]);
-  for (i = 0; i < n; i++) {
-    if (evaluate_one(data[3] + 64 * i, data[0], data[2] + alpha_len * i, alpha_len, digits) != 0) break;
-  }
+  i = (use_x8 ? evaluate_x8 : evaluate_x1)(data[3], data[0], data[2], alpha_len, n, digits);
   wipe_digits(digits);
   if (napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  return result;
+}
+
+/*
+ * eightLanes(enabled): evaluations multiply eight points at a time when `enabled` is true
+ * and the processor can; returns whether they now do (tests run both paths).
+ */
+static napi_value eight_lanes(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  bool enabled;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1 ||
+      napi_get_value_bool(env, argv[0], &enabled) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected a boolean");
+    return NULL;
+  }
+  use_x8 = enabled && x8_available();
+  if (napi_get_boolean(env, use_x8, &result) != napi_ok) return NULL;
   return result;
 }
 
@@ -240,7 +300,9 @@ static int export_function(napi_env env, napi_value exports, const char *name, n
 }
 
 static napi_value init(napi_env env, napi_value exports) {
+  use_x8 = x8_available();
   if (export_function(env, exports, "evaluate", evaluate) != 0 ||
+      export_function(env, exports, "eightLanes", eight_lanes) != 0 ||
       export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
       export_function(env, exports, "clearCofactor", clear_cofactor) != 0 ||
       export_function(env, exports, "multiplyPoint", multiply_point) != 0) {

@@ -27,6 +27,12 @@ export interface NativeVrfAddon {
    */
   evaluate(publicKey: Uint8Array, scalar: Uint8Array, alphas: Uint8Array, out: Uint8Array): number;
   /**
+   * Whether `evaluate` multiplies eight points at a time with AVX-512F (native/x8.c), as it
+   * does by default where the processor can: `false` forces one at a time (same bytes; for
+   * tests and comparisons). Returns whether eight lanes are now in use.
+   */
+  eightLanes(enabled: boolean): boolean;
+  /**
    * For each 32-byte candidate i: `scalar·(8·decode(candidate))` encoded into `out[32i..]`
    * and 1 in `accepted[i]`, or 0 when the candidate is not a point or has small order.
    */

@@ -102,6 +102,28 @@ test(
   },
 );
 
+test(
+  'batches of alphas of one length, eight lanes at a time and one at a time, give the same bytes',
+  { skip },
+  () => {
+    const sk = crypto.getRandomValues(new Uint8Array(32));
+    const reference = VrfSecretKey.fromBytes(sk);
+    const native = new NativeVrfKey(addon!, sk);
+    // full groups of eight, a short last group, and a batch shorter than one group
+    for (const n of [19, 8, 3]) {
+      const alphas = Array.from({ length: n }, () => crypto.getRandomValues(new Uint8Array(32)));
+      const expected = alphas.map((a) => toHex(vrfEvaluate(reference, a)));
+      const lanes = addon!.eightLanes(true);
+      assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
+      assert.equal(addon!.eightLanes(false), false);
+      assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
+      assert.equal(addon!.eightLanes(true), lanes);
+    }
+    assert.throws(() => (addon!.eightLanes as (...a: unknown[]) => boolean)(), TypeError);
+    assert.throws(() => (addon!.eightLanes as (...a: unknown[]) => boolean)(1), TypeError);
+  },
+);
+
 test('RFC 9381 example 16 (empty alpha) through the native path', { skip }, () => {
   const sk = fromHex('9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60');
   const beta =
