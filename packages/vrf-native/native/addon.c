@@ -5,6 +5,7 @@
  * decode/encode round trip per operation. The key handling stays in TypeScript (src/).
  */
 #include <node_api.h>
+#include <stdlib.h>
 #include "ge25519.h"
 #include "sha512.h"
 #include "x8.h"
@@ -200,29 +201,60 @@ static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
   sha512_final(&s, out);
 }
 
+/* Candidate `counter` of an alpha: SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32]. */
+static void candidate(uint8_t out[32], const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len,
+                      int counter) {
+  static const uint8_t front[2] = {0x03, 0x01};
+  uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
+  sha512_state s;
+  sha512_init(&s);
+  sha512_update(&s, front, 2);
+  sha512_update(&s, pk, 32);
+  sha512_update(&s, alpha, (uint32_t)alpha_len);
+  sha512_update(&s, tail, 2);
+  sha512_final(&s, digest);
+  memcpy(out, digest, 32);
+}
+
 /*
- * The outputs of n alphas of alpha_len bytes, eight multiplications at a time (x8.h): each
- * group's points are found one by one, then multiplied together (a last group short of eight
- * repeats its first point in the free lanes). Returns n, or the first alpha without a point.
+ * The outputs of n alphas of alpha_len bytes, eight lanes at a time (x8.h): rounds of
+ * try-and-increment, each decoding the next candidate of every alpha still without a point,
+ * eight candidates per call; then the points multiplied eight at a time. A short last group
+ * repeats its first entry in the free lanes. `points` has room for n points. Returns n, or the
+ * first alpha without a point.
  */
 static size_t evaluate_x8(uint8_t *out, const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
-                          size_t n, const int8_t digits[64]) {
-  uint8_t points[8][4][32], gamma8[8][32];
+                          size_t n, const int8_t digits[64], uint8_t (*points)[4][32], size_t *pending) {
+  uint8_t candidates[8][32], decoded[8][4][32], gamma8[8][32];
+  int ok[8];
+  size_t waiting = n;
+  for (size_t i = 0; i < n; i++) pending[i] = i;
+  for (int counter = 0; waiting > 0; counter++) {
+    size_t next = 0;
+    if (counter == 256) return pending[0]; /* the alphas stay in order: this is the first */
+    for (size_t first = 0; first < waiting; first += 8) {
+      const size_t m = waiting - first < 8 ? waiting - first : 8;
+      for (size_t k = 0; k < 8; k++) {
+        if (k < m) {
+          candidate(candidates[k], pk, alphas + alpha_len * pending[first + k], alpha_len, counter);
+        } else {
+          memcpy(candidates[k], candidates[0], 32);
+        }
+      }
+      x8_decode(decoded, ok, (const uint8_t(*)[32])candidates);
+      for (size_t k = 0; k < m; k++) {
+        const size_t i = pending[first + k];
+        if (ok[k] && !rejected_noncanonical(candidates[k])) memcpy(points[i], decoded[k], sizeof decoded[k]);
+        else pending[next++] = i;
+      }
+    }
+    waiting = next;
+  }
   for (size_t first = 0; first < n; first += 8) {
     const size_t m = n - first < 8 ? n - first : 8;
-    for (size_t k = 0; k < 8; k++) {
-      ge_p3 h;
-      if (k >= m) {
-        memcpy(points[k], points[0], sizeof points[0]);
-        continue;
-      }
-      if (encode_to_curve(&h, pk, alphas + alpha_len * (first + k), alpha_len) != 0) return first + k;
-      fe_tobytes(points[k][0], h.X);
-      fe_tobytes(points[k][1], h.Y);
-      fe_tobytes(points[k][2], h.Z);
-      fe_tobytes(points[k][3], h.T);
-    }
-    x8_multiply(gamma8, (const uint8_t(*)[4][32])points, digits);
+    uint8_t group[8][4][32];
+    for (size_t k = 0; k < 8; k++) memcpy(group[k], points[first + (k < m ? k : 0)], sizeof group[k]);
+    x8_multiply(gamma8, (const uint8_t(*)[4][32])group, digits);
     for (size_t k = 0; k < m; k++) proof_to_hash(out + 64 * (first + k), gamma8[k]);
   }
   return n;
@@ -267,7 +299,22 @@ static napi_value evaluate(napi_env env, napi_callback_info info) {
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
   ge_scalar_digits(digits, data[1]);
-  i = (use_x8 ? evaluate_x8 : evaluate_x1)(data[3], data[0], data[2], alpha_len, n, digits);
+  if (use_x8 && n > 0) {
+    uint8_t(*points)[4][32] = malloc(n * sizeof *points);
+    size_t *pending = malloc(n * sizeof *pending);
+    if (points == NULL || pending == NULL) {
+      free(points);
+      free(pending);
+      wipe_digits(digits);
+      napi_throw_error(env, NULL, "out of memory");
+      return NULL;
+    }
+    i = evaluate_x8(data[3], data[0], data[2], alpha_len, n, digits, points, pending);
+    free(points);
+    free(pending);
+  } else {
+    i = evaluate_x1(data[3], data[0], data[2], alpha_len, n, digits);
+  }
   wipe_digits(digits);
   if (napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
   return result;

@@ -155,9 +155,9 @@ static inline void fv_sqn(fv h, const fv f, int n) {
   for (int i = 1; i < n; i++) fv_sq(h, h);
 }
 
-/* 1/z = z^(2^255 - 21): the chain of fe25519_pow.h's fe_pow2250m1 and fe_invert. */
-static void fv_invert(fv out, const fv z) {
-  fv t0, t1, t2, z11;
+/* z^(2^250 - 1), and z^11 (fe25519_pow.h's fe_pow2250m1). */
+static void fv_pow2250m1(fv out, fv z11, const fv z) {
+  fv t0, t1, t2;
   fv_sq(t0, z);
   fv_sqn(t1, t0, 2);
   fv_mul(t1, z, t1);
@@ -177,9 +177,28 @@ static void fv_invert(fv out, const fv z) {
   fv_sqn(t2, t1, 100);
   fv_mul(t1, t2, t1);
   fv_sqn(t1, t1, 50);
-  fv_mul(t1, t1, t0);
-  fv_sqn(t1, t1, 5);
-  fv_mul(out, t1, z11);
+  fv_mul(out, t1, t0);
+}
+
+/* 1/z = z^(2^255 - 21) (fe_invert). */
+static void fv_invert(fv out, const fv z) {
+  fv t, z11;
+  fv_pow2250m1(t, z11, z);
+  fv_sqn(t, t, 5);
+  fv_mul(out, t, z11);
+}
+
+/* z^((p - 5) / 8) = z^(2^252 - 3) (fe_pow22523). */
+static void fv_pow22523(fv out, const fv z) {
+  fv t, z11;
+  fv_pow2250m1(t, z11, z);
+  fv_sqn(t, t, 2);
+  fv_mul(out, t, z);
+}
+
+/* h = f in the lanes whose mask is all ones, h unchanged in the others (public masks only). */
+static inline void fv_blend(fv h, const fv f, v8 mask) {
+  for (int i = 0; i < 10; i++) h[i] = (mask & f[i]) | (~mask & h[i]);
 }
 
 /* ----------------------------------------------------------- one lane in and out (public data) */
@@ -231,6 +250,14 @@ static void lane_tobytes(uint8_t s[32], const fv f, int lane) {
   s[31] = (uint8_t)acc;
 }
 
+/* Whether lane `lane` of f is 0 mod p. */
+static int lane_iszero(const fv f, int lane) {
+  uint8_t s[32], acc = 0;
+  lane_tobytes(s, f, lane);
+  for (int i = 0; i < 32; i++) acc |= s[i];
+  return acc == 0;
+}
+
 /* --------------------------------------------------------- points (the formulas of ge25519.h) */
 
 typedef struct { fv X, Y, Z; } gv_p2;
@@ -238,7 +265,12 @@ typedef struct { fv X, Y, Z, T; } gv_p3;
 typedef struct { fv X, Y, Z, T; } gv_p1p1;
 typedef struct { fv YplusX, YminusX, Z, T2d; } gv_cached;
 
-/* 2d in these limbs (fe25519_wasm.h's FE25519_D2). */
+/* d, 2d and sqrt(-1) in these limbs (fe25519_wasm.h's FE25519_D, FE25519_D2, FE25519_SQRTM1). */
+static const fv D = {ALL(56195235), ALL(13857412), ALL(51736253), ALL(6949390), ALL(114729),
+                     ALL(24766616), ALL(60832955), ALL(30306712), ALL(48412415), ALL(21499315)};
+static const fv SQRTM1 = {ALL(34513072), ALL(25610706), ALL(9377949), ALL(3500415),
+                          ALL(12389472), ALL(33281959), ALL(41962654), ALL(31548777),
+                          ALL(326685), ALL(11406482)};
 static const fv D2 = {ALL(45281625), ALL(27714825), ALL(36363642), ALL(13898781), ALL(229458),
                       ALL(15978800), ALL(54557047), ALL(27058993), ALL(29715967), ALL(9444199)};
 
@@ -324,6 +356,73 @@ static inline void gv_select(gv_cached *t, const gv_cached table[8], int8_t b) {
   gv_cached_cmov(t, &minus, negative);
 }
 
+static inline void gv_p3_dbl(gv_p3 *p) {
+  gv_p2 q;
+  gv_p1p1 t;
+  fv_copy(q.X, p->X);
+  fv_copy(q.Y, p->Y);
+  fv_copy(q.Z, p->Z);
+  gv_p2_dbl(&t, &q);
+  gv_p1p1_to_p3(p, &t);
+}
+
+/* Lane `lane` of p as the canonical encodings of X, Y, Z, T. */
+static void lane_point(uint8_t out[4][32], const gv_p3 *p, int lane) {
+  lane_tobytes(out[0], p->X, lane);
+  lane_tobytes(out[1], p->Y, lane);
+  lane_tobytes(out[2], p->Z, lane);
+  lane_tobytes(out[3], p->T, lane);
+}
+
+void x8_decode(uint8_t points[8][4][32], int ok[8], const uint8_t candidates[8][32]) {
+  gv_p3 h;
+  fv u, v, v3, vxx, check, other, turned;
+  v8 rooted = ALL(0), negated = ALL(0);
+  for (int lane = 0; lane < 8; lane++) lane_frombytes(h.Y, lane, candidates[lane]);
+  fv_1(h.Z);
+  fv_sq(u, h.Y);
+  fv_mul(v, u, D);
+  fv_sub(u, u, h.Z); /* u = y^2 - 1 */
+  fv_add(v, v, h.Z); /* v = d y^2 + 1 */
+  fv_sq(v3, v);
+  fv_mul(v3, v3, v);
+  fv_sq(h.X, v3);
+  fv_mul(h.X, h.X, v);
+  fv_mul(h.X, h.X, u);
+  fv_pow22523(h.X, h.X);
+  fv_mul(h.X, h.X, v3);
+  fv_mul(h.X, h.X, u); /* x = u v^3 (u v^7)^((p-5)/8) */
+  fv_sq(vxx, h.X);
+  fv_mul(vxx, vxx, v);
+  fv_sub(check, vxx, u);
+  fv_add(other, vxx, u);
+  /* per lane (the candidates are public): a root of u/v, of -u/v (times sqrt(-1)), or none */
+  for (int lane = 0; lane < 8; lane++) {
+    const int direct = lane_iszero(check, lane);
+    ok[lane] = direct || lane_iszero(other, lane);
+    rooted[lane] = direct ? 0 : -1;
+  }
+  fv_mul(turned, h.X, SQRTM1);
+  fv_blend(h.X, turned, rooted);
+  for (int lane = 0; lane < 8; lane++) {
+    uint8_t x[32];
+    lane_tobytes(x, h.X, lane);
+    negated[lane] = (x[0] & 1) != (candidates[lane][31] >> 7) ? -1 : 0;
+  }
+  fv_neg(turned, h.X);
+  fv_blend(h.X, turned, negated);
+  fv_mul(h.T, h.X, h.Y);
+  /* H = 8·P, refused when it is the identity (a point of small order) */
+  gv_p3_dbl(&h);
+  gv_p3_dbl(&h);
+  gv_p3_dbl(&h);
+  fv_sub(check, h.Y, h.Z);
+  for (int lane = 0; lane < 8; lane++) {
+    if (lane_iszero(h.X, lane) && lane_iszero(check, lane)) ok[lane] = 0;
+    lane_point(points[lane], &h, lane);
+  }
+}
+
 void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]) {
   gv_p3 p, r, acc;
   gv_cached table[8], t;
@@ -377,6 +476,12 @@ void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_
 #else
 
 int x8_available(void) { return 0; }
+
+void x8_decode(uint8_t points[8][4][32], int ok[8], const uint8_t candidates[8][32]) {
+  (void)points;
+  (void)candidates;
+  for (int lane = 0; lane < 8; lane++) ok[lane] = 0;
+}
 
 void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]) {
   (void)out;
