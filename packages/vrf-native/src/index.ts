@@ -3,7 +3,8 @@
  * a small C addon: the publish hot path. libsodium's public API multiplies a point only after
  * decoding it, checking its subgroup with a second full multiplication and re-encoding it,
  * and clears a cofactor only through three such additions; evaluating a label here does one
- * decoding, three doublings and one constant-time multiplication instead (about 2.5x faster).
+ * decoding, three doublings and one constant-time multiplication instead, eight labels at a
+ * time with AVX-512F where the processor has it (native/x8.c; about 3x faster again).
  * The bytes are those of core's portable implementation, the reference (tested on random
  * inputs and on crafted candidates).
  *
