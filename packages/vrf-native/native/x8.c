@@ -24,7 +24,11 @@ int x8_available(void) {
 }
 
 /* Everything below may use AVX-512F, and runs only once x8_available() said so. */
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
 #pragma GCC target("avx512f")
+#endif
 
 typedef int64_t v8 __attribute__((vector_size(64)));
 typedef uint64_t u8x8 __attribute__((vector_size(64)));
@@ -472,6 +476,10 @@ void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_
     out[lane][31] ^= (uint8_t)((xs[0] & 1) << 7);
   }
 }
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 
 #else
 
