@@ -3,7 +3,7 @@
  * without libc: core's verifier and prover call it through src/vrf/wasm/ and keep the hashing
  * (SHA-512), the try-and-increment loop and upstream's non-canonical filter in TypeScript.
  * The point formulas are vrf-native's (ge25519.h), here on the 10-limb field of
- * fe25519_wasm.h.
+ * fe25519_wasm.h, and so is the SHA-512 of its whole steps (sha512.h).
  *
  * Calls exchange bytes through one static buffer (`akd_io`): the caller writes the inputs at
  * the offsets each function names and reads the outputs back. Nothing is allocated, so the
