@@ -7,6 +7,10 @@
  *   npm run bench -- publish [--json] [--labels 100000] [--store memory|sqlite|postgres]
  *                            [--threads 0,2] [--lookups 300] [--noble] [--no-upstream]
  *
+ * Each row also has the phases of both publishes (seconds from one `onProgress` phase to the
+ * next: checks and the AZKS read, versions, VRF and values, preload, tree insertion with the
+ * step's audit proof, then the blob write and the commit).
+ *
  * `--store postgres` needs AKD_TEST_POSTGRES_URL (a fresh schema is created and dropped).
  * `--noble` adds the portable backend on the calling thread (about 1 ms per label here). Each
  * size and setup runs in a process of its own, under /usr/bin/time -v (peak memory), after a
@@ -179,12 +183,27 @@ for (const n of sizes) {
       vrf,
     });
     const labels = Array.from({ length: n }, (_, i) => utf8(`user-${i}@example.com`));
-    let start = performance.now();
-    await dir.publish(labels.map((label) => ({ label, value: utf8('key-1') })));
-    const insertSec = (performance.now() - start) / 1000;
-    start = performance.now();
-    await dir.publish(labels.map((label) => ({ label, value: utf8('key-2') })));
-    const updateSec = (performance.now() - start) / 1000;
+    /** One publish of every label with `value`: its seconds and those of its phases. */
+    const timed = async (value: string) => {
+      const marks: [string, number][] = [['checks', performance.now()]];
+      await dir.publish(
+        labels.map((label) => ({ label, value: utf8(value) })),
+        {
+          onProgress: ({ phase }) => {
+            if (phase !== marks[marks.length - 1]![0]) marks.push([phase, performance.now()]);
+          },
+        },
+      );
+      const phases: Record<string, number> = {};
+      for (let i = 0; i + 1 < marks.length; i++) {
+        phases[marks[i]![0]] = Number(((marks[i + 1]![1] - marks[i]![1]) / 1000).toFixed(2));
+      }
+      return { sec: (marks[marks.length - 1]![1] - marks[0]![1]) / 1000, phases };
+    };
+    const inserted = await timed('key-1');
+    const insertSec = inserted.sec;
+    const updated = await timed('key-2');
+    const updateSec = updated.sec;
 
     // lookups one after another, from a cold cache, then again with the cache the first
     // pass warmed (a serving process's usual state); proofs are checked outside the timing
@@ -220,6 +239,8 @@ for (const n of sizes) {
       updatesPerSec: Math.round(n / updateSec),
       lookupsPerSec: Math.round(lookups / lookupSec),
       warmLookupsPerSec: Math.round(lookups / warmLookupSec),
+      newLabelsPhases: inserted.phases,
+      updatesPhases: updated.phases,
     };
     if (json) console.log(JSON.stringify(row));
     else {

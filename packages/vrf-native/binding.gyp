@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "akd_vrf",
-      "sources": ["native/addon.c"],
+      "sources": ["native/addon.c", "native/x8.c"],
       "cflags": ["-O3", "-Wall", "-Wextra"],
       "xcode_settings": { "OTHER_CFLAGS": ["-O3"] }
     }

@@ -62,6 +62,8 @@ export type { PublicKeyInput } from './verify/lookup.js';
 export { keyHistoryVerify } from './verify/history.js';
 export { auditVerify, verifyConsecutiveAppendOnly, rootHashOfElements } from './verify/audit.js';
 export { appendOnlyStepRoots } from './verify/append-only-step.js';
+export { elementArrays, packAzksElements } from './verify/element-arrays.js';
+export type { ElementArrays } from './verify/element-arrays.js';
 export type { AuditVerifyResult } from './verify/audit.js';
 export {
   encodeLookupProof,
@@ -71,6 +73,7 @@ export {
   encodeAppendOnlyProof,
   decodeAppendOnlyProof,
   encodeSingleAppendOnlyProof,
+  encodeSingleAppendOnlyProofArrays,
   decodeSingleAppendOnlyProof,
   encodeMembershipProof,
   decodeMembershipProof,

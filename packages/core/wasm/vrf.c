@@ -4,7 +4,7 @@
  * verification runs here, SHA-512 and the try-and-increment loop included (akd_vrf_verify),
  * and so does the configurations' BLAKE3 (akd_blake3, blake3.h) once the module is loaded.
  * The point formulas are vrf-native's (ge25519.h), here on the 10-limb field of
- * fe25519_wasm.h.
+ * fe25519_wasm.h, and so is the SHA-512 of its whole steps (sha512.h).
  *
  * Calls exchange bytes through one static buffer (`akd_io`): the caller writes the inputs at
  * the offsets each function names and reads the outputs back. Nothing is allocated, so the

@@ -24,6 +24,7 @@ import {
   type Transaction,
 } from '@akd-ts/storage';
 import { appendOnlyProof } from './tree/audit-proof.js';
+import { arenaStepProof } from './tree/arena/audit-step.js';
 import { ArenaNodeBatch } from './tree/arena/batch.js';
 import { packElements } from './tree/arena/elements.js';
 import { loadTree } from './tree/arena/load.js';
@@ -113,6 +114,33 @@ export class Azks {
     options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void = () => {},
   ): Promise<AzksRecord> {
+    return (await this.#insert(tx, azks, elements, options, onPhase, false)).record;
+  }
+
+  /**
+   * `insert`, also returning the encoded append-only proof of the step it made (spec 10.5,
+   * the audit blob's data), taken from the nodes the insertion holds; `step` is undefined
+   * when they do not cover the proof (read it from the transaction then) or nothing was
+   * inserted.
+   */
+  async insertStep(
+    tx: Transaction,
+    azks: AzksRecord,
+    elements: AzksElement[],
+    options: InsertOptions,
+    onPhase: (phase: 'preload' | 'tree') => void = () => {},
+  ): Promise<{ record: AzksRecord; step: Uint8Array | undefined }> {
+    return this.#insert(tx, azks, elements, options, onPhase, true);
+  }
+
+  async #insert(
+    tx: Transaction,
+    azks: AzksRecord,
+    elements: AzksElement[],
+    options: InsertOptions,
+    onPhase: (phase: 'preload' | 'tree') => void,
+    withStep: boolean,
+  ): Promise<{ record: AzksRecord; step: Uint8Array | undefined }> {
     const el = packElements(elements);
     const epoch = azks.latestEpoch + 1n;
     if (epoch > MAX_EPOCH) {
@@ -120,6 +148,7 @@ export class Azks {
     }
     onPhase('preload');
     let created = 0;
+    let step: Uint8Array | undefined;
     if (el.count > 0) {
       const hasher = this.#hasher;
       const parallel = await this.#parallel(options, el.count);
@@ -135,6 +164,7 @@ export class Azks {
       );
       onPhase('tree');
       created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);
+      if (withStep) step = arenaStepProof(loaded.arena, hasher, Number(epoch));
       tx.logNodeBatch(new ArenaNodeBatch(loaded.arena, loaded));
     } else onPhase('tree');
     const next: AzksRecord = {
@@ -143,7 +173,7 @@ export class Azks {
       numNodes: azks.numNodes + BigInt(created),
     };
     tx.set(next);
-    return next;
+    return { record: next, step };
   }
 
   /**

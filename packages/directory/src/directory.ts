@@ -14,6 +14,7 @@ import {
   type AkdValue,
   type AzksElement,
   type EpochHash,
+  type NodeLabel,
 } from '@akd-ts/core';
 import type { ValueStateRecord, WriterLock, WriterLockStatus } from '@akd-ts/storage';
 import { exportAuditBlobs } from './audit-blobs.js';
@@ -22,7 +23,7 @@ import type { DirectoryContext } from './context.js';
 import { DEFAULT_LIMITS, type PublishLimits } from './limits.js';
 import { parallelLevels } from './parallelism.js';
 import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-only-directory.js';
-import type { VrfJob } from './vrf/engine.js';
+import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 
 /** One update of a publish. */
@@ -195,13 +196,21 @@ export class Directory extends ReadOnlyDirectory {
   }
 
   /** Node labels of `jobs`, reporting progress as the engine advances. */
-  private async nodeLabels(jobs: VrfJob[], progress: (p: PublishProgress) => void) {
+  private async nodeLabels(
+    jobs: VrfJob[],
+    progress: (p: PublishProgress) => void,
+    onLabels: LabelsListener,
+  ) {
     const total = jobs.length;
     progress({ phase: 'vrf', done: 0, total });
     if (total === 0) return [];
-    const labels = await this.ctx.vrf.nodeLabels(jobs, (done) => {
-      if (done < total) progress({ phase: 'vrf', done, total });
-    });
+    const labels = await this.ctx.vrf.nodeLabels(
+      jobs,
+      (done) => {
+        if (done < total) progress({ phase: 'vrf', done, total });
+      },
+      onLabels,
+    );
     progress({ phase: 'vrf', done: total, total });
     return labels;
   }
@@ -242,17 +251,23 @@ export class Directory extends ReadOnlyDirectory {
       jobs.push({ label: update.label, freshness: VersionFreshness.Fresh, version });
       values.push(update.value);
     }
-    const labels = await this.nodeLabels(jobs, progress);
-    const elements: AzksElement[] = jobs.map((job, i) => {
+    // each chunk's tree elements are computed as its labels arrive, while the engine works
+    // on the next chunks; any the engine did not announce, once it is done
+    const elements: AzksElement[] = new Array<AzksElement>(jobs.length);
+    const element = (i: number, label: NodeLabel) => {
       const value = values[i];
-      return {
-        label: labels[i]!,
+      elements[i] = {
+        label,
         value:
           value === undefined
             ? config.staleAzksValue
-            : config.computeFreshAzksValue(commitmentKey, labels[i]!, job.version, value),
+            : config.computeFreshAzksValue(commitmentKey, label, jobs[i]!.version, value),
       };
+    };
+    const labels = await this.nodeLabels(jobs, progress, (start, chunk) => {
+      for (let k = 0; k < chunk.length; k++) element(start + k, chunk[k]!);
     });
+    for (let i = 0; i < jobs.length; i++) if (elements[i] === undefined) element(i, labels[i]!);
     const states: ValueStateRecord[] = fresh.map(({ update, version, job }) => ({
       kind: 'valueState',
       username: update.label,
@@ -283,7 +298,7 @@ export class Directory extends ReadOnlyDirectory {
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
     try {
-      await azks.insert(
+      const { step } = await azks.insertStep(
         tx,
         record,
         elements,
@@ -302,7 +317,9 @@ export class Directory extends ReadOnlyDirectory {
       // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
       // that does not exist yet (readers never look past the latest epoch), and the retried
       // publish replaces it; after the commit, the epoch always has its blob
-      await storage.db.setAuditBlob(await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash));
+      await storage.db.setAuditBlob(
+        await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash, step),
+      );
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
       return { epoch, hash };

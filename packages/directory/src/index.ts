@@ -30,7 +30,7 @@ export {
   createVrfEngine,
   availableThreads,
 } from './vrf/engine.js';
-export type { VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.js';
+export type { LabelsListener, VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.js';
 export {
   nativeVrfAvailable,
   sodiumAvailable,

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import {
   VersionFreshness,
   VrfSecretKey,
+  type Configuration,
   WhatsAppV1Configuration,
   toHex,
   utf8,
@@ -18,6 +19,7 @@ import {
   sodiumAvailable,
   vrfKeyBackend,
   wasmVrfAvailable,
+  type VrfEngine,
   type VrfJob,
 } from '@akd-ts/directory';
 import { openDirectory } from './support/build.js';
@@ -110,7 +112,13 @@ test('every engine gives the same labels and proofs, in job order', async () => 
   try {
     const results = [];
     for (const engine of engines) {
-      const labels = (await engine.nodeLabels(jobs)).map((l) => toHex(l.val) + l.len);
+      // the chunks an engine announces are its labels, each at its place
+      const heard: string[] = [];
+      const all = await engine.nodeLabels(jobs, undefined, (start, chunk) => {
+        chunk.forEach((l, i) => (heard[start + i] = toHex(l.val) + l.len));
+      });
+      const labels = all.map((l) => toHex(l.val) + l.len);
+      assert.deepEqual(heard, labels);
       const proofs = (await engine.proofs(jobs.slice(0, 70))).map(
         (p) => toHex(p.proof) + toHex(p.nodeLabel.val),
       );
@@ -163,12 +171,28 @@ test('a directory publishing with VRF worker threads builds the same tree', asyn
     value: utf8(`v${i}`),
   }));
   const roots = [];
-  for (const vrf of [{ threads: 0, backend: 'noble' as const }, { threads: 2 }]) {
-    const { dir } = await openDirectory('experimental', { directory: { vrf } });
+  // an engine of the caller's that announces no chunks: the publish computes every element
+  const quiet = (config: Configuration, secretKey: Uint8Array): VrfEngine => {
+    const inner = new LocalVrfEngine(config, secretKey);
+    return {
+      name: 'quiet',
+      nodeLabels: (jobs) => inner.nodeLabels(jobs),
+      proofs: (jobs) => inner.proofs(jobs),
+      close: () => inner.close(),
+    };
+  };
+  for (const directory of [
+    { vrf: { threads: 0, backend: 'noble' as const } },
+    { vrf: { threads: 2 } },
+    { vrfEngine: quiet },
+  ]) {
+    const { dir } = await openDirectory('experimental', { directory });
     roots.push(toHex((await dir.publish(updates)).hash));
     roots.push(toHex((await dir.publish(updates.map((u) => ({ ...u, value: utf8('x') })))).hash));
     await dir.close();
   }
   assert.equal(roots[0], roots[2]);
   assert.equal(roots[1], roots[3]);
+  assert.equal(roots[0], roots[4]);
+  assert.equal(roots[1], roots[5]);
 });

@@ -1,11 +1,17 @@
 /*
- * Node-API entry points of the native ECVRF fast path. The try-and-increment loop, the hashing
- * and the key handling stay in TypeScript (src/); this file does only the curve arithmetic that
- * libsodium's public API cannot do without a redundant subgroup check and a decode/encode round
- * trip per operation.
+ * Node-API entry points of the native ECVRF fast path: whole evaluations (the try-and-increment
+ * loop, its hashes and proof_to_hash, for a batch of alphas in one call), and the curve
+ * arithmetic that libsodium's public API cannot do without a redundant subgroup check and a
+ * decode/encode round trip per operation. The key handling stays in TypeScript (src/).
  */
 #include <node_api.h>
+#include <stdlib.h>
 #include "ge25519.h"
+#include "sha512.h"
+#include "x8.h"
+
+/* Whether evaluations multiply eight points at a time (set once, when the addon loads). */
+static int use_x8 = 0;
 
 static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
 
@@ -148,6 +154,190 @@ static napi_value multiply_point(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* Upstream's filter of non-canonical candidates (spec 5.3 is_rejected_noncanonical). */
+static int rejected_noncanonical(const uint8_t h[32]) {
+  for (int i = 1; i <= 30; i++) {
+    if (h[i] != 0xff) return 0;
+  }
+  if (h[31] != 0xff && h[31] != 0x7f) return 0;
+  switch (256 - h[0]) {
+    case 1: case 3: case 4: case 5: case 9: case 10: case 13: case 14: case 15: case 16:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/*
+ * encode_to_curve (spec 5.3): H from the first candidate SHA512(0x03 || 0x01 || Y || alpha ||
+ * ctr || 0x00)[0..32], ctr = 0..255, that passes the filter and decodes to a point of large
+ * order. Returns 0, or -1 when no counter gives a point.
+ */
+static int encode_to_curve(ge_p3 *h, const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len) {
+  static const uint8_t front[2] = {0x03, 0x01};
+  sha512_state prefix;
+  sha512_init(&prefix);
+  sha512_update(&prefix, front, 2);
+  sha512_update(&prefix, pk, 32);
+  sha512_update(&prefix, alpha, (uint32_t)alpha_len);
+  for (int counter = 0; counter < 256; counter++) {
+    sha512_state s = prefix;
+    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
+    sha512_update(&s, tail, 2);
+    sha512_final(&s, digest);
+    if (!rejected_noncanonical(digest) && decode_clear_cofactor(h, digest) == 0) return 0;
+  }
+  return -1;
+}
+
+/* The VRF output SHA512(0x03 || 0x03 || encode(8·Gamma) || 0x00) (spec 5.3 proof_to_hash). */
+static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
+  static const uint8_t front[2] = {0x03, 0x03}, back = 0x00;
+  sha512_state s;
+  sha512_init(&s);
+  sha512_update(&s, front, 2);
+  sha512_update(&s, gamma8, 32);
+  sha512_update(&s, &back, 1);
+  sha512_final(&s, out);
+}
+
+/* Candidate `counter` of an alpha: SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32]. */
+static void candidate(uint8_t out[32], const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len,
+                      int counter) {
+  static const uint8_t front[2] = {0x03, 0x01};
+  uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
+  sha512_state s;
+  sha512_init(&s);
+  sha512_update(&s, front, 2);
+  sha512_update(&s, pk, 32);
+  sha512_update(&s, alpha, (uint32_t)alpha_len);
+  sha512_update(&s, tail, 2);
+  sha512_final(&s, digest);
+  memcpy(out, digest, 32);
+}
+
+/*
+ * The outputs of n alphas of alpha_len bytes, eight lanes at a time (x8.h): rounds of
+ * try-and-increment, each decoding the next candidate of every alpha still without a point,
+ * eight candidates per call; then the points multiplied eight at a time. A short last group
+ * repeats its first entry in the free lanes. `points` has room for n points. Returns n, or the
+ * first alpha without a point.
+ */
+static size_t evaluate_x8(uint8_t *out, const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
+                          size_t n, const int8_t digits[64], uint8_t (*points)[4][32], size_t *pending) {
+  uint8_t candidates[8][32], decoded[8][4][32], gamma8[8][32];
+  int ok[8];
+  size_t waiting = n;
+  for (size_t i = 0; i < n; i++) pending[i] = i;
+  for (int counter = 0; waiting > 0; counter++) {
+    size_t next = 0;
+    if (counter == 256) return pending[0]; /* the alphas stay in order: this is the first */
+    for (size_t first = 0; first < waiting; first += 8) {
+      const size_t m = waiting - first < 8 ? waiting - first : 8;
+      for (size_t k = 0; k < 8; k++) {
+        if (k < m) {
+          candidate(candidates[k], pk, alphas + alpha_len * pending[first + k], alpha_len, counter);
+        } else {
+          memcpy(candidates[k], candidates[0], 32);
+        }
+      }
+      x8_decode(decoded, ok, (const uint8_t(*)[32])candidates);
+      for (size_t k = 0; k < m; k++) {
+        const size_t i = pending[first + k];
+        if (ok[k] && !rejected_noncanonical(candidates[k])) memcpy(points[i], decoded[k], sizeof decoded[k]);
+        else pending[next++] = i;
+      }
+    }
+    waiting = next;
+  }
+  for (size_t first = 0; first < n; first += 8) {
+    const size_t m = n - first < 8 ? n - first : 8;
+    uint8_t group[8][4][32];
+    for (size_t k = 0; k < 8; k++) memcpy(group[k], points[first + (k < m ? k : 0)], sizeof group[k]);
+    x8_multiply(gamma8, (const uint8_t(*)[4][32])group, digits);
+    for (size_t k = 0; k < m; k++) proof_to_hash(out + 64 * (first + k), gamma8[k]);
+  }
+  return n;
+}
+
+/* The same one alpha at a time, with the scalar code (processors without AVX-512F). */
+static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
+                          size_t n, const int8_t digits[64]) {
+  for (size_t i = 0; i < n; i++) {
+    ge_p3 h, result;
+    uint8_t gamma8[32];
+    if (encode_to_curve(&h, pk, alphas + alpha_len * i, alpha_len) != 0) return i;
+    ge_scalarmult(&result, digits, &h, CONSTANTS);
+    ge_p3_tobytes(gamma8, &result);
+    proof_to_hash(out + 64 * i, gamma8);
+  }
+  return n;
+}
+
+/*
+ * evaluate(publicKey, scalar, alphas, out): the 64-byte VRF outputs of n alphas of equal
+ * length, concatenated in `alphas`, written to out[64i..] (n = out.length / 64). scalar is
+ * 8x mod L, 32 bytes below 2^255. Returns how many alphas were evaluated: n, or the index of
+ * the first alpha for which no counter gives a point.
+ */
+static napi_value evaluate(napi_env env, napi_callback_info info) {
+  uint8_t *data[4]; /* publicKey, scalar, alphas, out */
+  size_t length[4];
+  int8_t digits[64];
+  napi_value result;
+  size_t i, n, alpha_len;
+  if (byte_args(env, info, 4, data, length) != 0) return NULL;
+  if (length[0] != 32 || length[1] != 32 || (data[1][31] & 0x80) != 0) {
+    napi_throw_range_error(env, NULL, "the key must be 32 bytes, the scalar 32 bytes below 2^255");
+    return NULL;
+  }
+  n = length[3] / 64;
+  if (length[3] % 64 != 0 || (n == 0 ? length[2] != 0 : length[2] % n != 0) ||
+      (n != 0 && length[2] / n > 0xffffffffu)) {
+    napi_throw_range_error(env, NULL, "out must be 64 bytes per alpha, and the alphas of equal length");
+    return NULL;
+  }
+  alpha_len = n == 0 ? 0 : length[2] / n;
+  ge_scalar_digits(digits, data[1]);
+  if (use_x8 && n > 0) {
+    uint8_t(*points)[4][32] = malloc(n * sizeof *points);
+    size_t *pending = malloc(n * sizeof *pending);
+    if (points == NULL || pending == NULL) {
+      free(points);
+      free(pending);
+      wipe_digits(digits);
+      napi_throw_error(env, NULL, "out of memory");
+      return NULL;
+    }
+    i = evaluate_x8(data[3], data[0], data[2], alpha_len, n, digits, points, pending);
+    free(points);
+    free(pending);
+  } else {
+    i = evaluate_x1(data[3], data[0], data[2], alpha_len, n, digits);
+  }
+  wipe_digits(digits);
+  if (napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  return result;
+}
+
+/*
+ * eightLanes(enabled): evaluations multiply eight points at a time when `enabled` is true
+ * and the processor can; returns whether they now do (tests run both paths).
+ */
+static napi_value eight_lanes(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  bool enabled;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1 ||
+      napi_get_value_bool(env, argv[0], &enabled) != napi_ok) {
+    napi_throw_type_error(env, NULL, "expected a boolean");
+    return NULL;
+  }
+  use_x8 = enabled && x8_available();
+  if (napi_get_boolean(env, use_x8, &result) != napi_ok) return NULL;
+  return result;
+}
+
 static int export_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
   napi_value fn;
   return napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn) == napi_ok &&
@@ -157,7 +347,10 @@ static int export_function(napi_env env, napi_value exports, const char *name, n
 }
 
 static napi_value init(napi_env env, napi_value exports) {
-  if (export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
+  use_x8 = x8_available();
+  if (export_function(env, exports, "evaluate", evaluate) != 0 ||
+      export_function(env, exports, "eightLanes", eight_lanes) != 0 ||
+      export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
       export_function(env, exports, "clearCofactor", clear_cofactor) != 0 ||
       export_function(env, exports, "multiplyPoint", multiply_point) != 0) {
     return NULL;

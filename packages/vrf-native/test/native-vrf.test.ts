@@ -102,6 +102,28 @@ test(
   },
 );
 
+test(
+  'batches of alphas of one length, eight lanes at a time and one at a time, give the same bytes',
+  { skip },
+  () => {
+    const sk = crypto.getRandomValues(new Uint8Array(32));
+    const reference = VrfSecretKey.fromBytes(sk);
+    const native = new NativeVrfKey(addon!, sk);
+    // full groups of eight, a short last group, and a batch shorter than one group
+    for (const n of [19, 8, 3]) {
+      const alphas = Array.from({ length: n }, () => crypto.getRandomValues(new Uint8Array(32)));
+      const expected = alphas.map((a) => toHex(vrfEvaluate(reference, a)));
+      const lanes = addon!.eightLanes(true);
+      assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
+      assert.equal(addon!.eightLanes(false), false);
+      assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
+      assert.equal(addon!.eightLanes(true), lanes);
+    }
+    assert.throws(() => (addon!.eightLanes as (...a: unknown[]) => boolean)(), TypeError);
+    assert.throws(() => (addon!.eightLanes as (...a: unknown[]) => boolean)(1), TypeError);
+  },
+);
+
 test('RFC 9381 example 16 (empty alpha) through the native path', { skip }, () => {
   const sk = fromHex('9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60');
   const beta =
@@ -181,4 +203,31 @@ test('bad arguments are refused with a clear error and write nothing', { skip },
   assert.throws(() => multiply(base, s, new Uint8Array(31)), RangeError);
   // y = 2 is not the y of any curve point
   assert.throws(() => multiply(encodeY(2n, false), s, product), /does not decode/);
+
+  const evaluate = addon!.evaluate.bind(addon) as (...args: unknown[]) => number;
+  const pk = ed25519.Point.BASE.toBytes();
+  const outputs = new Uint8Array(128);
+  assert.throws(() => evaluate(pk, s, c), TypeError);
+  assert.throws(() => evaluate(pk.subarray(1), s, c, outputs), RangeError);
+  assert.throws(() => evaluate(pk, scalarBytes(1n << 255n), c, outputs), RangeError);
+  assert.throws(() => evaluate(pk, s, c, new Uint8Array(100)), RangeError);
+  assert.throws(() => evaluate(pk, s, new Uint8Array(3), outputs), /equal length/);
+  assert.throws(() => evaluate(pk, s, c, new Uint8Array(0)), /equal length/);
+  assert.deepEqual([...outputs], new Array<number>(128).fill(0));
+  assert.equal(evaluate(pk, s, new Uint8Array(0), new Uint8Array(0)), 0);
+});
+
+test('evaluating no alphas gives none; an alpha without a point is an error', () => {
+  // a stand-in addon: the real one cannot be made to miss 256 candidates in a row
+  let calls = 0;
+  const stub = {
+    evaluate: () => {
+      calls++;
+      return 0;
+    },
+  } as unknown as Parameters<typeof proofPointArithmetic>[0];
+  const key = new NativeVrfKey(stub, new Uint8Array(32).fill(1));
+  assert.deepEqual(key.evaluateMany([]), []);
+  assert.throws(() => key.evaluate(new Uint8Array(3)), /no point in 256 tries/);
+  assert.equal(calls, 2);
 });

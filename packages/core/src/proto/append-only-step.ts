@@ -9,8 +9,7 @@
  * decoder and gets its result or its error.
  */
 
-import type { NodeLabel } from '../node-label.js';
-import type { AzksElement, SingleAppendOnlyProof } from '../types.js';
+import type { SingleAppendOnlyProof } from '../types.js';
 import { elementArrays, type ElementArrays } from '../verify/element-arrays.js';
 import type { PackedStep } from '../verify/append-only-step.js';
 
@@ -28,22 +27,71 @@ function varintSize(n: number): number {
   return size;
 }
 
-/** `label_val`'s encoded length: the 32 bytes without their trailing zeros (spec 15.2). */
-function trimmedLength(label: NodeLabel): number {
-  const val = label.val;
+/** `label_val`'s encoded length: the label's bytes at `off` without trailing zeros (spec 15.2). */
+function trimmedLength(bytes: Uint8Array, off: number): number {
   let n = 32;
-  while (n > 0 && val[n - 1] === 0) n--;
+  while (n > 0 && bytes[off + n - 1] === 0) n--;
   return n;
 }
 
-function labelSize(label: NodeLabel): number {
-  const n = trimmedLength(label);
-  return 1 + varintSize(n) + n + 1 + varintSize(label.len);
+/** Encoded size of a label message whose `label_val` keeps `n` bytes, of `len` bits. */
+function labelSize(n: number, len: number): number {
+  return 1 + varintSize(n) + n + 1 + varintSize(len);
 }
 
-function elementSize(e: AzksElement): number {
-  const l = labelSize(e.label);
+/** Encoded size of an element message around a label message of `l` bytes. */
+function elementSize(l: number): number {
   return 1 + varintSize(l) + l + 2 + 32;
+}
+
+/**
+ * Where a writer is: one output buffer, written front to back. Elements are written from any
+ * bytes at offsets, so the object form and the flat arrays share one writer.
+ */
+class StepWriter {
+  pos = 0;
+  constructor(readonly out: Uint8Array) {}
+
+  varint(n: number): void {
+    const out = this.out;
+    while (n >= 0x80) {
+      out[this.pos++] = (n & 0x7f) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    out[this.pos++] = n;
+  }
+
+  /** One repeated element under `tag`: label (label_val, label_len) then the 32-byte value. */
+  element(
+    tag: number,
+    labels: Uint8Array,
+    at: number,
+    len: number,
+    values: Uint8Array,
+    vAt: number,
+  ) {
+    const out = this.out;
+    const n = trimmedLength(labels, at);
+    const l = labelSize(n, len);
+    out[this.pos++] = tag;
+    this.varint(elementSize(l));
+    out[this.pos++] = TAG_1_LEN;
+    this.varint(l);
+    out[this.pos++] = TAG_1_LEN;
+    this.varint(n);
+    for (let k = 0; k < n; k++) out[this.pos++] = labels[at + k]!;
+    out[this.pos++] = TAG_2_VARINT;
+    this.varint(len);
+    out[this.pos++] = TAG_2_LEN;
+    out[this.pos++] = 32;
+    for (let k = 0; k < 32; k++) out[this.pos++] = values[vAt + k]!;
+  }
+}
+
+/** Bytes one element takes in the message, its tag and length included. */
+function fieldSize(labels: Uint8Array, at: number, len: number): number {
+  const size = elementSize(labelSize(trimmedLength(labels, at), len));
+  return 1 + varintSize(size) + size;
 }
 
 /**
@@ -52,50 +100,46 @@ function elementSize(e: AzksElement): number {
  */
 export function writeSingleAppendOnlyProof(proof: SingleAppendOnlyProof): Uint8Array {
   let total = 0;
-  const sizes: number[] = [];
   for (const list of [proof.inserted, proof.unchangedNodes]) {
     for (const e of list) {
       if (!(e.value instanceof Uint8Array) || e.value.length !== 32) {
         throw new RangeError('AzksElement.value must be 32 bytes');
       }
-      const size = elementSize(e);
-      sizes.push(size);
-      total += 1 + varintSize(size) + size;
+      total += fieldSize(e.label.val, 0, e.label.len);
     }
   }
-  const out = new Uint8Array(total);
-  let pos = 0;
-  const varint = (n: number) => {
-    while (n >= 0x80) {
-      out[pos++] = (n & 0x7f) | 0x80;
-      n = Math.floor(n / 128);
-    }
-    out[pos++] = n;
-  };
-  let k = 0;
-  for (const [tag, list] of [
-    [TAG_1_LEN, proof.inserted],
-    [TAG_2_LEN, proof.unchangedNodes],
+  const w = new StepWriter(new Uint8Array(total));
+  for (const e of proof.inserted) w.element(TAG_1_LEN, e.label.val, 0, e.label.len, e.value, 0);
+  for (const e of proof.unchangedNodes) {
+    w.element(TAG_2_LEN, e.label.val, 0, e.label.len, e.value, 0);
+  }
+  return w.out;
+}
+
+/**
+ * The same bytes from flat arrays: `inserted` and `unchanged` in the order they are to be
+ * listed (spec 10.5), without an object per element.
+ *
+ * @example writeSingleAppendOnlyProofArrays(leaves, subtreeRoots) // an audit blob's data
+ */
+export function writeSingleAppendOnlyProofArrays(
+  inserted: ElementArrays,
+  unchanged: ElementArrays,
+): Uint8Array {
+  let total = 0;
+  for (const set of [inserted, unchanged]) {
+    for (let i = 0; i < set.count; i++) total += fieldSize(set.labels, 32 * i, set.lens[i]!);
+  }
+  const w = new StepWriter(new Uint8Array(total));
+  for (const [tag, set] of [
+    [TAG_1_LEN, inserted],
+    [TAG_2_LEN, unchanged],
   ] as const) {
-    for (const e of list) {
-      out[pos++] = tag;
-      varint(sizes[k++]!);
-      const n = trimmedLength(e.label);
-      out[pos++] = TAG_1_LEN;
-      varint(labelSize(e.label));
-      out[pos++] = TAG_1_LEN;
-      varint(n);
-      out.set(e.label.val.subarray(0, n), pos);
-      pos += n;
-      out[pos++] = TAG_2_VARINT;
-      varint(e.label.len);
-      out[pos++] = TAG_2_LEN;
-      out[pos++] = 32;
-      out.set(e.value, pos);
-      pos += 32;
+    for (let i = 0; i < set.count; i++) {
+      w.element(tag, set.labels, 32 * i, set.lens[i]!, set.values, 32 * i);
     }
   }
-  return out;
+  return w.out;
 }
 
 /** Reads a varint of at most `max` bytes ending by `end`, or -1. */

@@ -32,7 +32,11 @@ import {
 } from './proof-writer.js';
 import { checkWireStructure } from './wire-check.js';
 import { readCanonicalLookupProof } from './lookup-reader.js';
-import { writeSingleAppendOnlyProof } from './append-only-step.js';
+import {
+  writeSingleAppendOnlyProof,
+  writeSingleAppendOnlyProofArrays,
+} from './append-only-step.js';
+import type { ElementArrays } from '../verify/element-arrays.js';
 
 function parse<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
   if (!(bytes instanceof Uint8Array)) throw new TypeError('bytes must be a Uint8Array');
@@ -135,6 +139,22 @@ export function decodeAppendOnlyProof(bytes: Uint8Array): akd.AppendOnlyProof {
 export function encodeSingleAppendOnlyProof(proof: akd.SingleAppendOnlyProof): Uint8Array {
   // the audit blob's message, written directly (append-only-step.ts; the same bytes)
   return writeSingleAppendOnlyProof(proof);
+}
+
+/**
+ * Encodes one epoch step from flat arrays of its inserted leaves and unchanged subtree roots,
+ * each in the order listed (spec 10.5): the bytes of `encodeSingleAppendOnlyProof` for the
+ * same elements, with no object per element (a directory's publish writes its blob so).
+ * @example
+ * ```ts
+ * const data = encodeSingleAppendOnlyProofArrays(packAzksElements(inserted), packAzksElements(unchanged));
+ * ```
+ */
+export function encodeSingleAppendOnlyProofArrays(
+  inserted: ElementArrays,
+  unchanged: ElementArrays,
+): Uint8Array {
+  return writeSingleAppendOnlyProofArrays(inserted, unchanged);
 }
 
 /**

@@ -27,6 +27,9 @@ export interface VrfJob {
   version: bigint;
 }
 
+/** Hears the node labels of jobs `start..start + labels.length` once they are computed. */
+export type LabelsListener = (start: number, labels: NodeLabel[]) => void;
+
 /** A proof together with the node label it proves. */
 export interface VrfLabelProof {
   proof: Uint8Array;
@@ -36,9 +39,15 @@ export interface VrfLabelProof {
 export interface VrfEngine {
   /**
    * Node labels of the jobs, in job order (spec 5.8 `get_node_labels`). `onProgress`, when
-   * given, hears the number of jobs done so far as large batches advance.
+   * given, hears the number of jobs done so far as large batches advance; `onLabels` may
+   * hear each chunk's labels as it is done (jobs `start..start + labels.length`), so that a
+   * caller can work on them while other chunks are computed (an engine need not call it).
    */
-  nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]>;
+  nodeLabels(
+    jobs: VrfJob[],
+    onProgress?: (done: number) => void,
+    onLabels?: LabelsListener,
+  ): Promise<NodeLabel[]>;
   /** 80-byte proofs of the jobs with their node labels, in job order. */
   proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]>;
   /** Releases threads or native resources. */
@@ -77,13 +86,17 @@ export class LocalVrfEngine implements VrfEngine {
    * Evaluates in chunks, giving the event loop a turn after each one, so a server sharing the
    * thread keeps answering even while a publish computes its labels.
    */
-  async nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]> {
+  async nodeLabels(
+    jobs: VrfJob[],
+    onProgress?: (done: number) => void,
+    onLabels?: LabelsListener,
+  ): Promise<NodeLabel[]> {
     const labels: NodeLabel[] = [];
     for (let start = 0; start < jobs.length; start += CHUNK) {
       const alphas = jobs.slice(start, start + CHUNK).map((job) => alphaOf(this.config, job));
-      for (const output of this.#key.evaluateMany(alphas)) {
-        labels.push(nodeLabelFromVrfOutput(output));
-      }
+      const chunk = this.#key.evaluateMany(alphas).map((output) => nodeLabelFromVrfOutput(output));
+      labels.push(...chunk);
+      onLabels?.(start, chunk);
       onProgress?.(labels.length);
       await setImmediate();
     }
@@ -165,6 +178,7 @@ export class WorkerVrfEngine implements VrfEngine {
     jobs: VrfJob[],
     width: number,
     onProgress?: (done: number) => void,
+    onResults?: (start: number, results: Uint8Array[]) => void,
   ): Promise<Uint8Array[]> {
     const size = Math.min(CHUNK, Math.ceil(jobs.length / this.#threads));
     const results: Uint8Array[] = [];
@@ -182,9 +196,11 @@ export class WorkerVrfEngine implements VrfEngine {
           const result = (await pool.run(task, {
             transferList: [alphas.buffer],
           })) as Uint8Array;
+          const views: Uint8Array[] = [];
           for (let i = 0; i < chunk.length; i++) {
-            results[start + i] = result.subarray(width * i, width * (i + 1));
+            views.push((results[start + i] = result.subarray(width * i, width * (i + 1))));
           }
+          onResults?.(start, views);
           onProgress?.((done += chunk.length));
         }
       } catch (error) {
@@ -196,12 +212,21 @@ export class WorkerVrfEngine implements VrfEngine {
     return results;
   }
 
-  async nodeLabels(jobs: VrfJob[], onProgress?: (done: number) => void): Promise<NodeLabel[]> {
+  async nodeLabels(
+    jobs: VrfJob[],
+    onProgress?: (done: number) => void,
+    onLabels?: LabelsListener,
+  ): Promise<NodeLabel[]> {
     const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
-    if (pool === undefined) return this.#local.nodeLabels(jobs, onProgress);
-    const outputs = await this.run(pool, 'labels', jobs, 32, onProgress);
-    // views of the task's result buffer, which this thread now owns: no copy per label
-    return outputs.map((bytes) => new NodeLabel(bytes, 256));
+    if (pool === undefined) return this.#local.nodeLabels(jobs, onProgress, onLabels);
+    const labels: NodeLabel[] = new Array<NodeLabel>(jobs.length);
+    await this.run(pool, 'labels', jobs, 32, onProgress, (start, outputs) => {
+      // views of the task's result buffer, which this thread now owns: no copy per label
+      const chunk = outputs.map((bytes) => new NodeLabel(bytes, 256));
+      for (let i = 0; i < chunk.length; i++) labels[start + i] = chunk[i]!;
+      onLabels?.(start, chunk);
+    });
+    return labels;
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {

@@ -1,9 +1,10 @@
 /*
- * SHA-512 (FIPS 180-4) for the module's hashes of spec 5.3: encode_to_curve's candidates, the
- * challenge and proof_to_hash. WebAssembly has 64-bit integers, so this is the plain
- * definition; it saves the verifier the JavaScript SHA-512 (slow until the engine has compiled
- * it, which is what the first verification of a page waits for). Inputs are public or the
- * nonce key's hash, and the code has no branch on data.
+ * SHA-512 (FIPS 180-4) for the hashes of spec 5.3: encode_to_curve's candidates, the challenge
+ * and proof_to_hash. The plain definition over 64-bit integers, shared by the native addon
+ * (a whole evaluation per label without a call back into JavaScript for each hash) and core's
+ * WebAssembly build (which saves the verifier the JavaScript SHA-512, slow until the engine
+ * has compiled it). Inputs are public or the nonce key's hash, and the code has no branch on
+ * data.
  */
 #ifndef AKD_SHA512_H
 #define AKD_SHA512_H

@@ -1,0 +1,30 @@
+/*
+ * Eight scalar multiplications at once with AVX-512 (x8.c), for the evaluation of many labels
+ * under one key: every label multiplies its own point by the same secret scalar, so eight of
+ * them run the same sequence of operations, one per 64-bit lane. Available only where the
+ * compiler targets x86-64 and the processor has AVX-512F (checked at run time).
+ */
+#ifndef AKD_X8_H
+#define AKD_X8_H
+
+#include <stdint.h>
+
+/* Whether this build has the eight-lane code and this processor runs it. */
+int x8_available(void);
+
+/*
+ * The try-and-increment step of spec 5.3 for eight candidates (after upstream's filter, which
+ * the caller applies): decode each as curve25519-dalek does (non-canonical y accepted), clear
+ * the cofactor (H = 8·P) and refuse the identity. ok[i] is 1 and points[i] holds the
+ * canonical encodings of H's extended coordinates X, Y, Z, T, or ok[i] is 0.
+ */
+void x8_decode(uint8_t points[8][4][32], int ok[8], const uint8_t candidates[8][32]);
+
+/*
+ * For i = 0..7: out[i] = encode(a·P_i) (RFC 8032 5.1.2), where P_i is given by the canonical
+ * encodings of its extended coordinates X, Y, Z, T (points[i][0..3]) and `digits` are the
+ * signed radix-16 digits of a (ge_scalar_digits). Constant time in the digits.
+ */
+void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]);
+
+#endif
