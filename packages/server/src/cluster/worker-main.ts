@@ -10,12 +10,17 @@ import { createLogger } from '../logging.js';
 import type { FromChild, ToChild } from './messages.js';
 import { startProofRole, type ProofRole } from './proof-role.js';
 import { decodeChanges } from '../replication/codec.js';
-import { RecordingDatabase, applyChanges, replicaOf } from '../replication/replica.js';
+import {
+  REPLICA_CHUNK,
+  RecordingDatabase,
+  applyChanges,
+  replicaOf,
+} from '../replication/replica.js';
 import type { Database } from '@akd-ts/storage';
 import { openStoreUrl } from './store-url.js';
 import { startWriterRole, type WriterRole } from './writer-role.js';
 
-const send = (message: FromChild) => process.send?.(message);
+const send = (message: FromChild, handle?: unknown) => process.send?.(message, handle as never);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});
 
@@ -42,7 +47,7 @@ process.on('disconnect', () => void stop(0));
 const waiting = new Map<number, () => void>();
 let nextId = 1;
 
-async function start(message: Extract<ToChild, { type: 'start' }>): Promise<void> {
+async function start(message: Extract<ToChild, { type: 'start' }>, socket: unknown): Promise<void> {
   const { config, secretKey } = message;
   const logger = createLogger({ level: config.logLevel });
   let db: Database;
@@ -70,7 +75,15 @@ async function start(message: Extract<ToChild, { type: 'start' }>): Promise<void
           }),
       });
     } else {
-      const proof = await startProofRole({ config, secretKey, db, logger, writer: message.writer });
+      const proof = await startProofRole({
+        config,
+        secretKey,
+        db,
+        logger,
+        writer: message.writer,
+        send,
+        socket,
+      });
       role = proof;
       send({ type: 'listening', url: proof.url });
     }
@@ -82,10 +95,10 @@ async function start(message: Extract<ToChild, { type: 'start' }>): Promise<void
   }
 }
 
-process.on('message', (message: ToChild) => {
+process.on('message', (message: ToChild, handle: unknown) => {
   switch (message.type) {
     case 'start':
-      start(message).catch((e: unknown) => {
+      start(message, message.socket === true ? handle : undefined).catch((e: unknown) => {
         const code = (e as { code?: unknown }).code;
         send({
           type: 'fatal',
@@ -97,8 +110,15 @@ process.on('message', (message: ToChild) => {
     case 'writer':
       (role as ProofRole | undefined)?.setWriter(message.writer);
       break;
+    case 'accept':
+      (role as ProofRole | undefined)?.accept(message.limit, message.start ? handle : undefined);
+      break;
     case 'changes':
-      then(async () => applyChanges(replicated!, await decodeChanges(message.changes)));
+      then(async () =>
+        applyChanges(replicated!, await decodeChanges(message.changes), {
+          chunkSize: REPLICA_CHUNK,
+        }),
+      );
       break;
     case 'epoch':
       then(async () => {
