@@ -1,7 +1,7 @@
 // Spreading connections over proof servers (cluster/connection-spread.ts, the primary's
 // arithmetic): limits of a fair share plus a slack, sent only once enabled and only when they
-// change; a stopped proof server starts again once its share has caught up, or as the least
-// loaded when all have stopped; alone, a proof server has no limit.
+// change; a stopped proof server starts again once back within its limit (the least loaded
+// always is, when all have stopped); alone, a proof server has no limit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionSpread, slackOver, type AcceptOrder } from '../src/cluster/connection-spread.js';
@@ -19,42 +19,36 @@ test('limits follow the fair share, once enabled and when they change', () => {
   assert.deepEqual(says(spread.report('b', 29)), ['a 34', 'b 34']);
 });
 
-test('a burst: stopped proof servers start again as the share catches up', () => {
+test('a burst: a proof server stops past its limit and starts again once back within it', () => {
   const spread = new ConnectionSpread<string>();
   spread.add('a');
   spread.add('b');
   assert.deepEqual(says(spread.enable()), ['a 4', 'b 4']);
-  // a took 5 and stopped itself; b takes the next ones
-  assert.deepEqual(says(spread.report('a', 5)), ['a 6', 'b 6']);
-  assert.deepEqual(says(spread.confirm('a', false)), []);
-  assert.deepEqual(spread.accepting, ['b']);
-  assert.deepEqual(says(spread.report('b', 3)), ['a 8', 'b 8']);
-  // b reaches a's count: a may accept again, sent with the socket
-  assert.deepEqual(says(spread.report('b', 5)), ['a start 9', 'b 9']);
+  // a took 5 at once and stopped itself; the limit rises with the total, to 6
+  assert.deepEqual(says(spread.confirm('a', false, 5)), ['a start 6', 'b 6']);
   assert.deepEqual(spread.accepting, ['b'], 'a accepts once it says so');
-  assert.deepEqual(says(spread.report('b', 6)), [], 'no second start while one is on its way');
+  assert.deepEqual(says(spread.report('b', 1)), ['a 7', 'b 7'], 'a new limit, no second start');
   assert.deepEqual(says(spread.confirm('a', true)), []);
   assert.deepEqual(spread.accepting.sort(), ['a', 'b']);
+  // a takes 5 more at once: past its limit, it stops, and stays stopped until b catches up
+  assert.deepEqual(says(spread.confirm('a', false, 10)), ['a 9', 'b 9']);
+  assert.deepEqual(says(spread.report('b', 2)), ['a start 10', 'b 10']);
 });
 
 test('when every proof server has stopped, the least loaded starts again', () => {
   const spread = new ConnectionSpread<string>();
   for (const w of ['a', 'b', 'c']) spread.add(w);
   spread.enable();
-  spread.report('a', 12);
-  spread.report('b', 11);
-  spread.report('c', 7);
-  assert.deepEqual(says(spread.confirm('a', false)), []);
-  assert.deepEqual(says(spread.confirm('b', false)), [], 'c accepts');
-  assert.deepEqual(says(spread.confirm('c', false)), ['c start 14']);
+  assert.deepEqual(says(spread.confirm('a', false, 30)), ['a 14', 'b 14', 'c 14']);
+  assert.deepEqual(says(spread.confirm('b', false, 24)), ['a 22', 'b 22', 'c 22'], 'c accepts');
+  assert.deepEqual(says(spread.confirm('c', false, 20)), ['a 28', 'b start 28', 'c start 28']);
   // a failed start: stopped again, and asked again
-  assert.deepEqual(says(spread.confirm('c', false)), ['c start 14']);
-  assert.deepEqual(says(spread.confirm('c', true)), []);
-  assert.deepEqual(says(spread.remove('a')), ['b 13', 'c 13'], 'b holds more than its share');
-  assert.deepEqual(says(spread.report('c', 12)), ['b start 15', 'c 15']);
+  assert.deepEqual(says(spread.confirm('b', false)), ['b start 28']);
+  assert.deepEqual(says(spread.confirm('b', true)), []);
+  assert.deepEqual(says(spread.remove('c')), ['a start 31', 'b 31']);
   // reports and confirmations of unknown proof servers change nothing
-  assert.deepEqual(says(spread.report('a', 9)), []);
-  assert.deepEqual(says(spread.confirm('a', true)), []);
+  assert.deepEqual(says(spread.report('c', 9)), []);
+  assert.deepEqual(says(spread.confirm('c', true)), []);
 });
 
 test('alone, a proof server has no limit', () => {

@@ -9,8 +9,10 @@
  * connections go on), and the others take the new ones. The primary keeps a copy of the
  * listening socket that it never accepts from, so that the socket stays open while every
  * proof server has stopped (connections then wait in its queue), and hands a copy to each
- * proof server it lets accept again: one whose share has caught up (when all have stopped,
- * the least loaded at least).
+ * proof server it lets accept again: one back within its limit (the limit rises as the others
+ * take connections, or its own close). A proof server is thus stopped only while it holds
+ * more than its limit, and a health probe's new connection can go to whichever proof server
+ * is free first nearly all the time.
  *
  * This module is the primary's arithmetic: the counts the proof servers report, the limits
  * it sends them, and which ones start accepting again.
@@ -91,11 +93,15 @@ export class ConnectionSpread<W> {
     return this.#orders();
   }
 
-  /** A proof server accepts (`true`: after a start) or stopped (at its limit, or a failed start). */
-  confirm(worker: W, listening: boolean): AcceptOrder<W>[] {
+  /**
+   * A proof server accepts (`true`: after a start) or stopped (past its limit, or a failed
+   * start), holding `connections` then.
+   */
+  confirm(worker: W, listening: boolean, connections?: number): AcceptOrder<W>[] {
     const state = this.#workers.get(worker);
     if (state === undefined) return [];
     state.listening = listening ? 'yes' : 'no';
+    if (connections !== undefined) state.connections = connections;
     return this.#orders();
   }
 
@@ -105,11 +111,11 @@ export class ConnectionSpread<W> {
     const fair = all.reduce((sum, [, s]) => sum + s.connections, 0) / all.length;
     // alone, a proof server never stops: nobody else would take the new connections
     const limit = all.length === 1 ? Infinity : Math.floor(fair + slackOver(fair));
-    // a stopped one at most at the fair share starts again; when all have stopped, the least
+    // a stopped one back within its limit starts again; when all have stopped, the least
     // loaded always is (no more than the mean), so one at least accepts again
     const starts = new Set<W>();
     for (const [worker, s] of all) {
-      if (s.listening === 'no' && s.connections <= fair) starts.add(worker);
+      if (s.listening === 'no' && s.connections <= limit) starts.add(worker);
     }
     const orders: AcceptOrder<W>[] = [];
     for (const [worker, s] of all) {

@@ -255,7 +255,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         order(spread.report(child, message.count));
         break;
       case 'accepting':
-        order(spread.confirm(child, message.on));
+        order(spread.confirm(child, message.on, message.count));
         break;
       case 'epoch-seen': {
         const pending = acks.get(message.id);

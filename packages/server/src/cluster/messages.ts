@@ -72,8 +72,8 @@ export type FromChild =
   | { type: 'epoch-seen'; id: number }
   /** A proof server's open connections, when the count changed. */
   | { type: 'connections'; count: number }
-  /** A proof server accepts new connections (true, after a start) or stopped. */
-  | { type: 'accepting'; on: boolean }
+  /** A proof server accepts new connections (true, after a start) or stopped, and its count. */
+  | { type: 'accepting'; on: boolean; count: number }
   /** Sent with a copy of the listening socket, for the primary to keep (the first one listening). */
   | { type: 'socket' }
   | { type: 'fatal'; message: string };

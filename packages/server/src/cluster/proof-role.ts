@@ -75,7 +75,7 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
       if (error !== undefined) {
         options.logger.warn({ err: error }, 'listening again for new connections failed');
       }
-      options.send({ type: 'accepting', on });
+      options.send({ type: 'accepting', on, count: gate.connections });
     },
   });
   if (options.socket === undefined) {
