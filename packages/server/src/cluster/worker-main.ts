@@ -7,7 +7,7 @@
  */
 
 import { createLogger } from '../logging.js';
-import type { FromChild, ToChild } from './messages.js';
+import type { FromChild, ToChild, WriterView } from './messages.js';
 import { startProofRole, type ProofRole } from './proof-role.js';
 import { decodeChanges } from '../replication/codec.js';
 import {
@@ -42,6 +42,9 @@ const stop = (code: number) =>
     }
   })());
 process.on('disconnect', () => void stop(0));
+
+/** The writer's state as last relayed (it can come while the proof server is starting). */
+let latestWriter: WriterView | undefined;
 
 /** Epoch barriers the writer waits on, by id. */
 const waiting = new Map<number, () => void>();
@@ -80,11 +83,13 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
         secretKey,
         db,
         logger,
-        writer: message.writer,
+        writer: latestWriter,
         send,
         socket,
       });
       role = proof;
+      // the writer's state may have changed while the proof server started
+      if (latestWriter !== undefined) proof.setWriter(latestWriter);
       send({ type: 'listening', url: proof.url });
     }
   } catch (e) {
@@ -98,6 +103,8 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
 process.on('message', (message: ToChild, handle: unknown) => {
   switch (message.type) {
     case 'start':
+      // the start message carries the newest state (any earlier relay is older)
+      latestWriter = message.writer ?? latestWriter;
       start(message, message.socket === true ? handle : undefined).catch((e: unknown) => {
         const code = (e as { code?: unknown }).code;
         send({
@@ -108,6 +115,7 @@ process.on('message', (message: ToChild, handle: unknown) => {
       });
       break;
     case 'writer':
+      latestWriter = message.writer;
       (role as ProofRole | undefined)?.setWriter(message.writer);
       break;
     case 'accept':
