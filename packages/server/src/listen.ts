@@ -16,6 +16,11 @@ export interface ListenOptions {
   /** Default 127.0.0.1: reachable from this machine only (put a TLS proxy in front). */
   host?: string;
   /**
+   * A listening socket handle to accept from instead of binding `port` (one received from
+   * another process: cluster/connection-spread.ts).
+   */
+  handle?: unknown;
+  /**
    * How often a read-only server checks the store for a new epoch, ms (default 1,000).
    * A writer (a `Directory`) sees its own publishes at once and does not poll.
    */
@@ -49,7 +54,12 @@ export async function startServer(
   const polling = new AbortController();
   let poller: Promise<void> | undefined;
   try {
-    await app.listen({ port: options.port ?? 8080, host: options.host ?? '127.0.0.1' });
+    const host = options.host ?? '127.0.0.1';
+    await app.listen(
+      options.handle === undefined
+        ? { port: options.port ?? 8080, host }
+        : ({ handle: options.handle, host } as { host: string }),
+    );
   } catch (e) {
     await app.close();
     throw e;

@@ -12,6 +12,9 @@
  *   with exit 1 and the reason;
  * - when the writer commits an epoch, every proof server is told to serve it, and the publish
  *   is answered only once they all do (or after 2 s);
+ * - it keeps connections spread over the proof servers (connection-spread.ts): each has a
+ *   limit of connections past which it stops accepting, and the primary keeps a copy of the
+ *   listening socket (never accepting from it) to hand to those that start again;
  * - `close()` (SIGTERM) drains: proof servers report not ready, finish their requests and
  *   exit; the writer finishes the publish in progress (or, past the shutdown timeout, is
  *   killed: its uncommitted epoch is then simply not there) and releases the lock.
@@ -27,7 +30,8 @@ import { fileURLToPath } from 'node:url';
 import { AkdError } from '@akd-ts/core';
 import type { MemoryDatabase } from '@akd-ts/storage';
 import { decodeChanges } from '../replication/codec.js';
-import { applyChanges, snapshotOf } from '../replication/replica.js';
+import { REPLICA_CHUNK, applyChanges, snapshotOf } from '../replication/replica.js';
+import { ConnectionSpread, type AcceptOrder } from './connection-spread.js';
 import type { FromChild, Role, ServeConfig, ToChild, WriterView } from './messages.js';
 
 export interface ClusterOptions {
@@ -72,7 +76,8 @@ export interface RunningCluster {
 interface Child {
   role: Role;
   process: ChildProcess;
-  send(message: ToChild): void;
+  /** Sends `message`, with a handle (a listening socket) when given. */
+  send(message: ToChild, handle?: unknown): void;
   /** Set on exit. */
   exited: boolean;
   /** A memory store's replica is being sent changes (from its snapshot on). */
@@ -118,7 +123,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   // round robin, each new connection is handed to a worker over IPC and the next waits for its
   // acknowledgement, which a worker busy with proofs gives only between turns of its event
   // loop: a burst of connections (or a health check's new connection) then waits for many
-  // such turns. Accepting directly, an idle worker also picks up new connections first.
+  // such turns. Accepting directly, an idle worker also picks up new connections first; one
+  // holding more than its share stops accepting for a while (connection-spread.ts).
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec, execArgv, silent: true, serialization: 'advanced' });
 
@@ -136,6 +142,21 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   let startup: { resolve: () => void; reject: (e: Error) => void } | undefined;
 
   const proofs = () => [...children].filter((c) => c.role === 'proof' && !c.exited);
+  // connection-spread.ts: the primary's copy of the listening socket (it never accepts from
+  // it), and the proof servers' limits
+  let socket: { close(): void } | undefined;
+  const spread = new ConnectionSpread<Child>();
+  const order = (orders: AcceptOrder<Child>[]) => {
+    for (const o of orders) {
+      o.worker.send(
+        { type: 'accept', start: o.start, limit: o.limit },
+        o.start ? socket : undefined,
+      );
+    }
+  };
+  const spreadWhenReady = () => {
+    if (socket !== undefined && listening.size >= workers) order(spread.enable());
+  };
   const relayWriter = (view: WriterView) => {
     writerView = view;
     for (const p of proofs()) p.send({ type: 'writer', writer: view });
@@ -157,18 +178,25 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     });
   };
 
-  const onMessage = (child: Child, message: FromChild) => {
+  const onMessage = (child: Child, message: FromChild, handle?: unknown) => {
     switch (message.type) {
       case 'hello': {
-        const start = (snapshot?: Uint8Array) =>
-          child.send({
-            type: 'start',
-            role: child.role,
-            config,
-            secretKey,
-            ...(child.role === 'proof' ? { writer: writerView } : {}),
-            ...(snapshot === undefined ? {} : { snapshot }),
-          });
+        const start = (snapshot?: Uint8Array) => {
+          // a proof server started once the socket is kept here listens on a copy of it
+          const copy = child.role === 'proof' ? socket : undefined;
+          child.send(
+            {
+              type: 'start',
+              role: child.role,
+              config,
+              secretKey,
+              ...(child.role === 'proof' ? { writer: writerView } : {}),
+              ...(snapshot === undefined ? {} : { snapshot }),
+              ...(copy === undefined ? {} : { socket: true }),
+            },
+            copy,
+          );
+        };
         if (memory === undefined) start();
         else {
           // in the memory queue: the snapshot holds every change passed on before it
@@ -181,13 +209,17 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       }
       case 'changes':
         inMemoryOrder(async () => {
-          await applyChanges(memory!, await decodeChanges(message.changes));
+          await applyChanges(memory!, await decodeChanges(message.changes), {
+            chunkSize: REPLICA_CHUNK,
+          });
           for (const p of proofs()) if (p.replicating) p.send(message);
         });
         break;
       case 'listening':
         url ??= message.url;
         listening.add(child);
+        order(spread.add(child));
+        spreadWhenReady();
         if (startup !== undefined && listening.size >= workers && writerReady === undefined) {
           startup.resolve();
           startup = undefined;
@@ -211,6 +243,20 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         else inMemoryOrder(announce);
         break;
       }
+      case 'socket':
+        // the first copy is kept; later ones (proof servers that bound the port at the same
+        // time, through the cluster) are not needed
+        if (socket === undefined && handle !== undefined) {
+          socket = handle as { close(): void };
+          spreadWhenReady();
+        } else (handle as { close?: () => void } | undefined)?.close?.();
+        break;
+      case 'connections':
+        order(spread.report(child, message.count));
+        break;
+      case 'accepting':
+        order(spread.confirm(child, message.on, message.count));
+        break;
       case 'epoch-seen': {
         const pending = acks.get(message.id);
         pending?.waiting.delete(child);
@@ -243,10 +289,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     const child: Child = {
       role,
       process: proc,
-      send: (message) => {
+      send: (message, handle) => {
         if (child.exited || !proc.connected) return;
-        if (worker !== undefined) worker.send(message);
-        else proc.send(message);
+        if (worker !== undefined) worker.send(message, handle as never);
+        else proc.send(message, handle as never);
       },
       exited: false,
       replicating: false,
@@ -255,7 +301,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     if (role === 'writer') writer = child;
     lines(proc.stdout, log);
     proc.stderr?.on('data', (d: Buffer) => stderr(String(d)));
-    (worker ?? proc).on('message', (m: FromChild) => onMessage(child, m));
+    (worker ?? proc).on('message', (m: FromChild, handle?: unknown) => onMessage(child, m, handle));
     proc.once('exit', (code, signal) => onExit(child, code, signal));
   };
 
@@ -263,6 +309,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     child.exited = true;
     children.delete(child);
     listening.delete(child);
+    if (!stopping) order(spread.remove(child));
     for (const [id, pending] of acks) {
       pending.waiting.delete(child);
       if (pending.waiting.size === 0) settleAck(id);
@@ -305,7 +352,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const stopAll = async (code: number): Promise<number> => {
     if (!stopping) {
       stopping = true;
-      void done.then(() => secretKey.fill(0));
+      void done.then(() => {
+        secretKey.fill(0);
+        socket?.close();
+      });
       for (const [id] of acks) settleAck(id);
       for (const child of children) child.send({ type: 'stop' });
       if (children.size === 0) finish(code === 0 && fatal === undefined ? 0 : 1);

@@ -46,12 +46,19 @@ export type ToChild =
       writer?: WriterView;
       /** The store's records, for a memory store (see replication/). */
       snapshot?: Uint8Array;
+      /** A proof server listens on the listening socket sent with this message. */
+      socket?: boolean;
     }
   | { type: 'writer'; writer: WriterView }
   | { type: 'epoch'; id: number; epoch: string }
   /** A memory store's change, as the writer made it (replication/). */
   | { type: 'changes'; changes: Uint8Array }
   | { type: 'epoch-acked'; id: number }
+  /**
+   * A proof server's limit of connections and, with `start`, an order to accept again, sent
+   * with a copy of the listening socket (cluster/connection-spread.ts).
+   */
+  | { type: 'accept'; start: boolean; limit: number }
   | { type: 'stop' };
 
 /** Child -> primary. */
@@ -63,6 +70,12 @@ export type FromChild =
   | { type: 'published'; id: number; epoch: string }
   | { type: 'changes'; changes: Uint8Array }
   | { type: 'epoch-seen'; id: number }
+  /** A proof server's open connections, when the count changed. */
+  | { type: 'connections'; count: number }
+  /** A proof server accepts new connections (true, after a start) or stopped, and its count. */
+  | { type: 'accepting'; on: boolean; count: number }
+  /** Sent with a copy of the listening socket, for the primary to keep (the first one listening). */
+  | { type: 'socket' }
   | { type: 'fatal'; message: string };
 
 /** The writer as proof servers see it. */

@@ -14,7 +14,8 @@ import { StorageManager, type Database } from '@akd-ts/storage';
 import { InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
 import { startServer } from '../listen.js';
 import { WriterClient } from '../writer/writer-client.js';
-import type { ServeConfig, WriterView } from './messages.js';
+import { gateAccepting } from './accept-gate.js';
+import type { FromChild, ServeConfig, WriterView } from './messages.js';
 
 export interface ProofRoleOptions {
   config: ServeConfig;
@@ -23,12 +24,18 @@ export interface ProofRoleOptions {
   logger: Logger;
   /** The writer as last reported (publishing servers only). */
   writer?: WriterView;
+  /** Messages to the primary (connection counts, accept confirmations), with a handle. */
+  send: (message: FromChild, handle?: unknown) => void;
+  /** A copy of the listening socket to accept from (else it listens on the configured port). */
+  socket?: unknown;
 }
 
 export interface ProofRole {
   url: string;
   /** The writer's new state. */
   setWriter(view: WriterView): void;
+  /** The primary's order: a limit of connections, and a socket to accept from again. */
+  accept(limit: number, socket?: unknown): void;
   /** Serves the store's latest epoch from the next request on. */
   refresh(): Promise<void>;
   /** Drains, then closes the server and the store. */
@@ -58,17 +65,41 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
       http: config.http,
       readiness: () => (draining ? 'shutting down' : undefined),
     },
-    { port: config.port, host: config.host, pollMs: config.pollMs },
+    { port: config.port, host: config.host, pollMs: config.pollMs, handle: options.socket },
   );
+  const gate = gateAccepting({
+    server: server.app.server,
+    listen: { port: config.port, host: config.host },
+    onConnections: (count) => options.send({ type: 'connections', count }),
+    onAccepting: (on, error) => {
+      if (error !== undefined) {
+        options.logger.warn({ err: error }, 'listening again for new connections failed');
+      }
+      options.send({ type: 'accepting', on, count: gate.connections });
+    },
+  });
+  if (options.socket === undefined) {
+    // the first proof server to listen: the primary keeps a copy of the socket (it never
+    // accepts from it) and hands copies to proof servers that start accepting again
+    options.send(
+      { type: 'socket' },
+      (server.app.server as unknown as { _handle: unknown })._handle,
+    );
+  }
   return {
     url: server.url,
     setWriter: (view) => {
       writer = view;
     },
+    accept: (limit, socket) => {
+      gate.limit = limit;
+      if (socket !== undefined) gate.start(socket);
+    },
     refresh: async () => {
       await directory.refresh();
     },
     stop: async () => {
+      gate.stop();
       draining = true;
       await delay(config.drainMs ?? 0);
       await server.close();

@@ -7,15 +7,20 @@
  */
 
 import { createLogger } from '../logging.js';
-import type { FromChild, ToChild } from './messages.js';
+import type { FromChild, ToChild, WriterView } from './messages.js';
 import { startProofRole, type ProofRole } from './proof-role.js';
 import { decodeChanges } from '../replication/codec.js';
-import { RecordingDatabase, applyChanges, replicaOf } from '../replication/replica.js';
+import {
+  REPLICA_CHUNK,
+  RecordingDatabase,
+  applyChanges,
+  replicaOf,
+} from '../replication/replica.js';
 import type { Database } from '@akd-ts/storage';
 import { openStoreUrl } from './store-url.js';
 import { startWriterRole, type WriterRole } from './writer-role.js';
 
-const send = (message: FromChild) => process.send?.(message);
+const send = (message: FromChild, handle?: unknown) => process.send?.(message, handle as never);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});
 
@@ -38,11 +43,14 @@ const stop = (code: number) =>
   })());
 process.on('disconnect', () => void stop(0));
 
+/** The writer's state as last relayed (it can come while the proof server is starting). */
+let latestWriter: WriterView | undefined;
+
 /** Epoch barriers the writer waits on, by id. */
 const waiting = new Map<number, () => void>();
 let nextId = 1;
 
-async function start(message: Extract<ToChild, { type: 'start' }>): Promise<void> {
+async function start(message: Extract<ToChild, { type: 'start' }>, socket: unknown): Promise<void> {
   const { config, secretKey } = message;
   const logger = createLogger({ level: config.logLevel });
   let db: Database;
@@ -70,8 +78,18 @@ async function start(message: Extract<ToChild, { type: 'start' }>): Promise<void
           }),
       });
     } else {
-      const proof = await startProofRole({ config, secretKey, db, logger, writer: message.writer });
+      const proof = await startProofRole({
+        config,
+        secretKey,
+        db,
+        logger,
+        writer: latestWriter,
+        send,
+        socket,
+      });
       role = proof;
+      // the writer's state may have changed while the proof server started
+      if (latestWriter !== undefined) proof.setWriter(latestWriter);
       send({ type: 'listening', url: proof.url });
     }
   } catch (e) {
@@ -82,10 +100,12 @@ async function start(message: Extract<ToChild, { type: 'start' }>): Promise<void
   }
 }
 
-process.on('message', (message: ToChild) => {
+process.on('message', (message: ToChild, handle: unknown) => {
   switch (message.type) {
     case 'start':
-      start(message).catch((e: unknown) => {
+      // the start message carries the newest state (any earlier relay is older)
+      latestWriter = message.writer ?? latestWriter;
+      start(message, message.socket === true ? handle : undefined).catch((e: unknown) => {
         const code = (e as { code?: unknown }).code;
         send({
           type: 'fatal',
@@ -95,10 +115,18 @@ process.on('message', (message: ToChild) => {
       });
       break;
     case 'writer':
+      latestWriter = message.writer;
       (role as ProofRole | undefined)?.setWriter(message.writer);
       break;
+    case 'accept':
+      (role as ProofRole | undefined)?.accept(message.limit, message.start ? handle : undefined);
+      break;
     case 'changes':
-      then(async () => applyChanges(replicated!, await decodeChanges(message.changes)));
+      then(async () =>
+        applyChanges(replicated!, await decodeChanges(message.changes), {
+          chunkSize: REPLICA_CHUNK,
+        }),
+      );
       break;
     case 'epoch':
       then(async () => {

@@ -3,8 +3,9 @@
  * process's memory, so the primary keeps the store, each child starts from a snapshot of it,
  * and the writer's writes travel as changes: the writer's store records each write once it
  * succeeded, the primary applies it to its copy and passes it on, and every proof server
- * applies it to its replica. A batch of records (a publish's commit) is applied with one
- * synchronous write, so a replica shows an epoch entirely or not at all.
+ * applies it to its replica. A replica shows an epoch entirely or not at all: a batch of
+ * records (a publish's commit) is written at once, or in steps with its azks record last
+ * (`applyChanges`).
  */
 
 import {
@@ -36,12 +37,62 @@ export function snapshotOf(db: MemoryDatabase): Uint8Array {
   ]);
 }
 
-/** Applies `changes` to `db` in order; each batch of records in one write. */
-export async function applyChanges(db: Database, changes: Change[]): Promise<void> {
+export interface ApplyOptions {
+  /**
+   * Records written per step of a large batch (default: the whole batch in one write).
+   * Between steps the process's event loop runs (`pause`), so that a process answering
+   * requests is never held for a whole epoch's records at once.
+   */
+  chunkSize?: number;
+  /** Waits between two steps (default: the next turn of the event loop). */
+  pause?: () => Promise<void>;
+}
+
+/**
+ * The step size for processes that answer requests or supervise those that do: a few
+ * milliseconds of writes per step.
+ */
+export const REPLICA_CHUNK = 2_000;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Applies `changes` to `db` in order. A batch of records larger than `chunkSize` is written
+ * in steps, its azks record last: readers take the epoch they serve from the azks record, so
+ * until the last step they go on serving the previous epoch, for which the tree nodes written
+ * so far still hold their previous version and newer value states are skipped (a reader
+ * never sees part of an epoch, as with a batch written at once).
+ */
+export async function applyChanges(
+  db: Database,
+  changes: Change[],
+  options: ApplyOptions = {},
+): Promise<void> {
   for (const c of changes) {
-    if (c.kind === 'records') await db.batchSet(c.records, 'transactionCommit');
+    if (c.kind === 'records') await applyRecords(db, c.records, options);
     else if (c.kind === 'setting') await db.setSetting(c.name, c.value);
     else await db.setAuditBlob(c.blob);
+  }
+}
+
+async function applyRecords(
+  db: Database,
+  records: DbRecord[],
+  { chunkSize = Infinity, pause = nextTurn }: ApplyOptions,
+): Promise<void> {
+  if (records.length <= chunkSize) {
+    await db.batchSet(records, 'transactionCommit');
+    return;
+  }
+  const epochs = records.filter((r) => r.kind === 'azks');
+  const rest = records.filter((r) => r.kind !== 'azks');
+  for (let at = 0; at < rest.length; at += chunkSize) {
+    if (at > 0) await pause();
+    await db.batchSet(rest.slice(at, at + chunkSize), 'transactionCommit');
+  }
+  if (epochs.length > 0) {
+    await pause();
+    await db.batchSet(epochs, 'transactionCommit');
   }
 }
 

@@ -1,0 +1,70 @@
+// A memory store's replica applying an epoch in steps (replication/replica.ts), as proof
+// servers do so that a large publish does not hold their event loop: between any two steps a
+// reader still serves the previous epoch, whose proofs verify against its root, and a label
+// new in the epoch is not found yet; after the last step the new epoch is there entirely.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { configurationByName, isAkdError, lookupVerify, utf8 } from '@akd-ts/core';
+import { MemoryDatabase } from '@akd-ts/storage';
+import { decodeChanges } from '../src/replication/codec.js';
+import {
+  RecordingDatabase,
+  applyChanges,
+  replicaOf,
+  snapshotOf,
+} from '../src/replication/replica.js';
+import { demoDirectory, reader } from './support.js';
+
+const config = configurationByName('whatsapp_v1');
+
+test('an epoch applied in steps shows entirely or not at all', async () => {
+  const primary = new MemoryDatabase();
+  const changes: Uint8Array[] = [];
+  const fixture = await demoDirectory(
+    'whatsapp_v1',
+    new RecordingDatabase(primary, (bytes) => changes.push(bytes)),
+  );
+  const replica = await replicaOf(snapshotOf(primary));
+  changes.length = 0;
+  const updates = Array.from({ length: 40 }, (_, i) => ({
+    label: utf8(`user-${i}`),
+    value: utf8(`key-${i}`),
+  }));
+  updates.push({ label: utf8('alice'), value: utf8('alice-key-3') });
+  const epoch4 = await fixture.dir.publish(updates);
+
+  const serving = await reader(replica);
+  const publicKey = serving.getPublicKey();
+  const root3 = fixture.roots[3]!;
+  let steps = 0;
+  const checkPreviousEpoch = async () => {
+    steps++;
+    assert.equal((await replica.get({ kind: 'azks' })).latestEpoch, 3n);
+    assert.equal(await serving.refresh(), undefined, 'no new epoch yet');
+    for (const directory of [serving, await reader(replica)]) {
+      const { proof, epochHash } = await directory.lookup(utf8('alice'));
+      assert.equal(epochHash.epoch, 3n);
+      assert.deepEqual(epochHash.hash, root3);
+      const seen = lookupVerify(config, publicKey, root3, 3n, utf8('alice'), proof);
+      assert.deepEqual(seen.value, utf8('alice-key-2'));
+      await assert.rejects(directory.lookup(utf8('user-7')), (e) =>
+        isAkdError(e, 'DIRECTORY_LABEL_NOT_FOUND'),
+      );
+    }
+  };
+  for (const bytes of changes) {
+    await applyChanges(replica, await decodeChanges(bytes), {
+      chunkSize: 10,
+      pause: checkPreviousEpoch,
+    });
+  }
+  assert.ok(steps >= 10, `applied in ${steps + 1} steps`);
+
+  assert.equal(await serving.refresh(), 4n);
+  for (const label of ['alice', 'user-7']) {
+    const { proof, epochHash } = await serving.lookup(utf8(label));
+    assert.deepEqual(epochHash.hash, epoch4.hash);
+    lookupVerify(config, publicKey, epoch4.hash, 4n, utf8(label), proof);
+  }
+  await fixture.close();
+});
