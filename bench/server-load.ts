@@ -6,7 +6,7 @@
  *   npm run bench -- server-load [--json] [--quick] [--store memory,sqlite,postgres]
  *     [--workers N] [--labels 224000] [--epochs 8] [--publish 100000] [--connections 50]
  *     [--seconds 15] [--audits 8] [--lookup-keys 100000] [--lookup-count 2000]
- *     [--lookup-rounds 2] [--no-upstream]
+ *     [--lookup-rounds 2] [--no-upstream] [--no-connection-spread]
  *
  * Per core first: lookup proof generation on one thread without HTTP (bench/support/
  * lookup-rate.ts) alternating with upstream's `akd-rs bench-lookup` over the same number of
@@ -417,7 +417,18 @@ function storeOf(name: string): { args: string[]; dispose: () => Promise<void> }
 
 async function serveWith(storeArgs: string[], workers: number): Promise<ServeProcess> {
   return startServe(
-    ['--demo', ...storeArgs, '--port', '0', '--workers', String(workers), '--log-level', 'warn'],
+    [
+      '--demo',
+      ...storeArgs,
+      '--port',
+      '0',
+      '--workers',
+      String(workers),
+      '--log-level',
+      'warn',
+      // akd serve's default spreads connections with per-server limits; this compares without
+      ...(flag('no-connection-spread') ? ['--no-connection-spread'] : []),
+    ],
     { AKD_PUBLISH_TOKEN: TOKEN },
   );
 }

@@ -50,6 +50,7 @@ interface ServeOptions {
   demo?: boolean;
   vrfThreads?: string;
   workers?: string;
+  connectionSpread: boolean;
   drain: string;
 }
 
@@ -245,6 +246,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
       config,
       secretKey: store.secretKey,
       workers,
+      spreadConnections: opts.connectionSpread,
       ...(memory === undefined ? {} : { memory }),
       log: (line) => io.stdout.write(`${line}\n`),
       stderr: (text) => io.stderr.write(text),
@@ -313,6 +315,10 @@ export function addServeCommands(program: Command, io: CliIo): void {
     .option(
       '--workers <n>',
       'proof server processes sharing the port (default: the available cores)',
+    )
+    .option(
+      '--no-connection-spread',
+      'let proof servers accept connections without limits (a burst may land on one of them)',
     )
     .option(
       '--vrf-threads <n>',

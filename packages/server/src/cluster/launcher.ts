@@ -57,6 +57,11 @@ export interface ClusterOptions {
   /** Restarts allowed within `restartWindowMs` before the cluster gives up (default 5, 60 s). */
   maxRestarts?: number;
   restartWindowMs?: number;
+  /**
+   * Keep connections spread over the proof servers with per-server limits
+   * (connection-spread.ts; default true). Without, each accepts whatever it is first to take.
+   */
+  spreadConnections?: boolean;
   /** How long a publish's answer waits for the proof servers to serve its epoch (default 2 s). */
   epochAckMs?: number;
 }
@@ -155,6 +160,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     }
   };
   const spreadWhenReady = () => {
+    if (options.spreadConnections === false) return;
     if (socket !== undefined && listening.size >= workers) order(spread.enable());
   };
   const relayWriter = (view: WriterView) => {
