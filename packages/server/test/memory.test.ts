@@ -31,12 +31,16 @@ test('a SQLite store opened for a proof server takes the page cache it is given'
   try {
     const db = await openStoreUrl(`sqlite:${join(dir, 'store.db')}`, { sqliteCacheKiB: 1024 });
     const client = (db as unknown as { client: { pragma(s: string, o: object): unknown } }).client;
-    assert.equal(client.pragma('cache_size', { simple: true }), -1024);
+    assert.equal(Number(client.pragma('cache_size', { simple: true })), -1024);
     await db.close();
     const plain = await openStoreUrl(`sqlite:${join(dir, 'store.db')}`);
     const other = (plain as unknown as { client: { pragma(s: string, o: object): unknown } })
       .client;
-    assert.equal(other.pragma('cache_size', { simple: true }), -65536, "the driver's default");
+    assert.equal(
+      Number(other.pragma('cache_size', { simple: true })),
+      -65536,
+      "the driver's default",
+    );
     await plain.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
