@@ -98,16 +98,46 @@ export function processTree(root: number): number[] {
   return out;
 }
 
+/** Resident memory of one process, kB (0 once it ended). */
+function residentKb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m === null ? 0 : Number(m[1]);
+  } catch {
+    return 0; // ended
+  }
+}
+
 /** Resident memory of `pids` together, in MB (a process that ended counts 0). */
 export function residentMb(pids: number[]): number {
   let kb = 0;
-  for (const pid of pids) {
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (m !== null) kb += Number(m[1]);
-    } catch {
-      // ended
-    }
-  }
+  for (const pid of pids) kb += residentKb(pid);
   return Math.round(kb / 1024);
+}
+
+/** The role of a process of `akd serve`: what its launcher put in AKD_SERVE_ROLE. */
+function roleOf(pid: number, root: number): string {
+  if (pid === root) return 'primary';
+  try {
+    const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    const role = env.find((v) => v.startsWith('AKD_SERVE_ROLE='))?.slice(15);
+    return role === undefined ? 'other' : role;
+  } catch {
+    return 'other';
+  }
+}
+
+/**
+ * Resident memory of each process of `akd serve` under `root`, MB, by role: `primary`,
+ * `proof1`, `proof2`, ... (in process id order), `writer`.
+ */
+export function residentByRole(root: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let proofs = 0;
+  for (const pid of processTree(root).sort((a, b) => a - b)) {
+    let role = roleOf(pid, root);
+    if (role === 'proof') role = `proof${++proofs}`;
+    out[role] = (out[role] ?? 0) + Math.round(residentKb(pid) / 1024);
+  }
+  return out;
 }

@@ -72,6 +72,7 @@ test('akd serve --help explains the options and the modes', async () => {
     '--publish-token-file',
     '--demo',
     '--no-connection-spread',
+    '--cache-mb <n>',
     'AKD_PUBLISH_TOKEN',
     'read-only',
     'TLS',
@@ -92,7 +93,8 @@ test('a read-only server serves proofs and stops on SIGTERM', async () => {
     stdin: '{"label":"alice","value":"k1"}\n',
   });
   assert.equal(published.code, 0, published.stderr);
-  const server = await serving(['--db', db], env);
+  // no record cache at all: every read goes to the store, and proofs are the same
+  const server = await serving(['--db', db, '--cache-mb', '0'], env);
   const epoch = await (await fetch(`${server.url}/v1/epoch`)).json();
   assert.equal(epoch.epoch, '1');
   assert.equal(epoch.publishing, false);
@@ -185,6 +187,8 @@ test('mistakes are usage errors (exit 2) or clear failures, never stack traces',
     [['--port', '70000'], env, 2, /--port/],
     [['--poll', '5'], env, 2, /--poll: expected at least 10/],
     [['--log-level', 'loud'], env, 2, /--log-level: expected one of/],
+    [['--cache-mb', 'lots'], env, 2, /--cache-mb: expected 0 to 65536 \(MiB\), got "lots"/],
+    [['--cache-mb', '70000'], env, 2, /--cache-mb: expected 0 to 65536/],
     [[], { ...env, AKD_PUBLISH_TOKEN: 'short' }, 2, /at least 16 characters/],
     [['--publish-token-file', join(tmp.dir, 'missing')], env, 2, /cannot read it: ENOENT/],
     [['--db', 'memory:never-initialised'], env, 1, /DIRECTORY_READ_ONLY/],

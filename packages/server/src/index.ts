@@ -46,3 +46,4 @@ export type {
 export { startCluster } from './cluster/launcher.js';
 export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
 export type { ServeConfig, WriterView } from './cluster/messages.js';
+export { DEFAULT_PROOF_CACHE_BYTES } from './cluster/messages.js';

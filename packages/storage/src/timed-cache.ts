@@ -3,6 +3,10 @@
  * clean drops expired entries and, past a memory bound, the oldest ones. The single AZKS
  * record has its own slot that never expires. Cleaning can be suspended (during a publish or
  * an audit) so that preloaded nodes stay until the operation ends.
+ *
+ * The memory bound is also kept between cleans: an insert that takes the cache past it drops
+ * the oldest entries at once (unless cleaning is suspended), so a server answering hundreds
+ * of lookups a second never holds a clean period's worth of records beyond its bound.
  */
 
 import { recordFullKey, recordSize, type AzksRecord, type DbRecord } from './records.js';
@@ -10,7 +14,10 @@ import { recordFullKey, recordSize, type AzksRecord, type DbRecord } from './rec
 export interface CacheOptions {
   /** How long an entry stays valid, ms (default 30,000; values <= 1 mean the default). */
   itemLifetimeMs?: number;
-  /** Bound on the approximate size of cached records, bytes (default: unbounded). */
+  /**
+   * Bound on the approximate size of cached records, bytes (spec 14.3's accounting, which
+   * counts the records' fields, not the JavaScript objects around them; default: unbounded).
+   */
   memoryLimitBytes?: number;
   /** Least time between two cleans, ms (default 15,000; values <= 1 mean the default). */
   cleanFrequencyMs?: number;
@@ -81,16 +88,20 @@ export class TimedCache {
       if (entry.expiration >= now) break; // the rest expire later
       this.drop(key, entry);
     }
-    if (this.memoryLimit !== undefined && this.retained > this.memoryLimit) {
-      const fraction = 0.05 + 1 - this.memoryLimit / this.retained;
-      let remove = Math.ceil(this.entries.size * fraction);
-      for (const [key, entry] of this.entries) {
-        if (remove-- <= 0) break;
-        this.drop(key, entry);
-      }
-    }
+    this.shrink();
     this.lastClean = now;
     return now;
+  }
+
+  /** Past the memory bound, drops the oldest entries: the excess and 5% of the entries more. */
+  private shrink(): void {
+    if (this.memoryLimit === undefined || this.retained <= this.memoryLimit) return;
+    const fraction = 0.05 + 1 - this.memoryLimit / this.retained;
+    let remove = Math.ceil(this.entries.size * fraction);
+    for (const [key, entry] of this.entries) {
+      if (remove-- <= 0) break;
+      this.drop(key, entry);
+    }
   }
 
   private drop(key: string, entry: Entry): void {
@@ -143,6 +154,7 @@ export class TimedCache {
       this.memoryLimit === undefined ? 0 : key.length + recordSize(record) + ENTRY_OVERHEAD;
     this.entries.set(key, { expiration: now + this.lifetime, record, size });
     this.retained += size;
+    if (this.suspended === 0) this.shrink();
   }
 
   /** Empties the cache, AZKS slot included. */

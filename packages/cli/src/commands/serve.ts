@@ -16,7 +16,13 @@ import type { Command } from 'commander';
 import { VrfSecretKey, configurationByName, toHex } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
-import { demoEpochs, startCluster, type RunningCluster, type ServeConfig } from '@akd-ts/server';
+import {
+  DEFAULT_PROOF_CACHE_BYTES,
+  demoEpochs,
+  startCluster,
+  type RunningCluster,
+  type ServeConfig,
+} from '@akd-ts/server';
 import { quote } from '../args.js';
 import { vrfThreads } from './directory.js';
 import { UsageError } from '../errors.js';
@@ -52,6 +58,7 @@ interface ServeOptions {
   workers?: string;
   connectionSpread: boolean;
   drain: string;
+  cacheMb?: string;
 }
 
 function parsePort(text: string): number {
@@ -70,6 +77,16 @@ function parseWorkers(text: string | undefined): number {
     throw new UsageError(`--workers: expected 1 to 256 processes, got ${quote(text)}`);
   }
   return n;
+}
+
+/** --cache-mb: each proof server's record cache, 0 (none) to 65,536 MiB; in bytes. */
+function parseCacheMb(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const mb = /^[0-9]{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(mb >= 0 && mb <= 65_536)) {
+    throw new UsageError(`--cache-mb: expected 0 to 65536 (MiB), got ${quote(text)}`);
+  }
+  return mb * 1024 * 1024;
 }
 
 function parseDrain(text: string): number {
@@ -239,6 +256,8 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     ...(opts.vrfThreads === undefined ? {} : { vrfThreads: vrfThreads(opts.vrfThreads) }),
     drainMs: parseDrain(opts.drain),
   };
+  const cacheBytes = parseCacheMb(opts.cacheMb);
+  if (cacheBytes !== undefined) config.cacheBytes = cacheBytes;
   const signals = nextSignal();
   let running: RunningCluster;
   try {
@@ -329,6 +348,10 @@ export function addServeCommands(program: Command, io: CliIo): void {
       'on SIGTERM, keep answering (readiness failing) this long before closing',
       '0',
     )
+    .option(
+      '--cache-mb <n>',
+      `bound on each proof server's record cache, MiB of records (0: no cache; default ${DEFAULT_PROOF_CACHE_BYTES / 1024 / 1024})`,
+    )
     .option('--demo', 'serve a demo directory, created on first use');
   cmd.addHelpText(
     'after',
@@ -359,6 +382,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     parsePoll(opts.poll);
     parseWorkers(opts.workers);
     parseDrain(opts.drain);
+    parseCacheMb(opts.cacheMb);
     const token = await publishToken(opts, io);
     // serving never initialises a store; without a writer it never migrates or creates one
     // either, so a mistyped --db leaves no empty SQLite file behind

@@ -31,7 +31,20 @@ export interface ServeConfig {
   http?: Partial<HttpTimeouts>;
   /** How long a stopping proof server keeps answering after it reports not ready, ms. */
   drainMs?: number;
+  /**
+   * Bound on each proof server's record cache, bytes of spec 14.3's accounting (default
+   * {@link DEFAULT_PROOF_CACHE_BYTES}); 0 turns the cache off (every read goes to the store).
+   */
+  cacheBytes?: number;
 }
+
+/**
+ * The default bound on a proof server's record cache: 32 MiB of records as spec 14.3 counts
+ * them, about 100 MiB of JavaScript heap. Random lookups over a large directory would
+ * otherwise cache every node they touch within the cache's 30 s lifetime (hundreds of MB per
+ * process); the nodes near the root, which every lookup reads, stay cached either way.
+ */
+export const DEFAULT_PROOF_CACHE_BYTES = 32 * 1024 * 1024;
 
 export type Role = 'proof' | 'writer';
 

@@ -10,12 +10,17 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { configurationByName } from '@akd-ts/core';
-import { StorageManager, type Database } from '@akd-ts/storage';
+import { StorageManager, type CacheOptions, type Database } from '@akd-ts/storage';
 import { InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
 import { startServer } from '../listen.js';
 import { WriterClient } from '../writer/writer-client.js';
 import { gateAccepting } from './accept-gate.js';
-import type { FromChild, ServeConfig, WriterView } from './messages.js';
+import {
+  DEFAULT_PROOF_CACHE_BYTES,
+  type FromChild,
+  type ServeConfig,
+  type WriterView,
+} from './messages.js';
 
 export interface ProofRoleOptions {
   config: ServeConfig;
@@ -42,12 +47,18 @@ export interface ProofRole {
   stop(): Promise<void>;
 }
 
+/** The record cache of a proof server: bounded (see {@link DEFAULT_PROOF_CACHE_BYTES}), or none. */
+export function proofCache(bytes: number | undefined): CacheOptions | false {
+  const limit = bytes ?? DEFAULT_PROOF_CACHE_BYTES;
+  return limit === 0 ? false : { memoryLimitBytes: limit };
+}
+
 /** Starts a proof server over `options.db`. */
 export async function startProofRole(options: ProofRoleOptions): Promise<ProofRole> {
   const { config } = options;
   const directory = await ReadOnlyDirectory.open({
     config: configurationByName(config.configuration, config.domainLabel),
-    storage: new StorageManager(options.db),
+    storage: new StorageManager(options.db, { cache: proofCache(config.cacheBytes) }),
     vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
   });
   let writer: WriterView = options.writer ?? {

@@ -6,14 +6,22 @@
 
 import type { Database } from '@akd-ts/storage';
 
+export interface StoreUrlOptions {
+  /** A SQLite connection's page cache, KiB (default: the driver's, 64 MiB). */
+  sqliteCacheKiB?: number;
+}
+
 /**
  * @throws TypeError for a URL that is neither SQLite nor PostgreSQL
  * @example const db = await openStoreUrl('sqlite:./akd.db');
  */
-export async function openStoreUrl(url: string): Promise<Database> {
+export async function openStoreUrl(url: string, options: StoreUrlOptions = {}): Promise<Database> {
   if (url.startsWith('sqlite:')) {
     const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
-    return SqliteDatabase.open(url.slice('sqlite:'.length));
+    return SqliteDatabase.open(
+      url.slice('sqlite:'.length),
+      options.sqliteCacheKiB === undefined ? {} : { cacheSizeKiB: options.sqliteCacheKiB },
+    );
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresDatabase } = await import('@akd-ts/storage-postgres');

@@ -7,7 +7,12 @@
  * on a thread that answers lookups. Errors are answered from the catalogue, like the API's.
  */
 
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+} from 'fastify';
 import type { Directory } from '@akd-ts/directory';
 import { epochHeaders } from '../context.js';
 import { installErrorReplies } from '../error-reply.js';
@@ -31,6 +36,11 @@ export interface WriterAppOptions {
    * never served the epoch before.
    */
   onPublished?: (json: PublishJson) => Promise<void>;
+  /**
+   * Called once no publish is left in progress, after the last one was answered (whether it
+   * succeeded or not): `akd serve`'s writer gives back the memory the publishes used.
+   */
+  onIdle?: () => void;
 }
 
 /**
@@ -67,12 +77,28 @@ export async function buildWriterApp(options: WriterAppOptions): Promise<Fastify
   app.removeContentTypeParser('text/plain');
   installErrorReplies(app, () => {});
 
-  app.post<{ Body: unknown }>(WRITER_PUBLISH_PATH, async (request, reply) => {
-    const updates = parseUpdates(request.body, limits);
-    const json = await runPublish(directory, updates, request.log);
-    if (json.newEpoch) await options.onPublished?.(json);
-    epochHeaders(reply, { epoch: BigInt(json.epoch), hash: fromHex(json.rootHash) });
-    return reply.type('application/json; charset=utf-8').send(json);
-  });
+  // publishes whose bodies were read and that are not answered yet (a body refused before it
+  // is read never reaches the handler and counts for nothing)
+  const running = new WeakSet<FastifyRequest>();
+  let publishing = 0;
+  app.post<{ Body: unknown }>(
+    WRITER_PUBLISH_PATH,
+    {
+      preHandler: async (request) => {
+        running.add(request);
+        publishing++;
+      },
+      onResponse: async (request) => {
+        if (running.delete(request) && --publishing === 0) options.onIdle?.();
+      },
+    },
+    async (request, reply) => {
+      const updates = parseUpdates(request.body, limits);
+      const json = await runPublish(directory, updates, request.log);
+      if (json.newEpoch) await options.onPublished?.(json);
+      epochHeaders(reply, { epoch: BigInt(json.epoch), hash: fromHex(json.rootHash) });
+      return reply.type('application/json; charset=utf-8').send(json);
+    },
+  );
   return app;
 }

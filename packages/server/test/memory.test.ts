@@ -1,0 +1,123 @@
+// What the processes of `akd serve` hold: a proof server's record cache is bounded (or off),
+// the writer gives back its cache and heap once no publish is left, and the children's
+// allocator maps large blocks on their own unless the environment says otherwise.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { DEFAULT_PROOF_CACHE_BYTES, buildWriterApp } from '@akd-ts/server';
+import { childMalloc } from '../src/cluster/launcher.js';
+import { proofCache } from '../src/cluster/proof-role.js';
+import { openStoreUrl } from '../src/cluster/store-url.js';
+import { releaseMemory } from '../src/cluster/writer-role.js';
+import { demoDirectory } from './support.js';
+
+test('a proof server caches records up to the default bound, the one asked for, or not at all', () => {
+  assert.deepEqual(proofCache(undefined), { memoryLimitBytes: DEFAULT_PROOF_CACHE_BYTES });
+  assert.equal(DEFAULT_PROOF_CACHE_BYTES, 32 * 1024 * 1024);
+  assert.deepEqual(proofCache(1024), { memoryLimitBytes: 1024 });
+  assert.equal(proofCache(0), false);
+});
+
+test('children map blocks of 128 KiB and more on their own, unless the environment sets it', () => {
+  assert.deepEqual(childMalloc({}), { MALLOC_MMAP_THRESHOLD_: '131072' });
+  assert.deepEqual(childMalloc({ MALLOC_MMAP_THRESHOLD_: '65536' }), {});
+});
+
+test('a SQLite store opened for a proof server takes the page cache it is given', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'akd-memory-test-'));
+  try {
+    const db = await openStoreUrl(`sqlite:${join(dir, 'store.db')}`, { sqliteCacheKiB: 1024 });
+    const client = (db as unknown as { client: { pragma(s: string, o: object): unknown } }).client;
+    assert.equal(Number(client.pragma('cache_size', { simple: true })), -1024);
+    await db.close();
+    const plain = await openStoreUrl(`sqlite:${join(dir, 'store.db')}`);
+    const other = (plain as unknown as { client: { pragma(s: string, o: object): unknown } })
+      .client;
+    assert.equal(
+      Number(other.pragma('cache_size', { simple: true })),
+      -65536,
+      "the driver's default",
+    );
+    await plain.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the writer drops its cache and collects its heap, but never under a publish', async () => {
+  const fixture = await demoDirectory();
+  const logger = pino({ level: 'silent' });
+  const { storage } = fixture.dir;
+  const global = globalThis as { gc?: () => void };
+  const saved = global.gc;
+  let collections = 0;
+  try {
+    await fixture.dir.lookup(new TextEncoder().encode('alice'));
+    assert.ok(storage.cacheSize > 0);
+    const tx = storage.beginTransaction();
+    global.gc = () => collections++;
+    releaseMemory(fixture.dir, logger);
+    assert.ok(storage.cacheSize > 0, 'a publish in progress keeps what it preloaded');
+    assert.equal(collections, 0);
+    await tx.rollback();
+    releaseMemory(fixture.dir, logger);
+    assert.equal(storage.cacheSize, 0);
+    assert.equal(collections, 1);
+    // without --expose-gc, the cache still goes
+    delete global.gc;
+    await fixture.dir.lookup(new TextEncoder().encode('alice'));
+    releaseMemory(fixture.dir, logger);
+    assert.equal(storage.cacheSize, 0);
+  } finally {
+    if (saved === undefined) delete global.gc;
+    else global.gc = saved;
+    await fixture.close();
+  }
+});
+
+test('the writer app reports idle once no publish is left, whatever their outcome', async () => {
+  const fixture = await demoDirectory();
+  let idle = 0;
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let hold = true;
+  const app = await buildWriterApp({
+    directory: fixture.dir,
+    limits: { maxPublishUpdates: 2 },
+    onIdle: () => idle++,
+    onPublished: async () => {
+      if (hold) await held;
+    },
+  });
+  try {
+    const publish = (body: string, type = 'application/json') =>
+      app.inject({ method: 'POST', url: '/publish', headers: { 'content-type': type }, body });
+    // two publishes at once: idle once, after the second is answered
+    const first = publish('{"updates":[{"label":"dan","value":"k1"}]}');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = publish('{"updates":[{"label":"erin","value":"k1"}]}');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(idle, 0, 'nothing is released while publishes run');
+    hold = false;
+    release();
+    assert.equal((await first).statusCode, 200);
+    assert.equal((await second).statusCode, 200);
+    assert.equal(idle, 1);
+    // a refused publish (too many updates) was read, so it counts
+    const refused = await publish(
+      '{"updates":[{"label":"a","value":"1"},{"label":"b","value":"1"},{"label":"c","value":"1"}]}',
+    );
+    assert.equal(refused.statusCode, 400);
+    assert.equal(idle, 2);
+    // a body refused before it is read never started a publish
+    assert.equal((await publish('updates', 'text/plain')).statusCode, 415);
+    assert.equal((await publish('{"updates":', 'application/json')).statusCode, 400);
+    assert.equal(idle, 2);
+  } finally {
+    await app.close();
+    await fixture.close();
+  }
+});
