@@ -81,11 +81,34 @@ export function proofPointArithmetic(addon: NativeVrfAddon): ProofPointArithmeti
 let loaded: NativeVrfAddon | null | undefined;
 let loadError: string | undefined;
 
+const ADDON_FUNCTIONS = [
+  'evaluate',
+  'eightLanes',
+  'multiplyCandidates',
+  'clearCofactor',
+  'multiplyPoint',
+] as const;
+
+/**
+ * Why a loaded binary cannot serve as this version's addon (one built from older sources
+ * lacks functions this code calls), or undefined when it can. Such a binary is then treated
+ * as absent, so the directory falls back instead of failing in the middle of a publish.
+ */
+export function addonMismatch(binary: unknown): string | undefined {
+  const missing = ADDON_FUNCTIONS.filter(
+    (name) => typeof (binary as Record<string, unknown> | null)?.[name] !== 'function',
+  );
+  if (missing.length === 0) return undefined;
+  return `the built addon lacks ${missing.join(', ')}: it was built from other sources (rebuild it with npm rebuild @akd-ts/vrf-native)`;
+}
+
 /** The addon, or null when it was not built or cannot load on this platform. */
 export function loadNativeVrf(): NativeVrfAddon | null {
   if (loaded === undefined) {
     try {
-      loaded = createRequire(import.meta.url)('../build/Release/akd_vrf.node') as NativeVrfAddon;
+      const binary: unknown = createRequire(import.meta.url)('../build/Release/akd_vrf.node');
+      loadError = addonMismatch(binary);
+      loaded = loadError === undefined ? (binary as NativeVrfAddon) : null;
     } catch (error) {
       loaded = null;
       loadError = error instanceof Error ? error.message : String(error);

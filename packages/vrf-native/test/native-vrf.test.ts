@@ -12,6 +12,7 @@ import { VrfSecretKey, fromHex, isRejectedNonCanonical, toHex, vrfEvaluate } fro
 import { interpretHashAsPoint } from '../../core/src/vrf/ecvrf.js';
 import {
   NativeVrfKey,
+  addonMismatch,
   loadNativeVrf,
   nativeVrfLoadError,
   proofPointArithmetic,
@@ -230,4 +231,23 @@ test('evaluating no alphas gives none; an alpha without a point is an error', ()
   assert.deepEqual(key.evaluateMany([]), []);
   assert.throws(() => key.evaluate(new Uint8Array(3)), /no point in 256 tries/);
   assert.equal(calls, 2);
+});
+
+test('a binary built from other sources (a function missing) is named and not used', () => {
+  const complete = {
+    evaluate() {},
+    eightLanes() {},
+    multiplyCandidates() {},
+    clearCofactor() {},
+    multiplyPoint() {},
+  };
+  assert.equal(addonMismatch(complete), undefined);
+  const { evaluate: _e, eightLanes: _l, ...old } = complete;
+  assert.match(
+    addonMismatch(old)!,
+    /lacks evaluate, eightLanes: .*npm rebuild @akd-ts\/vrf-native/,
+  );
+  assert.match(addonMismatch(null)!, /lacks evaluate, eightLanes, multiplyCandidates/);
+  // the binary this checkout built has them all
+  if (loadNativeVrf() !== null) assert.equal(addonMismatch(loadNativeVrf()), undefined);
 });
