@@ -6,7 +6,7 @@
  *   npm run bench -- server-load [--json] [--quick] [--store memory,sqlite,postgres]
  *     [--workers N] [--labels 224000] [--epochs 8] [--publish 100000] [--connections 50]
  *     [--seconds 15] [--audits 8] [--lookup-keys 100000] [--lookup-count 2000]
- *     [--lookup-rounds 2] [--no-upstream] [--no-connection-spread]
+ *     [--lookup-rounds 2] [--no-upstream] [--connection-spread]
  *     [--phases one,alone,audits,publish] [--store-dir DIR]
  *
  * Per core first: lookup proof generation on one thread without HTTP (bench/support/
@@ -473,8 +473,8 @@ async function serveWith(storeArgs: string[], workers: number): Promise<ServePro
       String(workers),
       '--log-level',
       'warn',
-      // akd serve's default spreads connections with per-server limits; this compares without
-      ...(flag('no-connection-spread') ? ['--no-connection-spread'] : []),
+      // proof servers with per-server connection limits (akd serve's option, off by default)
+      ...(flag('connection-spread') ? ['--connection-spread'] : []),
     ],
     { AKD_PUBLISH_TOKEN: TOKEN },
   );

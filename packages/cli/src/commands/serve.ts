@@ -56,7 +56,7 @@ interface ServeOptions {
   demo?: boolean;
   vrfThreads?: string;
   workers?: string;
-  connectionSpread: boolean;
+  connectionSpread?: boolean;
   drain: string;
   cacheMb?: string;
 }
@@ -265,7 +265,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
       config,
       secretKey: store.secretKey,
       workers,
-      spreadConnections: opts.connectionSpread,
+      spreadConnections: opts.connectionSpread === true,
       ...(memory === undefined ? {} : { memory }),
       log: (line) => io.stdout.write(`${line}\n`),
       stderr: (text) => io.stderr.write(text),
@@ -336,8 +336,8 @@ export function addServeCommands(program: Command, io: CliIo): void {
       'proof server processes sharing the port (default: the available cores)',
     )
     .option(
-      '--no-connection-spread',
-      'let proof servers accept connections without limits (a burst may land on one of them)',
+      '--connection-spread',
+      'give each proof server a limit of connections past which it stops accepting, so that a burst is spread (see the server README)',
     )
     .option(
       '--vrf-threads <n>',
