@@ -371,20 +371,6 @@ EXPORT("akd_gamma8") int akd_gamma8(void) {
 
 /* ---------------------------------------------------------------- whole steps, hashing included */
 
-/* Upstream's filter of non-canonical candidates (spec 5.3 is_rejected_noncanonical). */
-static int rejected_noncanonical(const uint8_t h[32]) {
-  for (int i = 1; i <= 30; i++) {
-    if (h[i] != 0xff) return 0;
-  }
-  if (h[31] != 0xff && h[31] != 0x7f) return 0;
-  switch (256 - h[0]) {
-    case 1: case 3: case 4: case 5: case 9: case 10: case 13: case 14: case 15: case 16:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 /*
  * encode_to_curve (spec 5.3): candidates SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32]
  * for ctr = 0..255 until one is accepted; keeps H. Returns the counter, or -1.

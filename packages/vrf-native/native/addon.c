@@ -154,20 +154,6 @@ static napi_value multiply_point(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* Upstream's filter of non-canonical candidates (spec 5.3 is_rejected_noncanonical). */
-static int rejected_noncanonical(const uint8_t h[32]) {
-  for (int i = 1; i <= 30; i++) {
-    if (h[i] != 0xff) return 0;
-  }
-  if (h[31] != 0xff && h[31] != 0x7f) return 0;
-  switch (256 - h[0]) {
-    case 1: case 3: case 4: case 5: case 9: case 10: case 13: case 14: case 15: case 16:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 /*
  * encode_to_curve (spec 5.3): H from the first candidate SHA512(0x03 || 0x01 || Y || alpha ||
  * ctr || 0x00)[0..32], ctr = 0..255, that passes the filter and decodes to a point of large

@@ -223,4 +223,21 @@ static inline void ge_scalarmult(ge_p3 *r, const int8_t e[64], const ge_p3 *p, c
   ge_p1p1_to_p3(r, &s);
 }
 
+/*
+ * Hash to curve, shared by the addon's and the WebAssembly module's try-and-increment loops.
+ */
+/* Upstream's filter of non-canonical candidates (spec 5.3 is_rejected_noncanonical). */
+static inline int rejected_noncanonical(const uint8_t h[32]) {
+  for (int i = 1; i <= 30; i++) {
+    if (h[i] != 0xff) return 0;
+  }
+  if (h[31] != 0xff && h[31] != 0x7f) return 0;
+  switch (256 - h[0]) {
+    case 1: case 3: case 4: case 5: case 9: case 10: case 13: case 14: case 15: case 16:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 #endif

@@ -9,6 +9,7 @@
  * decoder and gets its result or its error.
  */
 
+import { varintSize } from './proof-writer.js';
 import type { SingleAppendOnlyProof } from '../types.js';
 import { elementArrays, type ElementArrays } from '../verify/element-arrays.js';
 import type { PackedStep } from '../verify/append-only-step.js';
@@ -17,15 +18,6 @@ import type { PackedStep } from '../verify/append-only-step.js';
 const TAG_1_LEN = 0x0a;
 const TAG_2_LEN = 0x12;
 const TAG_2_VARINT = 0x10;
-
-function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    size++;
-  }
-  return size;
-}
 
 /** `label_val`'s encoded length: the label's bytes at `off` without trailing zeros (spec 15.2). */
 function trimmedLength(bytes: Uint8Array, off: number): number {

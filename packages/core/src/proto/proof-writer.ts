@@ -18,7 +18,8 @@ import type * as akd from '../types.js';
 const LEN = 2;
 const key = (field: number, wire: number) => (field << 3) | wire;
 
-function varintSize(n: number): number {
+/** The bytes of `n` as a protobuf varint (a non-negative integer below 2^53). */
+export function varintSize(n: number): number {
   let size = 1;
   while (n >= 0x80) {
     n = Math.floor(n / 128);
@@ -83,9 +84,10 @@ function nonMembershipSize(p: akd.NonMembershipProof): number {
   return n + fieldSize(membershipSize(p.longestPrefixMembershipProof));
 }
 
-function lookupSize(p: akd.LookupProof): number {
-  assertU64(p.epoch, 'LookupProof.epoch');
-  assertU64(p.version, 'LookupProof.version');
+/** Fields 1-5, which lookup and update proofs share: epoch, value, version, existence. */
+function existenceSize(p: akd.LookupProof | akd.UpdateProof, message: string): number {
+  assertU64(p.epoch, `${message}.epoch`);
+  assertU64(p.version, `${message}.version`);
   return (
     1 +
     u64Size(p.epoch) +
@@ -93,7 +95,13 @@ function lookupSize(p: akd.LookupProof): number {
     1 +
     u64Size(p.version) +
     fieldSize(p.existenceVrfProof.length) +
-    fieldSize(membershipSize(p.existenceProof)) +
+    fieldSize(membershipSize(p.existenceProof))
+  );
+}
+
+function lookupSize(p: akd.LookupProof): number {
+  return (
+    existenceSize(p, 'LookupProof') +
     fieldSize(p.markerVrfProof.length) +
     fieldSize(membershipSize(p.markerProof)) +
     fieldSize(p.freshnessVrfProof.length) +
@@ -103,17 +111,7 @@ function lookupSize(p: akd.LookupProof): number {
 }
 
 function updateSize(p: akd.UpdateProof): number {
-  assertU64(p.epoch, 'UpdateProof.epoch');
-  assertU64(p.version, 'UpdateProof.version');
-  let n =
-    1 +
-    u64Size(p.epoch) +
-    fieldSize(p.value.length) +
-    1 +
-    u64Size(p.version) +
-    fieldSize(p.existenceVrfProof.length) +
-    fieldSize(membershipSize(p.existenceProof)) +
-    fieldSize(p.commitmentNonce.length);
+  let n = existenceSize(p, 'UpdateProof') + fieldSize(p.commitmentNonce.length);
   if (p.previousVersionVrfProof !== undefined) n += fieldSize(p.previousVersionVrfProof.length);
   if (p.previousVersionProof !== undefined) {
     n += fieldSize(membershipSize(p.previousVersionProof));
