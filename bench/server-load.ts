@@ -308,7 +308,8 @@ function watch(serve: ServeProcess): { stop: () => Promise<Watch> } {
 
 // ---- phases ----
 
-interface Row {
+/** A phase's line: the load generator's figures, then what `watch` saw (its fields). */
+interface Row extends Watch {
   bench: 'server-load';
   store: string;
   phase: string;
@@ -319,13 +320,6 @@ interface Row {
   maxMs: number;
   lookups: number;
   errors: number;
-  healthMaxMs: number;
-  healthPolls: number;
-  healthFailures: number;
-  startRssMb: number;
-  peakRssMb: number;
-  startRoles: string;
-  peakRoles: string;
   [more: string]: string | number;
 }
 
