@@ -14,7 +14,13 @@ import {
 import { nodeKey, type StorageManager, type TreeNodeRecord } from '@akd-ts/storage';
 import { Azks, Parallelism, type InsertOptions } from '@akd-ts/directory';
 import { CONFIG_NAMES } from './support/build.js';
-import { clusteredLeaves, emptyTree, randomBytes, referenceEpoch } from './support/differential.js';
+import {
+  clusteredLeaves,
+  emptyTree,
+  leafStartingWith,
+  randomBytes,
+  referenceEpoch,
+} from './support/differential.js';
 
 /**
  * Inserts one epoch with `insertStep` and returns its step, with the record walk's proof of
@@ -84,12 +90,7 @@ for (const name of CONFIG_NAMES) {
 const config = configurationByName('whatsapp_v1');
 
 test('a sibling the arena has no version of: no arena step, and the walk reports the tree', async () => {
-  const bytes = randomBytes(5);
-  const leaf = (first: number): AzksElement => {
-    const val = bytes(32);
-    val[0] = first;
-    return { label: new NodeLabel(val, 256), value: bytes(32) };
-  };
+  const leaf = leafStartingWith(randomBytes(5));
   const a = leaf(0x10);
   const b = leaf(0x90);
   const t = await emptyTree(config);
@@ -108,12 +109,7 @@ test('a sibling the arena has no version of: no arena step, and the walk reports
 });
 
 test('a tree that already has nodes of the epoch being inserted: no arena step', async () => {
-  const bytes = randomBytes(6);
-  const leaf = (first: number): AzksElement => {
-    const val = bytes(32);
-    val[0] = first;
-    return { label: new NodeLabel(val, 256), value: bytes(32) };
-  };
+  const leaf = leafStartingWith(randomBytes(6));
   const a = leaf(0x10);
   const b = leaf(0x90);
   const t = await emptyTree(config);

@@ -9,6 +9,7 @@ import {
   assertSameRecords,
   clusteredLeaves,
   emptyTree,
+  leafStartingWith,
   randomBytes,
   referenceEpoch,
 } from './support/differential.js';
@@ -77,12 +78,7 @@ async function twoStores(): Promise<{
   a: AzksElement;
   b: AzksElement;
 }> {
-  const bytes = randomBytes(5);
-  const leaf = (first: number): AzksElement => {
-    const val = bytes(32);
-    val[0] = first;
-    return { label: new NodeLabel(val, 256), value: bytes(32) };
-  };
+  const leaf = leafStartingWith(randomBytes(5));
   const a = leaf(0x10);
   const b = leaf(0x90);
   const c = leaf(0x11);

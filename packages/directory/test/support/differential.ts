@@ -34,6 +34,18 @@ export function randomBytes(seed: number): (n: number) => Uint8Array {
 }
 
 /**
+ * Full-length leaves whose first byte is given (the rest of the label and the value random
+ * from `bytes`), to place a leaf on a chosen side of the root's children.
+ */
+export function leafStartingWith(bytes: (n: number) => Uint8Array): (first: number) => AzksElement {
+  return (first) => {
+    const val = bytes(32);
+    val[0] = first;
+    return { label: new NodeLabel(val, 256), value: bytes(32) };
+  };
+}
+
+/**
  * `n` distinct full-length leaves in `families` clusters: each cluster's labels share a random
  * prefix of a random length, so their subtree is deep and narrow.
  */
