@@ -12,6 +12,7 @@
  */
 
 import { VRF_WASM_BASE64 } from './vrf-wasm-bytes.js';
+import { warmUpWasm } from './warm-up.js';
 
 /** The module's exports (packages/core/wasm/vrf.c documents each). */
 export interface VrfWasmExports {
@@ -64,15 +65,24 @@ function moduleBytes(): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
+/**
+ * Views of a new instance's buffers, once its first calls (`warmUpWasm`) have compiled the
+ * verification path and given the known answers.
+ *
+ * @throws Error when an answer is wrong
+ */
 function adopt(instance: WebAssembly.Instance): VrfWasm {
   const fns = instance.exports as unknown as VrfWasmExports;
   const hashAt = fns.akd_hash_io();
-  return {
+  const wasm = {
     fns,
     io: new Uint8Array(fns.memory.buffer, fns.akd_io(), IO_BYTES),
     hashInput: new Uint8Array(fns.memory.buffer, hashAt + 32, HASH_INPUT_MAX),
     hashOutput: new Uint8Array(fns.memory.buffer, hashAt, 32),
   };
+  const wrong = warmUpWasm(wasm);
+  if (wrong !== undefined) throw new Error(wrong);
+  return wasm;
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -91,16 +101,16 @@ export function initVrfWasm(): Promise<boolean> {
     loadError = 'this engine has no WebAssembly';
     return (pending = Promise.resolve(false));
   }
-  pending = WebAssembly.instantiate(moduleBytes()).then(
-    ({ instance }) => {
+  // adopt's check throws into the same catch as a failed compile
+  pending = WebAssembly.instantiate(moduleBytes())
+    .then(({ instance }) => {
       loaded ??= adopt(instance);
       return true;
-    },
-    (error: unknown) => {
+    })
+    .catch((error: unknown) => {
       loadError = message(error);
       return loaded !== undefined;
-    },
-  );
+    });
   return pending;
 }
 
