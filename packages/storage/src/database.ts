@@ -5,10 +5,12 @@
  * pins down every method's semantics below.
  */
 
+import type { NodeLabel } from '@akd-ts/core';
 import type {
   DbRecord,
   RecordFor,
   StorageKey,
+  TreeNodeRecord,
   ValueStateFlag,
   ValueStateRecord,
 } from './records.js';
@@ -102,6 +104,14 @@ export interface Database {
    * result is unspecified. Duplicate keys yield one record.
    */
   batchGet(keys: StorageKey[]): Promise<DbRecord[]>;
+
+  /**
+   * Optional: the tree-node records of `labels`, aligned with them (undefined where none is
+   * stored), in one read as `batchGet` would make it. A driver that answers this without
+   * building a key object per label or matching records back by key spares a preload's walk
+   * that work; without it, `readNodeRecords` calls `batchGet` and matches.
+   */
+  batchGetNodes?(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]>;
 
   /** All value states of a user, by ascending epoch; `STORAGE_NOT_FOUND` when it has none. */
   getUserData(username: Uint8Array): Promise<ValueStateRecord[]>;

@@ -40,6 +40,7 @@ export type {
 export { replicationStatusOf } from './replication.js';
 export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
+export { readNodeRecords, alignNodes } from './node-reads.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';

@@ -6,6 +6,7 @@
  * use it to measure preloading against a latency floor (upstream's `slow_internal_db` idea).
  */
 
+import type { NodeLabel } from '@akd-ts/core';
 import type {
   AuditBlobInfo,
   AuditBlobRecord,
@@ -18,9 +19,11 @@ import type {
   DbRecord,
   RecordFor,
   StorageKey,
+  TreeNodeRecord,
   ValueStateFlag,
   ValueStateRecord,
 } from './records.js';
+import { readNodeRecords } from './node-reads.js';
 
 export interface InstrumentOptions {
   /** Delay of one read round trip, ms (default 0: no delay, but reads still yield once). */
@@ -104,6 +107,13 @@ export class InstrumentedDatabase implements Database {
     this.stats.batchKeys += keys.length;
     const trips = Math.max(1, Math.ceil(keys.length / this.cap));
     return this.read(trips, () => this.inner.batchGet(keys));
+  }
+
+  batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    this.stats.batchReads++;
+    this.stats.batchKeys += labels.length;
+    const trips = Math.max(1, Math.ceil(labels.length / this.cap));
+    return this.read(trips, () => readNodeRecords(this.inner, labels));
   }
 
   getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {

@@ -4,7 +4,7 @@
  * store forgets everything when the process ends.
  */
 
-import { AkdError, toHex } from '@akd-ts/core';
+import { AkdError, toHex, type NodeLabel } from '@akd-ts/core';
 import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 import type {
   AuditBlobInfo,
@@ -22,6 +22,7 @@ import {
   type DbRecord,
   type RecordFor,
   type StorageKey,
+  type TreeNodeRecord,
   type ValueStateFlag,
   type ValueStateRecord,
 } from './records.js';
@@ -96,6 +97,16 @@ export class MemoryDatabase implements Database {
         seen.add(found);
         out.push(found);
       }
+    }
+    return out;
+  }
+
+  async batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    this.check();
+    const out = new Array<TreeNodeRecord | undefined>(labels.length);
+    // a label's key is its record's full key, and no other kind of record shares it
+    for (let i = 0; i < labels.length; i++) {
+      out[i] = this.records.get(labels[i]!.key) as TreeNodeRecord | undefined;
     }
     return out;
   }

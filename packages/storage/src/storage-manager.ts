@@ -11,6 +11,7 @@
 import { isAkdError, type NodeLabel } from '@akd-ts/core';
 import type { Database, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
+import { readNodeRecords } from './node-reads.js';
 import {
   fullKey,
   type DbRecord,
@@ -49,6 +50,17 @@ export interface RecordReader {
   getFromCacheOnly(key: StorageKey): DbRecord | undefined;
   /** `getFromCacheOnly` for a tree node, without building its key (the tree's hot path). */
   peekNode(label: NodeLabel): TreeNodeRecord | undefined;
+  /** `peekNode` of each of `labels`, aligned with them. */
+  peekNodes(labels: readonly NodeLabel[]): (TreeNodeRecord | undefined)[];
+  /**
+   * The committed records of tree nodes `labels` in one batched database read, aligned with
+   * them (undefined where none is stored): a preload's read of the labels `peekNodes` found
+   * nothing for (it does not look at the log or the cache again, and caches nothing: the
+   * preload chooses what to keep with `cacheNodes`).
+   */
+  readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]>;
+  /** Caches committed tree-node records that `readNodes` returned. */
+  cacheNodes(records: readonly TreeNodeRecord[]): void;
   hasCache(): boolean;
 }
 
@@ -129,6 +141,16 @@ export class StorageManager implements RecordReader {
     return out;
   }
 
+  async readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    this.metrics.dbBatchGets++;
+    this.metrics.dbBatchKeys += labels.length;
+    return readNodeRecords(this.db, labels);
+  }
+
+  cacheNodes(records: readonly TreeNodeRecord[]): void {
+    this.cache?.putRecords(records);
+  }
+
   /** One record straight from the database, bypassing (and not filling) the cache. */
   async getDirect<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
     this.metrics.dbGets++;
@@ -138,6 +160,12 @@ export class StorageManager implements RecordReader {
   /** The cached record, never touching the database. */
   peekNode(label: NodeLabel): TreeNodeRecord | undefined {
     return this.cache?.get(label.key) as TreeNodeRecord | undefined;
+  }
+
+  peekNodes(labels: readonly NodeLabel[]): (TreeNodeRecord | undefined)[] {
+    return this.cache !== undefined
+      ? this.cache.getNodes(labels)
+      : new Array<TreeNodeRecord | undefined>(labels.length).fill(undefined);
   }
 
   getFromCacheOnly(key: StorageKey): DbRecord | undefined {

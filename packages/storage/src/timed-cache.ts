@@ -9,7 +9,14 @@
  * of lookups a second never holds a clean period's worth of records beyond its bound.
  */
 
-import { recordFullKey, recordSize, type AzksRecord, type DbRecord } from './records.js';
+import type { NodeLabel } from '@akd-ts/core';
+import {
+  recordFullKey,
+  recordSize,
+  type AzksRecord,
+  type DbRecord,
+  type TreeNodeRecord,
+} from './records.js';
 
 export interface CacheOptions {
   /** How long an entry stays valid, ms (default 30,000; values <= 1 mean the default). */
@@ -128,13 +135,23 @@ export class TimedCache {
     return keys.map((key) => this.lookup(key, now));
   }
 
+  /** The cached records of tree nodes `labels`, in order (undefined where none is cached). */
+  getNodes(labels: readonly NodeLabel[]): (TreeNodeRecord | undefined)[] {
+    const now = this.clean();
+    const out = new Array<TreeNodeRecord | undefined>(labels.length);
+    for (let i = 0; i < labels.length; i++) {
+      out[i] = this.lookup(labels[i]!.key, now) as TreeNodeRecord | undefined;
+    }
+    return out;
+  }
+
   /** Caches `record` under `key`. */
   put(key: string, record: DbRecord): void {
     this.insert(key, record, this.clean());
   }
 
   /** Caches many records under their own keys. */
-  putRecords(records: DbRecord[]): void {
+  putRecords(records: readonly DbRecord[]): void {
     const now = this.clean();
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;

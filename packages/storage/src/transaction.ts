@@ -48,6 +48,8 @@ export class Transaction implements RecordReader {
   /** username hex -> epoch -> state, built from `loggedStates` on the first read of states. */
   private statesIndex: Map<string, Map<bigint, ValueStateRecord>> | undefined;
   private done = false;
+  /** Tree-node records ever logged through `set` (at least those the log holds). */
+  private loggedNodes = 0;
 
   constructor(
     private readonly storage: StorageManager,
@@ -77,7 +79,10 @@ export class Transaction implements RecordReader {
   /** Logs a record (replacing an earlier write of the same key). */
   set(record: DbRecord): void {
     this.open();
-    if (record.kind === 'treeNode') for (const b of this.batches) b.delete(record.label);
+    if (record.kind === 'treeNode') {
+      this.loggedNodes++;
+      for (const b of this.batches) b.delete(record.label);
+    }
     this.log.set(recordFullKey(record), record);
     if (record.kind === 'valueState') {
       this.loggedStates.push(record);
@@ -151,6 +156,28 @@ export class Transaction implements RecordReader {
       (this.batches.length > 0 ? this.fromBatches(label) : undefined) ??
       this.storage.peekNode(label)
     );
+  }
+
+  peekNodes(labels: readonly NodeLabel[]): (TreeNodeRecord | undefined)[] {
+    const out = this.storage.peekNodes(labels);
+    // with no tree node logged, the log has nothing to add
+    if (this.loggedNodes === 0 && this.batches.length === 0) return out;
+    for (let i = 0; i < labels.length; i++) {
+      const label = labels[i]!;
+      const logged =
+        (this.log.get(label.key) as TreeNodeRecord | undefined) ?? this.fromBatches(label);
+      if (logged !== undefined) out[i] = logged;
+    }
+    return out;
+  }
+
+  async readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    this.open();
+    return this.storage.readNodes(labels);
+  }
+
+  cacheNodes(records: readonly TreeNodeRecord[]): void {
+    this.storage.cacheNodes(records);
   }
 
   getFromCacheOnly(key: StorageKey): DbRecord | undefined {

@@ -23,7 +23,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { childLevels } from '../../parallelism.js';
-import { MIN_SPLIT, batchRead, type PreloadOptions, type PreloadStats } from '../preload.js';
+import { MIN_SPLIT, type PreloadOptions, type PreloadStats } from '../preload.js';
 import { ReadPacing } from '../read-pacing.js';
 import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
@@ -59,10 +59,22 @@ interface Walk {
   /** Observes the reads; with `splitAlways` unset, splitting waits for its verdict. */
   pacing: ReadPacing;
   splitAlways: boolean;
-  /** Element range each slot's subtree may hold, and its parent's epoch. */
-  lo: number[];
-  hi: number[];
-  parentEpoch: bigint[];
+  /**
+   * Per slot, as long as the arena: the element range its subtree may hold, and its parent's
+   * epoch (exact as a double: every epoch stored in the arena is checked below 2^53).
+   */
+  lo: Int32Array;
+  hi: Int32Array;
+  parentEpoch: Float64Array;
+  /** 1 where the slot's record came from storage (not the log or the cache). */
+  fromStorage: Uint8Array;
+}
+
+/** `from` copied into an array of `length` (a slot field grown with the arena). */
+function grown<T extends Uint8Array | Int32Array | Float64Array>(from: T, length: number): T {
+  const to = new (from.constructor as new (n: number) => T)(length);
+  to.set(from);
+  return to;
 }
 
 /** Makes room for `slots` more slots (and alternatives), doubling the arena when full. */
@@ -74,13 +86,25 @@ function reserve(w: Walk, slots: number, alts: number): void {
     capacity: Math.max(2 * shape.capacity, w.count + slots),
     altCapacity: Math.max(2 * shape.altCapacity, w.alts + alts),
   });
+  const capacity = w.arena.shape.capacity;
+  if (capacity > w.lo.length) {
+    w.lo = grown(w.lo, capacity);
+    w.hi = grown(w.hi, capacity);
+    w.parentEpoch = grown(w.parentEpoch, capacity);
+    w.fromStorage = grown(w.fromStorage, capacity);
+  }
 }
 
-function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch: bigint): number {
+/** Copies the 32 bytes at `from` of `src` to `at` of `dst` (a loop: cheaper than `set` here). */
+function copy32(dst: Uint8Array, at: number, src: Uint8Array, from: number): void {
+  for (let k = 0; k < 32; k++) dst[at + k] = src[from + k]!;
+}
+
+function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch: number): number {
   reserve(w, 1, 0);
   const slot = w.count++;
   const a = w.arena;
-  a.labels.set(label.val, 32 * slot);
+  copy32(a.labels, 32 * slot, label.val, 0);
   a.lens[slot] = label.len;
   const memo = label.peekMemo(w.owner);
   const n = a.shape.labelValueLength;
@@ -88,39 +112,48 @@ function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch:
     a.labelValues.set(memo, n * slot);
     a.hasLabelValue[slot] = 1;
   }
-  w.labels.push(label);
-  w.records.push(undefined);
-  w.visible.push(undefined);
-  w.lo.push(lo);
-  w.hi.push(hi);
-  w.parentEpoch.push(parentEpoch);
+  w.labels[slot] = label;
+  w.records[slot] = undefined;
+  w.visible[slot] = undefined;
+  w.lo[slot] = lo;
+  w.hi[slot] = hi;
+  w.parentEpoch[slot] = parentEpoch;
   return slot;
 }
 
-/** Finds the records of `frontier`: the log and cache first, then batched storage reads. */
+/**
+ * Finds the records of `frontier`: those the log or the cache hold, then the others from
+ * storage in reads of at most `maxBatchSize` labels: one after another in a serial walk, all
+ * at once in a parallel one (their round trips then overlap).
+ */
 async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Promise<void> {
+  const labels = w.labels;
+  const records = w.records;
+  const peeked = w.reader.peekNodes(frontier.map((s) => labels[s]!));
   const missing: number[] = [];
-  for (const slot of frontier) {
-    const cached = w.reader.peekNode(w.labels[slot]!);
-    if (cached !== undefined) w.records[slot] = cached;
-    else missing.push(slot);
+  for (let i = 0; i < frontier.length; i++) {
+    const record = peeked[i];
+    if (record !== undefined) records[frontier[i]!] = record;
+    else missing.push(frontier[i]!);
   }
   if (missing.length === 0) return;
-  const found = await w.pacing.observe(() =>
-    batchRead(
-      w.reader,
-      missing.map((s) => w.labels[s]!),
-      w.maxBatchSize,
-      parallel,
-      w.stats,
-    ),
-  );
-  const byKey = new Map<string, number>();
-  for (const slot of missing) byKey.set(w.labels[slot]!.key, slot);
-  for (const record of found) {
-    const slot = byKey.get(record.label.key);
-    if (slot !== undefined) w.records[slot] = record;
-  }
+  const size = w.maxBatchSize;
+  const chunks: number[][] = [];
+  for (let i = 0; i < missing.length; i += size) chunks.push(missing.slice(i, i + size));
+  if (w.stats !== undefined) w.stats.reads += chunks.length;
+  const read = async (slots: number[]) => {
+    const found = await w.reader.readNodes(slots.map((s) => labels[s]!));
+    for (let i = 0; i < slots.length; i++) {
+      const record = found[i];
+      if (record === undefined) continue;
+      records[slots[i]!] = record;
+      w.fromStorage[slots[i]!] = 1;
+    }
+  };
+  await w.pacing.observe(async () => {
+    if (parallel) await Promise.all(chunks.map(read));
+    else for (const chunk of chunks) await read(chunk);
+  });
 }
 
 const MAX_EPOCH = BigInt(Number.MAX_SAFE_INTEGER);
@@ -155,10 +188,11 @@ function fillSlot(w: Walk, slot: number, record: TreeNodeRecord, node: TreeNode 
   const label = w.labels[slot]!;
   checkHash(node, label);
   a.types[slot] = node.nodeType;
-  a.lastEpoch[slot] = epochNumber(node.lastEpoch, label);
+  const lastEpoch = epochNumber(node.lastEpoch, label);
+  a.lastEpoch[slot] = lastEpoch;
   a.minEpoch[slot] = epochNumber(node.minDescendantEpoch, label);
-  a.hashes.set(node.hash, 32 * slot);
-  if (node.lastEpoch <= w.parentEpoch[slot]!) return;
+  copy32(a.hashes, 32 * slot, node.hash, 0);
+  if (lastEpoch <= w.parentEpoch[slot]!) return;
   const older = node === record.latest ? record.previous : undefined;
   reserve(w, 0, 1);
   const alt = w.alts++;
@@ -168,12 +202,18 @@ function fillSlot(w: Walk, slot: number, record: TreeNodeRecord, node: TreeNode 
   checkHash(older, label);
   b.altType[alt] = older.nodeType;
   b.altEpoch[alt] = epochNumber(older.lastEpoch, label);
-  b.altHashes.set(older.hash, 32 * alt);
+  copy32(b.altHashes, 32 * alt, older.hash, 0);
 }
 
-/** Copies the frontier's records, and takes the children of nodes some element lies under. */
+/**
+ * Copies the frontier's records, and takes the children of nodes some element lies under.
+ * Records read from storage are cached (the cache is warmed as a preload warms it) except
+ * those of expanded nodes: the insertion writes a new version of each of them, which its
+ * commit caches in their place.
+ */
 function expand(w: Walk, frontier: number[]): number[] {
   const next: number[] = [];
+  const keep: TreeNodeRecord[] = [];
   const el = w.el;
   for (const slot of frontier) {
     const record = w.records[slot];
@@ -181,30 +221,34 @@ function expand(w: Walk, frontier: number[]): number[] {
     const node = nodeAtEpoch(record, w.epoch);
     w.visible[slot] = node;
     fillSlot(w, slot, record, node);
-    if (node === undefined) continue;
     const label = w.labels[slot]!;
     const [lo, hi] =
-      node.nodeType === NodeType.Leaf
+      node === undefined || node.nodeType === NodeType.Leaf
         ? [0, 0]
         : rangeBelow(el, w.lo[slot]!, w.hi[slot]!, label.val, 0, label.len);
-    if (lo === hi) {
+    if (node === undefined || lo === hi) {
+      if (w.fromStorage[slot] === 1) keep.push(record);
+      if (node === undefined) continue;
       // not expanded: its children stay unread, their labels in the record
       if (node.leftChild !== undefined) w.arena.left[slot] = UNLOADED;
       if (node.rightChild !== undefined) w.arena.right[slot] = UNLOADED;
       continue;
     }
     const mid = splitIndex(el, lo, hi, label.len);
+    // the slot's epoch, checked by fillSlot, is its children's parent epoch
+    const epoch = w.arena.lastEpoch[slot]!;
     if (node.leftChild !== undefined) {
-      const child = addSlot(w, node.leftChild, lo, mid, node.lastEpoch);
+      const child = addSlot(w, node.leftChild, lo, mid, epoch);
       w.arena.left[slot] = child;
       next.push(child);
     }
     if (node.rightChild !== undefined) {
-      const child = addSlot(w, node.rightChild, mid, hi, node.lastEpoch);
+      const child = addSlot(w, node.rightChild, mid, hi, epoch);
       w.arena.right[slot] = child;
       next.push(child);
     }
   }
+  if (keep.length > 0) w.reader.cacheNodes(keep);
   return next;
 }
 
@@ -249,6 +293,8 @@ export async function loadTree(
   labelValueLength: number,
   labelValueOwner: object,
 ): Promise<LoadedTree> {
+  // about one and a half nodes are read per element in a random tree
+  const capacity = 2 * el.count + 64 + reserved;
   const w: Walk = {
     reader,
     epoch,
@@ -256,12 +302,7 @@ export async function loadTree(
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,
     owner: labelValueOwner,
-    // about one and a half nodes are read per element in a random tree
-    arena: NodeArena.create({
-      capacity: 2 * el.count + 64 + reserved,
-      labelValueLength,
-      altCapacity: 0,
-    }),
+    arena: NodeArena.create({ capacity, labelValueLength, altCapacity: 0 }),
     count: 0,
     alts: 0,
     pacing: new ReadPacing(),
@@ -269,14 +310,17 @@ export async function loadTree(
     labels: [],
     records: [],
     visible: [],
-    lo: [],
-    hi: [],
-    parentEpoch: [],
+    lo: new Int32Array(capacity),
+    hi: new Int32Array(capacity),
+    parentEpoch: new Float64Array(capacity),
+    fromStorage: new Uint8Array(capacity),
   };
-  // the root's "parent" is itself: nothing is newer than it
-  addSlot(w, root, 0, el.count, MAX_EPOCH);
+  // nothing is newer than the root's "parent"
+  addSlot(w, root, 0, el.count, Infinity);
   await walk(w, [0], options.levels, 0);
   reserve(w, reserved, 0);
+  // the arrays were filled by index, slot after slot: trim any tail the walk never reached
+  w.labels.length = w.records.length = w.visible.length = w.count;
   return {
     arena: w.arena,
     count: w.count,
