@@ -177,6 +177,11 @@ test("an insertion's preload splits its frontier once its reads wait on round tr
       while (performance.now() < until);
       return super.batchGet(keys);
     }
+    override async batchGetNodes(labels: Parameters<MemoryDatabase['batchGetNodes']>[0]) {
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+      return super.batchGetNodes(labels);
+    }
   }
   const splitsOf = async (db: MemoryDatabase | InstrumentedDatabase, splitAlways: boolean) => {
     const storage = new StorageManager(db);

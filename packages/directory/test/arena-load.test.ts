@@ -1,0 +1,221 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { NodeLabel, configurationByName, type AzksElement } from '@akd-ts/core';
+import {
+  InstrumentedDatabase,
+  MemoryDatabase,
+  NodeType,
+  StorageManager,
+  nodeAtEpoch,
+  nodeKey,
+  type Database,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
+import { Azks, Parallelism, parallelLevels, type InsertOptions } from '@akd-ts/directory';
+import { loadTree, type LoadedTree } from '../src/tree/arena/load.js';
+import { packElements } from '../src/tree/arena/elements.js';
+import { NONE, UNLOADED } from '../src/tree/arena/arena.js';
+import {
+  arenaEpoch,
+  assertSameRecords,
+  clusteredLeaves,
+  emptyTree,
+  randomBytes,
+  referenceEpoch,
+} from './support/differential.js';
+
+const config = configurationByName('whatsapp_v1');
+const ROOT = NodeLabel.root();
+
+/** Parallel levels of degrees 1, 2, 4 and 8, and none (parallelism disabled). */
+const LEVELS = [undefined, ...[1, 2, 4, 8].map((d) => parallelLevels(Parallelism.static(d)))];
+
+/** `db` without its aligned node read, as a driver that only has `batchGet`. */
+function withoutAlignedReads(db: Database): Database {
+  return new Proxy(db, {
+    get: (target, name) =>
+      name === 'batchGetNodes'
+        ? undefined
+        : (Reflect.get(target, name, target) as (...a: unknown[]) => unknown).bind?.(target),
+  });
+}
+
+/** A tree of four epochs of clustered leaves, and the next epoch's elements. */
+async function fixture(): Promise<{ db: MemoryDatabase; next: AzksElement[] }> {
+  const bytes = randomBytes(21);
+  const taken = new Set<string>();
+  const { db, storage } = await emptyTree(config);
+  for (const n of [400, 60, 250, 3]) {
+    await referenceEpoch(config, storage, clusteredLeaves(bytes, n, 4, taken));
+  }
+  return { db, next: clusteredLeaves(bytes, 500, 4, taken) };
+}
+
+/**
+ * The nodes an insertion of `elements` at `epoch` reads, walked the plain way: from the root,
+ * both children of every node some element lies below, each node's record taken from `read`.
+ */
+async function referenceWalk(
+  read: (label: NodeLabel) => Promise<TreeNodeRecord | undefined>,
+  elements: AzksElement[],
+  epoch: bigint,
+): Promise<{ records: Map<string, TreeNodeRecord | undefined>; expanded: Set<string> }> {
+  const records = new Map<string, TreeNodeRecord | undefined>();
+  const expanded = new Set<string>();
+  let frontier = [ROOT];
+  while (frontier.length > 0) {
+    const next: NodeLabel[] = [];
+    for (const label of frontier) {
+      const record = await read(label);
+      records.set(label.key, record);
+      const node = record === undefined ? undefined : nodeAtEpoch(record, epoch);
+      if (node === undefined || node.nodeType === NodeType.Leaf) continue;
+      if (!elements.some((e) => label.isPrefixOf(e.label))) continue;
+      expanded.add(label.key);
+      if (node.leftChild !== undefined) next.push(node.leftChild);
+      if (node.rightChild !== undefined) next.push(node.rightChild);
+    }
+    frontier = next;
+  }
+  return { records, expanded };
+}
+
+/** What a loaded slot holds, by label: its record and every arena field, children by label. */
+function slotsByLabel(t: LoadedTree): Map<string, unknown> {
+  const a = t.arena;
+  const out = new Map<string, unknown>();
+  const child = (c: number) => (c === NONE || c === UNLOADED ? c : t.labels[c]!.key);
+  for (let s = 0; s < t.count; s++) {
+    const alt = a.alt[s]!;
+    out.set(t.labels[s]!.key, {
+      record: t.records[s],
+      visible: t.visible[s],
+      label: [...a.labels.subarray(32 * s, 32 * s + 32)],
+      len: a.lens[s],
+      type: a.types[s],
+      hash: [...a.hashes.subarray(32 * s, 32 * s + 32)],
+      epochs: [a.lastEpoch[s], a.minEpoch[s], a.storedLatestEpoch[s], a.storedPreviousEpoch[s]],
+      stored: [a.storedLatest[s], a.storedPrevious[s]],
+      children: [child(a.left[s]!), child(a.right[s]!)],
+      alt:
+        alt === NONE
+          ? NONE
+          : [a.altType[alt], a.altEpoch[alt], [...a.altHashes.subarray(32 * alt, 32 * alt + 32)]],
+    });
+  }
+  return out;
+}
+
+test("the walk loads the reference walk's nodes and records, and the same slots at every degree and on every store", async () => {
+  const { db, next } = await fixture();
+  const epoch = 5n;
+  const el = packElements(next);
+  const reference = await referenceWalk(
+    async (label) => {
+      try {
+        return await db.get(nodeKey(label));
+      } catch {
+        return undefined;
+      }
+    },
+    next,
+    epoch,
+  );
+  let first: Map<string, unknown> | undefined;
+  const stores: [string, () => Database][] = [
+    ['memory', () => db],
+    ['batchGet only', () => withoutAlignedReads(db)],
+    ['remote', () => new InstrumentedDatabase(db, { readDelayMs: 1, maxKeysPerRead: 7 })],
+  ];
+  for (const [name, open] of stores) {
+    for (const levels of LEVELS) {
+      for (const splitAlways of [false, true]) {
+        const storage = new StorageManager(open());
+        const tx = storage.beginTransaction();
+        const stats = { levels: 0, reads: 0, nodes: 0, splits: 0 };
+        const options = { levels, maxBatchSize: 7, splitAlways, stats };
+        const t = await loadTree(tx, ROOT, epoch, el, options, 10, 32, config);
+        await tx.rollback();
+        const where = `${name}, levels ${levels}, split ${splitAlways}`;
+        assert.equal(t.count, reference.records.size, where);
+        assert.equal(stats.nodes, t.count, where);
+        assert.deepEqual(
+          new Map(t.labels.map((l, s) => [l.key, t.records[s]])),
+          reference.records,
+          where,
+        );
+        // the cache keeps what was read except the nodes the insertion rewrites
+        const kept = [...reference.records]
+          .filter(([key, r]) => r !== undefined && !reference.expanded.has(key))
+          .map(([, r]) => r);
+        assert.equal(storage.cacheSize, kept.length, where);
+        assert.deepEqual(storage.peekNodes(kept.map((r) => r!.label)), kept, where);
+        const slots = slotsByLabel(t);
+        if (first === undefined) first = slots;
+        else assert.deepEqual(slots, first, where);
+      }
+    }
+  }
+});
+
+test('records the log or the cache holds are taken from there, not read, and not cached again', async () => {
+  const { db, next } = await fixture();
+  const epoch = 5n;
+  const el = packElements(next);
+  const remote = new InstrumentedDatabase(db);
+  const storage = new StorageManager(remote);
+  // warm part of the cache, and log a changed version of the root's left child
+  const tx0 = storage.beginTransaction();
+  await loadTree(
+    tx0,
+    ROOT,
+    epoch,
+    packElements(next.slice(0, 50)),
+    { levels: undefined, maxBatchSize: 1000 },
+    0,
+    32,
+    config,
+  );
+  await tx0.rollback();
+  const warm = storage.cacheSize;
+  assert.ok(warm > 0);
+  const root = (await db.get(nodeKey(ROOT))).latest;
+  const left = await db.get(nodeKey(root.leftChild!));
+  const changed: TreeNodeRecord = { ...left, latest: { ...left.latest, minDescendantEpoch: 1n } };
+  const { records } = await referenceWalk(async (l) => db.get(nodeKey(l)), next, epoch);
+  const labels = [...records.values()].map((r) => r!.label);
+  for (const levels of LEVELS) {
+    const before = storage.peekNodes(labels);
+    const unread = labels.filter((l, i) => before[i] === undefined && l.key !== left.label.key);
+    const tx = storage.beginTransaction();
+    tx.set(changed);
+    remote.resetStats();
+    const t = await loadTree(tx, ROOT, epoch, el, { levels, maxBatchSize: 1000 }, 0, 32, config);
+    await tx.rollback();
+    assert.equal(t.count, labels.length);
+    const slot = t.labels.findIndex((l) => l.key === left.label.key);
+    assert.equal(t.records[slot], changed, 'the logged version');
+    assert.equal(t.arena.minEpoch[slot], 1);
+    assert.ok(unread.length < labels.length - 1, 'some nodes were cached');
+    assert.equal(remote.stats.batchKeys, unread.length, 'only the nodes neither logged nor cached');
+    assert.notEqual(storage.peekNodes([left.label])[0], changed, 'a logged record is never cached');
+  }
+});
+
+test("insertions through each store and degree store the reference's records", async () => {
+  const bytes = randomBytes(33);
+  const taken = new Set<string>();
+  const epochs = [300, 40, 120, 2].map((n) => clusteredLeaves(bytes, n, 3, taken));
+  const reference = await emptyTree(config);
+  for (const e of epochs) await referenceEpoch(config, reference.storage, e);
+  for (const levels of LEVELS) {
+    for (const aligned of [true, false]) {
+      const db = new MemoryDatabase();
+      const storage = new StorageManager(aligned ? db : withoutAlignedReads(db));
+      await new Azks(config).create(storage);
+      const options: InsertOptions = { levels, maxBatchSize: 11, splitAlways: true };
+      for (const e of epochs) await arenaEpoch(config, storage, e, options);
+      assertSameRecords(db, reference.db);
+    }
+  }
+});
