@@ -156,13 +156,14 @@ async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Pro
   });
 }
 
-const MAX_EPOCH = BigInt(Number.MAX_SAFE_INTEGER);
-
 function epochNumber(e: bigint, label: NodeLabel): number {
-  if (e > MAX_EPOCH || e < 0n) {
+  // one conversion instead of two comparisons of bigints: every epoch from 2^53 up converts
+  // to 2^53 or more, so the range check on the double is the check on the bigint
+  const n = Number(e);
+  if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER)) {
     throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has an epoch beyond 2^53: ${e}`);
   }
-  return Number(e);
+  return n;
 }
 
 function checkHash(node: TreeNode, label: NodeLabel): void {
