@@ -254,6 +254,23 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     );
 
     test(
+      'batchGetNodes, where a driver has it, answers as batchGet does, aligned with its labels',
+      withDb(async (db) => {
+        if (db.batchGetNodes === undefined) return;
+        const records = [treeRecord(label(1), 1n), treeRecord(label(2, 5), 2n)];
+        await db.batchSet([{ kind: 'azks', latestEpoch: 2n, numNodes: 2n }, ...records]);
+        const asked = [label(2, 5), label(3), label(1), label(2, 5), label(2)];
+        const got = await db.batchGetNodes(asked);
+        assert.equal(got.length, asked.length);
+        [records[1], undefined, records[0], records[1], undefined].forEach((want, i) => {
+          if (want === undefined) assert.equal(got[i], undefined, `label ${i}`);
+          else assertRecordEqual(got[i]!, want);
+        });
+        assert.deepEqual(await db.batchGetNodes([]), []);
+      }),
+    );
+
+    test(
       'large batches round-trip',
       withDb(async (db) => {
         const records: TreeNodeRecord[] = [];

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AkdError } from '@akd-ts/core';
+import { AkdError, NodeLabel } from '@akd-ts/core';
 import { MemoryDatabase, type Database } from '@akd-ts/storage';
 import { runDatabaseConformance } from '@akd-ts/storage/conformance';
 
@@ -18,6 +18,7 @@ test('a closed in-memory database refuses every call; close is idempotent', asyn
     batchSet: () => db.batchSet([azks]),
     get: () => db.get({ kind: 'azks' }),
     batchGet: () => db.batchGet([{ kind: 'azks' }]),
+    batchGetNodes: () => db.batchGetNodes([NodeLabel.root()]),
     getUserData: () => db.getUserData(username),
     getUserState: () => db.getUserState(username, { kind: 'maxEpoch' }),
     getUserStateVersions: () => db.getUserStateVersions([username], { kind: 'maxEpoch' }),
