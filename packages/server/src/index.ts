@@ -43,7 +43,7 @@ export type {
   HistoryJson,
   AuditJson,
 } from './json.js';
-export { startCluster } from './cluster/launcher.js';
+export { DEFAULT_PROOF_HEAP_MB, startCluster } from './cluster/launcher.js';
 export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
 export type { ServeConfig, WriterView } from './cluster/messages.js';
 export { DEFAULT_PROOF_CACHE_BYTES } from './cluster/messages.js';

@@ -151,8 +151,44 @@ function readInteger(v: unknown, at: At, column: string): bigint {
   );
 }
 
-function readBlob(v: unknown, at: At, column: string, length?: number): Uint8Array {
+/**
+ * One allocation for all the blobs of a row. The driver returns each blob column in a buffer
+ * of its own, and every buffer costs a native allocation and bookkeeping several times its
+ * 32 or 36 bytes; a cached node record (up to nine such columns) then held about 2 KB of
+ * memory for 400 bytes of fields. The row's blobs are copied into one buffer instead, and
+ * the record's fields are views of it (they live and die together with the record).
+ */
+class RowBytes {
+  #bytes: Uint8Array;
+  #at = 0;
+
+  constructor(row: Row, columns: readonly number[]) {
+    let size = 0;
+    for (const i of columns) {
+      const v = row[i];
+      if (v instanceof Uint8Array) size += v.length;
+    }
+    this.#bytes = new Uint8Array(size);
+  }
+
+  /** A copy of `v` in the row's buffer. */
+  take(v: Uint8Array): Uint8Array {
+    const out = this.#bytes.subarray(this.#at, this.#at + v.length);
+    out.set(v);
+    this.#at += v.length;
+    return out;
+  }
+}
+
+function readBlob(
+  v: unknown,
+  at: At,
+  column: string,
+  length?: number,
+  into?: RowBytes,
+): Uint8Array {
   if (v instanceof Uint8Array && (length === undefined || v.length === length)) {
+    if (into !== undefined) return into.take(v);
     // a plain Uint8Array view: records hold Uint8Arrays, not Node Buffers
     return new Uint8Array(v.buffer, v.byteOffset, v.length);
   }
@@ -160,15 +196,20 @@ function readBlob(v: unknown, at: At, column: string, length?: number): Uint8Arr
   throw corruptRow(at.table, at.key, `${column} is ${describe(v)}, not ${want}`);
 }
 
-function readLabel(v: unknown, at: At, column: string): NodeLabel {
-  const b = readBlob(v, at, column, 36);
+function readLabel(v: unknown, at: At, column: string, into?: RowBytes): NodeLabel {
+  const b = readBlob(v, at, column, 36, into);
   const len = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
   if (len > 256) throw corruptRow(at.table, at.key, `${column} has label length ${len} > 256`);
   return new NodeLabel(b.subarray(4), len);
 }
 
-function readOptionalLabel(v: unknown, at: At, column: string): NodeLabel | undefined {
-  return v === null ? undefined : readLabel(v, at, column);
+function readOptionalLabel(
+  v: unknown,
+  at: At,
+  column: string,
+  into: RowBytes,
+): NodeLabel | undefined {
+  return v === null ? undefined : readLabel(v, at, column, into);
 }
 
 function readNodeType(v: unknown, at: At, column: string): NodeType {
@@ -177,18 +218,30 @@ function readNodeType(v: unknown, at: At, column: string): NodeType {
 }
 
 /** Decodes the 7 columns of one node version starting at `i` (`prefix` '' or 'p_'). */
-function readNode(row: Row, i: number, label: NodeLabel, at: At, prefix: string): TreeNode {
+function readNode(
+  row: Row,
+  i: number,
+  label: NodeLabel,
+  at: At,
+  prefix: string,
+  into: RowBytes,
+): TreeNode {
   return {
     label,
     lastEpoch: readInteger(row[i], at, `${prefix}last_epoch`),
     minDescendantEpoch: readInteger(row[i + 1], at, `${prefix}min_descendant_epoch`),
-    parent: readLabel(row[i + 2], at, `${prefix}parent`),
+    parent: readLabel(row[i + 2], at, `${prefix}parent`, into),
     nodeType: readNodeType(row[i + 3], at, `${prefix}node_type`),
-    leftChild: readOptionalLabel(row[i + 4], at, `${prefix}left_child`),
-    rightChild: readOptionalLabel(row[i + 5], at, `${prefix}right_child`),
-    hash: readBlob(row[i + 6], at, `${prefix}hash`, 32),
+    leftChild: readOptionalLabel(row[i + 4], at, `${prefix}left_child`, into),
+    rightChild: readOptionalLabel(row[i + 5], at, `${prefix}right_child`, into),
+    hash: readBlob(row[i + 6], at, `${prefix}hash`, 32, into),
   };
 }
+
+/** The blob columns of a `nodes` row (NODE_COLUMNS): labels and hashes. */
+const NODE_BLOB_COLUMNS = [0, 3, 5, 6, 7, 10, 12, 13, 14] as const;
+/** The blob columns of a `value_states` row (VALUE_STATE_COLUMNS). */
+const VALUE_STATE_BLOB_COLUMNS = [0, 3, 4] as const;
 
 /**
  * Decodes a `nodes` row (NODE_COLUMNS).
@@ -196,8 +249,9 @@ function readNode(row: Row, i: number, label: NodeLabel, at: At, prefix: string)
  */
 export function decodeNodeRow(row: Row): TreeNodeRecord {
   const at = { table: 'nodes', key: `label=${keyPart(row[0])}` };
-  const label = readLabel(row[0], at, 'label');
-  const latest = readNode(row, 1, label, at, '');
+  const into = new RowBytes(row, NODE_BLOB_COLUMNS);
+  const label = readLabel(row[0], at, 'label', into);
+  const latest = readNode(row, 1, label, at, '', into);
   // the previous copy is all there or all NULL (spec 14.8), never half a node
   const previousColumns = row.slice(8, 15);
   let previous: TreeNode | undefined;
@@ -206,7 +260,7 @@ export function decodeNodeRow(row: Row): TreeNodeRecord {
   } else if (row[8] === null) {
     throw corruptRow(at.table, at.key, 'p_last_epoch is NULL but other p_ columns are set');
   } else {
-    previous = readNode(row, 8, label, at, 'p_');
+    previous = readNode(row, 8, label, at, 'p_', into);
   }
   return { kind: 'treeNode', label, latest, previous };
 }
@@ -221,13 +275,14 @@ export function decodeValueStateRow(row: Row): ValueStateRecord {
     table: 'value_states',
     key: `username=${keyPart(username)} epoch=${keyPart(epoch)}`,
   };
+  const into = new RowBytes(row, VALUE_STATE_BLOB_COLUMNS);
   return {
     kind: 'valueState',
-    username: readBlob(username, at, 'username'),
+    username: readBlob(username, at, 'username', undefined, into),
     epoch: readInteger(epoch, at, 'epoch'),
     version: readInteger(version, at, 'version'),
-    label: readLabel(nodeLabel, at, 'node_label'),
-    value: readBlob(value, at, 'value'),
+    label: readLabel(nodeLabel, at, 'node_label', into),
+    value: readBlob(value, at, 'value', undefined, into),
   };
 }
 

@@ -18,6 +18,7 @@ import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import {
   DEFAULT_PROOF_CACHE_BYTES,
+  DEFAULT_PROOF_HEAP_MB,
   demoEpochs,
   startCluster,
   type RunningCluster,
@@ -59,6 +60,7 @@ interface ServeOptions {
   connectionSpread?: boolean;
   drain: string;
   cacheMb?: string;
+  proofHeapMb?: string;
 }
 
 function parsePort(text: string): number {
@@ -87,6 +89,16 @@ function parseCacheMb(text: string | undefined): number | undefined {
     throw new UsageError(`--cache-mb: expected 0 to 65536 (MiB), got ${quote(text)}`);
   }
   return mb * 1024 * 1024;
+}
+
+/** --proof-heap-mb: each proof server's V8 heap limit, 0 (V8's own) or 64 to 65,536 MiB. */
+function parseProofHeapMb(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const mb = /^[0-9]{1,5}$/.test(text) ? Number(text) : NaN;
+  if (!(mb === 0 || (mb >= 64 && mb <= 65_536))) {
+    throw new UsageError(`--proof-heap-mb: expected 0 or 64 to 65536 (MiB), got ${quote(text)}`);
+  }
+  return mb;
 }
 
 function parseDrain(text: string): number {
@@ -258,6 +270,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
   };
   const cacheBytes = parseCacheMb(opts.cacheMb);
   if (cacheBytes !== undefined) config.cacheBytes = cacheBytes;
+  const proofHeapMb = parseProofHeapMb(opts.proofHeapMb);
   const signals = nextSignal();
   let running: RunningCluster;
   try {
@@ -266,6 +279,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
       secretKey: store.secretKey,
       workers,
       spreadConnections: opts.connectionSpread === true,
+      ...(proofHeapMb === undefined ? {} : { proofHeapMb }),
       ...(memory === undefined ? {} : { memory }),
       log: (line) => io.stdout.write(`${line}\n`),
       stderr: (text) => io.stderr.write(text),
@@ -352,6 +366,10 @@ export function addServeCommands(program: Command, io: CliIo): void {
       '--cache-mb <n>',
       `bound on each proof server's record cache, MiB of records (0: no cache; default ${DEFAULT_PROOF_CACHE_BYTES / 1024 / 1024})`,
     )
+    .option(
+      '--proof-heap-mb <n>',
+      `each proof server's V8 heap limit, MiB, which also makes it collect garbage sooner (0: V8's own; default ${DEFAULT_PROOF_HEAP_MB})`,
+    )
     .option('--demo', 'serve a demo directory, created on first use');
   cmd.addHelpText(
     'after',
@@ -383,6 +401,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     parseWorkers(opts.workers);
     parseDrain(opts.drain);
     parseCacheMb(opts.cacheMb);
+    parseProofHeapMb(opts.proofHeapMb);
     const token = await publishToken(opts, io);
     // serving never initialises a store; without a writer it never migrates or creates one
     // either, so a mistyped --db leaves no empty SQLite file behind
