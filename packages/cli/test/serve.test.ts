@@ -3,7 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -73,6 +73,7 @@ test('akd serve --help explains the options and the modes', async () => {
     '--demo',
     '--connection-spread',
     '--cache-mb <n>',
+    '--proof-heap-mb <n>',
     'AKD_PUBLISH_TOKEN',
     'read-only',
     'TLS',
@@ -169,6 +170,48 @@ test('--connection-spread: two proof servers with connection limits serve every 
   assert.match(stderr, /processes: 2 proof servers/);
 });
 
+/** The command lines of this process's children that run as `role` (AKD_SERVE_ROLE). */
+function childCommandLines(role: string): string[][] {
+  const out: string[][] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (parent !== process.pid || !env.includes(`AKD_SERVE_ROLE=${role}`)) continue;
+      out.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0'));
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  return out;
+}
+
+test(
+  '--proof-heap-mb: proof servers start with that V8 heap limit, the writer without',
+  {
+    skip: process.platform !== 'linux' && 'reads /proc',
+  },
+  async () => {
+    const db = store();
+    const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
+    await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+    const server = await serving(['--db', db, '--workers', '2', '--proof-heap-mb', '96'], env);
+    assert.equal((await fetch(`${server.url}/v1/epoch`)).status, 200);
+    const proofs = childCommandLines('proof');
+    assert.equal(proofs.length, 2);
+    for (const argv of proofs) assert.ok(argv.includes('--max-old-space-size=96'), argv.join(' '));
+    const writers = childCommandLines('writer');
+    assert.equal(writers.length, 1);
+    assert.ok(
+      !writers[0]!.some((a) => a.startsWith('--max-old-space-size')),
+      writers[0]!.join(' '),
+    );
+    assert.equal((await server.stop()).code, 0);
+  },
+);
+
 test('AKD_PUBLISH_TOKEN enables publishing too', async () => {
   const db = store();
   const env = { AKD_VRF_KEY: KEY };
@@ -189,6 +232,13 @@ test('mistakes are usage errors (exit 2) or clear failures, never stack traces',
     [['--log-level', 'loud'], env, 2, /--log-level: expected one of/],
     [['--cache-mb', 'lots'], env, 2, /--cache-mb: expected 0 to 65536 \(MiB\), got "lots"/],
     [['--cache-mb', '70000'], env, 2, /--cache-mb: expected 0 to 65536/],
+    [
+      ['--proof-heap-mb', '32'],
+      env,
+      2,
+      /--proof-heap-mb: expected 0 or 64 to 65536 \(MiB\), got "32"/,
+    ],
+    [['--proof-heap-mb', 'big'], env, 2, /--proof-heap-mb: expected 0 or 64/],
     [[], { ...env, AKD_PUBLISH_TOKEN: 'short' }, 2, /at least 16 characters/],
     [['--publish-token-file', join(tmp.dir, 'missing')], env, 2, /cannot read it: ENOENT/],
     [['--db', 'memory:never-initialised'], env, 1, /DIRECTORY_READ_ONLY/],

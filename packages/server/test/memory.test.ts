@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { DEFAULT_PROOF_CACHE_BYTES, buildWriterApp } from '@akd-ts/server';
-import { childMalloc } from '../src/cluster/launcher.js';
+import { DEFAULT_PROOF_HEAP_MB, proofHeapArgs } from '../src/cluster/launcher.js';
 import { proofCache } from '../src/cluster/proof-role.js';
 import { openStoreUrl } from '../src/cluster/store-url.js';
 import { releaseMemory } from '../src/cluster/writer-role.js';
@@ -21,9 +21,19 @@ test('a proof server caches records up to the default bound, the one asked for, 
   assert.equal(proofCache(0), false);
 });
 
-test('children map blocks of 128 KiB and more on their own, unless the environment sets it', () => {
-  assert.deepEqual(childMalloc({}), { MALLOC_MMAP_THRESHOLD_: '131072' });
-  assert.deepEqual(childMalloc({ MALLOC_MMAP_THRESHOLD_: '65536' }), {});
+test("a proof server's heap limit: the default, the one asked for, none, or the operator's own", () => {
+  assert.deepEqual(proofHeapArgs(undefined, {}), [`--max-old-space-size=${DEFAULT_PROOF_HEAP_MB}`]);
+  assert.deepEqual(proofHeapArgs(256, {}), ['--max-old-space-size=256']);
+  assert.deepEqual(proofHeapArgs(0, {}), []);
+  // a limit in NODE_OPTIONS reaches the children, and stays theirs
+  assert.deepEqual(proofHeapArgs(256, { NODE_OPTIONS: '--trace-gc --max-old-space-size=900' }), []);
+  assert.deepEqual(proofHeapArgs(256, { NODE_OPTIONS: '--max_old_space_size=900' }), []);
+  assert.deepEqual(proofHeapArgs(256, { NODE_OPTIONS: '--max-semi-space-size=8' }), [
+    '--max-old-space-size=256',
+  ]);
+  for (const wrong of [32, 63, 100.5, -1, Number.NaN]) {
+    assert.throws(() => proofHeapArgs(wrong, {}), RangeError, String(wrong));
+  }
 });
 
 test('a SQLite store opened for a proof server takes the page cache it is given', async () => {

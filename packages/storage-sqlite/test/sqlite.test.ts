@@ -517,3 +517,45 @@ describe('SQLite errors become AkdErrors', () => {
     assert.equal(sqliteCode(undefined), undefined);
   });
 });
+
+describe('decoded records', () => {
+  test("hold a row's blobs in one buffer of their own, with the values written", async () => {
+    const db = await SqliteDatabase.open(freshPath());
+    try {
+      const base = nodeRecord(leafLabel(1), 2n);
+      const node: DbRecord = {
+        ...base,
+        latest: { ...base.latest, leftChild: leafLabel(7), rightChild: leafLabel(8) },
+        previous: { ...base.latest, lastEpoch: 1n, hash: new Uint8Array(32).fill(3) },
+      };
+      const state = stateRecord('alice', 2n, 1n);
+      await db.batchSet([node, nodeRecord(leafLabel(2), 2n), state]);
+      const [a, b, s] = await db.batchGet([
+        nodeKey(leafLabel(1)),
+        nodeKey(leafLabel(2)),
+        { kind: 'valueState', username: state.username, epoch: 2n },
+      ]);
+      assert.deepEqual(a, node);
+      assert.deepEqual(s, state);
+      assert.ok(a!.kind === 'treeNode' && b!.kind === 'treeNode' && s!.kind === 'valueState');
+      const fields = [
+        a.label.val,
+        a.latest.parent.val,
+        a.latest.leftChild!.val,
+        a.latest.rightChild!.val,
+        a.latest.hash,
+        a.previous!.parent.val,
+        a.previous!.hash,
+      ];
+      const buffer = a.label.val.buffer;
+      for (const f of fields) assert.equal(f.buffer, buffer);
+      // labels: the node's, its parent, 2 children, the previous copy's parent; 2 hashes
+      assert.equal(buffer.byteLength, 5 * 36 + 2 * 32);
+      assert.notEqual(b.label.val.buffer, buffer);
+      assert.equal(s.username.buffer, s.value.buffer);
+      assert.equal(s.username.buffer, s.label.val.buffer);
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -296,8 +296,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   let writerReady: (() => void) | undefined;
 
   const start = (role: Role) => {
-    const worker =
-      role === 'proof' ? cluster.fork({ ...childMalloc(), AKD_SERVE_ROLE: role }) : undefined;
+    const worker = role === 'proof' ? cluster.fork({ AKD_SERVE_ROLE: role }) : undefined;
     const proc =
       worker?.process ??
       fork(exec, [], {
@@ -305,7 +304,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         execArgv: [...execArgv, '--expose-gc'],
         silent: true,
         serialization: 'advanced',
-        env: { ...process.env, ...childMalloc(), AKD_SERVE_ROLE: role },
+        env: { ...process.env, AKD_SERVE_ROLE: role },
       });
     const child: Child = {
       role,
@@ -417,19 +416,6 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   }
 
   return { url: url!, close: () => stopAll(0), done, fatal: () => fatal };
-}
-
-/**
- * The allocator setting of the children, unless the environment sets it: with glibc, blocks
- * of 128 KiB and more (audit blobs of megabytes, SQLite results) are always mapped on their
- * own and given back when freed. Left alone, glibc raises that threshold to the largest block
- * freed so far, after which a stream of multi-megabyte blobs is carved from the heap, which
- * keeps what it grew to.
- */
-export function childMalloc(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return env['MALLOC_MMAP_THRESHOLD_'] === undefined
-    ? { MALLOC_MMAP_THRESHOLD_: String(128 * 1024) }
-    : {};
 }
 
 /**

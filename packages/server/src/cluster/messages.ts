@@ -40,7 +40,7 @@ export interface ServeConfig {
 
 /**
  * The default bound on a proof server's record cache: 32 MiB of records as spec 14.3 counts
- * them, about 100 MiB of JavaScript heap. Random lookups over a large directory would
+ * them, about 133 MiB of JavaScript heap (measured). Random lookups over a large directory would
  * otherwise cache every node they touch within the cache's 30 s lifetime (hundreds of MB per
  * process); the nodes near the root, which every lookup reads, stay cached either way.
  */
