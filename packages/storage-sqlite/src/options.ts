@@ -31,6 +31,12 @@ export interface SqliteDatabaseOptions {
   /** Keys per batched read statement, 1-16000 (default 1000). */
   readChunkKeys?: number;
   /**
+   * Read audit blobs on a worker thread with a connection of its own (default false), so that
+   * a server's event loop does not wait 20-50 ms per megabyte-sized step (blob-thread.ts).
+   * Ignored for ':memory:' stores.
+   */
+  auditBlobThread?: boolean;
+  /**
    * Opens a connection to a file: used by `SqliteDatabase.open` and for the writer-lock
    * file. Defaults to better-sqlite3.
    */
@@ -46,6 +52,7 @@ export const DEFAULT_OPTIONS: ResolvedOptions = {
   cacheSizeKiB: 65536,
   writeChunkRows: 500,
   readChunkKeys: 1000,
+  auditBlobThread: false,
 };
 
 const SYNCHRONOUS_MODES: readonly string[] = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
@@ -78,5 +85,8 @@ export function resolveOptions(options: SqliteDatabaseOptions): ResolvedOptions 
   integerIn(o.cacheSizeKiB, 0, 2 ** 31 - 1, 'cacheSizeKiB');
   integerIn(o.writeChunkRows, 1, 2000, 'writeChunkRows');
   integerIn(o.readChunkKeys, 1, 16000, 'readChunkKeys');
+  if (typeof o.auditBlobThread !== 'boolean') {
+    throw new RangeError(`auditBlobThread must be true or false, got ${String(o.auditBlobThread)}`);
+  }
   return o;
 }

@@ -28,6 +28,7 @@ import {
   type ValueStateRecord,
   type WriterLock,
 } from '@akd-ts/storage';
+import { BlobThread } from './blob-thread.js';
 import { openBetterSqlite, type SqliteClient, type SqliteStatement } from './client.js';
 import {
   MAX_STORED_INTEGER,
@@ -58,6 +59,12 @@ export const DEFAULT_SQLITE_PATH = './akd.db';
 function notFound(what: string): AkdError {
   return new AkdError('STORAGE_NOT_FOUND', `${what} not found`);
 }
+
+/**
+ * The page cache of the audit blob thread, KiB: a blob is read once per request and spans
+ * overflow pages that no other read needs, so caching them would only hold memory.
+ */
+const BLOB_THREAD_CACHE_KIB = 1024;
 
 /** A key for messages: the node label as (0x…, len), the username in hex. */
 function describeKey(key: StorageKey): string {
@@ -95,6 +102,8 @@ export class SqliteDatabase implements Database {
   private readonly locks = new Set<WriterLock>();
   private readonly memoryLock = { held: false };
   private closed = false;
+  /** Reads audit blobs off the calling thread (options.auditBlobThread). */
+  private readonly blobThread: BlobThread | undefined;
 
   /**
    * Wraps an open connection: sets WAL mode (for a file), `synchronous`, the busy timeout and
@@ -124,6 +133,14 @@ export class SqliteDatabase implements Database {
     } catch (e) {
       throw toAkdError(e, 'open the store', this.path);
     }
+    // after the schema is there: the thread opens the file read-only
+    this.blobThread =
+      this.options.auditBlobThread && !client.memory
+        ? new BlobThread(this.path, {
+            cacheSizeKiB: BLOB_THREAD_CACHE_KIB,
+            busyTimeoutMs: this.options.busyTimeoutMs,
+          })
+        : undefined;
   }
 
   /**
@@ -432,9 +449,24 @@ export class SqliteDatabase implements Database {
 
   async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
     const [wanted] = storableEpochs([epoch]);
-    const row = this.read(`read the audit blob of epoch ${epoch}`, false, () =>
-      wanted === undefined ? undefined : this.stmt(sql.SELECT_AUDIT_BLOB_SQL).get(wanted),
-    ) as Row | undefined;
+    const doing = `read the audit blob of epoch ${epoch}`;
+    const here = () =>
+      this.read(doing, false, () =>
+        wanted === undefined ? undefined : this.stmt(sql.SELECT_AUDIT_BLOB_SQL).get(wanted),
+      ) as Row | undefined;
+    let row: Row | undefined;
+    const thread = this.blobThread;
+    if (thread === undefined || thread.gone !== undefined || wanted === undefined) row = here();
+    else {
+      this.check();
+      try {
+        row = await thread.read(wanted);
+      } catch (e) {
+        // the thread stopped: this connection reads instead
+        if (thread.gone === undefined) throw toAkdError(e, doing, this.path);
+        row = here();
+      }
+    }
     if (row === undefined) throw notFound(`audit blob of epoch ${epoch}`);
     const { previousHash, currentHash, last } = decodeAuditBlobRow(row);
     return { epoch, previousHash, currentHash, data: last as Uint8Array };
@@ -500,6 +532,7 @@ export class SqliteDatabase implements Database {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.blobThread?.close();
     for (const lock of this.locks) await lock.release();
     this.locks.clear();
     this.statements.clear();

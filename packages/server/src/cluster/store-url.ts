@@ -9,6 +9,8 @@ import type { Database } from '@akd-ts/storage';
 export interface StoreUrlOptions {
   /** A SQLite connection's page cache, KiB (default: the driver's, 64 MiB). */
   sqliteCacheKiB?: number;
+  /** SQLite: read audit blobs on a worker thread (the driver's `auditBlobThread`). */
+  sqliteBlobThread?: boolean;
 }
 
 /**
@@ -18,10 +20,10 @@ export interface StoreUrlOptions {
 export async function openStoreUrl(url: string, options: StoreUrlOptions = {}): Promise<Database> {
   if (url.startsWith('sqlite:')) {
     const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
-    return SqliteDatabase.open(
-      url.slice('sqlite:'.length),
-      options.sqliteCacheKiB === undefined ? {} : { cacheSizeKiB: options.sqliteCacheKiB },
-    );
+    return SqliteDatabase.open(url.slice('sqlite:'.length), {
+      ...(options.sqliteCacheKiB === undefined ? {} : { cacheSizeKiB: options.sqliteCacheKiB }),
+      ...(options.sqliteBlobThread === true ? { auditBlobThread: true } : {}),
+    });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresDatabase } = await import('@akd-ts/storage-postgres');

@@ -72,7 +72,10 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
   } else {
     db = await openStoreUrl(
       config.storeUrl,
-      message.role === 'proof' ? { sqliteCacheKiB: PROOF_SQLITE_CACHE_KIB } : {},
+      // a proof server streams audits: their blobs are read off its event loop
+      message.role === 'proof'
+        ? { sqliteCacheKiB: PROOF_SQLITE_CACHE_KIB, sqliteBlobThread: true }
+        : {},
     );
   }
   try {

@@ -1,0 +1,42 @@
+/**
+ * The worker thread of blob-thread.ts: a read-only connection of its own to the store,
+ * answering `{ id, epoch }` with the audit blob's row (or none), its data's memory moved to
+ * the caller rather than copied.
+ */
+
+import { parentPort, workerData } from 'node:worker_threads';
+import BetterSqlite3 from 'better-sqlite3';
+import { SELECT_AUDIT_BLOB_SQL } from './sql.js';
+
+const { path, cacheSizeKiB, busyTimeoutMs } = workerData as {
+  path: string;
+  cacheSizeKiB: number;
+  busyTimeoutMs: number;
+};
+const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
+db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+db.pragma(`cache_size = -${cacheSizeKiB}`);
+db.defaultSafeIntegers(true);
+const select = db.prepare(SELECT_AUDIT_BLOB_SQL).raw(true);
+
+parentPort!.on('message', ({ id, epoch }: { id: number; epoch: bigint }) => {
+  try {
+    const row = select.get(epoch) as unknown[] | undefined;
+    const data = row?.[3];
+    // the driver gives a large blob a buffer of its own: move it; copy anything smaller
+    const move =
+      data instanceof Uint8Array &&
+      data.byteOffset === 0 &&
+      data.byteLength === data.buffer.byteLength &&
+      data.buffer instanceof ArrayBuffer
+        ? [data.buffer]
+        : [];
+    parentPort!.postMessage({ id, row }, move);
+  } catch (e) {
+    const error = e as { message?: unknown; code?: unknown };
+    parentPort!.postMessage({
+      id,
+      error: { message: String(error.message ?? e), code: error.code },
+    });
+  }
+});
