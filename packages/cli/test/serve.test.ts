@@ -189,26 +189,31 @@ function childCommandLines(role: string): string[][] {
 }
 
 test(
-  '--proof-heap-mb: proof servers start with that V8 heap limit, the writer without',
+  '--proof-heap-mb: proof servers over SQLite start with that V8 heap limit, the writer and memory stores without',
   {
     skip: process.platform !== 'linux' && 'reads /proc',
   },
   async () => {
-    const db = store();
     const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
-    await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
-    const server = await serving(['--db', db, '--workers', '2', '--proof-heap-mb', '96'], env);
-    assert.equal((await fetch(`${server.url}/v1/epoch`)).status, 200);
-    const proofs = childCommandLines('proof');
-    assert.equal(proofs.length, 2);
-    for (const argv of proofs) assert.ok(argv.includes('--max-old-space-size=96'), argv.join(' '));
-    const writers = childCommandLines('writer');
-    assert.equal(writers.length, 1);
-    assert.ok(
-      !writers[0]!.some((a) => a.startsWith('--max-old-space-size')),
-      writers[0]!.join(' '),
-    );
-    assert.equal((await server.stop()).code, 0);
+    const sqlite = `sqlite:${join(tmp.dir, 'heap-limit.db')}`;
+    const memory = store();
+    for (const db of [sqlite, memory]) {
+      await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
+      const server = await serving(['--db', db, '--workers', '2', '--proof-heap-mb', '96'], env);
+      assert.equal((await fetch(`${server.url}/v1/epoch`)).status, 200);
+      const limited = (argv: string[]) => argv.some((a) => a.startsWith('--max-old-space-size'));
+      const proofs = childCommandLines('proof');
+      assert.equal(proofs.length, 2);
+      for (const argv of proofs) {
+        // a memory store's replica is the whole store, in each proof server's heap
+        if (db === sqlite) assert.ok(argv.includes('--max-old-space-size=96'), argv.join(' '));
+        else assert.ok(!limited(argv), argv.join(' '));
+      }
+      const writers = childCommandLines('writer');
+      assert.equal(writers.length, 1);
+      assert.ok(!limited(writers[0]!), writers[0]!.join(' '));
+      assert.equal((await server.stop()).code, 0);
+    }
   },
 );
 

@@ -16,7 +16,7 @@ import { demoDirectory } from './support.js';
 
 test('a proof server caches records up to the default bound, the one asked for, or not at all', () => {
   assert.deepEqual(proofCache(undefined), { memoryLimitBytes: DEFAULT_PROOF_CACHE_BYTES });
-  assert.equal(DEFAULT_PROOF_CACHE_BYTES, 32 * 1024 * 1024);
+  assert.equal(DEFAULT_PROOF_CACHE_BYTES, 16 * 1024 * 1024);
   assert.deepEqual(proofCache(1024), { memoryLimitBytes: 1024 });
   assert.equal(proofCache(0), false);
 });
