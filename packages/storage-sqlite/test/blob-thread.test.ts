@@ -63,7 +63,12 @@ test("the thread's read errors are the driver's AkdErrors", async () => {
   const db = await SqliteDatabase.open(path, { auditBlobThread: true });
   try {
     failingBlobs(path);
-    await rejectsWith(db.getAuditBlob(1n), 'STORAGE_CONNECTION', 'audit blob of epoch 1', 'overflow');
+    await rejectsWith(
+      db.getAuditBlob(1n),
+      'STORAGE_CONNECTION',
+      'audit blob of epoch 1',
+      'overflow',
+    );
     assert.equal(Reflect.get(db, 'blobThread').gone, undefined, 'the thread still reads');
   } finally {
     await db.close();

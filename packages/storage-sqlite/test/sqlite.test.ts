@@ -537,7 +537,7 @@ describe('decoded records', () => {
       ]);
       assert.deepEqual(a, node);
       assert.deepEqual(s, state);
-      assert.ok(a!.kind === 'treeNode' && b!.kind === 'treeNode' && s!.kind === 'valueState');
+      assert.ok(a?.kind === 'treeNode' && b?.kind === 'treeNode' && s?.kind === 'valueState');
       const fields = [
         a.label.val,
         a.latest.parent.val,
