@@ -426,13 +426,13 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
 /**
  * The default old-space limit of a proof server, MiB. What a proof server holds for good is
  * its bounded record cache (about 65 MiB of heap at the default `--cache-mb`, 133 MiB at 32)
- * and what requests in flight hold; but V8 lets the heap grow to several times what it kept at its
- * last full collection before collecting again, and sizes that factor by the heap limit
- * (on a machine with GBs of memory, a limit of GBs and a factor up to 4). Under a stream of
- * lookups, whose cache entries are promoted and then evicted, a proof server then held
- * 400-600 MB, mostly garbage (cache of 32 MiB). With a limit of 512 MiB the factor is smaller
- * and the same proof server stayed near 350 MB of resident memory, as many lookups a second
- * answered.
+ * and what requests in flight hold; but V8 lets the heap grow to several times what it kept
+ * at its last full collection before collecting again, and sizes that factor by the heap
+ * limit (on a machine with GBs of memory, a limit of GBs and a factor up to 4). Under a
+ * stream of lookups, whose cache entries are promoted and then evicted, a proof server then
+ * held 400-600 MB, mostly garbage (cache of 32 MiB). With a limit of 512 MiB the factor is
+ * smaller and the same proof server stayed near 350 MB of resident memory, as many lookups
+ * a second answered.
  */
 export const DEFAULT_PROOF_HEAP_MB = 512;
 
