@@ -23,22 +23,13 @@ import {
   randomBytes,
   referenceEpoch,
 } from './support/differential.js';
+import { withoutAlignedReads } from '../../../test/support/aligned-reads.js';
 
 const config = configurationByName('whatsapp_v1');
 const ROOT = NodeLabel.root();
 
 /** Parallel levels of degrees 1, 2, 4 and 8, and none (parallelism disabled). */
 const LEVELS = [undefined, ...[1, 2, 4, 8].map((d) => parallelLevels(Parallelism.static(d)))];
-
-/** `db` without its aligned node read, as a driver that only has `batchGet`. */
-function withoutAlignedReads(db: Database): Database {
-  return new Proxy(db, {
-    get: (target, name) =>
-      name === 'batchGetNodes'
-        ? undefined
-        : (Reflect.get(target, name, target) as (...a: unknown[]) => unknown).bind?.(target),
-  });
-}
 
 /** A tree of four epochs of clustered leaves, and the next epoch's elements. */
 async function fixture(): Promise<{ db: MemoryDatabase; next: AzksElement[] }> {

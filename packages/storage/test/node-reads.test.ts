@@ -8,11 +8,11 @@ import {
   StorageManager,
   alignNodes,
   readNodeRecords,
-  type Database,
   type NodeRecordBatch,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { leafRecord } from '@akd-ts/storage/conformance';
+import { withoutAlignedReads } from '../../../test/support/aligned-reads.js';
 
 const label = (fill: number) => new NodeLabel(new Uint8Array(32).fill(fill), 256);
 
@@ -22,16 +22,6 @@ async function store(): Promise<{ db: MemoryDatabase; rec: TreeNodeRecord[] }> {
   const rec = [1, 2, 3].map((f) => leafRecord(label(f), 1n));
   await db.batchSet([{ kind: 'azks', latestEpoch: 1n, numNodes: 3n }, ...rec]);
   return { db, rec };
-}
-
-/** `db` without its aligned read: only what the Database interface requires. */
-function withoutAlignedReads(db: Database): Database {
-  return new Proxy(db, {
-    get: (target, name) =>
-      name === 'batchGetNodes'
-        ? undefined
-        : (Reflect.get(target, name, target) as (...a: unknown[]) => unknown).bind?.(target),
-  });
 }
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
