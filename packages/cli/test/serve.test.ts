@@ -3,14 +3,17 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { run } from '../src/program.js';
 import { driverMissing } from '../src/commands/serve.js';
 import { akd, tempDir } from './helpers.js';
+import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const KEY = 'c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721';
@@ -154,6 +157,39 @@ test('with a token file the server publishes, and lookups see the new epoch', as
   assert.equal(stdout, '', 'nothing at warn level');
   assert.ok(!stderr.includes(TOKEN));
 });
+
+test(
+  'over PostgreSQL a publishing server stops on SIGTERM with exit 0: releasing its own lock is no loss',
+  { skip: POSTGRES_SKIP },
+  async () => {
+    const schema = `akd_test_serve_${randomBytes(5).toString('hex')}`;
+    const db = `${POSTGRES_URL}?schema=${schema}`;
+    const env = { AKD_VRF_KEY: KEY };
+    try {
+      assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
+      const tokenFile = tmp.write('pg-token', new TextEncoder().encode(`${TOKEN}\n`));
+      const server = await serving(
+        ['--db', db, '--publish-token-file', tokenFile, '--log-level', 'warn'],
+        env,
+      );
+      const res = await fetch(`${server.url}/v1/publish`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ updates: [{ label: 'dave', value: 'k1' }] }),
+      });
+      assert.equal(res.status, 200);
+      const { code, stderr } = await server.stop();
+      assert.equal(code, 0, stderr);
+      assert.doesNotMatch(stderr, /writer stopped|lock lost/);
+      assert.match(stderr, /stopped \(SIGTERM\)/);
+    } finally {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    }
+  },
+);
 
 test('--connection-spread: two proof servers with connection limits serve every connection', async () => {
   const db = store();

@@ -77,7 +77,10 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
     const lock = directory.lockStatus();
     return { socketPath, problem: lock.held ? undefined : lock.reason };
   };
+  // set by stop(): the lock then ends because this writer releases it, which is no loss
+  let stopping = false;
   directory.onLockStatus((status) => {
+    if (stopping) return;
     if (status.held) logger.info({ generation: status.generation }, 'writer lock held again');
     else if (status.final) logger.error({ reason: status.reason }, 'writer lock lost for good');
     else logger.warn({ reason: status.reason }, 'writer lock lost; taking it again');
@@ -110,6 +113,7 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
 
   return {
     stop: async () => {
+      stopping = true;
       filling.abort();
       await app.close(); // waits for a publish in progress
       await fill;
