@@ -620,8 +620,9 @@ async function main(): Promise<void> {
     const aud = of('during audits');
     if (one !== undefined && alone !== undefined) {
       targets.push({
-        target: `${store}: lookups/s grow with workers`,
-        met: alone.lookupsPerSecond > one.lookupsPerSecond,
+        // a gain within a run's noise is not growth: ask for a tenth more at least
+        target: `${store}: lookups/s grow with workers (at least 1.1x)`,
+        met: alone.lookupsPerSecond >= 1.1 * one.lookupsPerSecond,
         figures: `${one.lookupsPerSecond}/s (1) -> ${alone.lookupsPerSecond}/s (${settings.workers})`,
       });
     }
