@@ -324,26 +324,42 @@ export function decodeSettingRow(row: PgRow, table: string): string {
 }
 
 /**
- * An `audit_blobs` row: (epoch, previous_hash, current_hash) and `size` or `data`.
+ * An `audit_blobs` row's info: (epoch, previous_hash, current_hash, size).
  * @throws AkdError `STORAGE_CORRUPT` naming the table and the epoch.
  */
 export function decodeAuditBlobRow(
   row: PgRow,
   table: string,
-): {
-  epoch: bigint;
-  previousHash: Uint8Array;
-  currentHash: Uint8Array;
-  data?: Uint8Array;
-  size?: number;
-} {
+): { epoch: bigint; previousHash: Uint8Array; currentHash: Uint8Array; size: number } {
   const r = new RowReader(table, () => `epoch=${String(row.epoch)}`, row);
-  const head = {
+  return {
     epoch: r.int8('epoch'),
     previousHash: r.bytes('previous_hash', 32),
     currentHash: r.bytes('current_hash', 32),
+    size: r.int('size', (n) => n >= 0),
   };
-  return 'data' in row
-    ? { ...head, data: r.bytes('data') }
-    : { ...head, size: r.int('size', (n) => n >= 0) };
+}
+
+/**
+ * The head of an `audit_blobs` row read in pieces: its info and the bytes actually stored,
+ * which must be the `size` column's.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the epoch.
+ */
+export function decodeAuditBlobHead(
+  row: PgRow,
+  table: string,
+): { epoch: bigint; previousHash: Uint8Array; currentHash: Uint8Array; size: number } {
+  const info = decodeAuditBlobRow(row, table);
+  const r = new RowReader(table, () => `epoch=${String(row.epoch)}`, row);
+  const stored = r.int('stored', (n) => n >= 0);
+  if (stored !== info.size) r.fail('data', `holds ${stored} bytes where size says ${info.size}`);
+  return info;
+}
+
+/**
+ * One piece of an audit blob (`substring(data from ...)`).
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the epoch.
+ */
+export function decodeAuditBlobPiece(row: PgRow, table: string, epoch: bigint): Uint8Array {
+  return new RowReader(table, () => `epoch=${epoch}`, row).bytes('data');
 }

@@ -38,6 +38,8 @@ import {
   MAX_STORED,
   azksValues,
   checkRecord,
+  decodeAuditBlobHead,
+  decodeAuditBlobPiece,
   decodeAuditBlobRow,
   decodeAzksRow,
   decodeNodeRow,
@@ -69,6 +71,9 @@ import { AdvisoryWriterLock } from './writer-lock.js';
 
 /** Several read statements see one snapshot; on a replica too (REPEATABLE READ is allowed). */
 const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY';
+
+/** The bytes of an audit blob read per statement (see `getAuditBlob`). */
+const AUDIT_BLOB_PIECE = 128 * 1024;
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -514,22 +519,44 @@ export class PostgresDatabase implements Database, ReplicationAware {
     const results = await this.#reads(queries, `reading ${wanted.length} audit blob infos`);
     // each chunk is ordered, and the chunks follow each other
     return results.flatMap((rows) =>
-      rows.map((row) => decodeAuditBlobRow(row, this.#sql.display.auditBlobs) as AuditBlobInfo),
+      rows.map((row) => decodeAuditBlobRow(row, this.#sql.display.auditBlobs)),
     );
   }
 
+  /**
+   * Reads the blob in pieces of `AUDIT_BLOB_PIECE` bytes, in one snapshot: a blob of megabytes
+   * read whole arrives as one message that pg decodes in one go, holding the event loop for
+   * as long (166-274 ms for eight 3.5 MB blobs at once on the test machine, against 32-52 ms
+   * in 128 KiB pieces, which were also faster in all).
+   */
   async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
     this.#check();
     const [wanted] = storableEpochs([epoch]);
-    const rows =
-      wanted === undefined
-        ? []
-        : await this.#query(
-            { ...this.#sql.auditBlobGet, values: [wanted.toString()] },
-            'reading an audit blob',
-          );
-    if (rows.length === 0) throw notFound(`audit blob of epoch ${epoch}`);
-    return decodeAuditBlobRow(rows[0]!, this.#sql.display.auditBlobs) as AuditBlobRecord;
+    if (wanted === undefined) throw notFound(`audit blob of epoch ${epoch}`);
+    const key = wanted.toString();
+    const table = this.#sql.display.auditBlobs;
+    try {
+      return await inTransaction(this.#pool, SNAPSHOT, async (client) => {
+        const head = (await client.query({ ...this.#sql.auditBlobHead, values: [key] })).rows;
+        if (head.length === 0) throw notFound(`audit blob of epoch ${epoch}`);
+        const info = decodeAuditBlobHead(head[0]!, table);
+        const data = new Uint8Array(info.size);
+        for (let at = 0; at < info.size; at += AUDIT_BLOB_PIECE) {
+          const length = Math.min(AUDIT_BLOB_PIECE, info.size - at);
+          const query = { ...this.#sql.auditBlobPiece, values: [key, at + 1, length] };
+          const rows = (await client.query(query)).rows;
+          data.set(decodeAuditBlobPiece(rows[0]!, table, epoch), at);
+        }
+        return {
+          epoch: info.epoch,
+          previousHash: info.previousHash,
+          currentHash: info.currentHash,
+          data,
+        };
+      });
+    } catch (e) {
+      throw storageError(e, 'reading an audit blob');
+    }
   }
 
   /**

@@ -112,7 +112,8 @@ export interface Statements {
   userVersions: Record<FlagKind, PgQuery>;
   settingGet: PgQuery;
   settingSet: PgQuery;
-  auditBlobGet: PgQuery;
+  auditBlobHead: PgQuery;
+  auditBlobPiece: PgQuery;
   auditBlobInfos: PgQuery;
   auditBlobSet: PgQuery;
 }
@@ -219,9 +220,15 @@ export function buildStatements(schema: string): Statements {
         `INSERT INTO ${tables.settings} (name, value) VALUES ($1, $2) ` +
         `ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
     },
-    auditBlobGet: {
-      name: name('audit_blob_get'),
-      text: `SELECT epoch, previous_hash, current_hash, data FROM ${tables.auditBlobs} WHERE epoch = $1`,
+    auditBlobHead: {
+      name: name('audit_blob_head'),
+      text:
+        `SELECT epoch, previous_hash, current_hash, size, octet_length(data) AS stored ` +
+        `FROM ${tables.auditBlobs} WHERE epoch = $1`,
+    },
+    auditBlobPiece: {
+      name: name('audit_blob_piece'),
+      text: `SELECT substring(data from $2 for $3) AS data FROM ${tables.auditBlobs} WHERE epoch = $1`,
     },
     auditBlobInfos: {
       name: name('audit_blob_infos'),

@@ -160,10 +160,16 @@ test('audit_blobs rows', pgTest, async () => {
   await assert.rejects(db.getAuditBlob(3n), check);
   await assert.rejects(db.getAuditBlobInfos([3n]), check);
   await sql(`UPDATE "${schema}".audit_blobs SET previous_hash = current_hash`);
+  const badSize = corrupt(`${schema}.audit_blobs`, 'epoch=3', 'size -1 is out of range');
+  await assert.rejects(db.getAuditBlobInfos([3n]), badSize);
+  // the blob is read in pieces of its recorded size: a size that is not its bytes' is refused
+  await assert.rejects(db.getAuditBlob(3n), badSize);
+  await sql(`UPDATE "${schema}".audit_blobs SET size = 5`);
   await assert.rejects(
-    db.getAuditBlobInfos([3n]),
-    corrupt(`${schema}.audit_blobs`, 'epoch=3', 'size -1 is out of range'),
+    db.getAuditBlob(3n),
+    corrupt(`${schema}.audit_blobs`, 'epoch=3', 'data holds 2 bytes where size says 5'),
   );
+  await sql(`UPDATE "${schema}".audit_blobs SET size = 2`);
   assert.equal((await db.getAuditBlob(3n)).data.length, 2, 'the data itself still reads');
 });
 

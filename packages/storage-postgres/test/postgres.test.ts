@@ -348,6 +348,34 @@ test('a batch whose connection breaks midway leaves nothing visible', pgTest, as
   await db.close();
 });
 
+test(
+  'audit blobs of one or several 128 KiB pieces read back whole, in one snapshot',
+  pgTest,
+  async () => {
+    const db = await openDb(schemas.fresh('blobs'));
+    const hash = new Uint8Array(32).fill(9);
+    const sizes = [1, 128 * 1024, 128 * 1024 + 1, 400_000];
+    const blobs = sizes.map((n, i) => ({
+      epoch: BigInt(i + 1),
+      previousHash: hash,
+      currentHash: hash,
+      data: new Uint8Array(randomBytes(n)),
+    }));
+    for (const b of blobs) await db.setAuditBlob(b);
+    const read = await Promise.all(blobs.map((b) => db.getAuditBlob(b.epoch)));
+    for (const [i, r] of read.entries()) {
+      assert.equal(r.epoch, blobs[i]!.epoch);
+      assert.deepEqual(r.data, blobs[i]!.data, `blob of ${sizes[i]} bytes`);
+    }
+    await assert.rejects(
+      db.getAuditBlob(9n),
+      (e) => e instanceof AkdError && /epoch 9/.test(e.message),
+    );
+    await db.close();
+    await assert.rejects(db.getAuditBlob(1n), isCode('STORAGE_CONNECTION', 'closed'));
+  },
+);
+
 test('concurrent batchGet calls run on different connections at once', pgTest, async () => {
   const schema = schemas.fresh('pool');
   const pool = new TrackingPool({ connectionString: POSTGRES_URL, max: 4 });
