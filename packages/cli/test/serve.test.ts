@@ -133,11 +133,14 @@ test('a read-only server serves proofs and stops on SIGTERM', async () => {
   assert.ok(!stdout.includes(KEY) && !stdout.includes('alice'));
 });
 
-test('with a token file the server publishes, and lookups see the new epoch', async () => {
-  const db = store();
+/**
+ * `akd init` of `db`, then `akd serve` over it with a publish token (logging at warn), which
+ * publishes `label` = k1 as epoch 1.
+ */
+async function publishingServer(db: string, configuration: string, label: string) {
   const env = { AKD_VRF_KEY: KEY };
-  assert.equal((await akd(['init', '--db', db, '--config', 'experimental'], { env })).code, 0);
-  const tokenFile = tmp.write('token', new TextEncoder().encode(`${TOKEN}\n`));
+  assert.equal((await akd(['init', '--db', db, '--config', configuration], { env })).code, 0);
+  const tokenFile = tmp.write(`token-${label}`, new TextEncoder().encode(`${TOKEN}\n`));
   const server = await serving(
     ['--db', db, '--publish-token-file', tokenFile, '--log-level', 'warn'],
     env,
@@ -145,10 +148,15 @@ test('with a token file the server publishes, and lookups see the new epoch', as
   const res = await fetch(`${server.url}/v1/publish`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ updates: [{ label: 'carol', value: 'k1' }] }),
+    body: JSON.stringify({ updates: [{ label, value: 'k1' }] }),
   });
   assert.equal(res.status, 200);
   assert.equal((await res.json()).epoch, '1');
+  return server;
+}
+
+test('with a token file the server publishes, and lookups see the new epoch', async () => {
+  const server = await publishingServer(store(), 'experimental', 'carol');
   const lookup = await (await fetch(`${server.url}/v1/lookup/carol`)).json();
   assert.equal(lookup.claimed.value.text, 'k1');
   const { code, stdout, stderr } = await server.stop();
@@ -164,20 +172,8 @@ test(
   async () => {
     const schema = `akd_test_serve_${randomBytes(5).toString('hex')}`;
     const db = `${POSTGRES_URL}?schema=${schema}`;
-    const env = { AKD_VRF_KEY: KEY };
     try {
-      assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
-      const tokenFile = tmp.write('pg-token', new TextEncoder().encode(`${TOKEN}\n`));
-      const server = await serving(
-        ['--db', db, '--publish-token-file', tokenFile, '--log-level', 'warn'],
-        env,
-      );
-      const res = await fetch(`${server.url}/v1/publish`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ updates: [{ label: 'dave', value: 'k1' }] }),
-      });
-      assert.equal(res.status, 200);
+      const server = await publishingServer(db, 'whatsapp_v1', 'dave');
       const { code, stderr } = await server.stop();
       assert.equal(code, 0, stderr);
       assert.doesNotMatch(stderr, /writer stopped|lock lost/);
