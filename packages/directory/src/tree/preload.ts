@@ -50,9 +50,29 @@ export const MIN_SPLIT = 128;
 export type Expand = (node: TreeNode) => boolean;
 
 /**
- * Reads `labels` in chunks of at most `maxBatchSize` keys: one after another in a serial walk,
- * all at once in a parallel one (their round trips then overlap).
+ * Calls `read` on `items` in chunks of at most `maxBatchSize`: one after another in a serial
+ * walk, all at once in a parallel one (their round trips then overlap). Counts the reads in
+ * `stats` and returns what each chunk's read returned, in the chunks' order.
  */
+export async function readInChunks<T, R>(
+  items: readonly T[],
+  maxBatchSize: number,
+  parallel: boolean,
+  stats: PreloadStats | undefined,
+  read: (chunk: T[]) => Promise<R>,
+): Promise<R[]> {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += maxBatchSize) {
+    chunks.push(items.slice(i, i + maxBatchSize));
+  }
+  if (stats !== undefined) stats.reads += chunks.length;
+  if (parallel) return Promise.all(chunks.map(read));
+  const out: R[] = [];
+  for (const chunk of chunks) out.push(await read(chunk));
+  return out;
+}
+
+/** The committed records of `labels`, read in chunks as `readInChunks` does. */
 export async function batchRead(
   reader: RecordReader,
   labels: NodeLabel[],
@@ -60,18 +80,9 @@ export async function batchRead(
   parallel: boolean,
   stats: PreloadStats | undefined,
 ): Promise<TreeNodeRecord[]> {
-  const chunks: NodeLabel[][] = [];
-  for (let i = 0; i < labels.length; i += maxBatchSize) {
-    chunks.push(labels.slice(i, i + maxBatchSize));
-  }
-  if (stats !== undefined) stats.reads += chunks.length;
   const read = (chunk: NodeLabel[]) =>
     reader.batchGet(chunk.map(nodeKey)) as Promise<TreeNodeRecord[]>;
-  if (parallel) return (await Promise.all(chunks.map(read))).flat();
-  if (chunks.length === 1) return read(chunks[0]!);
-  const out: TreeNodeRecord[] = [];
-  for (const chunk of chunks) for (const r of await read(chunk)) out.push(r);
-  return out;
+  return (await readInChunks(labels, maxBatchSize, parallel, stats, read)).flat();
 }
 
 interface Walk {

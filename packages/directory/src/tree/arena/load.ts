@@ -23,7 +23,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { childLevels } from '../../parallelism.js';
-import { MIN_SPLIT, type PreloadOptions, type PreloadStats } from '../preload.js';
+import { MIN_SPLIT, readInChunks, type PreloadOptions, type PreloadStats } from '../preload.js';
 import { ReadPacing } from '../read-pacing.js';
 import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
@@ -137,10 +137,6 @@ async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Pro
     else missing.push(frontier[i]!);
   }
   if (missing.length === 0) return;
-  const size = w.maxBatchSize;
-  const chunks: number[][] = [];
-  for (let i = 0; i < missing.length; i += size) chunks.push(missing.slice(i, i + size));
-  if (w.stats !== undefined) w.stats.reads += chunks.length;
   const read = async (slots: number[]) => {
     const found = await w.reader.readNodes(slots.map((s) => labels[s]!));
     for (let i = 0; i < slots.length; i++) {
@@ -150,10 +146,7 @@ async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Pro
       w.fromStorage[slots[i]!] = 1;
     }
   };
-  await w.pacing.observe(async () => {
-    if (parallel) await Promise.all(chunks.map(read));
-    else for (const chunk of chunks) await read(chunk);
-  });
+  await w.pacing.observe(() => readInChunks(missing, w.maxBatchSize, parallel, w.stats, read));
 }
 
 function epochNumber(e: bigint, label: NodeLabel): number {
