@@ -3,7 +3,9 @@
  * commit beside the working tree's: the page side of `npm run bench -- verify`
  * (`bench/support/verify-browser.ts`, `firstLookup`) is bundled twice, once against
  * `<commit>`'s packages/core/src (extracted under tmp/, which git ignores), and fresh browsers
- * alternate between the two bundles, so both see the same machine at the same time.
+ * alternate between the two bundles, so both see the same machine at the same time. Each side
+ * is bundled as its commit bundled pages: without the compile hint (`PAGE_BANNER`) for a
+ * commit whose harness did not add it.
  *
  *   npx tsx bench/first-lookup-compare.ts <commit> [pages per side, default 9]
  */
@@ -13,7 +15,12 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleForBrowser, chromiumPath, openInChromium } from '../test/browser/harness.js';
+import {
+  PAGE_BANNER,
+  bundleForBrowser,
+  chromiumPath,
+  openInChromium,
+} from '../test/browser/harness.js';
 import { toHexInputs } from '../test/browser/wire.js';
 import { loadVectors } from '../test/support/vectors.js';
 import type { AkdBenchApi } from './support/verify-browser.js';
@@ -33,12 +40,19 @@ const archive = execFileSync('git', ['archive', commit, 'packages/core/src'], { 
 execFileSync('tar', ['-x', '-C', dir], { input: archive });
 
 const entry = 'bench/support/verify-browser.ts';
+const baseHarness = execFileSync('git', ['show', `${commit}:test/browser/harness.ts`], {
+  cwd: root,
+  encoding: 'utf8',
+});
+const baseBundle = await bundleForBrowser(entry, {
+  '@akd-ts/core': join(dir, 'packages/core/src/index.ts'),
+});
 const sides = [
   {
     name: commit,
-    bundle: await bundleForBrowser(entry, {
-      '@akd-ts/core': join(dir, 'packages/core/src/index.ts'),
-    }),
+    bundle: baseHarness.includes(PAGE_BANNER)
+      ? baseBundle
+      : baseBundle.slice(baseBundle.indexOf('\n') + 1),
   },
   { name: 'working tree', bundle: await bundleForBrowser(entry) },
 ];
