@@ -9,7 +9,7 @@
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { configurationByName } from '@akd-ts/core';
@@ -17,6 +17,7 @@ import { StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
 import { buildWriterApp } from '../writer/writer-app.js';
 import type { FromChild, ServeConfig, WriterView } from './messages.js';
+import { lowerPriority } from './priority.js';
 
 export interface WriterRoleOptions {
   config: ServeConfig;
@@ -60,8 +61,10 @@ export function releaseMemory(directory: Directory, logger: Logger): void {
 export async function startWriterRole(options: WriterRoleOptions): Promise<WriterRole> {
   const { config, logger, send } = options;
   try {
-    // threads started from now on (VRF workers, libuv) inherit this priority
-    setPriority(config.writerNice ?? 10);
+    // every thread, V8's own included; those started from now on (VRF and tree workers,
+    // libuv's pool) inherit it
+    const lowered = lowerPriority(config.writerNice ?? 10);
+    logger.debug(lowered, 'writer priority lowered');
   } catch (e) {
     logger.warn({ err: e }, 'cannot lower the writer priority');
   }
