@@ -18,9 +18,10 @@
  * three small epochs) with a publish token, and `--epochs` publishes through
  * `POST /v1/publish` of `--labels` new labels in all (224,000 over 8 more epochs: 11 epochs).
  * A load generator in a process of its own (autocannon, `--connections`) asks for lookups of
- * random existing labels (protobuf answers, as the web page asks); this process polls
- * `/healthz` every 100 ms on a new connection (so that each poll may reach another proof
- * server) and samples the resident memory of every server process (the primary, the proof
+ * random existing labels (protobuf answers, as the web page asks); a probe in another process
+ * polls `/healthz` every 100 ms on a new connection (so that each poll may reach another proof
+ * server; its row gives the five slowest polls as `ms@when`, when in ms since the phase
+ * began), and this process samples the resident memory of every server process (the primary, the proof
  * servers, the writer) every 100 ms. Phases:
  *
  * 1. lookups alone, `--workers 1` (then that cluster stops; a memory store is rebuilt);
@@ -115,7 +116,7 @@ type Autocannon = (
 ) => AutocannonInstance;
 
 interface LoadOrder {
-  kind: 'lookups' | 'audits';
+  kind: 'lookups' | 'audits' | 'health';
   url: string;
   seconds: number;
   connections: number;
@@ -209,11 +210,58 @@ async function auditLoad(order: LoadOrder): Promise<AuditResult> {
   };
 }
 
+/** One GET /healthz on a new connection: its time in ms, and whether it answered 200. */
+function pollHealth(url: string): Promise<{ ms: number; ok: boolean }> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const req = request(`${url}/healthz`, { agent: false, timeout: 30_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ ms: performance.now() - t0, ok: res.statusCode === 200 }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve({ ms: performance.now() - t0, ok: false }));
+    req.end();
+  });
+}
+
+interface HealthResult {
+  maxMs: number;
+  polls: number;
+  failures: number;
+  /** The slowest polls: when each began (ms since the probe started) and how long it took. */
+  slowest: { atMs: number; ms: number }[];
+}
+
+/**
+ * /healthz every 100 ms until 'stop', as a liveness probe runs: in a process of its own, so
+ * that nothing this bench process does (building a publish body, sampling memory) delays a
+ * poll's answer.
+ */
+async function healthLoad(order: LoadOrder): Promise<HealthResult> {
+  let stop = false;
+  process.on('message', (m) => {
+    if (m === 'stop') stop = true;
+  });
+  const t0 = performance.now();
+  const polls: { atMs: number; ms: number }[] = [];
+  let failures = 0;
+  while (!stop) {
+    const atMs = performance.now() - t0;
+    const { ms, ok } = await pollHealth(order.url);
+    polls.push({ atMs: Math.round(atMs), ms: Math.round(ms) });
+    if (!ok) failures++;
+    if (ms < 100) await new Promise((r) => setTimeout(r, 100 - ms));
+  }
+  const slowest = [...polls].sort((a, b) => b.ms - a.ms).slice(0, 5);
+  return { maxMs: slowest[0]?.ms ?? 0, polls: polls.length, failures, slowest };
+}
+
 async function loadChild(): Promise<void> {
   const order = await new Promise<LoadOrder>((resolve) =>
     process.once('message', resolve as never),
   );
-  const result = order.kind === 'lookups' ? await lookupLoad(order) : await auditLoad(order);
+  const run = { lookups: lookupLoad, audits: auditLoad, health: healthLoad }[order.kind];
+  const result = await run(order);
   process.send!(result, () => process.exit(0));
 }
 
@@ -231,12 +279,14 @@ function startLoad<T>(order: LoadOrder): { result: Promise<T>; stop: () => void 
   return { result, stop: () => child.connected && child.send('stop') };
 }
 
-// ---- this process: /healthz and memory while a phase runs ----
+// ---- while a phase runs: the health probe (a child) and memory (this process) ----
 
 interface Watch {
   healthMaxMs: number;
   healthPolls: number;
   healthFailures: number;
+  /** The slowest polls, `ms@atMs` (atMs: since the phase began). */
+  healthSlowest: string;
   /** Resident memory of the server processes when the phase began, and at most during it. */
   startRssMb: number;
   peakRssMb: number;
@@ -250,20 +300,6 @@ const rolesText = (roles: Record<string, number>) =>
     .map(([role, mb]) => `${role}=${mb}`)
     .join(' ');
 
-/** One GET /healthz on a new connection: its time in ms, and whether it answered 200. */
-function pollHealth(url: string): Promise<{ ms: number; ok: boolean }> {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const req = request(`${url}/healthz`, { agent: false, timeout: 30_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ ms: performance.now() - t0, ok: res.statusCode === 200 }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ ms: performance.now() - t0, ok: false }));
-    req.end();
-  });
-}
-
 function watch(serve: ServeProcess): { stop: () => Promise<Watch> } {
   const w: Watch = {
     healthMaxMs: 0,
@@ -273,17 +309,16 @@ function watch(serve: ServeProcess): { stop: () => Promise<Watch> } {
     peakRssMb: 0,
     startRoles: rolesText(residentByRole(serve.child.pid!)),
     peakRoles: '',
+    healthSlowest: '',
   };
-  let running = true;
-  const polling = (async () => {
-    while (running) {
-      const { ms, ok } = await pollHealth(serve.url);
-      w.healthPolls++;
-      w.healthMaxMs = Math.max(w.healthMaxMs, ms);
-      if (!ok) w.healthFailures++;
-      if (ms < 100) await new Promise((r) => setTimeout(r, 100 - ms));
-    }
-  })();
+  const probe = startLoad<HealthResult>({
+    kind: 'health',
+    url: serve.url,
+    seconds: 0,
+    connections: 1,
+    labels: 0,
+    to: 0,
+  });
   const sample = () => {
     const roles = residentByRole(serve.child.pid!);
     const total = Object.values(roles).reduce((a, b) => a + b, 0);
@@ -296,11 +331,14 @@ function watch(serve: ServeProcess): { stop: () => Promise<Watch> } {
   const timer = setInterval(sample, 100);
   return {
     stop: async () => {
-      running = false;
       clearInterval(timer);
       sample();
-      await polling;
-      w.healthMaxMs = Math.round(w.healthMaxMs);
+      probe.stop();
+      const health = await probe.result;
+      w.healthMaxMs = health.maxMs;
+      w.healthPolls = health.polls;
+      w.healthFailures = health.failures;
+      w.healthSlowest = health.slowest.map((p) => `${p.ms}@${p.atMs}`).join(' ');
       return w;
     },
   };
