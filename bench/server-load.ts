@@ -134,8 +134,28 @@ interface AuditResult {
   medianMs: number;
 }
 
+/**
+ * The bench's 'stop' to a load generator, however early it comes: with the order itself, or
+ * before the load has started (a short publish can end before autocannon is loaded).
+ */
+class StopSignal {
+  requested = false;
+  readonly #listeners: (() => void)[] = [];
+
+  request(): void {
+    if (this.requested) return;
+    this.requested = true;
+    for (const f of this.#listeners) f();
+  }
+
+  onStop(f: () => void): void {
+    if (this.requested) f();
+    else this.#listeners.push(f);
+  }
+}
+
 /** Lookups of random existing labels with autocannon, until the time is up or 'stop'. */
-async function lookupLoad(order: LoadOrder): Promise<AutocannonResult> {
+async function lookupLoad(order: LoadOrder, stop: StopSignal): Promise<AutocannonResult> {
   const { default: autocannon } = (await import('autocannon' as string)) as {
     default: Autocannon;
   };
@@ -158,23 +178,17 @@ async function lookupLoad(order: LoadOrder): Promise<AutocannonResult> {
       },
       (err, result) => (err ? reject(err) : resolve(result)),
     );
-    process.on('message', (m) => {
-      if (m === 'stop') instance.stop();
-    });
+    stop.onStop(() => instance.stop());
   });
 }
 
 /** `connections` clients each asking for the whole audit range again and again. */
-async function auditLoad(order: LoadOrder): Promise<AuditResult> {
-  let stop = false;
-  process.on('message', (m) => {
-    if (m === 'stop') stop = true;
-  });
+async function auditLoad(order: LoadOrder, stop: StopSignal): Promise<AuditResult> {
   const until = performance.now() + order.seconds * 1000;
   const times: number[] = [];
   const result = { requests: 0, ok: 0, overloaded: 0, failed: 0, bytes: 0 };
   const client = async () => {
-    while (!stop && performance.now() < until) {
+    while (!stop.requested && performance.now() < until) {
       const t0 = performance.now();
       result.requests++;
       try {
@@ -237,15 +251,11 @@ interface HealthResult {
  * that nothing this bench process does (building a publish body, sampling memory) delays a
  * poll's answer.
  */
-async function healthLoad(order: LoadOrder): Promise<HealthResult> {
-  let stop = false;
-  process.on('message', (m) => {
-    if (m === 'stop') stop = true;
-  });
+async function healthLoad(order: LoadOrder, stop: StopSignal): Promise<HealthResult> {
   const t0 = performance.now();
   const polls: { atMs: number; ms: number }[] = [];
   let failures = 0;
-  while (!stop) {
+  while (!stop.requested) {
     const atMs = performance.now() - t0;
     const { ms, ok } = await pollHealth(order.url);
     polls.push({ atMs: Math.round(atMs), ms: Math.round(ms) });
@@ -257,11 +267,15 @@ async function healthLoad(order: LoadOrder): Promise<HealthResult> {
 }
 
 async function loadChild(): Promise<void> {
-  const order = await new Promise<LoadOrder>((resolve) =>
-    process.once('message', resolve as never),
-  );
-  const run = { lookups: lookupLoad, audits: auditLoad, health: healthLoad }[order.kind];
-  const result = await run(order);
+  const stop = new StopSignal();
+  const order = new Promise<LoadOrder>((resolve) => {
+    process.on('message', (m) => (m === 'stop' ? stop.request() : resolve(m as LoadOrder)));
+  });
+  // a bench that ends, or fails, takes its load generators with it
+  process.on('disconnect', () => process.exit(0));
+  const o = await order;
+  const run = { lookups: lookupLoad, audits: auditLoad, health: healthLoad }[o.kind];
+  const result = await run(o, stop);
   process.send!(result, () => process.exit(0));
 }
 
