@@ -9,14 +9,13 @@
 import { createLogger } from '../logging.js';
 import type { FromChild, ToChild, WriterView } from './messages.js';
 import { startProofRole, type ProofRole } from './proof-role.js';
-import { decodeChanges } from '../replication/codec.js';
 import {
   REPLICA_CHUNK,
   RecordingDatabase,
   applyChanges,
   replicaOf,
 } from '../replication/replica.js';
-import type { Database } from '@akd-ts/storage';
+import type { Database, PackedMemoryDatabase } from '@akd-ts/storage';
 import { openStoreUrl } from './store-url.js';
 import { startWriterRole, type WriterRole } from './writer-role.js';
 
@@ -26,7 +25,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {}
 
 let role: ProofRole | WriterRole | undefined;
 /** A memory store's replica (proof servers apply the writer's changes to it). */
-let replicated: Database | undefined;
+let replicated: PackedMemoryDatabase | undefined;
 /** Changes and epochs are handled in the order they came. */
 let inOrder: Promise<unknown> = Promise.resolve();
 const then = (task: () => Promise<unknown>) => {
@@ -138,11 +137,16 @@ process.on('message', (message: ToChild, handle: unknown) => {
       (role as ProofRole | undefined)?.accept(message.limit, message.start ? handle : undefined);
       break;
     case 'changes':
-      then(async () =>
-        applyChanges(replicated!, await decodeChanges(message.changes), {
-          chunkSize: REPLICA_CHUNK,
-        }),
-      );
+      then(async () => {
+        try {
+          await applyChanges(replicated!, message.changes, { chunkSize: REPLICA_CHUNK });
+        } catch (e) {
+          // a replica that missed a change would serve a store that is not the writer's:
+          // this process stops, and the primary starts it again from a fresh snapshot
+          process.stderr.write(`a memory store change could not be applied: ${String(e)}\n`);
+          process.exit(1);
+        }
+      });
       break;
     case 'epoch':
       then(async () => {

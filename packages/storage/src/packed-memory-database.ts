@@ -1,0 +1,547 @@
+/**
+ * An in-memory database that keeps each record as its bytes (record-codec.ts) in large slabs,
+ * and builds record objects only when they are read. A directory's records as objects cost
+ * several times their bytes (a tree node's record is a dozen objects: its versions, their
+ * labels, each label's array and key string), which is what a long-lived store held by several
+ * processes cannot afford: `akd serve` keeps a memory store's replica in every process. Reads
+ * cost a decode each (a StorageManager's cache in front keeps the hot records as objects);
+ * MemoryDatabase, which keeps the objects themselves, stays the store of tests, benchmarks
+ * and short-lived directories.
+ *
+ * Layout: records are appended to slabs of 1 MiB (a record larger than that gets a slab of its
+ * own), each as `u32 length || record bytes`. A record's location is `slab * 2^24 + offset`.
+ * Tree nodes are found by their label's key, value states by their user (one location, or a
+ * list for users with several versions). Writing a record again appends it and leaves its
+ * old bytes dead; a slab whose live bytes fall under half of what it holds has its live
+ * records moved to the slab being filled and is dropped, so dead bytes stay below about the
+ * live ones.
+ */
+
+import { AkdError, toHex, type NodeLabel } from '@akd-ts/core';
+import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
+import type {
+  AuditBlobInfo,
+  AuditBlobRecord,
+  Database,
+  DbSetState,
+  UserVersion,
+  WriterLock,
+} from './database.js';
+import { notFound } from './errors.js';
+import {
+  ByteReader,
+  ByteWriter,
+  RECORD_KIND,
+  readRecord,
+  skipRecord,
+  writeRecord,
+} from './record-codec.js';
+import {
+  fullKey,
+  selectValueState,
+  type AzksRecord,
+  type DbRecord,
+  type RecordFor,
+  type StorageKey,
+  type TreeNodeRecord,
+  type ValueStateFlag,
+  type ValueStateRecord,
+} from './records.js';
+
+const SLAB_BYTES = 1 << 20;
+/** Locations are `slab * SLOT + offset`; offsets stay below it (a large record starts at 0). */
+const SLOT = 2 ** 24;
+/** Bytes of a tree-node record's label after its kind byte: `u16 len || 32 bytes`. */
+const LABEL_BYTES = 34;
+
+/**
+ * A Database held in this process's memory as bytes.
+ *
+ * @example
+ * ```ts
+ * const db = new PackedMemoryDatabase();
+ * await db.set({ kind: 'azks', latestEpoch: 0n, numNodes: 1n });
+ * ```
+ */
+export class PackedMemoryDatabase implements Database {
+  private readonly slabs: (Uint8Array | undefined)[] = [];
+  private readonly views: (DataView | undefined)[] = [];
+  /** Bytes written to each slab, and bytes of it that records still point at. */
+  private readonly used: number[] = [];
+  private readonly live: number[] = [];
+  private readonly free: number[] = [];
+  /** Slabs to compact once the current write is done. */
+  private readonly sparse = new Set<number>();
+  /** The slab being filled, or -1. */
+  private current = -1;
+  /** Tree nodes: label key -> location. */
+  private readonly nodes = new Map<string, number>();
+  /** Value states: user key (userKeyOf) -> location, or locations (one per epoch). */
+  private readonly users = new Map<string, number | number[]>();
+  private azks: AzksRecord | undefined;
+  private readonly settings = new Map<string, string>();
+  private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
+  private readonly scratch = new ByteWriter(4096);
+  private locked = false;
+  private closed = false;
+
+  private check(): void {
+    if (this.closed) throw new AkdError('STORAGE_CONNECTION', 'the in-memory database is closed');
+  }
+
+  // ---- slabs ----
+
+  /** Appends `record` (a record's bytes) and returns its location. */
+  private append(record: Uint8Array): number {
+    const size = 4 + record.length;
+    let slab = this.current;
+    if (size > SLAB_BYTES) slab = this.newSlab(size);
+    else if (slab < 0 || this.used[slab]! + size > SLAB_BYTES) {
+      const full = slab;
+      slab = this.current = this.newSlab(SLAB_BYTES);
+      // the slab just filled is now like any other
+      if (full >= 0 && this.live[full]! * 2 < this.used[full]!) this.sparse.add(full);
+    }
+    const at = this.used[slab]!;
+    this.views[slab]!.setUint32(at, record.length);
+    this.slabs[slab]!.set(record, at + 4);
+    this.used[slab] = at + size;
+    this.live[slab]! += size;
+    return slab * SLOT + at;
+  }
+
+  private newSlab(bytes: number): number {
+    const slab = this.free.pop() ?? this.slabs.length;
+    const buf = new Uint8Array(bytes);
+    this.slabs[slab] = buf;
+    this.views[slab] = new DataView(buf.buffer);
+    this.used[slab] = 0;
+    this.live[slab] = 0;
+    return slab;
+  }
+
+  /** The record at `location` is no longer pointed at. */
+  private release(location: number): void {
+    const slab = Math.floor(location / SLOT);
+    const at = location - slab * SLOT;
+    this.live[slab]! -= 4 + this.views[slab]!.getUint32(at);
+    if (slab === this.current) return;
+    if (this.live[slab] === 0) this.dropSlab(slab);
+    else if (this.live[slab]! * 2 < this.used[slab]!) this.sparse.add(slab);
+  }
+
+  private dropSlab(slab: number): void {
+    this.slabs[slab] = undefined;
+    this.views[slab] = undefined;
+    this.used[slab] = 0;
+    this.live[slab] = 0;
+    this.sparse.delete(slab);
+    this.free.push(slab);
+  }
+
+  /** Moves the live records of sparse slabs to the current one, and drops the sparse ones. */
+  private compact(): void {
+    for (const slab of this.sparse) {
+      this.sparse.delete(slab);
+      if (slab === this.current || this.slabs[slab] === undefined) continue;
+      const buf = this.slabs[slab]!;
+      const view = this.views[slab]!;
+      const end = this.used[slab]!;
+      for (let at = 0; at < end;) {
+        const length = view.getUint32(at);
+        const location = slab * SLOT + at;
+        const record = buf.subarray(at + 4, at + 4 + length);
+        if (record[0] === RECORD_KIND.treeNode) {
+          const key = nodeKeyOf(record);
+          if (this.nodes.get(key) === location) this.nodes.set(key, this.append(record));
+        } else {
+          this.moveState(record, location);
+        }
+        at += 4 + length;
+      }
+      this.dropSlab(slab);
+    }
+  }
+
+  private moveState(record: Uint8Array, location: number): void {
+    const user = userKeyOf(usernameOf(record));
+    const found = this.users.get(user);
+    if (found === location) this.users.set(user, this.append(record));
+    else if (Array.isArray(found)) {
+      const i = found.indexOf(location);
+      if (i >= 0) found[i] = this.append(record);
+    }
+  }
+
+  /** The bytes of the record at `location` (a view of its slab). */
+  private bytesAt(location: number): Uint8Array {
+    const slab = Math.floor(location / SLOT);
+    const at = location - slab * SLOT;
+    const length = this.views[slab]!.getUint32(at);
+    return this.slabs[slab]!.subarray(at + 4, at + 4 + length);
+  }
+
+  /** The record at `location`, in arrays of its own (slabs are dropped once compacted). */
+  private recordAt(location: number): DbRecord {
+    return readRecord(new ByteReader(this.bytesAt(location).slice()));
+  }
+
+  private epochAt(location: number): bigint {
+    const slab = Math.floor(location / SLOT);
+    const at = location - slab * SLOT;
+    const view = this.views[slab]!;
+    // u32 length, kind, u32 username length, username, u64 epoch
+    return view.getBigUint64(at + 9 + view.getUint32(at + 5));
+  }
+
+  // ---- writes ----
+
+  private put(record: DbRecord): void {
+    if (record.kind === 'azks') {
+      // one small record, kept as the object it is
+      this.azks = record;
+      return;
+    }
+    this.scratch.reset();
+    writeRecord(this.scratch, record);
+    this.putBytes(this.scratch.written(), record.kind === 'valueState' ? record : undefined);
+  }
+
+  /** Stores a tree node's or value state's bytes (`state`: the value state, when known). */
+  private putBytes(bytes: Uint8Array, state?: ValueStateRecord): void {
+    if (bytes[0] === RECORD_KIND.treeNode) {
+      const key = nodeKeyOf(bytes);
+      const location = this.append(bytes);
+      const old = this.nodes.get(key);
+      this.nodes.set(key, location);
+      if (old !== undefined) this.release(old);
+      return;
+    }
+    const user = userKeyOf(state?.username ?? usernameOf(bytes));
+    const location = this.append(bytes);
+    const epoch = state?.epoch ?? this.epochAt(location);
+    const found = this.users.get(user);
+    if (found === undefined) this.users.set(user, location);
+    else if (typeof found === 'number') {
+      if (this.epochAt(found) === epoch) {
+        this.users.set(user, location);
+        this.release(found);
+      } else this.users.set(user, [found, location]);
+    } else {
+      const i = found.findIndex((l) => this.epochAt(l) === epoch);
+      if (i < 0) found.push(location);
+      else {
+        const old = found[i]!;
+        found[i] = location;
+        this.release(old);
+      }
+    }
+  }
+
+  async set(record: DbRecord): Promise<void> {
+    this.check();
+    this.put(record);
+    this.compact();
+  }
+
+  async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
+    this.check();
+    // synchronous, so no reader can observe part of the batch
+    for (const r of records) this.put(r);
+    this.compact();
+  }
+
+  /**
+   * Writes a batch of records given as bytes: `u32 count` then the records (record-codec.ts;
+   * the body of a records change in the server's replication codec), without building them
+   * as objects. Checked whole before anything is written.
+   * @throws AkdError `STORAGE_CORRUPT` for bytes that are not such a batch (nothing written)
+   */
+  async importRecords(body: Uint8Array): Promise<void> {
+    this.check();
+    const starts: number[] = [];
+    const r = new ByteReader(body);
+    try {
+      const count = r.u32();
+      for (let i = 0; i < count; i++) {
+        starts.push(r.at);
+        skipRecord(r);
+      }
+      starts.push(r.at);
+    } catch (e) {
+      throw new AkdError('STORAGE_CORRUPT', `records that cannot be read: ${(e as Error).message}`);
+    }
+    if (r.left !== 0) {
+      throw new AkdError('STORAGE_CORRUPT', `${r.left} bytes after the records`);
+    }
+    for (let i = 0; i + 1 < starts.length; i++) {
+      const bytes = body.subarray(starts[i]!, starts[i + 1]!);
+      if (bytes[0] === RECORD_KIND.azks)
+        this.azks = readRecord(new ByteReader(bytes)) as AzksRecord;
+      else this.putBytes(bytes);
+    }
+    this.compact();
+  }
+
+  /** Every record as bytes: `u32 count` then the records (what `importRecords` reads). */
+  exportRecords(): Uint8Array {
+    let count = 0;
+    let size = 4;
+    const locations: number[] = [];
+    const add = (l: number) => {
+      locations.push(l);
+      size += this.bytesAt(l).length;
+    };
+    for (const l of this.nodes.values()) add(l);
+    for (const found of this.users.values()) {
+      if (typeof found === 'number') add(found);
+      else found.forEach(add);
+    }
+    count = locations.length;
+    let azks: Uint8Array | undefined;
+    if (this.azks !== undefined) {
+      const w = new ByteWriter(32);
+      writeRecord(w, this.azks);
+      azks = w.done();
+      size += azks.length;
+      count++;
+    }
+    const out = new Uint8Array(size);
+    new DataView(out.buffer).setUint32(0, count);
+    let at = 4;
+    for (const l of locations) {
+      const bytes = this.bytesAt(l);
+      out.set(bytes, at);
+      at += bytes.length;
+    }
+    if (azks !== undefined) out.set(azks, at);
+    return out;
+  }
+
+  // ---- reads ----
+
+  private stateLocation(username: Uint8Array, epoch: bigint): number | undefined {
+    const found = this.users.get(userKeyOf(username));
+    if (found === undefined) return undefined;
+    if (typeof found === 'number') return this.epochAt(found) === epoch ? found : undefined;
+    return found.find((l) => this.epochAt(l) === epoch);
+  }
+
+  private statesOf(username: Uint8Array): ValueStateRecord[] {
+    const found = this.users.get(userKeyOf(username));
+    if (found === undefined) return [];
+    const locations = typeof found === 'number' ? [found] : found;
+    return locations.map((l) => this.recordAt(l) as ValueStateRecord);
+  }
+
+  async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    this.check();
+    let found: DbRecord | undefined;
+    if (key.kind === 'azks') found = this.azks;
+    else {
+      const location =
+        key.kind === 'treeNode'
+          ? this.nodes.get(key.label.key)
+          : this.stateLocation(key.username, key.epoch);
+      found = location === undefined ? undefined : this.recordAt(location);
+    }
+    if (found === undefined) throw notFound(`record ${fullKey(key)}`);
+    return found as RecordFor<K>;
+  }
+
+  async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    this.check();
+    const out: DbRecord[] = [];
+    // duplicate keys find the same location (or the one azks record): one record each
+    const seen = new Set<number>();
+    let azks = false;
+    for (const key of keys) {
+      if (key.kind === 'azks') {
+        if (!azks && this.azks !== undefined) out.push(this.azks);
+        azks = true;
+        continue;
+      }
+      const location =
+        key.kind === 'treeNode'
+          ? this.nodes.get(key.label.key)
+          : this.stateLocation(key.username, key.epoch);
+      if (location !== undefined && !seen.has(location)) {
+        seen.add(location);
+        out.push(this.recordAt(location));
+      }
+    }
+    return out;
+  }
+
+  async batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    this.check();
+    const out = new Array<TreeNodeRecord | undefined>(labels.length);
+    for (let i = 0; i < labels.length; i++) {
+      const location = this.nodes.get(labels[i]!.key);
+      out[i] = location === undefined ? undefined : (this.recordAt(location) as TreeNodeRecord);
+    }
+    return out;
+  }
+
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    this.check();
+    const states = this.statesOf(username);
+    if (states.length === 0) throw notFound(`user ${toHex(username)}`);
+    return states.sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
+  }
+
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    this.check();
+    const found = selectValueState(this.statesOf(username), flag);
+    if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
+    return found;
+  }
+
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    this.check();
+    const out = new Map<string, UserVersion>();
+    for (const username of usernames) {
+      const found = selectValueState(this.statesOf(username), flag);
+      if (found !== undefined) {
+        out.set(userKeyOf(username), {
+          username: found.username,
+          version: found.version,
+          value: found.value,
+        });
+      }
+    }
+    return [...out.values()];
+  }
+
+  // ---- settings, audit blobs, the lock ----
+
+  async getSetting(name: string): Promise<string | undefined> {
+    this.check();
+    return this.settings.get(name);
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    this.check();
+    this.settings.set(name, value);
+  }
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    this.check();
+    checkAuditBlob(blob);
+    // a copy: the caller may reuse its buffers
+    this.auditBlobs.set(blob.epoch, {
+      epoch: blob.epoch,
+      previousHash: blob.previousHash.slice(),
+      currentHash: blob.currentHash.slice(),
+      data: blob.data.slice(),
+    });
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    this.check();
+    const out: AuditBlobInfo[] = [];
+    for (const epoch of storableEpochs(epochs)) {
+      const blob = this.auditBlobs.get(epoch);
+      if (blob !== undefined) {
+        const { previousHash, currentHash, data } = blob;
+        out.push({ epoch, previousHash, currentHash, size: data.length });
+      }
+    }
+    return out;
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    this.check();
+    const blob = this.auditBlobs.get(epoch);
+    if (blob === undefined) throw notFound(`audit blob of epoch ${epoch}`);
+    return blob;
+  }
+
+  async acquireWriterLock(): Promise<WriterLock> {
+    this.check();
+    if (this.locked) {
+      throw new AkdError('STORAGE_LOCKED', 'another writer holds this in-memory database');
+    }
+    this.locked = true;
+    let released = false;
+    return {
+      release: async () => {
+        if (!released) {
+          released = true;
+          this.locked = false;
+        }
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** Every setting, as `[name, value]` pairs (snapshots of the store). */
+  allSettings(): [string, string][] {
+    return [...this.settings.entries()];
+  }
+
+  /** Every stored audit blob (snapshots of the store). */
+  allAuditBlobs(): AuditBlobRecord[] {
+    return [...this.auditBlobs.values()];
+  }
+
+  /** Every stored record, as objects (tests). */
+  allRecords(): DbRecord[] {
+    const out: DbRecord[] = [];
+    if (this.azks !== undefined) out.push(this.azks);
+    for (const l of this.nodes.values()) out.push(this.recordAt(l));
+    for (const found of this.users.values()) {
+      for (const l of typeof found === 'number' ? [found] : found) out.push(this.recordAt(l));
+    }
+    return out;
+  }
+
+  /** Bytes held in slabs, and how many of them records point at (tests, metrics). */
+  slabUsage(): { slabs: number; bytes: number; liveBytes: number } {
+    let slabs = 0;
+    let bytes = 0;
+    let liveBytes = 0;
+    for (let i = 0; i < this.slabs.length; i++) {
+      if (this.slabs[i] === undefined) continue;
+      slabs++;
+      bytes += this.slabs[i]!.length;
+      liveBytes += this.live[i]!;
+    }
+    return { slabs, bytes, liveBytes };
+  }
+}
+
+/**
+ * A tree-node record's label key (NodeLabel.key: the label's big-endian u16 length and its 32
+ * bytes as char codes), read from its bytes: the 34 bytes after the kind byte.
+ */
+function nodeKeyOf(record: Uint8Array): string {
+  return String.fromCharCode.apply(
+    null,
+    record.subarray(1, 1 + LABEL_BYTES) as unknown as number[],
+  );
+}
+
+/** A value-state record's username, from its bytes (a view). */
+function usernameOf(record: Uint8Array): Uint8Array {
+  const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
+  return record.subarray(5, 5 + view.getUint32(1));
+}
+
+/**
+ * A username as a map key: its bytes as char codes (one byte a character, a flat string of
+ * its length; hex would be twice as long, and built as a rope of pieces first).
+ */
+function userKeyOf(username: Uint8Array): string {
+  let key = '';
+  for (let at = 0; at < username.length; at += 4096) {
+    key += String.fromCharCode.apply(null, username.subarray(at, at + 4096) as unknown as number[]);
+  }
+  return key;
+}
