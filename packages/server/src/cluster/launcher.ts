@@ -29,7 +29,8 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AkdError } from '@akd-ts/core';
 import type { MemoryDatabase } from '@akd-ts/storage';
-import { REPLICA_CHUNK, applyChanges, replicaOf, snapshotOf } from '../replication/replica.js';
+import { readChanges } from '../replication/codec.js';
+import { snapshotOf } from '../replication/replica.js';
 import { ConnectionSpread, type AcceptOrder } from './connection-spread.js';
 import type { FromChild, Role, ServeConfig, ToChild, WriterView } from './messages.js';
 
@@ -43,8 +44,9 @@ export interface ClusterOptions {
   /** Proof server processes (at least 1). */
   workers: number;
   /**
-   * For a `memory:` store: the store, kept here; each child starts from a snapshot of it and
-   * follows the writer's changes (replication/).
+   * For a `memory:` store: the store as the cluster starts. Each child keeps a replica of it
+   * (the first from a snapshot of this store, later ones from a snapshot of a running child's)
+   * and follows the writer's changes (replication/); this process keeps none.
    */
   memory?: MemoryDatabase;
   /** Where children's log lines go (JSON, one per call, without the newline). */
@@ -95,6 +97,16 @@ interface Child {
   exited: boolean;
   /** A memory store's replica is being sent changes (from its snapshot on). */
   replicating: boolean;
+  /** A memory store: the number of the last change this child's replica holds or was sent. */
+  seq: number;
+  /** A memory store's writer: the number of the last change before its own first one. */
+  base: number;
+}
+
+/** A memory store's replica as change bytes, and the number of the last change it holds. */
+interface Snapshot {
+  snapshot: Uint8Array;
+  seq: number;
 }
 
 /** The child entry, from sources (tests, under tsx) or from dist/. */
@@ -190,9 +202,51 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     writer?.send({ type: 'epoch-acked', id: pending.writerId });
   };
 
-  // kept packed (records as bytes): a copy of the store's objects would cost several times more
-  const memory =
-    options.memory === undefined ? undefined : await replicaOf(snapshotOf(options.memory));
+  // A memory store lives in the children, each of which keeps a replica (packed); this process
+  // keeps none. The writer's changes pass through here, numbered in the order they come, to
+  // the proof servers; a child that starts gets a snapshot of a running proof server's replica
+  // (or of the writer's, when no proof server runs) and the changes after it.
+  const memory = options.memory !== undefined;
+  /** The store as the cluster started, until its first change: for the first children. */
+  let initial = options.memory === undefined ? undefined : snapshotOf(options.memory);
+  /** The number of the last change passed on. */
+  let lastSeq = 0;
+  let nextSnapshotId = 1;
+  const snapshotWaits = new Map<
+    number,
+    { source: Child; resolve: (s: Snapshot) => void; reject: (e: Error) => void }
+  >();
+  const askSnapshot = (source: Child) =>
+    new Promise<Snapshot>((resolve, reject) => {
+      const id = nextSnapshotId++;
+      snapshotWaits.set(id, { source, resolve, reject });
+      source.send({ type: 'snapshot-request', id });
+    });
+  const snapshotFor = async (target: Child): Promise<Snapshot> => {
+    for (;;) {
+      if (initial !== undefined) return { snapshot: initial, seq: 0 };
+      const holds = (c: Child | undefined) => c !== undefined && c !== target && c.replicating;
+      const source = proofs().find(holds) ?? (holds(writer) ? writer : undefined);
+      if (source === undefined) {
+        throw new Error('the processes that held the memory store are all gone, and it with them');
+      }
+      try {
+        const taken = await askSnapshot(source);
+        log(
+          JSON.stringify({
+            level: 40,
+            time: Date.now(),
+            service: 'akd-server',
+            role: target.role,
+            msg: `the ${target.role} process starts from a snapshot of a running ${source.role === 'writer' ? "writer's" : "proof server's"} replica of the memory store (${taken.snapshot.length} bytes, change ${taken.seq})`,
+          }),
+        );
+        return taken;
+      } catch {
+        // the source exited before it answered: another one
+      }
+    }
+  };
   let memoryQueue: Promise<unknown> = Promise.resolve();
   const inMemoryOrder = (task: () => Promise<void>) => {
     memoryQueue = memoryQueue.then(task).catch((e: unknown) => {
@@ -204,7 +258,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onMessage = (child: Child, message: FromChild, handle?: unknown) => {
     switch (message.type) {
       case 'hello': {
-        const start = (snapshot?: Uint8Array) => {
+        const start = (snapshot?: Uint8Array, seq?: number) => {
           // a proof server started once the socket is kept here listens on a copy of it
           const copy = child.role === 'proof' ? socket : undefined;
           child.send(
@@ -214,28 +268,50 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
               config,
               secretKey,
               ...(child.role === 'proof' ? { writer: writerView } : {}),
-              ...(snapshot === undefined ? {} : { snapshot }),
+              ...(snapshot === undefined ? {} : { snapshot, seq }),
               ...(copy === undefined ? {} : { socket: true }),
             },
             copy,
           );
         };
-        if (memory === undefined) start();
+        if (!memory) start();
         else {
-          // in the memory queue: the snapshot holds every change passed on before it
+          // in the memory queue: the snapshot holds every change passed on before it (and
+          // a writer's may hold later ones, which are then not passed on to this child)
           inMemoryOrder(async () => {
+            const { snapshot, seq } = await snapshotFor(child);
+            if (child.exited) return;
             child.replicating = true;
-            start(snapshotOf(memory));
+            child.seq = seq;
+            child.base = lastSeq;
+            start(snapshot, seq);
           });
         }
         break;
       }
       case 'changes':
         inMemoryOrder(async () => {
-          await applyChanges(memory!, message.changes, { chunkSize: REPLICA_CHUNK });
-          for (const p of proofs()) if (p.replicating) p.send(message);
+          // checked here, so that bytes no replica could apply stop the cluster
+          readChanges(message.changes);
+          const seq = ++lastSeq;
+          initial = undefined;
+          for (const p of proofs()) {
+            if (p.replicating && p.seq < seq) {
+              p.seq = seq;
+              p.send({ type: 'changes', changes: message.changes, seq });
+            }
+          }
         });
         break;
+      case 'snapshot': {
+        const wait = snapshotWaits.get(message.id);
+        if (wait === undefined || wait.source !== child) break;
+        snapshotWaits.delete(message.id);
+        // a writer counts the changes it made since it started
+        const seq = child.role === 'writer' ? child.base + message.seq : message.seq;
+        wait.resolve({ snapshot: message.snapshot, seq });
+        break;
+      }
       case 'listening':
         url ??= message.url;
         listening.add(child);
@@ -260,7 +336,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
           if (waiting.size === 0) settleAck(id);
         };
         // after the changes that made the epoch
-        if (memory === undefined) void announce();
+        if (!memory) void announce();
         else inMemoryOrder(announce);
         break;
       }
@@ -318,6 +394,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       },
       exited: false,
       replicating: false,
+      seq: 0,
+      base: 0,
     };
     children.add(child);
     if (role === 'writer') writer = child;
@@ -330,6 +408,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
     child.exited = true;
     children.delete(child);
+    for (const [id, wait] of snapshotWaits) {
+      if (wait.source !== child) continue;
+      snapshotWaits.delete(id);
+      wait.reject(new Error(`the ${child.role} process exited`));
+    }
     listening.delete(child);
     if (!stopping) order(spread.remove(child));
     for (const [id, pending] of acks) {
