@@ -9,9 +9,10 @@
  * and short-lived directories.
  *
  * Layout: records are appended to slabs of 1 MiB (a record larger than that gets a slab of its
- * own), each as `u32 length || record bytes`. A record's location is `slab * 2^24 + offset`.
- * Tree nodes are found by their label's key, value states by their user (one location, or a
- * list for users with several versions). Writing a record again appends it and leaves its
+ * own), each as `u32 length || record bytes`. A record's location is `slab * 2^20 + offset`.
+ * Tree nodes are found in a hash table of locations by label (compared with the label in the
+ * record's bytes), value states by their user (one location, or a list for users with several
+ * versions). Writing a record again appends it and leaves its
  * old bytes dead; a slab whose live bytes fall under half of what it holds has its live
  * records moved to the slab being filled and is dropped, so dead bytes stay below about the
  * live ones.
@@ -49,10 +50,11 @@ import {
 } from './records.js';
 
 const SLAB_BYTES = 1 << 20;
-/** Locations are `slab * SLOT + offset`; offsets stay below it (a large record starts at 0). */
-const SLOT = 2 ** 24;
-/** Bytes of a tree-node record's label after its kind byte: `u16 len || 32 bytes`. */
-const LABEL_BYTES = 34;
+/**
+ * Locations are `slab * SLOT + offset`; offsets stay below it (a large record starts at 0), and
+ * locations below 2^31 (2,048 slabs) are small integers to V8.
+ */
+const SLOT = SLAB_BYTES;
 
 /**
  * A Database held in this process's memory as bytes.
@@ -74,8 +76,13 @@ export class PackedMemoryDatabase implements Database {
   private readonly sparse = new Set<number>();
   /** The slab being filled, or -1. */
   private current = -1;
-  /** Tree nodes: label key -> location. */
-  private readonly nodes = new Map<string, number>();
+  /**
+   * Tree nodes: a hash table of their locations (plus one; 0 is an empty slot), by label,
+   * probed linearly and at most half full. The label is read back from the record's bytes: a
+   * node costs 8 bytes here, against about 150 for a map entry and its key string.
+   */
+  private table = new Float64Array(1 << 12);
+  private nodeCount = 0;
   /** Value states: user key (userKeyOf) -> location, or locations (one per epoch). */
   private readonly users = new Map<string, number | number[]>();
   private azks: AzksRecord | undefined;
@@ -152,8 +159,8 @@ export class PackedMemoryDatabase implements Database {
         const location = slab * SLOT + at;
         const record = buf.subarray(at + 4, at + 4 + length);
         if (record[0] === RECORD_KIND.treeNode) {
-          const key = nodeKeyOf(record);
-          if (this.nodes.get(key) === location) this.nodes.set(key, this.append(record));
+          const slot = this.slotOf(buf, at + 7, view.getUint16(at + 5));
+          if (this.table[slot] === location + 1) this.table[slot] = this.append(record) + 1;
         } else {
           this.moveState(record, location);
         }
@@ -171,6 +178,57 @@ export class PackedMemoryDatabase implements Database {
       const i = found.indexOf(location);
       if (i >= 0) found[i] = this.append(record);
     }
+  }
+
+  /**
+   * The slot of the label whose 32 bytes are `val[at..at + 32]` and length `len`: the slot
+   * holding its location, or the empty slot where it goes.
+   */
+  private slotOf(val: Uint8Array, at: number, len: number): number {
+    const table = this.table;
+    const mask = table.length - 1;
+    let slot = labelHash(val, at, len) & mask;
+    for (;;) {
+      const entry = table[slot]!;
+      if (entry === 0 || this.holdsLabel(entry - 1, val, at, len)) return slot;
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  /** Whether the tree-node record at `location` has the label `val[at..at + 32]`, `len`. */
+  private holdsLabel(location: number, val: Uint8Array, at: number, len: number): boolean {
+    const slab = Math.floor(location / SLOT);
+    const buf = this.slabs[slab]!;
+    // u32 length, kind, u16 len, 32 bytes
+    let i = location - slab * SLOT + 5;
+    if (((buf[i]! << 8) | buf[i + 1]!) !== len) return false;
+    i += 2;
+    for (let j = 0; j < 32; j++) if (buf[i + j] !== val[at + j]) return false;
+    return true;
+  }
+
+  private grow(): void {
+    const old = this.table;
+    this.table = new Float64Array(old.length * 2);
+    for (const entry of old) {
+      if (entry === 0) continue;
+      const location = entry - 1;
+      const slab = Math.floor(location / SLOT);
+      const at = location - slab * SLOT;
+      const buf = this.slabs[slab]!;
+      this.table[this.slotOf(buf, at + 7, (buf[at + 5]! << 8) | buf[at + 6]!)] = entry;
+    }
+  }
+
+  /** The location of the tree node labelled `label`, or undefined. */
+  private nodeLocation(label: NodeLabel): number | undefined {
+    const entry = this.table[this.slotOf(label.val, 0, label.len)]!;
+    return entry === 0 ? undefined : entry - 1;
+  }
+
+  /** The locations of every tree node. */
+  private *nodeLocations(): Generator<number> {
+    for (const entry of this.table) if (entry !== 0) yield entry - 1;
   }
 
   /** The bytes of the record at `location` (a view of its slab). */
@@ -210,11 +268,13 @@ export class PackedMemoryDatabase implements Database {
   /** Stores a tree node's or value state's bytes (`state`: the value state, when known). */
   private putBytes(bytes: Uint8Array, state?: ValueStateRecord): void {
     if (bytes[0] === RECORD_KIND.treeNode) {
-      const key = nodeKeyOf(bytes);
+      const len = (bytes[1]! << 8) | bytes[2]!;
       const location = this.append(bytes);
-      const old = this.nodes.get(key);
-      this.nodes.set(key, location);
-      if (old !== undefined) this.release(old);
+      const slot = this.slotOf(bytes, 3, len);
+      const old = this.table[slot]!;
+      this.table[slot] = location + 1;
+      if (old !== 0) this.release(old - 1);
+      else if (++this.nodeCount * 2 > this.table.length) this.grow();
       return;
     }
     const user = userKeyOf(state?.username ?? usernameOf(bytes));
@@ -292,7 +352,7 @@ export class PackedMemoryDatabase implements Database {
       locations.push(l);
       size += this.bytesAt(l).length;
     };
-    for (const l of this.nodes.values()) add(l);
+    for (const l of this.nodeLocations()) add(l);
     for (const found of this.users.values()) {
       if (typeof found === 'number') add(found);
       else found.forEach(add);
@@ -341,7 +401,7 @@ export class PackedMemoryDatabase implements Database {
     else {
       const location =
         key.kind === 'treeNode'
-          ? this.nodes.get(key.label.key)
+          ? this.nodeLocation(key.label)
           : this.stateLocation(key.username, key.epoch);
       found = location === undefined ? undefined : this.recordAt(location);
     }
@@ -363,7 +423,7 @@ export class PackedMemoryDatabase implements Database {
       }
       const location =
         key.kind === 'treeNode'
-          ? this.nodes.get(key.label.key)
+          ? this.nodeLocation(key.label)
           : this.stateLocation(key.username, key.epoch);
       if (location !== undefined && !seen.has(location)) {
         seen.add(location);
@@ -377,7 +437,7 @@ export class PackedMemoryDatabase implements Database {
     this.check();
     const out = new Array<TreeNodeRecord | undefined>(labels.length);
     for (let i = 0; i < labels.length; i++) {
-      const location = this.nodes.get(labels[i]!.key);
+      const location = this.nodeLocation(labels[i]!);
       out[i] = location === undefined ? undefined : (this.recordAt(location) as TreeNodeRecord);
     }
     return out;
@@ -495,7 +555,7 @@ export class PackedMemoryDatabase implements Database {
   allRecords(): DbRecord[] {
     const out: DbRecord[] = [];
     if (this.azks !== undefined) out.push(this.azks);
-    for (const l of this.nodes.values()) out.push(this.recordAt(l));
+    for (const l of this.nodeLocations()) out.push(this.recordAt(l));
     for (const found of this.users.values()) {
       for (const l of typeof found === 'number' ? [found] : found) out.push(this.recordAt(l));
     }
@@ -517,15 +577,19 @@ export class PackedMemoryDatabase implements Database {
   }
 }
 
-/**
- * A tree-node record's label key (NodeLabel.key: the label's big-endian u16 length and its 32
- * bytes as char codes), read from its bytes: the 34 bytes after the kind byte.
- */
-function nodeKeyOf(record: Uint8Array): string {
-  return String.fromCharCode.apply(
-    null,
-    record.subarray(1, 1 + LABEL_BYTES) as unknown as number[],
-  );
+/** A hash of the label `val[at..at + 32]` of length `len` (all its bytes: murmur3's mixing). */
+function labelHash(val: Uint8Array, at: number, len: number): number {
+  let h = Math.imul(len + 1, 0x9e3779b1);
+  for (let i = at; i < at + 32; i += 4) {
+    const word = (val[i]! << 24) | (val[i + 1]! << 16) | (val[i + 2]! << 8) | val[i + 3]!;
+    h = Math.imul(h ^ Math.imul(word, 0xcc9e2d51), 0x1b873593);
+    h = (h << 13) | (h >>> 19);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
 }
 
 /** A value-state record's username, from its bytes (a view). */

@@ -15,6 +15,9 @@
  * - it keeps connections spread over the proof servers (connection-spread.ts): each has a
  *   limit of connections past which it stops accepting, and the primary keeps a copy of the
  *   listening socket (never accepting from it) to hand to those that start again;
+ * - over a memory store, which lives in the children (each keeps a packed replica), it passes
+ *   the writer's changes on to the proof servers, numbered, and gets a child that starts a
+ *   snapshot of a running child's replica; it keeps no copy of the store itself;
  * - `close()` (SIGTERM) drains: proof servers report not ready, finish their requests and
  *   exit; the writer finishes the publish in progress (or, past the shutdown timeout, is
  *   killed: its uncommitted epoch is then simply not there) and releases the lock.

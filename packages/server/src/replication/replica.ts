@@ -1,10 +1,11 @@
 /**
- * Replicas of a memory store across the processes of `akd serve`. A memory store lives in one
- * process's memory, so the primary keeps the store, each child starts from a snapshot of it,
- * and the writer's writes travel as changes: the writer's store records each write once it
- * succeeded, the primary applies it to its copy and passes it on, and every proof server
- * applies it to its replica. A replica shows an epoch entirely or not at all: a batch of
- * records (a publish's commit) is written at once, or in steps with its azks record last
+ * Replicas of a memory store across the processes of `akd serve`. A memory store lives in
+ * memory, so every child keeps a replica of it (a PackedMemoryDatabase: records as bytes) and
+ * the writer's writes travel as changes: the writer's store records each write once it
+ * succeeded, the primary numbers it and passes it on, and every proof server applies it to
+ * its replica. A child that starts takes a snapshot of a running child's replica (the
+ * primary keeps none). A replica shows an epoch entirely or not at all: a batch of records
+ * (a publish's commit) is written at once, or in steps with its azks record last
  * (`applyChanges`).
  */
 
