@@ -11,14 +11,14 @@
  * Layout: records are appended to slabs of 1 MiB (a record larger than that gets a slab of its
  * own), each as `u32 length || record bytes`. A record's location is `slab * 2^20 + offset`.
  * Tree nodes are found in a hash table of locations by label (compared with the label in the
- * record's bytes), value states by their user (one location, or a list for users with several
- * versions). Writing a record again appends it and leaves its
+ * record's bytes), value states in another by username (one location, or a list for users
+ * with several versions). Writing a record again appends it and leaves its
  * old bytes dead; a slab whose live bytes fall under half of what it holds has its live
  * records moved to the slab being filled and is dropped, so dead bytes stay below about the
  * live ones.
  */
 
-import { AkdError, toHex, type NodeLabel } from '@akd-ts/core';
+import { AkdError, bytesEqual, toHex, type NodeLabel } from '@akd-ts/core';
 import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 import type {
   AuditBlobInfo,
@@ -83,8 +83,15 @@ export class PackedMemoryDatabase implements Database {
    */
   private table = new Float64Array(1 << 12);
   private nodeCount = 0;
-  /** Value states: user key (userKeyOf) -> location, or locations (one per epoch). */
-  private readonly users = new Map<string, number | number[]>();
+  /**
+   * Value states: a hash table by username (compared with the username in the record's
+   * bytes, of the entry's first location) like the nodes' table. An entry is the location
+   * plus one of a user's one value state, or minus one minus the index in `userLists` of
+   * the locations of a user's several (one per epoch).
+   */
+  private userTable = new Float64Array(1 << 12);
+  private userCount = 0;
+  private readonly userLists: number[][] = [];
   private azks: AzksRecord | undefined;
   private readonly settings = new Map<string, string>();
   private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
@@ -171,12 +178,51 @@ export class PackedMemoryDatabase implements Database {
   }
 
   private moveState(record: Uint8Array, location: number): void {
-    const user = userKeyOf(usernameOf(record));
-    const found = this.users.get(user);
-    if (found === location) this.users.set(user, this.append(record));
-    else if (Array.isArray(found)) {
-      const i = found.indexOf(location);
-      if (i >= 0) found[i] = this.append(record);
+    const slot = this.userSlot(usernameOf(record));
+    const entry = this.userTable[slot]!;
+    if (entry === location + 1) this.userTable[slot] = this.append(record) + 1;
+    else if (entry < 0) {
+      const list = this.userLists[-entry - 1]!;
+      const i = list.indexOf(location);
+      if (i >= 0) list[i] = this.append(record);
+    }
+  }
+
+  /** The slot of `username` in the users' table: its entry, or the empty slot where it goes. */
+  private userSlot(username: Uint8Array): number {
+    const table = this.userTable;
+    const mask = table.length - 1;
+    let slot = bytesHash(username) & mask;
+    for (;;) {
+      const entry = table[slot]!;
+      if (entry === 0) return slot;
+      const location = entry > 0 ? entry - 1 : this.userLists[-entry - 1]![0]!;
+      if (bytesEqual(usernameOf(this.bytesAt(location)), username)) return slot;
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  private growUsers(): void {
+    const old = this.userTable;
+    this.userTable = new Float64Array(old.length * 2);
+    for (const entry of old) {
+      if (entry === 0) continue;
+      const location = entry > 0 ? entry - 1 : this.userLists[-entry - 1]![0]!;
+      this.userTable[this.userSlot(usernameOf(this.bytesAt(location)))] = entry;
+    }
+  }
+
+  /** The locations of `username`'s value states (none: empty). */
+  private userLocations(username: Uint8Array): readonly number[] {
+    const entry = this.userTable[this.userSlot(username)]!;
+    return entry === 0 ? [] : entry > 0 ? [entry - 1] : this.userLists[-entry - 1]!;
+  }
+
+  /** The locations of every value state. */
+  private *stateLocations(): Generator<number> {
+    for (const entry of this.userTable) {
+      if (entry > 0) yield entry - 1;
+      else if (entry < 0) yield* this.userLists[-entry - 1]!;
     }
   }
 
@@ -277,22 +323,29 @@ export class PackedMemoryDatabase implements Database {
       else if (++this.nodeCount * 2 > this.table.length) this.grow();
       return;
     }
-    const user = userKeyOf(state?.username ?? usernameOf(bytes));
     const location = this.append(bytes);
     const epoch = state?.epoch ?? this.epochAt(location);
-    const found = this.users.get(user);
-    if (found === undefined) this.users.set(user, location);
-    else if (typeof found === 'number') {
-      if (this.epochAt(found) === epoch) {
-        this.users.set(user, location);
-        this.release(found);
-      } else this.users.set(user, [found, location]);
+    const slot = this.userSlot(state?.username ?? usernameOf(bytes));
+    const entry = this.userTable[slot]!;
+    if (entry === 0) {
+      this.userTable[slot] = location + 1;
+      if (++this.userCount * 2 > this.userTable.length) this.growUsers();
+    } else if (entry > 0) {
+      const old = entry - 1;
+      if (this.epochAt(old) === epoch) {
+        this.userTable[slot] = location + 1;
+        this.release(old);
+      } else {
+        this.userLists.push([old, location]);
+        this.userTable[slot] = -this.userLists.length;
+      }
     } else {
-      const i = found.findIndex((l) => this.epochAt(l) === epoch);
-      if (i < 0) found.push(location);
+      const list = this.userLists[-entry - 1]!;
+      const i = list.findIndex((l) => this.epochAt(l) === epoch);
+      if (i < 0) list.push(location);
       else {
-        const old = found[i]!;
-        found[i] = location;
+        const old = list[i]!;
+        list[i] = location;
         this.release(old);
       }
     }
@@ -353,10 +406,7 @@ export class PackedMemoryDatabase implements Database {
       size += this.bytesAt(l).length;
     };
     for (const l of this.nodeLocations()) add(l);
-    for (const found of this.users.values()) {
-      if (typeof found === 'number') add(found);
-      else found.forEach(add);
-    }
+    for (const l of this.stateLocations()) add(l);
     count = locations.length;
     let azks: Uint8Array | undefined;
     if (this.azks !== undefined) {
@@ -381,17 +431,11 @@ export class PackedMemoryDatabase implements Database {
   // ---- reads ----
 
   private stateLocation(username: Uint8Array, epoch: bigint): number | undefined {
-    const found = this.users.get(userKeyOf(username));
-    if (found === undefined) return undefined;
-    if (typeof found === 'number') return this.epochAt(found) === epoch ? found : undefined;
-    return found.find((l) => this.epochAt(l) === epoch);
+    return this.userLocations(username).find((l) => this.epochAt(l) === epoch);
   }
 
   private statesOf(username: Uint8Array): ValueStateRecord[] {
-    const found = this.users.get(userKeyOf(username));
-    if (found === undefined) return [];
-    const locations = typeof found === 'number' ? [found] : found;
-    return locations.map((l) => this.recordAt(l) as ValueStateRecord);
+    return this.userLocations(username).map((l) => this.recordAt(l) as ValueStateRecord);
   }
 
   async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
@@ -466,7 +510,7 @@ export class PackedMemoryDatabase implements Database {
     for (const username of usernames) {
       const found = selectValueState(this.statesOf(username), flag);
       if (found !== undefined) {
-        out.set(userKeyOf(username), {
+        out.set(toHex(username), {
           username: found.username,
           version: found.version,
           value: found.value,
@@ -556,9 +600,7 @@ export class PackedMemoryDatabase implements Database {
     const out: DbRecord[] = [];
     if (this.azks !== undefined) out.push(this.azks);
     for (const l of this.nodeLocations()) out.push(this.recordAt(l));
-    for (const found of this.users.values()) {
-      for (const l of typeof found === 'number' ? [found] : found) out.push(this.recordAt(l));
-    }
+    for (const l of this.stateLocations()) out.push(this.recordAt(l));
     return out;
   }
 
@@ -592,20 +634,21 @@ function labelHash(val: Uint8Array, at: number, len: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** A hash of `bytes` (murmur3's mixing). */
+function bytesHash(bytes: Uint8Array): number {
+  let h = Math.imul(bytes.length + 1, 0x9e3779b1);
+  for (let i = 0; i < bytes.length; i++) {
+    h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 /** A value-state record's username, from its bytes (a view). */
 function usernameOf(record: Uint8Array): Uint8Array {
   const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
   return record.subarray(5, 5 + view.getUint32(1));
-}
-
-/**
- * A username as a map key: its bytes as char codes (one byte a character, a flat string of
- * its length; hex would be twice as long, and built as a rope of pieces first).
- */
-function userKeyOf(username: Uint8Array): string {
-  let key = '';
-  for (let at = 0; at < username.length; at += 4096) {
-    key += String.fromCharCode.apply(null, username.subarray(at, at + 4096) as unknown as number[]);
-  }
-  return key;
 }

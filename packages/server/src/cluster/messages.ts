@@ -33,7 +33,8 @@ export interface ServeConfig {
   drainMs?: number;
   /**
    * Bound on each proof server's record cache, bytes of spec 14.3's accounting (default
-   * {@link DEFAULT_PROOF_CACHE_BYTES}); 0 turns the cache off (every read goes to the store).
+   * {@link DEFAULT_PROOF_CACHE_BYTES}, {@link DEFAULT_MEMORY_PROOF_CACHE_BYTES} over a memory
+   * store); 0 turns the cache off (every read goes to the store).
    */
   cacheBytes?: number;
 }
@@ -48,6 +49,14 @@ export interface ServeConfig {
  * answering 10% fewer of them in runs whose spread was larger than that.
  */
 export const DEFAULT_PROOF_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The default bound over a memory store: 4 MiB. A record missing from the cache is then read
+ * from the replica in the same process (a hash probe and a decode, microseconds, against a
+ * query for SQLite), so a cache that holds the nodes near the root is enough; the rest would
+ * be objects kept twice, as bytes in the replica and as objects in the cache.
+ */
+export const DEFAULT_MEMORY_PROOF_CACHE_BYTES = 4 * 1024 * 1024;
 
 export type Role = 'proof' | 'writer';
 
