@@ -12,7 +12,6 @@
 import {
   ByteReader,
   ByteWriter,
-  readRecord,
   skipRecord,
   writeRecord,
   type AuditBlobRecord,
@@ -30,7 +29,7 @@ const CHANGE = { records: 1, setting: 2, auditBlob: 3 } as const;
 /**
  * The bytes of `changes`, in order.
  *
- * @example decodeChanges(encodeChanges([{ kind: 'setting', name: 'a', value: 'b' }]))
+ * @example readChanges(encodeChanges([{ kind: 'setting', name: 'a', value: 'b' }]))
  */
 export function encodeChanges(changes: Change[]): Uint8Array {
   const w = new ByteWriter();
@@ -50,38 +49,6 @@ export function encodeChanges(changes: Change[]): Uint8Array {
     }
   }
   return w.done();
-}
-
-/**
- * The changes in `bytes`. Decoding yields to the event loop every `yieldEvery` records, so a
- * process that answers requests keeps answering while it reads a large change.
- * @throws RangeError for bytes that are not changes
- */
-export async function decodeChanges(bytes: Uint8Array, yieldEvery = 5_000): Promise<Change[]> {
-  const r = new ByteReader(bytes);
-  const out: Change[] = [];
-  while (r.left > 0) {
-    const kind = r.u8();
-    if (kind === CHANGE.records) {
-      const count = r.u32();
-      const records: DbRecord[] = [];
-      for (let i = 0; i < count; i++) {
-        records.push(readRecord(r));
-        if ((i + 1) % yieldEvery === 0) await new Promise((resolve) => setImmediate(resolve));
-      }
-      out.push({ kind: 'records', records });
-    } else if (kind === CHANGE.setting) {
-      out.push({ kind: 'setting', name: r.text(), value: r.text() });
-    } else if (kind === CHANGE.auditBlob) {
-      const epoch = r.u64();
-      const previousHash = r.raw(32);
-      const currentHash = r.raw(32);
-      out.push({ kind: 'auditBlob', blob: { epoch, previousHash, currentHash, data: r.bytes() } });
-    } else {
-      throw new RangeError(`unknown change kind ${kind}`);
-    }
-  }
-  return out;
 }
 
 /** A change whose records stay bytes: `u32 count` then the records (what a packed store imports). */
