@@ -41,6 +41,7 @@ export { replicationStatusOf } from './replication.js';
 export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
 export { PackedMemoryDatabase } from './packed-memory-database.js';
+export type { PackedMemoryOptions } from './packed-memory-database.js';
 export {
   ByteReader,
   ByteWriter,

@@ -8,8 +8,8 @@
  * MemoryDatabase, which keeps the objects themselves, stays the store of tests, benchmarks
  * and short-lived directories.
  *
- * Layout: records are appended to slabs of 1 MiB (a record larger than that gets a slab of its
- * own), each as `u32 length || record bytes`. A record's location is `slab * 2^20 + offset`.
+ * Layout: records are appended to slabs of 64 MiB (a record larger than that gets a slab of its
+ * own), each as `u32 length || record bytes`. A record's location is `slab * 2^26 + offset`.
  * Tree nodes are found in a hash table of locations by label (compared with the label in the
  * record's bytes), value states in another by username (one location, or a list for users
  * with several versions). Writing a record again appends it and leaves its
@@ -49,12 +49,23 @@ import {
   type ValueStateRecord,
 } from './records.js';
 
-const SLAB_BYTES = 1 << 20;
 /**
- * Locations are `slab * SLOT + offset`; offsets stay below it (a large record starts at 0), and
- * locations below 2^31 (2,048 slabs) are small integers to V8.
+ * The default slab size, 64 MiB: above the largest threshold (32 MiB) past which glibc's
+ * malloc maps each block on its own, so that slabs never sit in the allocator's heap, where a
+ * long-lived block would keep the memory freed below it (a publish's garbage) from being given
+ * back. Pages of a slab not written yet take no memory.
+ */
+const SLAB_BYTES = 64 * 1024 * 1024;
+/**
+ * Locations are `slab * SLOT + offset`; offsets stay below it (slabs are at most that large,
+ * and a larger record has one of its own, starting at 0).
  */
 const SLOT = SLAB_BYTES;
+
+export interface PackedMemoryOptions {
+  /** Bytes of a slab (default 64 MiB, at most that; tests use small ones). */
+  slabBytes?: number;
+}
 
 /**
  * A Database held in this process's memory as bytes.
@@ -96,8 +107,18 @@ export class PackedMemoryDatabase implements Database {
   private readonly settings = new Map<string, string>();
   private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
   private readonly scratch = new ByteWriter(4096);
+  private readonly slabBytes: number;
   private locked = false;
   private closed = false;
+
+  /** @throws RangeError for a slab size that is not an integer from 64 bytes to 64 MiB */
+  constructor(options: PackedMemoryOptions = {}) {
+    const bytes = options.slabBytes ?? SLAB_BYTES;
+    if (!Number.isInteger(bytes) || bytes < 64 || bytes > SLAB_BYTES) {
+      throw new RangeError(`a slab is 64 bytes to 64 MiB, not ${bytes}`);
+    }
+    this.slabBytes = bytes;
+  }
 
   private check(): void {
     if (this.closed) throw new AkdError('STORAGE_CONNECTION', 'the in-memory database is closed');
@@ -109,10 +130,10 @@ export class PackedMemoryDatabase implements Database {
   private append(record: Uint8Array): number {
     const size = 4 + record.length;
     let slab = this.current;
-    if (size > SLAB_BYTES) slab = this.newSlab(size);
-    else if (slab < 0 || this.used[slab]! + size > SLAB_BYTES) {
+    if (size > this.slabBytes) slab = this.newSlab(size);
+    else if (slab < 0 || this.used[slab]! + size > this.slabBytes) {
       const full = slab;
-      slab = this.current = this.newSlab(SLAB_BYTES);
+      slab = this.current = this.newSlab(this.slabBytes);
       // the slab just filled is now like any other
       if (full >= 0 && this.live[full]! * 2 < this.used[full]!) this.sparse.add(full);
     }

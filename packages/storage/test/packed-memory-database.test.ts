@@ -92,8 +92,10 @@ test('records read back are copies: a read never changes with later writes', asy
   assert.equal(((await db.get(nodeKey(leafLabel(1)))) as TreeNodeRecord).latest.lastEpoch, 2n);
 });
 
+const MiB = 1 << 20;
+
 test('rewritten records leave their slabs, which are compacted and dropped', async () => {
-  const db = new PackedMemoryDatabase();
+  const db = new PackedMemoryDatabase({ slabBytes: MiB });
   const n = 6_000; // about 1.3 MiB a round: more than one slab
   for (let round = 1; round <= 6; round++) {
     const records: DbRecord[] = [];
@@ -106,7 +108,7 @@ test('rewritten records leave their slabs, which are compacted and dropped', asy
     await db.batchSet(records);
     const usage = db.slabUsage();
     // dead bytes stay below about the live ones (plus the slab being filled)
-    assert.ok(usage.bytes <= 2 * usage.liveBytes + 2 * (1 << 20), JSON.stringify(usage));
+    assert.ok(usage.bytes <= 2 * usage.liveBytes + 2 * MiB, JSON.stringify(usage));
   }
   for (let i = 0; i < n; i += 997) {
     const r = (await db.get(nodeKey(leafLabel(i)))) as TreeNodeRecord;
@@ -143,13 +145,26 @@ test('a value state written again for its epoch replaces it, with one or several
 });
 
 test('a large record gets a slab of its own, dropped when it is replaced', async () => {
-  const db = new PackedMemoryDatabase();
+  const db = new PackedMemoryDatabase({ slabBytes: MiB });
   const big = stateOf('big', 1n, 'x'.repeat(3 << 20));
   await db.set(big);
   assertRecordEqual(await db.get({ kind: 'valueState', username: u('big'), epoch: 1n }), big);
   assert.equal(db.slabUsage().slabs, 1);
   await db.set(stateOf('big', 1n, 'small'));
-  assert.equal(db.slabUsage().bytes, 1 << 20);
+  assert.equal(db.slabUsage().bytes, MiB);
+});
+
+test('slabs are 64 bytes to 64 MiB, 64 MiB by default', async () => {
+  for (const slabBytes of [63, 64 * MiB + 1, 100.5]) {
+    assert.throws(() => new PackedMemoryDatabase({ slabBytes }), RangeError);
+  }
+  const db = new PackedMemoryDatabase();
+  await db.set(stateOf('a', 1n));
+  assert.equal(db.slabUsage().bytes, 64 * MiB);
+  const small = new PackedMemoryDatabase({ slabBytes: 64 });
+  await small.batchSet([stateOf('a', 1n), stateOf('b', 1n)]);
+  assert.equal(small.slabUsage().slabs, 2);
+  assert.equal((await small.getUserData(u('b')))[0]!.epoch, 1n);
 });
 
 test('exported records import into another store as they were, azks included', async () => {
