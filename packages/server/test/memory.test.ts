@@ -7,7 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { DEFAULT_PROOF_CACHE_BYTES, buildWriterApp } from '@akd-ts/server';
+import {
+  DEFAULT_MEMORY_PROOF_CACHE_BYTES,
+  DEFAULT_PROOF_CACHE_BYTES,
+  buildWriterApp,
+} from '@akd-ts/server';
 import { DEFAULT_PROOF_HEAP_MB, proofHeapArgs } from '../src/cluster/launcher.js';
 import { proofCache } from '../src/cluster/proof-role.js';
 import { openStoreUrl } from '../src/cluster/store-url.js';
@@ -17,6 +21,11 @@ import { demoDirectory } from './support.js';
 test('a proof server caches records up to the default bound, the one asked for, or not at all', () => {
   assert.deepEqual(proofCache(undefined), { memoryLimitBytes: DEFAULT_PROOF_CACHE_BYTES });
   assert.equal(DEFAULT_PROOF_CACHE_BYTES, 16 * 1024 * 1024);
+  assert.deepEqual(proofCache(undefined, true), {
+    memoryLimitBytes: DEFAULT_MEMORY_PROOF_CACHE_BYTES,
+  });
+  assert.equal(DEFAULT_MEMORY_PROOF_CACHE_BYTES, 4 * 1024 * 1024);
+  assert.deepEqual(proofCache(32, true), { memoryLimitBytes: 32 });
   assert.deepEqual(proofCache(1024), { memoryLimitBytes: 1024 });
   assert.equal(proofCache(0), false);
 });

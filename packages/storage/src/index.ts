@@ -40,6 +40,16 @@ export type {
 export { replicationStatusOf } from './replication.js';
 export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
+export { PackedMemoryDatabase } from './packed-memory-database.js';
+export type { PackedMemoryOptions } from './packed-memory-database.js';
+export {
+  ByteReader,
+  ByteWriter,
+  RECORD_KIND,
+  readRecord,
+  skipRecord,
+  writeRecord,
+} from './record-codec.js';
 export { readNodeRecords, alignNodes } from './node-reads.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 export { TimedCache } from './timed-cache.js';

@@ -17,6 +17,7 @@ import { VrfSecretKey, configurationByName, toHex } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import {
+  DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_HEAP_MB,
   demoEpochs,
@@ -364,7 +365,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     )
     .option(
       '--cache-mb <n>',
-      `bound on each proof server's record cache, MiB of records (0: no cache; default ${DEFAULT_PROOF_CACHE_BYTES / 1024 / 1024})`,
+      `bound on each proof server's record cache, MiB of records (0: no cache; default ${DEFAULT_PROOF_CACHE_BYTES / 1024 / 1024}, ${DEFAULT_MEMORY_PROOF_CACHE_BYTES / 1024 / 1024} over a memory store)`,
     )
     .option(
       '--proof-heap-mb <n>',

@@ -15,6 +15,9 @@
  * - it keeps connections spread over the proof servers (connection-spread.ts): each has a
  *   limit of connections past which it stops accepting, and the primary keeps a copy of the
  *   listening socket (never accepting from it) to hand to those that start again;
+ * - over a memory store, which lives in the children (each keeps a packed replica), it passes
+ *   the writer's changes on to the proof servers, numbered, and gets a child that starts a
+ *   snapshot of a running child's replica; it keeps no copy of the store itself;
  * - `close()` (SIGTERM) drains: proof servers report not ready, finish their requests and
  *   exit; the writer finishes the publish in progress (or, past the shutdown timeout, is
  *   killed: its uncommitted epoch is then simply not there) and releases the lock.
@@ -29,8 +32,8 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AkdError } from '@akd-ts/core';
 import type { MemoryDatabase } from '@akd-ts/storage';
-import { decodeChanges } from '../replication/codec.js';
-import { REPLICA_CHUNK, applyChanges, snapshotOf } from '../replication/replica.js';
+import { readChanges } from '../replication/codec.js';
+import { snapshotOf } from '../replication/replica.js';
 import { ConnectionSpread, type AcceptOrder } from './connection-spread.js';
 import type { FromChild, Role, ServeConfig, ToChild, WriterView } from './messages.js';
 
@@ -44,8 +47,9 @@ export interface ClusterOptions {
   /** Proof server processes (at least 1). */
   workers: number;
   /**
-   * For a `memory:` store: the store, kept here; each child starts from a snapshot of it and
-   * follows the writer's changes (replication/).
+   * For a `memory:` store: the store as the cluster starts. Each child keeps a replica of it
+   * (the first from a snapshot of this store, later ones from a snapshot of a running child's)
+   * and follows the writer's changes (replication/); this process keeps none.
    */
   memory?: MemoryDatabase;
   /** Where children's log lines go (JSON, one per call, without the newline). */
@@ -69,8 +73,8 @@ export interface ClusterOptions {
   epochAckMs?: number;
   /**
    * Each proof server's V8 old-space limit, MiB (default {@link DEFAULT_PROOF_HEAP_MB}; 0:
-   * V8's own). See {@link proofHeapArgs}. Not applied over a memory store, whose replica
-   * (the whole store) is in every proof server's heap.
+   * V8's own). See {@link proofHeapArgs}. Applied over a memory store too: its replica keeps
+   * records as bytes outside the heap (PackedMemoryDatabase).
    */
   proofHeapMb?: number;
 }
@@ -96,6 +100,16 @@ interface Child {
   exited: boolean;
   /** A memory store's replica is being sent changes (from its snapshot on). */
   replicating: boolean;
+  /** A memory store: the number of the last change this child's replica holds or was sent. */
+  seq: number;
+  /** A memory store's writer: the number of the last change before its own first one. */
+  base: number;
+}
+
+/** A memory store's replica as change bytes, and the number of the last change it holds. */
+interface Snapshot {
+  snapshot: Uint8Array;
+  seq: number;
 }
 
 /** The child entry, from sources (tests, under tsx) or from dist/. */
@@ -142,11 +156,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({
     exec,
-    // a memory store's replica lives in each proof server's heap: no limit of ours there
-    execArgv: [
-      ...execArgv,
-      ...(options.memory === undefined ? proofHeapArgs(options.proofHeapMb) : []),
-    ],
+    // a memory store's replica is packed: its records are in slabs outside the heap, and the
+    // heap holds its index (about 70 MB for 224,000 labels)
+    execArgv: [...execArgv, ...proofHeapArgs(options.proofHeapMb)],
     silent: true,
     serialization: 'advanced',
   });
@@ -193,7 +205,51 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     writer?.send({ type: 'epoch-acked', id: pending.writerId });
   };
 
-  const memory = options.memory;
+  // A memory store lives in the children, each of which keeps a replica (packed); this process
+  // keeps none. The writer's changes pass through here, numbered in the order they come, to
+  // the proof servers; a child that starts gets a snapshot of a running proof server's replica
+  // (or of the writer's, when no proof server runs) and the changes after it.
+  const memory = options.memory !== undefined;
+  /** The store as the cluster started, until its first change: for the first children. */
+  let initial = options.memory === undefined ? undefined : snapshotOf(options.memory);
+  /** The number of the last change passed on. */
+  let lastSeq = 0;
+  let nextSnapshotId = 1;
+  const snapshotWaits = new Map<
+    number,
+    { source: Child; resolve: (s: Snapshot) => void; reject: (e: Error) => void }
+  >();
+  const askSnapshot = (source: Child) =>
+    new Promise<Snapshot>((resolve, reject) => {
+      const id = nextSnapshotId++;
+      snapshotWaits.set(id, { source, resolve, reject });
+      source.send({ type: 'snapshot-request', id });
+    });
+  const snapshotFor = async (target: Child): Promise<Snapshot> => {
+    for (;;) {
+      if (initial !== undefined) return { snapshot: initial, seq: 0 };
+      const holds = (c: Child | undefined) => c !== undefined && c !== target && c.replicating;
+      const source = proofs().find(holds) ?? (holds(writer) ? writer : undefined);
+      if (source === undefined) {
+        throw new Error('the processes that held the memory store are all gone, and it with them');
+      }
+      try {
+        const taken = await askSnapshot(source);
+        log(
+          JSON.stringify({
+            level: 40,
+            time: Date.now(),
+            service: 'akd-server',
+            role: target.role,
+            msg: `the ${target.role} process starts from a snapshot of a running ${source.role === 'writer' ? "writer's" : "proof server's"} replica of the memory store (${taken.snapshot.length} bytes, change ${taken.seq})`,
+          }),
+        );
+        return taken;
+      } catch {
+        // the source exited before it answered: another one
+      }
+    }
+  };
   let memoryQueue: Promise<unknown> = Promise.resolve();
   const inMemoryOrder = (task: () => Promise<void>) => {
     memoryQueue = memoryQueue.then(task).catch((e: unknown) => {
@@ -205,7 +261,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onMessage = (child: Child, message: FromChild, handle?: unknown) => {
     switch (message.type) {
       case 'hello': {
-        const start = (snapshot?: Uint8Array) => {
+        const start = (snapshot?: Uint8Array, seq?: number) => {
           // a proof server started once the socket is kept here listens on a copy of it
           const copy = child.role === 'proof' ? socket : undefined;
           child.send(
@@ -215,30 +271,50 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
               config,
               secretKey,
               ...(child.role === 'proof' ? { writer: writerView } : {}),
-              ...(snapshot === undefined ? {} : { snapshot }),
+              ...(snapshot === undefined ? {} : { snapshot, seq }),
               ...(copy === undefined ? {} : { socket: true }),
             },
             copy,
           );
         };
-        if (memory === undefined) start();
+        if (!memory) start();
         else {
-          // in the memory queue: the snapshot holds every change passed on before it
+          // in the memory queue: the snapshot holds every change passed on before it (and
+          // a writer's may hold later ones, which are then not passed on to this child)
           inMemoryOrder(async () => {
+            const { snapshot, seq } = await snapshotFor(child);
+            if (child.exited) return;
             child.replicating = true;
-            start(snapshotOf(memory));
+            child.seq = seq;
+            child.base = lastSeq;
+            start(snapshot, seq);
           });
         }
         break;
       }
       case 'changes':
         inMemoryOrder(async () => {
-          await applyChanges(memory!, await decodeChanges(message.changes), {
-            chunkSize: REPLICA_CHUNK,
-          });
-          for (const p of proofs()) if (p.replicating) p.send(message);
+          // checked here, so that bytes no replica could apply stop the cluster
+          readChanges(message.changes);
+          const seq = ++lastSeq;
+          initial = undefined;
+          for (const p of proofs()) {
+            if (p.replicating && p.seq < seq) {
+              p.seq = seq;
+              p.send({ type: 'changes', changes: message.changes, seq });
+            }
+          }
         });
         break;
+      case 'snapshot': {
+        const wait = snapshotWaits.get(message.id);
+        if (wait === undefined || wait.source !== child) break;
+        snapshotWaits.delete(message.id);
+        // a writer counts the changes it made since it started
+        const seq = child.role === 'writer' ? child.base + message.seq : message.seq;
+        wait.resolve({ snapshot: message.snapshot, seq });
+        break;
+      }
       case 'listening':
         url ??= message.url;
         listening.add(child);
@@ -263,7 +339,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
           if (waiting.size === 0) settleAck(id);
         };
         // after the changes that made the epoch
-        if (memory === undefined) void announce();
+        if (!memory) void announce();
         else inMemoryOrder(announce);
         break;
       }
@@ -321,6 +397,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       },
       exited: false,
       replicating: false,
+      seq: 0,
+      base: 0,
     };
     children.add(child);
     if (role === 'writer') writer = child;
@@ -333,6 +411,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
     child.exited = true;
     children.delete(child);
+    for (const [id, wait] of snapshotWaits) {
+      if (wait.source !== child) continue;
+      snapshotWaits.delete(id);
+      wait.reject(new Error(`the ${child.role} process exited`));
+    }
     listening.delete(child);
     if (!stopping) order(spread.remove(child));
     for (const [id, pending] of acks) {

@@ -10,8 +10,8 @@ import type { HttpTimeouts, ServerLimits } from '../options.js';
 /** Everything a child needs to serve, besides the VRF key. */
 export interface ServeConfig {
   /**
-   * `sqlite:<path>` or `postgres://...`; or `memory:...`, a store in the primary's memory that
-   * each child replicates (a snapshot at start, then the writer's changes).
+   * `sqlite:<path>` or `postgres://...`; or `memory:...`, a store that each child keeps a
+   * replica of (a snapshot at start, then the writer's changes).
    */
   storeUrl: string;
   configuration: string;
@@ -33,7 +33,8 @@ export interface ServeConfig {
   drainMs?: number;
   /**
    * Bound on each proof server's record cache, bytes of spec 14.3's accounting (default
-   * {@link DEFAULT_PROOF_CACHE_BYTES}); 0 turns the cache off (every read goes to the store).
+   * {@link DEFAULT_PROOF_CACHE_BYTES}, {@link DEFAULT_MEMORY_PROOF_CACHE_BYTES} over a memory
+   * store); 0 turns the cache off (every read goes to the store).
    */
   cacheBytes?: number;
 }
@@ -49,6 +50,14 @@ export interface ServeConfig {
  */
 export const DEFAULT_PROOF_CACHE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The default bound over a memory store: 4 MiB. A record missing from the cache is then read
+ * from the replica in the same process (a hash probe and a decode, microseconds, against a
+ * query for SQLite), so a cache that holds the nodes near the root is enough; the rest would
+ * be objects kept twice, as bytes in the replica and as objects in the cache.
+ */
+export const DEFAULT_MEMORY_PROOF_CACHE_BYTES = 4 * 1024 * 1024;
+
 export type Role = 'proof' | 'writer';
 
 /** Primary -> child. */
@@ -62,13 +71,17 @@ export type ToChild =
       writer?: WriterView;
       /** The store's records, for a memory store (see replication/). */
       snapshot?: Uint8Array;
+      /** The number of the last change the snapshot holds (a memory store). */
+      seq?: number;
       /** A proof server listens on the listening socket sent with this message. */
       socket?: boolean;
     }
   | { type: 'writer'; writer: WriterView }
   | { type: 'epoch'; id: number; epoch: string }
-  /** A memory store's change, as the writer made it (replication/). */
-  | { type: 'changes'; changes: Uint8Array }
+  /** A memory store's change, as the writer made it, numbered by the primary (replication/). */
+  | { type: 'changes'; changes: Uint8Array; seq: number }
+  /** A memory store: send a snapshot of your replica. */
+  | { type: 'snapshot-request'; id: number }
   | { type: 'epoch-acked'; id: number }
   /**
    * A proof server's limit of connections and, with `start`, an order to accept again, sent
@@ -85,6 +98,11 @@ export type FromChild =
   | { type: 'writer'; writer: WriterView }
   | { type: 'published'; id: number; epoch: string }
   | { type: 'changes'; changes: Uint8Array }
+  /**
+   * A memory store's replica, as asked: `seq` is the number of the last change it holds (a
+   * proof server), or how many changes this writer has sent (the writer).
+   */
+  | { type: 'snapshot'; id: number; snapshot: Uint8Array; seq: number }
   | { type: 'epoch-seen'; id: number }
   /** A proof server's open connections, when the count changed. */
   | { type: 'connections'; count: number }

@@ -16,6 +16,7 @@ import { startServer } from '../listen.js';
 import { WriterClient } from '../writer/writer-client.js';
 import { gateAccepting } from './accept-gate.js';
 import {
+  DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_CACHE_BYTES,
   type FromChild,
   type ServeConfig,
@@ -47,9 +48,12 @@ export interface ProofRole {
   stop(): Promise<void>;
 }
 
-/** The record cache of a proof server: bounded (see {@link DEFAULT_PROOF_CACHE_BYTES}), or none. */
-export function proofCache(bytes: number | undefined): CacheOptions | false {
-  const limit = bytes ?? DEFAULT_PROOF_CACHE_BYTES;
+/**
+ * The record cache of a proof server: bounded (see {@link DEFAULT_PROOF_CACHE_BYTES} and, over
+ * a memory store, {@link DEFAULT_MEMORY_PROOF_CACHE_BYTES}), or none.
+ */
+export function proofCache(bytes: number | undefined, memory = false): CacheOptions | false {
+  const limit = bytes ?? (memory ? DEFAULT_MEMORY_PROOF_CACHE_BYTES : DEFAULT_PROOF_CACHE_BYTES);
   return limit === 0 ? false : { memoryLimitBytes: limit };
 }
 
@@ -58,7 +62,9 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
   const { config } = options;
   const directory = await ReadOnlyDirectory.open({
     config: configurationByName(config.configuration, config.domainLabel),
-    storage: new StorageManager(options.db, { cache: proofCache(config.cacheBytes) }),
+    storage: new StorageManager(options.db, {
+      cache: proofCache(config.cacheBytes, config.storeUrl.startsWith('memory:')),
+    }),
     vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
   });
   let writer: WriterView = options.writer ?? {

@@ -9,14 +9,14 @@
 import { createLogger } from '../logging.js';
 import type { FromChild, ToChild, WriterView } from './messages.js';
 import { startProofRole, type ProofRole } from './proof-role.js';
-import { decodeChanges } from '../replication/codec.js';
 import {
   REPLICA_CHUNK,
   RecordingDatabase,
   applyChanges,
   replicaOf,
+  snapshotOf,
 } from '../replication/replica.js';
-import type { Database } from '@akd-ts/storage';
+import type { Database, PackedMemoryDatabase } from '@akd-ts/storage';
 import { openStoreUrl } from './store-url.js';
 import { startWriterRole, type WriterRole } from './writer-role.js';
 
@@ -26,7 +26,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {}
 
 let role: ProofRole | WriterRole | undefined;
 /** A memory store's replica (proof servers apply the writer's changes to it). */
-let replicated: Database | undefined;
+let replicated: PackedMemoryDatabase | undefined;
+/**
+ * A proof server's replica: the number of the last change it holds. The writer's: how many
+ * changes it has made. Snapshots sent to the primary carry it.
+ */
+let seq = 0;
 /** Changes and epochs are handled in the order they came. */
 let inOrder: Promise<unknown> = Promise.resolve();
 const then = (task: () => Promise<unknown>) => {
@@ -65,9 +70,13 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
   if (config.storeUrl.startsWith('memory:')) {
     const replica = await replicaOf(message.snapshot ?? new Uint8Array(0));
     replicated = replica;
+    seq = message.role === 'writer' ? 0 : (message.seq ?? 0);
     db =
       message.role === 'writer'
-        ? new RecordingDatabase(replica, (changes) => send({ type: 'changes', changes }))
+        ? new RecordingDatabase(replica, (changes) => {
+            seq++;
+            send({ type: 'changes', changes });
+          })
         : replica;
   } else {
     db = await openStoreUrl(
@@ -121,14 +130,17 @@ process.on('message', (message: ToChild, handle: unknown) => {
     case 'start':
       // the start message carries the newest state (any earlier relay is older)
       latestWriter = message.writer ?? latestWriter;
-      start(message, message.socket === true ? handle : undefined).catch((e: unknown) => {
-        const code = (e as { code?: unknown }).code;
-        send({
-          type: 'fatal',
-          message: `${typeof code === 'string' ? `${code}: ` : ''}${e instanceof Error ? e.message : String(e)}`,
-        });
-        void stop(1);
-      });
+      // in order: a memory store's changes sent after the snapshot wait for its replica
+      then(() =>
+        start(message, message.socket === true ? handle : undefined).catch((e: unknown) => {
+          const code = (e as { code?: unknown }).code;
+          send({
+            type: 'fatal',
+            message: `${typeof code === 'string' ? `${code}: ` : ''}${e instanceof Error ? e.message : String(e)}`,
+          });
+          void stop(1);
+        }),
+      );
       break;
     case 'writer':
       latestWriter = message.writer;
@@ -138,11 +150,24 @@ process.on('message', (message: ToChild, handle: unknown) => {
       (role as ProofRole | undefined)?.accept(message.limit, message.start ? handle : undefined);
       break;
     case 'changes':
-      then(async () =>
-        applyChanges(replicated!, await decodeChanges(message.changes), {
-          chunkSize: REPLICA_CHUNK,
-        }),
-      );
+      then(async () => {
+        try {
+          await applyChanges(replicated!, message.changes, { chunkSize: REPLICA_CHUNK });
+          seq = message.seq;
+        } catch (e) {
+          // a replica that missed a change would serve a store that is not the writer's:
+          // this process stops, and the primary starts it again from a fresh snapshot
+          process.stderr.write(`a memory store change could not be applied: ${String(e)}\n`);
+          process.exit(1);
+        }
+      });
+      break;
+    case 'snapshot-request':
+      // after the changes that came before the request: the snapshot holds them all
+      then(async () => {
+        if (replicated === undefined) return;
+        send({ type: 'snapshot', id: message.id, snapshot: snapshotOf(replicated), seq });
+      });
       break;
     case 'epoch':
       then(async () => {

@@ -1,15 +1,21 @@
 /**
- * Replicas of a memory store across the processes of `akd serve`. A memory store lives in one
- * process's memory, so the primary keeps the store, each child starts from a snapshot of it,
- * and the writer's writes travel as changes: the writer's store records each write once it
- * succeeded, the primary applies it to its copy and passes it on, and every proof server
- * applies it to its replica. A replica shows an epoch entirely or not at all: a batch of
- * records (a publish's commit) is written at once, or in steps with its azks record last
+ * Replicas of a memory store across the processes of `akd serve`. A memory store lives in
+ * memory, so every child keeps a replica of it (a PackedMemoryDatabase: records as bytes) and
+ * the writer's writes travel as changes: the writer's store records each write once it
+ * succeeded, the primary numbers it and passes it on, and every proof server applies it to
+ * its replica. A child that starts takes a snapshot of a running child's replica (the
+ * primary keeps none). A replica shows an epoch entirely or not at all: a batch of records
+ * (a publish's commit) is written at once, or in steps with its azks record last
  * (`applyChanges`).
  */
 
 import {
+  ByteReader,
+  ByteWriter,
   MemoryDatabase,
+  PackedMemoryDatabase,
+  RECORD_KIND,
+  skipRecord,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -22,19 +28,27 @@ import {
   type ValueStateRecord,
   type WriterLock,
 } from '@akd-ts/storage';
-import { decodeChanges, encodeChanges, type Change } from './codec.js';
+import { encodeChanges, readChanges, recordsChange, type Change } from './codec.js';
 
 /**
- * The whole store as change bytes: its records as one batch, then its settings and blobs.
+ * The whole store as change bytes: its records as one batch, then its settings and blobs. A
+ * packed store's records are copied as the bytes they are (no record objects are built).
  *
  * @example const replica = await replicaOf(snapshotOf(db));
  */
-export function snapshotOf(db: MemoryDatabase): Uint8Array {
-  return encodeChanges([
-    { kind: 'records', records: db.allRecords() },
+export function snapshotOf(db: MemoryDatabase | PackedMemoryDatabase): Uint8Array {
+  const records =
+    db instanceof PackedMemoryDatabase
+      ? recordsChange(db.exportRecords())
+      : encodeChanges([{ kind: 'records', records: db.allRecords() }]);
+  const rest = encodeChanges([
     ...db.allSettings().map(([name, value]) => ({ kind: 'setting' as const, name, value })),
     ...db.allAuditBlobs().map((blob) => ({ kind: 'auditBlob' as const, blob })),
   ]);
+  const out = new Uint8Array(records.length + rest.length);
+  out.set(records);
+  out.set(rest, records.length);
+  return out;
 }
 
 export interface ApplyOptions {
@@ -57,49 +71,78 @@ export const REPLICA_CHUNK = 2_000;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Applies `changes` to `db` in order. A batch of records larger than `chunkSize` is written
- * in steps, its azks record last: readers take the epoch they serve from the azks record, so
- * until the last step they go on serving the previous epoch, for which the tree nodes written
- * so far still hold their previous version and newer value states are skipped (a reader
- * never sees part of an epoch, as with a batch written at once).
+ * Applies the changes in `bytes` (codec.ts) to `db` in order, records as the bytes they are.
+ * A batch of records larger than `chunkSize` is written in steps, its azks record last:
+ * readers take the epoch they serve from the azks record, so until the last step they go on
+ * serving the previous epoch, for which the tree nodes written so far still hold their
+ * previous version and newer value states are skipped (a reader never sees part of an epoch,
+ * as with a batch written at once). The bytes are checked whole before anything is written.
+ * @throws RangeError for bytes that are not changes (nothing written)
  */
 export async function applyChanges(
-  db: Database,
-  changes: Change[],
+  db: PackedMemoryDatabase,
+  bytes: Uint8Array,
   options: ApplyOptions = {},
 ): Promise<void> {
-  for (const c of changes) {
-    if (c.kind === 'records') await applyRecords(db, c.records, options);
+  for (const c of readChanges(bytes)) {
+    if (c.kind === 'records') await applyRecords(db, c.body, options);
     else if (c.kind === 'setting') await db.setSetting(c.name, c.value);
     else await db.setAuditBlob(c.blob);
   }
 }
 
 async function applyRecords(
-  db: Database,
-  records: DbRecord[],
+  db: PackedMemoryDatabase,
+  body: Uint8Array,
   { chunkSize = Infinity, pause = nextTurn }: ApplyOptions,
 ): Promise<void> {
-  if (records.length <= chunkSize) {
-    await db.batchSet(records, 'transactionCommit');
-    return;
-  }
-  const epochs = records.filter((r) => r.kind === 'azks');
-  const rest = records.filter((r) => r.kind !== 'azks');
-  for (let at = 0; at < rest.length; at += chunkSize) {
-    if (at > 0) await pause();
-    await db.batchSet(rest.slice(at, at + chunkSize), 'transactionCommit');
-  }
-  if (epochs.length > 0) {
-    await pause();
-    await db.batchSet(epochs, 'transactionCommit');
+  const steps = stepsOf(body, chunkSize);
+  for (let i = 0; i < steps.length; i++) {
+    if (i > 0) await pause();
+    await db.importRecords(steps[i]!);
   }
 }
 
+/**
+ * `body` (`u32 count` then records) as batches of at most `chunkSize` records, the azks
+ * records in the last one; `[body]` when it is no larger than that.
+ */
+export function stepsOf(body: Uint8Array, chunkSize: number): Uint8Array[] {
+  const r = new ByteReader(body);
+  const count = r.u32();
+  if (count <= chunkSize) return [body];
+  const steps: Uint8Array[] = [];
+  const epochs: Uint8Array[] = [];
+  let step: Uint8Array[] = [];
+  const flush = (records: Uint8Array[]) => {
+    if (records.length === 0) return;
+    const w = new ByteWriter(4 + records.reduce((n, b) => n + b.length, 0));
+    w.u32(records.length);
+    for (const b of records) w.raw(b);
+    steps.push(w.done());
+  };
+  for (let i = 0; i < count; i++) {
+    const start = r.at;
+    const kind = skipRecord(r);
+    const bytes = body.subarray(start, r.at);
+    if (kind === RECORD_KIND.azks) epochs.push(bytes);
+    else {
+      step.push(bytes);
+      if (step.length === chunkSize) {
+        flush(step);
+        step = [];
+      }
+    }
+  }
+  flush(step);
+  flush(epochs);
+  return steps;
+}
+
 /** A memory store holding what `snapshot` holds. */
-export async function replicaOf(snapshot: Uint8Array): Promise<MemoryDatabase> {
-  const db = new MemoryDatabase();
-  await applyChanges(db, await decodeChanges(snapshot));
+export async function replicaOf(snapshot: Uint8Array): Promise<PackedMemoryDatabase> {
+  const db = new PackedMemoryDatabase();
+  await applyChanges(db, snapshot);
   return db;
 }
 

@@ -1,0 +1,675 @@
+/**
+ * An in-memory database that keeps each record as its bytes (record-codec.ts) in large slabs,
+ * and builds record objects only when they are read. A directory's records as objects cost
+ * several times their bytes (a tree node's record is a dozen objects: its versions, their
+ * labels, each label's array and key string), which is what a long-lived store held by several
+ * processes cannot afford: `akd serve` keeps a memory store's replica in every process. Reads
+ * cost a decode each (a StorageManager's cache in front keeps the hot records as objects);
+ * MemoryDatabase, which keeps the objects themselves, stays the store of tests, benchmarks
+ * and short-lived directories.
+ *
+ * Layout: records are appended to slabs of 64 MiB (a record larger than that gets a slab of its
+ * own), each as `u32 length || record bytes`. A record's location is `slab * 2^26 + offset`.
+ * Tree nodes are found in a hash table of locations by label (compared with the label in the
+ * record's bytes), value states in another by username (one location, or a list for users
+ * with several versions). Writing a record again appends it and leaves its
+ * old bytes dead; a slab whose live bytes fall under half of what it holds has its live
+ * records moved to the slab being filled and is dropped, so dead bytes stay below about the
+ * live ones.
+ */
+
+import { AkdError, bytesEqual, toHex, type NodeLabel } from '@akd-ts/core';
+import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
+import type {
+  AuditBlobInfo,
+  AuditBlobRecord,
+  Database,
+  DbSetState,
+  UserVersion,
+  WriterLock,
+} from './database.js';
+import { notFound } from './errors.js';
+import {
+  ByteReader,
+  ByteWriter,
+  RECORD_KIND,
+  readRecord,
+  skipRecord,
+  writeRecord,
+} from './record-codec.js';
+import {
+  fullKey,
+  selectValueState,
+  type AzksRecord,
+  type DbRecord,
+  type RecordFor,
+  type StorageKey,
+  type TreeNodeRecord,
+  type ValueStateFlag,
+  type ValueStateRecord,
+} from './records.js';
+
+/**
+ * The default slab size, 64 MiB: above the largest threshold (32 MiB) past which glibc's
+ * malloc maps each block on its own, so that slabs never sit in the allocator's heap, where a
+ * long-lived block would keep the memory freed below it (a publish's garbage) from being given
+ * back. Pages of a slab not written yet take no memory.
+ */
+const SLAB_BYTES = 64 * 1024 * 1024;
+/**
+ * Locations are `slab * SLOT + offset`; offsets stay below it (slabs are at most that large,
+ * and a larger record has one of its own, starting at 0).
+ */
+const SLOT = SLAB_BYTES;
+
+export interface PackedMemoryOptions {
+  /** Bytes of a slab (default 64 MiB, at most that; tests use small ones). */
+  slabBytes?: number;
+}
+
+/**
+ * A Database held in this process's memory as bytes.
+ *
+ * @example
+ * ```ts
+ * const db = new PackedMemoryDatabase();
+ * await db.set({ kind: 'azks', latestEpoch: 0n, numNodes: 1n });
+ * ```
+ */
+export class PackedMemoryDatabase implements Database {
+  private readonly slabs: (Uint8Array | undefined)[] = [];
+  private readonly views: (DataView | undefined)[] = [];
+  /** Bytes written to each slab, and bytes of it that records still point at. */
+  private readonly used: number[] = [];
+  private readonly live: number[] = [];
+  private readonly free: number[] = [];
+  /** Slabs to compact once the current write is done. */
+  private readonly sparse = new Set<number>();
+  /** The slab being filled, or -1. */
+  private current = -1;
+  /**
+   * Tree nodes: a hash table of their locations (plus one; 0 is an empty slot), by label,
+   * probed linearly and at most half full. The label is read back from the record's bytes: a
+   * node costs 8 bytes here, against about 150 for a map entry and its key string.
+   */
+  private table = new Float64Array(1 << 12);
+  private nodeCount = 0;
+  /**
+   * Value states: a hash table by username (compared with the username in the record's
+   * bytes, of the entry's first location) like the nodes' table. An entry is the location
+   * plus one of a user's one value state, or minus one minus the index in `userLists` of
+   * the locations of a user's several (one per epoch).
+   */
+  private userTable = new Float64Array(1 << 12);
+  private userCount = 0;
+  private readonly userLists: number[][] = [];
+  private azks: AzksRecord | undefined;
+  private readonly settings = new Map<string, string>();
+  private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
+  private readonly scratch = new ByteWriter(4096);
+  private readonly slabBytes: number;
+  private locked = false;
+  private closed = false;
+
+  /** @throws RangeError for a slab size that is not an integer from 64 bytes to 64 MiB */
+  constructor(options: PackedMemoryOptions = {}) {
+    const bytes = options.slabBytes ?? SLAB_BYTES;
+    if (!Number.isInteger(bytes) || bytes < 64 || bytes > SLAB_BYTES) {
+      throw new RangeError(`a slab is 64 bytes to 64 MiB, not ${bytes}`);
+    }
+    this.slabBytes = bytes;
+  }
+
+  private check(): void {
+    if (this.closed) throw new AkdError('STORAGE_CONNECTION', 'the in-memory database is closed');
+  }
+
+  // ---- slabs ----
+
+  /** Appends `record` (a record's bytes) and returns its location. */
+  private append(record: Uint8Array): number {
+    const size = 4 + record.length;
+    let slab = this.current;
+    if (size > this.slabBytes) slab = this.newSlab(size);
+    else if (slab < 0 || this.used[slab]! + size > this.slabBytes) {
+      const full = slab;
+      slab = this.current = this.newSlab(this.slabBytes);
+      // the slab just filled is now like any other
+      if (full >= 0 && this.live[full]! * 2 < this.used[full]!) this.sparse.add(full);
+    }
+    const at = this.used[slab]!;
+    this.views[slab]!.setUint32(at, record.length);
+    this.slabs[slab]!.set(record, at + 4);
+    this.used[slab] = at + size;
+    this.live[slab]! += size;
+    return slab * SLOT + at;
+  }
+
+  private newSlab(bytes: number): number {
+    const slab = this.free.pop() ?? this.slabs.length;
+    const buf = new Uint8Array(bytes);
+    this.slabs[slab] = buf;
+    this.views[slab] = new DataView(buf.buffer);
+    this.used[slab] = 0;
+    this.live[slab] = 0;
+    return slab;
+  }
+
+  /** The record at `location` is no longer pointed at. */
+  private release(location: number): void {
+    const slab = Math.floor(location / SLOT);
+    const at = location - slab * SLOT;
+    this.live[slab]! -= 4 + this.views[slab]!.getUint32(at);
+    if (slab === this.current) return;
+    if (this.live[slab] === 0) this.dropSlab(slab);
+    else if (this.live[slab]! * 2 < this.used[slab]!) this.sparse.add(slab);
+  }
+
+  private dropSlab(slab: number): void {
+    this.slabs[slab] = undefined;
+    this.views[slab] = undefined;
+    this.used[slab] = 0;
+    this.live[slab] = 0;
+    this.sparse.delete(slab);
+    this.free.push(slab);
+  }
+
+  /** Moves the live records of sparse slabs to the current one, and drops the sparse ones. */
+  private compact(): void {
+    for (const slab of this.sparse) {
+      this.sparse.delete(slab);
+      if (slab === this.current || this.slabs[slab] === undefined) continue;
+      const buf = this.slabs[slab]!;
+      const view = this.views[slab]!;
+      const end = this.used[slab]!;
+      for (let at = 0; at < end;) {
+        const length = view.getUint32(at);
+        const location = slab * SLOT + at;
+        const record = buf.subarray(at + 4, at + 4 + length);
+        if (record[0] === RECORD_KIND.treeNode) {
+          const slot = this.slotOf(buf, at + 7, view.getUint16(at + 5));
+          if (this.table[slot] === location + 1) this.table[slot] = this.append(record) + 1;
+        } else {
+          this.moveState(record, location);
+        }
+        at += 4 + length;
+      }
+      this.dropSlab(slab);
+    }
+  }
+
+  private moveState(record: Uint8Array, location: number): void {
+    const slot = this.userSlot(usernameOf(record));
+    const entry = this.userTable[slot]!;
+    if (entry === location + 1) this.userTable[slot] = this.append(record) + 1;
+    else if (entry < 0) {
+      const list = this.userLists[-entry - 1]!;
+      const i = list.indexOf(location);
+      if (i >= 0) list[i] = this.append(record);
+    }
+  }
+
+  /** The slot of `username` in the users' table: its entry, or the empty slot where it goes. */
+  private userSlot(username: Uint8Array): number {
+    const table = this.userTable;
+    const mask = table.length - 1;
+    let slot = bytesHash(username) & mask;
+    for (;;) {
+      const entry = table[slot]!;
+      if (entry === 0) return slot;
+      const location = entry > 0 ? entry - 1 : this.userLists[-entry - 1]![0]!;
+      if (bytesEqual(usernameOf(this.bytesAt(location)), username)) return slot;
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  private growUsers(): void {
+    const old = this.userTable;
+    this.userTable = new Float64Array(old.length * 2);
+    for (const entry of old) {
+      if (entry === 0) continue;
+      const location = entry > 0 ? entry - 1 : this.userLists[-entry - 1]![0]!;
+      this.userTable[this.userSlot(usernameOf(this.bytesAt(location)))] = entry;
+    }
+  }
+
+  /** The locations of `username`'s value states (none: empty). */
+  private userLocations(username: Uint8Array): readonly number[] {
+    const entry = this.userTable[this.userSlot(username)]!;
+    return entry === 0 ? [] : entry > 0 ? [entry - 1] : this.userLists[-entry - 1]!;
+  }
+
+  /** The locations of every value state. */
+  private *stateLocations(): Generator<number> {
+    for (const entry of this.userTable) {
+      if (entry > 0) yield entry - 1;
+      else if (entry < 0) yield* this.userLists[-entry - 1]!;
+    }
+  }
+
+  /**
+   * The slot of the label whose 32 bytes are `val[at..at + 32]` and length `len`: the slot
+   * holding its location, or the empty slot where it goes.
+   */
+  private slotOf(val: Uint8Array, at: number, len: number): number {
+    const table = this.table;
+    const mask = table.length - 1;
+    let slot = labelHash(val, at, len) & mask;
+    for (;;) {
+      const entry = table[slot]!;
+      if (entry === 0 || this.holdsLabel(entry - 1, val, at, len)) return slot;
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  /** Whether the tree-node record at `location` has the label `val[at..at + 32]`, `len`. */
+  private holdsLabel(location: number, val: Uint8Array, at: number, len: number): boolean {
+    const slab = Math.floor(location / SLOT);
+    const buf = this.slabs[slab]!;
+    // u32 length, kind, u16 len, 32 bytes
+    let i = location - slab * SLOT + 5;
+    if (((buf[i]! << 8) | buf[i + 1]!) !== len) return false;
+    i += 2;
+    for (let j = 0; j < 32; j++) if (buf[i + j] !== val[at + j]) return false;
+    return true;
+  }
+
+  private grow(): void {
+    const old = this.table;
+    this.table = new Float64Array(old.length * 2);
+    for (const entry of old) {
+      if (entry === 0) continue;
+      const location = entry - 1;
+      const slab = Math.floor(location / SLOT);
+      const at = location - slab * SLOT;
+      const buf = this.slabs[slab]!;
+      this.table[this.slotOf(buf, at + 7, (buf[at + 5]! << 8) | buf[at + 6]!)] = entry;
+    }
+  }
+
+  /** The location of the tree node labelled `label`, or undefined. */
+  private nodeLocation(label: NodeLabel): number | undefined {
+    const entry = this.table[this.slotOf(label.val, 0, label.len)]!;
+    return entry === 0 ? undefined : entry - 1;
+  }
+
+  /** The locations of every tree node. */
+  private *nodeLocations(): Generator<number> {
+    for (const entry of this.table) if (entry !== 0) yield entry - 1;
+  }
+
+  /** The bytes of the record at `location` (a view of its slab). */
+  private bytesAt(location: number): Uint8Array {
+    const slab = Math.floor(location / SLOT);
+    const at = location - slab * SLOT;
+    const length = this.views[slab]!.getUint32(at);
+    return this.slabs[slab]!.subarray(at + 4, at + 4 + length);
+  }
+
+  /** The record at `location`, in arrays of its own (slabs are dropped once compacted). */
+  private recordAt(location: number): DbRecord {
+    return readRecord(new ByteReader(this.bytesAt(location).slice()));
+  }
+
+  private epochAt(location: number): bigint {
+    const slab = Math.floor(location / SLOT);
+    const at = location - slab * SLOT;
+    const view = this.views[slab]!;
+    // u32 length, kind, u32 username length, username, u64 epoch
+    return view.getBigUint64(at + 9 + view.getUint32(at + 5));
+  }
+
+  // ---- writes ----
+
+  private put(record: DbRecord): void {
+    if (record.kind === 'azks') {
+      // one small record, kept as the object it is
+      this.azks = record;
+      return;
+    }
+    this.scratch.reset();
+    writeRecord(this.scratch, record);
+    this.putBytes(this.scratch.written(), record.kind === 'valueState' ? record : undefined);
+  }
+
+  /** Stores a tree node's or value state's bytes (`state`: the value state, when known). */
+  private putBytes(bytes: Uint8Array, state?: ValueStateRecord): void {
+    if (bytes[0] === RECORD_KIND.treeNode) {
+      const len = (bytes[1]! << 8) | bytes[2]!;
+      const location = this.append(bytes);
+      const slot = this.slotOf(bytes, 3, len);
+      const old = this.table[slot]!;
+      this.table[slot] = location + 1;
+      if (old !== 0) this.release(old - 1);
+      else if (++this.nodeCount * 2 > this.table.length) this.grow();
+      return;
+    }
+    const location = this.append(bytes);
+    const epoch = state?.epoch ?? this.epochAt(location);
+    const slot = this.userSlot(state?.username ?? usernameOf(bytes));
+    const entry = this.userTable[slot]!;
+    if (entry === 0) {
+      this.userTable[slot] = location + 1;
+      if (++this.userCount * 2 > this.userTable.length) this.growUsers();
+    } else if (entry > 0) {
+      const old = entry - 1;
+      if (this.epochAt(old) === epoch) {
+        this.userTable[slot] = location + 1;
+        this.release(old);
+      } else {
+        this.userLists.push([old, location]);
+        this.userTable[slot] = -this.userLists.length;
+      }
+    } else {
+      const list = this.userLists[-entry - 1]!;
+      const i = list.findIndex((l) => this.epochAt(l) === epoch);
+      if (i < 0) list.push(location);
+      else {
+        const old = list[i]!;
+        list[i] = location;
+        this.release(old);
+      }
+    }
+  }
+
+  async set(record: DbRecord): Promise<void> {
+    this.check();
+    this.put(record);
+    this.compact();
+  }
+
+  async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
+    this.check();
+    // synchronous, so no reader can observe part of the batch
+    for (const r of records) this.put(r);
+    this.compact();
+  }
+
+  /**
+   * Writes a batch of records given as bytes: `u32 count` then the records (record-codec.ts;
+   * the body of a records change in the server's replication codec), without building them
+   * as objects. Checked whole before anything is written.
+   * @throws AkdError `STORAGE_CORRUPT` for bytes that are not such a batch (nothing written)
+   */
+  async importRecords(body: Uint8Array): Promise<void> {
+    this.check();
+    const starts: number[] = [];
+    const r = new ByteReader(body);
+    try {
+      const count = r.u32();
+      for (let i = 0; i < count; i++) {
+        starts.push(r.at);
+        skipRecord(r);
+      }
+      starts.push(r.at);
+    } catch (e) {
+      throw new AkdError('STORAGE_CORRUPT', `records that cannot be read: ${(e as Error).message}`);
+    }
+    if (r.left !== 0) {
+      throw new AkdError('STORAGE_CORRUPT', `${r.left} bytes after the records`);
+    }
+    for (let i = 0; i + 1 < starts.length; i++) {
+      const bytes = body.subarray(starts[i]!, starts[i + 1]!);
+      if (bytes[0] === RECORD_KIND.azks)
+        this.azks = readRecord(new ByteReader(bytes)) as AzksRecord;
+      else this.putBytes(bytes);
+    }
+    this.compact();
+  }
+
+  /** Every record as bytes: `u32 count` then the records (what `importRecords` reads). */
+  exportRecords(): Uint8Array {
+    let count = 0;
+    let size = 4;
+    const locations: number[] = [];
+    const add = (l: number) => {
+      locations.push(l);
+      size += this.bytesAt(l).length;
+    };
+    for (const l of this.nodeLocations()) add(l);
+    for (const l of this.stateLocations()) add(l);
+    count = locations.length;
+    let azks: Uint8Array | undefined;
+    if (this.azks !== undefined) {
+      const w = new ByteWriter(32);
+      writeRecord(w, this.azks);
+      azks = w.done();
+      size += azks.length;
+      count++;
+    }
+    const out = new Uint8Array(size);
+    new DataView(out.buffer).setUint32(0, count);
+    let at = 4;
+    for (const l of locations) {
+      const bytes = this.bytesAt(l);
+      out.set(bytes, at);
+      at += bytes.length;
+    }
+    if (azks !== undefined) out.set(azks, at);
+    return out;
+  }
+
+  // ---- reads ----
+
+  private stateLocation(username: Uint8Array, epoch: bigint): number | undefined {
+    return this.userLocations(username).find((l) => this.epochAt(l) === epoch);
+  }
+
+  private statesOf(username: Uint8Array): ValueStateRecord[] {
+    return this.userLocations(username).map((l) => this.recordAt(l) as ValueStateRecord);
+  }
+
+  async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    this.check();
+    let found: DbRecord | undefined;
+    if (key.kind === 'azks') found = this.azks;
+    else {
+      const location =
+        key.kind === 'treeNode'
+          ? this.nodeLocation(key.label)
+          : this.stateLocation(key.username, key.epoch);
+      found = location === undefined ? undefined : this.recordAt(location);
+    }
+    if (found === undefined) throw notFound(`record ${fullKey(key)}`);
+    return found as RecordFor<K>;
+  }
+
+  async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    this.check();
+    const out: DbRecord[] = [];
+    // duplicate keys find the same location (or the one azks record): one record each
+    const seen = new Set<number>();
+    let azks = false;
+    for (const key of keys) {
+      if (key.kind === 'azks') {
+        if (!azks && this.azks !== undefined) out.push(this.azks);
+        azks = true;
+        continue;
+      }
+      const location =
+        key.kind === 'treeNode'
+          ? this.nodeLocation(key.label)
+          : this.stateLocation(key.username, key.epoch);
+      if (location !== undefined && !seen.has(location)) {
+        seen.add(location);
+        out.push(this.recordAt(location));
+      }
+    }
+    return out;
+  }
+
+  async batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    this.check();
+    const out = new Array<TreeNodeRecord | undefined>(labels.length);
+    for (let i = 0; i < labels.length; i++) {
+      const location = this.nodeLocation(labels[i]!);
+      out[i] = location === undefined ? undefined : (this.recordAt(location) as TreeNodeRecord);
+    }
+    return out;
+  }
+
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    this.check();
+    const states = this.statesOf(username);
+    if (states.length === 0) throw notFound(`user ${toHex(username)}`);
+    return states.sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
+  }
+
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    this.check();
+    const found = selectValueState(this.statesOf(username), flag);
+    if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
+    return found;
+  }
+
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    this.check();
+    const out = new Map<string, UserVersion>();
+    for (const username of usernames) {
+      const found = selectValueState(this.statesOf(username), flag);
+      if (found !== undefined) {
+        out.set(toHex(username), {
+          username: found.username,
+          version: found.version,
+          value: found.value,
+        });
+      }
+    }
+    return [...out.values()];
+  }
+
+  // ---- settings, audit blobs, the lock ----
+
+  async getSetting(name: string): Promise<string | undefined> {
+    this.check();
+    return this.settings.get(name);
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    this.check();
+    this.settings.set(name, value);
+  }
+
+  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
+    this.check();
+    checkAuditBlob(blob);
+    // a copy: the caller may reuse its buffers
+    this.auditBlobs.set(blob.epoch, {
+      epoch: blob.epoch,
+      previousHash: blob.previousHash.slice(),
+      currentHash: blob.currentHash.slice(),
+      data: blob.data.slice(),
+    });
+  }
+
+  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
+    this.check();
+    const out: AuditBlobInfo[] = [];
+    for (const epoch of storableEpochs(epochs)) {
+      const blob = this.auditBlobs.get(epoch);
+      if (blob !== undefined) {
+        const { previousHash, currentHash, data } = blob;
+        out.push({ epoch, previousHash, currentHash, size: data.length });
+      }
+    }
+    return out;
+  }
+
+  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
+    this.check();
+    const blob = this.auditBlobs.get(epoch);
+    if (blob === undefined) throw notFound(`audit blob of epoch ${epoch}`);
+    return blob;
+  }
+
+  async acquireWriterLock(): Promise<WriterLock> {
+    this.check();
+    if (this.locked) {
+      throw new AkdError('STORAGE_LOCKED', 'another writer holds this in-memory database');
+    }
+    this.locked = true;
+    let released = false;
+    return {
+      release: async () => {
+        if (!released) {
+          released = true;
+          this.locked = false;
+        }
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** Every setting, as `[name, value]` pairs (snapshots of the store). */
+  allSettings(): [string, string][] {
+    return [...this.settings.entries()];
+  }
+
+  /** Every stored audit blob (snapshots of the store). */
+  allAuditBlobs(): AuditBlobRecord[] {
+    return [...this.auditBlobs.values()];
+  }
+
+  /** Every stored record, as objects (tests). */
+  allRecords(): DbRecord[] {
+    const out: DbRecord[] = [];
+    if (this.azks !== undefined) out.push(this.azks);
+    for (const l of this.nodeLocations()) out.push(this.recordAt(l));
+    for (const l of this.stateLocations()) out.push(this.recordAt(l));
+    return out;
+  }
+
+  /** Bytes held in slabs, and how many of them records point at (tests, metrics). */
+  slabUsage(): { slabs: number; bytes: number; liveBytes: number } {
+    let slabs = 0;
+    let bytes = 0;
+    let liveBytes = 0;
+    for (let i = 0; i < this.slabs.length; i++) {
+      if (this.slabs[i] === undefined) continue;
+      slabs++;
+      bytes += this.slabs[i]!.length;
+      liveBytes += this.live[i]!;
+    }
+    return { slabs, bytes, liveBytes };
+  }
+}
+
+/** A hash of the label `val[at..at + 32]` of length `len` (all its bytes: murmur3's mixing). */
+function labelHash(val: Uint8Array, at: number, len: number): number {
+  let h = Math.imul(len + 1, 0x9e3779b1);
+  for (let i = at; i < at + 32; i += 4) {
+    const word = (val[i]! << 24) | (val[i + 1]! << 16) | (val[i + 2]! << 8) | val[i + 3]!;
+    h = Math.imul(h ^ Math.imul(word, 0xcc9e2d51), 0x1b873593);
+    h = (h << 13) | (h >>> 19);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** A hash of `bytes` (murmur3's mixing). */
+function bytesHash(bytes: Uint8Array): number {
+  let h = Math.imul(bytes.length + 1, 0x9e3779b1);
+  for (let i = 0; i < bytes.length; i++) {
+    h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** A value-state record's username, from its bytes (a view). */
+function usernameOf(record: Uint8Array): Uint8Array {
+  const view = new DataView(record.buffer, record.byteOffset, record.byteLength);
+  return record.subarray(5, 5 + view.getUint32(1));
+}

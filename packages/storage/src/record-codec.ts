@@ -1,0 +1,281 @@
+/**
+ * Records as bytes: the form in which `akd serve` sends a memory store's changes between its
+ * processes (the server's replication codec) and in which a PackedMemoryDatabase keeps them.
+ * Layout, all integers big-endian: a record is a kind byte (0 azks, 1 tree node, 2 value
+ * state) and its fields; a label is `u16 len || 32 bytes`; bytes are `u32 length || data`;
+ * epochs, versions and counts are u64. A tree node is `label, lastEpoch, minDescendantEpoch,
+ * parent, u8 nodeType, u8 children (1 left, 2 right), the children present, 32-byte hash`,
+ * and a tree-node record is `label, latest node, u8 has-previous, previous node`.
+ */
+
+import { NodeLabel } from '@akd-ts/core';
+import type { DbRecord, NodeType, TreeNode } from './records.js';
+
+export const RECORD_KIND = { azks: 0, treeNode: 1, valueState: 2 } as const;
+
+/** A growing byte buffer. */
+export class ByteWriter {
+  private buf: Uint8Array;
+  private view: DataView;
+  at = 0;
+
+  constructor(initialBytes = 1 << 16) {
+    this.buf = new Uint8Array(initialBytes);
+    this.view = new DataView(this.buf.buffer);
+  }
+
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    let size = Math.max(this.buf.length * 2, 64);
+    while (size < this.at + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.at));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.at++] = v;
+  }
+  u16(v: number): void {
+    this.room(2);
+    this.view.setUint16(this.at, v);
+    this.at += 2;
+  }
+  u32(v: number): void {
+    this.room(4);
+    this.view.setUint32(this.at, v);
+    this.at += 4;
+  }
+  u64(v: bigint): void {
+    this.room(8);
+    this.view.setBigUint64(this.at, v);
+    this.at += 8;
+  }
+  raw(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    this.buf.set(bytes, this.at);
+    this.at += bytes.length;
+  }
+  bytes(bytes: Uint8Array): void {
+    this.u32(bytes.length);
+    this.raw(bytes);
+  }
+  text(s: string): void {
+    this.bytes(new TextEncoder().encode(s));
+  }
+  label(l: NodeLabel): void {
+    this.u16(l.len);
+    this.raw(l.val);
+  }
+  /** The bytes written so far, as a view (valid until the next write). */
+  written(): Uint8Array {
+    return this.buf.subarray(0, this.at);
+  }
+  /** A copy of the bytes written. */
+  done(): Uint8Array {
+    return this.buf.slice(0, this.at);
+  }
+  /** Forgets what was written, keeping the buffer. */
+  reset(): void {
+    this.at = 0;
+  }
+}
+
+/** Reads what a ByteWriter wrote. Every read throws RangeError past the end. */
+export class ByteReader {
+  private readonly view: DataView;
+  at = 0;
+  constructor(
+    private readonly buf: Uint8Array,
+    at = 0,
+  ) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.at = at;
+  }
+  get left(): number {
+    return this.buf.length - this.at;
+  }
+  need(n: number): void {
+    if (this.at + n > this.buf.length) throw new RangeError('truncated record bytes');
+  }
+  u8(): number {
+    this.need(1);
+    return this.buf[this.at++]!;
+  }
+  u16(): number {
+    this.need(2);
+    const v = this.view.getUint16(this.at);
+    this.at += 2;
+    return v;
+  }
+  u32(): number {
+    this.need(4);
+    const v = this.view.getUint32(this.at);
+    this.at += 4;
+    return v;
+  }
+  u64(): bigint {
+    this.need(8);
+    const v = this.view.getBigUint64(this.at);
+    this.at += 8;
+    return v;
+  }
+  skip(n: number): void {
+    this.need(n);
+    this.at += n;
+  }
+  raw(n: number): Uint8Array {
+    this.need(n);
+    const v = this.buf.subarray(this.at, this.at + n);
+    this.at += n;
+    return v;
+  }
+  bytes(): Uint8Array {
+    return this.raw(this.u32());
+  }
+  text(): string {
+    return new TextDecoder().decode(this.bytes());
+  }
+  label(): NodeLabel {
+    const len = this.u16();
+    return new NodeLabel(this.raw(32), len);
+  }
+}
+
+function writeNode(w: ByteWriter, n: TreeNode): void {
+  w.label(n.label);
+  w.u64(n.lastEpoch);
+  w.u64(n.minDescendantEpoch);
+  w.label(n.parent);
+  w.u8(n.nodeType);
+  w.u8((n.leftChild ? 1 : 0) | (n.rightChild ? 2 : 0));
+  if (n.leftChild) w.label(n.leftChild);
+  if (n.rightChild) w.label(n.rightChild);
+  w.raw(n.hash);
+}
+
+/** Appends `r`'s bytes. */
+export function writeRecord(w: ByteWriter, r: DbRecord): void {
+  w.u8(RECORD_KIND[r.kind]);
+  switch (r.kind) {
+    case 'azks':
+      w.u64(r.latestEpoch);
+      w.u64(r.numNodes);
+      break;
+    case 'treeNode':
+      w.label(r.label);
+      writeNode(w, r.latest);
+      w.u8(r.previous ? 1 : 0);
+      if (r.previous) writeNode(w, r.previous);
+      break;
+    case 'valueState':
+      w.bytes(r.username);
+      w.u64(r.epoch);
+      w.u64(r.version);
+      w.label(r.label);
+      w.bytes(r.value);
+      break;
+  }
+}
+
+function readNode(r: ByteReader): TreeNode {
+  const label = r.label();
+  const lastEpoch = r.u64();
+  const minDescendantEpoch = r.u64();
+  const parent = r.label();
+  const nodeType = r.u8() as NodeType;
+  const children = r.u8();
+  const leftChild = children & 1 ? r.label() : undefined;
+  const rightChild = children & 2 ? r.label() : undefined;
+  return {
+    label,
+    lastEpoch,
+    minDescendantEpoch,
+    parent,
+    nodeType,
+    leftChild,
+    rightChild,
+    hash: r.raw(32),
+  };
+}
+
+/**
+ * The record at the reader's position. Its labels, hashes and byte fields are views of the
+ * reader's bytes (no copy).
+ * @throws RangeError for bytes that are not a record
+ */
+export function readRecord(r: ByteReader): DbRecord {
+  const kind = r.u8();
+  switch (kind) {
+    case RECORD_KIND.azks:
+      return { kind: 'azks', latestEpoch: r.u64(), numNodes: r.u64() };
+    case RECORD_KIND.treeNode: {
+      const label = r.label();
+      const latest = readNode(r);
+      const previous = r.u8() === 1 ? readNode(r) : undefined;
+      return { kind: 'treeNode', label, latest, previous };
+    }
+    case RECORD_KIND.valueState:
+      return {
+        kind: 'valueState',
+        username: r.bytes(),
+        epoch: r.u64(),
+        version: r.u64(),
+        label: r.label(),
+        value: r.bytes(),
+      };
+    default:
+      throw new RangeError(`unknown record kind ${kind} in record bytes`);
+  }
+}
+
+const NODE_TYPES = new Set<number>([1, 2, 3]);
+
+function skipLabel(r: ByteReader): void {
+  if (r.u16() > 256) throw new RangeError('a label longer than 256 bits in record bytes');
+  r.skip(32);
+}
+
+function skipNode(r: ByteReader): void {
+  skipLabel(r);
+  r.skip(16);
+  skipLabel(r);
+  if (!NODE_TYPES.has(r.u8())) throw new RangeError('an unknown node type in record bytes');
+  const children = r.u8();
+  if (children > 3) throw new RangeError('an unknown children flag in record bytes');
+  if (children & 1) skipLabel(r);
+  if (children & 2) skipLabel(r);
+  r.skip(32);
+}
+
+/**
+ * Moves the reader past one record, checking everything `readRecord` would need to read it
+ * back (kinds, flags, label lengths, that the bytes are there), and returns its kind.
+ * @throws RangeError for bytes that are not a record
+ */
+export function skipRecord(r: ByteReader): number {
+  const kind = r.u8();
+  switch (kind) {
+    case RECORD_KIND.azks:
+      r.skip(16);
+      break;
+    case RECORD_KIND.treeNode: {
+      skipLabel(r);
+      skipNode(r);
+      const previous = r.u8();
+      if (previous > 1) throw new RangeError('an unknown previous flag in record bytes');
+      if (previous === 1) skipNode(r);
+      break;
+    }
+    case RECORD_KIND.valueState:
+      r.skip(r.u32());
+      r.skip(16);
+      skipLabel(r);
+      r.skip(r.u32());
+      break;
+    default:
+      throw new RangeError(`unknown record kind ${kind} in record bytes`);
+  }
+  return kind;
+}
