@@ -9,7 +9,7 @@
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { configurationByName } from '@akd-ts/core';
@@ -17,7 +17,6 @@ import { StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
 import { buildWriterApp } from '../writer/writer-app.js';
 import type { FromChild, ServeConfig, WriterView } from './messages.js';
-import { lowerPriority } from './priority.js';
 
 export interface WriterRoleOptions {
   config: ServeConfig;
@@ -61,10 +60,8 @@ export function releaseMemory(directory: Directory, logger: Logger): void {
 export async function startWriterRole(options: WriterRoleOptions): Promise<WriterRole> {
   const { config, logger, send } = options;
   try {
-    // every thread, V8's own included; those started from now on (VRF and tree workers,
-    // libuv's pool) inherit it
-    const lowered = lowerPriority(config.writerNice ?? 10);
-    logger.debug(lowered, 'writer priority lowered');
+    // threads started from now on (VRF workers, libuv) inherit this priority
+    setPriority(config.writerNice ?? 10);
   } catch (e) {
     logger.warn({ err: e }, 'cannot lower the writer priority');
   }
