@@ -4,17 +4,10 @@
  * store forgets everything when the process ends.
  */
 
-import { AkdError, toHex, type NodeLabel } from '@akd-ts/core';
-import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
-import type {
-  AuditBlobInfo,
-  AuditBlobRecord,
-  Database,
-  DbSetState,
-  UserVersion,
-  WriterLock,
-} from './database.js';
+import { toHex, type NodeLabel } from '@akd-ts/core';
+import type { Database, DbSetState, UserVersion } from './database.js';
 import { notFound } from './errors.js';
+import { InProcessStore } from './in-process-store.js';
 import {
   fullKey,
   recordFullKey,
@@ -36,19 +29,10 @@ import {
  * await db.set({ kind: 'azks', latestEpoch: 0n, numNodes: 1n });
  * ```
  */
-export class MemoryDatabase implements Database {
+export class MemoryDatabase extends InProcessStore implements Database {
   private readonly records = new Map<string, DbRecord>();
   /** username hex -> epoch -> state */
   private readonly users = new Map<string, Map<bigint, ValueStateRecord>>();
-  private readonly settings = new Map<string, string>();
-  private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
-  private locked = false;
-  private closed = false;
-
-  private check(): void {
-    if (this.closed) throw new AkdError('STORAGE_CONNECTION', 'the in-memory database is closed');
-  }
-
   private put(record: DbRecord): void {
     // records are immutable values (records.ts), so the store keeps the caller's objects
     if (record.kind === 'valueState') {
@@ -139,79 +123,6 @@ export class MemoryDatabase implements Database {
       }
     }
     return [...out.values()];
-  }
-
-  async getSetting(name: string): Promise<string | undefined> {
-    this.check();
-    return this.settings.get(name);
-  }
-
-  async setSetting(name: string, value: string): Promise<void> {
-    this.check();
-    this.settings.set(name, value);
-  }
-
-  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
-    this.check();
-    checkAuditBlob(blob);
-    // a copy: the caller may reuse its buffers
-    this.auditBlobs.set(blob.epoch, {
-      epoch: blob.epoch,
-      previousHash: blob.previousHash.slice(),
-      currentHash: blob.currentHash.slice(),
-      data: blob.data.slice(),
-    });
-  }
-
-  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
-    this.check();
-    const out: AuditBlobInfo[] = [];
-    for (const epoch of storableEpochs(epochs)) {
-      const blob = this.auditBlobs.get(epoch);
-      if (blob !== undefined) {
-        const { previousHash, currentHash, data } = blob;
-        out.push({ epoch, previousHash, currentHash, size: data.length });
-      }
-    }
-    return out;
-  }
-
-  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
-    this.check();
-    const blob = this.auditBlobs.get(epoch);
-    if (blob === undefined) throw notFound(`audit blob of epoch ${epoch}`);
-    return blob;
-  }
-
-  async acquireWriterLock(): Promise<WriterLock> {
-    this.check();
-    if (this.locked) {
-      throw new AkdError('STORAGE_LOCKED', 'another writer holds this in-memory database');
-    }
-    this.locked = true;
-    let released = false;
-    return {
-      release: async () => {
-        if (!released) {
-          released = true;
-          this.locked = false;
-        }
-      },
-    };
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-  }
-
-  /** Every setting, as `[name, value]` pairs (snapshots of the store). */
-  allSettings(): [string, string][] {
-    return [...this.settings.entries()];
-  }
-
-  /** Every stored audit blob (snapshots of the store). */
-  allAuditBlobs(): AuditBlobRecord[] {
-    return [...this.auditBlobs.values()];
   }
 
   /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */

@@ -19,16 +19,9 @@
  */
 
 import { AkdError, bytesEqual, toHex, type NodeLabel } from '@akd-ts/core';
-import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
-import type {
-  AuditBlobInfo,
-  AuditBlobRecord,
-  Database,
-  DbSetState,
-  UserVersion,
-  WriterLock,
-} from './database.js';
+import type { Database, DbSetState, UserVersion } from './database.js';
 import { notFound } from './errors.js';
+import { InProcessStore } from './in-process-store.js';
 import {
   ByteReader,
   ByteWriter,
@@ -76,7 +69,7 @@ export interface PackedMemoryOptions {
  * await db.set({ kind: 'azks', latestEpoch: 0n, numNodes: 1n });
  * ```
  */
-export class PackedMemoryDatabase implements Database {
+export class PackedMemoryDatabase extends InProcessStore implements Database {
   private readonly slabs: (Uint8Array | undefined)[] = [];
   private readonly views: (DataView | undefined)[] = [];
   /** Bytes written to each slab, and bytes of it that records still point at. */
@@ -104,24 +97,17 @@ export class PackedMemoryDatabase implements Database {
   private userCount = 0;
   private readonly userLists: number[][] = [];
   private azks: AzksRecord | undefined;
-  private readonly settings = new Map<string, string>();
-  private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
   private readonly scratch = new ByteWriter(4096);
   private readonly slabBytes: number;
-  private locked = false;
-  private closed = false;
 
   /** @throws RangeError for a slab size that is not an integer from 64 bytes to 64 MiB */
   constructor(options: PackedMemoryOptions = {}) {
+    super();
     const bytes = options.slabBytes ?? SLAB_BYTES;
     if (!Number.isInteger(bytes) || bytes < 64 || bytes > SLAB_BYTES) {
       throw new RangeError(`a slab is 64 bytes to 64 MiB, not ${bytes}`);
     }
     this.slabBytes = bytes;
-  }
-
-  private check(): void {
-    if (this.closed) throw new AkdError('STORAGE_CONNECTION', 'the in-memory database is closed');
   }
 
   // ---- slabs ----
@@ -539,81 +525,6 @@ export class PackedMemoryDatabase implements Database {
       }
     }
     return [...out.values()];
-  }
-
-  // ---- settings, audit blobs, the lock ----
-
-  async getSetting(name: string): Promise<string | undefined> {
-    this.check();
-    return this.settings.get(name);
-  }
-
-  async setSetting(name: string, value: string): Promise<void> {
-    this.check();
-    this.settings.set(name, value);
-  }
-
-  async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
-    this.check();
-    checkAuditBlob(blob);
-    // a copy: the caller may reuse its buffers
-    this.auditBlobs.set(blob.epoch, {
-      epoch: blob.epoch,
-      previousHash: blob.previousHash.slice(),
-      currentHash: blob.currentHash.slice(),
-      data: blob.data.slice(),
-    });
-  }
-
-  async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
-    this.check();
-    const out: AuditBlobInfo[] = [];
-    for (const epoch of storableEpochs(epochs)) {
-      const blob = this.auditBlobs.get(epoch);
-      if (blob !== undefined) {
-        const { previousHash, currentHash, data } = blob;
-        out.push({ epoch, previousHash, currentHash, size: data.length });
-      }
-    }
-    return out;
-  }
-
-  async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
-    this.check();
-    const blob = this.auditBlobs.get(epoch);
-    if (blob === undefined) throw notFound(`audit blob of epoch ${epoch}`);
-    return blob;
-  }
-
-  async acquireWriterLock(): Promise<WriterLock> {
-    this.check();
-    if (this.locked) {
-      throw new AkdError('STORAGE_LOCKED', 'another writer holds this in-memory database');
-    }
-    this.locked = true;
-    let released = false;
-    return {
-      release: async () => {
-        if (!released) {
-          released = true;
-          this.locked = false;
-        }
-      },
-    };
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-  }
-
-  /** Every setting, as `[name, value]` pairs (snapshots of the store). */
-  allSettings(): [string, string][] {
-    return [...this.settings.entries()];
-  }
-
-  /** Every stored audit blob (snapshots of the store). */
-  allAuditBlobs(): AuditBlobRecord[] {
-    return [...this.auditBlobs.values()];
   }
 
   /** Every stored record, as objects (tests). */
