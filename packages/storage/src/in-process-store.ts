@@ -1,13 +1,14 @@
 /**
  * What the two stores held in this process's memory (`MemoryDatabase`, records as objects;
- * `PackedMemoryDatabase`, records as bytes) share apart from their records: settings, audit
- * blobs, the writer lock and closing (spec 14.5).
+ * `PackedMemoryDatabase`, records as bytes) share: settings, audit blobs, the writer lock and
+ * closing (spec 14.5), and the user-state reads over each store's own list of a user's states.
  */
 
-import { AkdError } from '@akd-ts/core';
+import { AkdError, toHex } from '@akd-ts/core';
 import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
-import type { AuditBlobInfo, AuditBlobRecord, WriterLock } from './database.js';
+import type { AuditBlobInfo, AuditBlobRecord, UserVersion, WriterLock } from './database.js';
 import { notFound } from './errors.js';
+import { selectValueState, type ValueStateFlag, type ValueStateRecord } from './records.js';
 
 export abstract class InProcessStore {
   private readonly settings = new Map<string, string>();
@@ -18,6 +19,42 @@ export abstract class InProcessStore {
   /** @throws AkdError `STORAGE_CONNECTION` once closed */
   protected check(): void {
     if (this.closed) throw new AkdError('STORAGE_CONNECTION', 'the in-memory database is closed');
+  }
+
+  /** `username`'s value states, one per epoch, in any order (none: empty). */
+  protected abstract statesOf(username: Uint8Array): Iterable<ValueStateRecord>;
+
+  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
+    this.check();
+    const states = [...this.statesOf(username)];
+    if (states.length === 0) throw notFound(`user ${toHex(username)}`);
+    return states.sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
+  }
+
+  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
+    this.check();
+    const found = selectValueState(this.statesOf(username), flag);
+    if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
+    return found;
+  }
+
+  async getUserStateVersions(
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ): Promise<UserVersion[]> {
+    this.check();
+    const out = new Map<string, UserVersion>();
+    for (const username of usernames) {
+      const found = selectValueState(this.statesOf(username), flag);
+      if (found !== undefined) {
+        out.set(toHex(username), {
+          username: found.username,
+          version: found.version,
+          value: found.value,
+        });
+      }
+    }
+    return [...out.values()];
   }
 
   async getSetting(name: string): Promise<string | undefined> {

@@ -5,18 +5,16 @@
  */
 
 import { toHex, type NodeLabel } from '@akd-ts/core';
-import type { Database, DbSetState, UserVersion } from './database.js';
+import type { Database, DbSetState } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
 import {
   fullKey,
   recordFullKey,
-  selectValueState,
   type DbRecord,
   type RecordFor,
   type StorageKey,
   type TreeNodeRecord,
-  type ValueStateFlag,
   type ValueStateRecord,
 } from './records.js';
 
@@ -95,34 +93,8 @@ export class MemoryDatabase extends InProcessStore implements Database {
     return out;
   }
 
-  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
-    this.check();
-    const states = this.users.get(toHex(username));
-    if (states === undefined || states.size === 0) throw notFound(`user ${toHex(username)}`);
-    return [...states.values()].sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
-  }
-
-  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
-    this.check();
-    const found = selectValueState(this.users.get(toHex(username))?.values() ?? [], flag);
-    if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
-    return found;
-  }
-
-  async getUserStateVersions(
-    usernames: Uint8Array[],
-    flag: ValueStateFlag,
-  ): Promise<UserVersion[]> {
-    this.check();
-    const out = new Map<string, UserVersion>();
-    for (const username of usernames) {
-      const user = toHex(username);
-      const found = selectValueState(this.users.get(user)?.values() ?? [], flag);
-      if (found !== undefined) {
-        out.set(user, { username: found.username, version: found.version, value: found.value });
-      }
-    }
-    return [...out.values()];
+  protected statesOf(username: Uint8Array): Iterable<ValueStateRecord> {
+    return this.users.get(toHex(username))?.values() ?? [];
   }
 
   /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */

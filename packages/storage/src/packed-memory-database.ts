@@ -18,8 +18,8 @@
  * live ones.
  */
 
-import { AkdError, bytesEqual, toHex, type NodeLabel } from '@akd-ts/core';
-import type { Database, DbSetState, UserVersion } from './database.js';
+import { AkdError, bytesEqual, type NodeLabel } from '@akd-ts/core';
+import type { Database, DbSetState } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
 import {
@@ -32,13 +32,11 @@ import {
 } from './record-codec.js';
 import {
   fullKey,
-  selectValueState,
   type AzksRecord,
   type DbRecord,
   type RecordFor,
   type StorageKey,
   type TreeNodeRecord,
-  type ValueStateFlag,
   type ValueStateRecord,
 } from './records.js';
 
@@ -441,7 +439,7 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
     return this.userLocations(username).find((l) => this.epochAt(l) === epoch);
   }
 
-  private statesOf(username: Uint8Array): ValueStateRecord[] {
+  protected statesOf(username: Uint8Array): ValueStateRecord[] {
     return this.userLocations(username).map((l) => this.recordAt(l) as ValueStateRecord);
   }
 
@@ -492,39 +490,6 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
       out[i] = location === undefined ? undefined : (this.recordAt(location) as TreeNodeRecord);
     }
     return out;
-  }
-
-  async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
-    this.check();
-    const states = this.statesOf(username);
-    if (states.length === 0) throw notFound(`user ${toHex(username)}`);
-    return states.sort((a, b) => (a.epoch < b.epoch ? -1 : 1));
-  }
-
-  async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
-    this.check();
-    const found = selectValueState(this.statesOf(username), flag);
-    if (found === undefined) throw notFound(`value state of user ${toHex(username)}`);
-    return found;
-  }
-
-  async getUserStateVersions(
-    usernames: Uint8Array[],
-    flag: ValueStateFlag,
-  ): Promise<UserVersion[]> {
-    this.check();
-    const out = new Map<string, UserVersion>();
-    for (const username of usernames) {
-      const found = selectValueState(this.statesOf(username), flag);
-      if (found !== undefined) {
-        out.set(toHex(username), {
-          username: found.username,
-          version: found.version,
-          value: found.value,
-        });
-      }
-    }
-    return [...out.values()];
   }
 
   /** Every stored record, as objects (tests). */
