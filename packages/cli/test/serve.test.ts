@@ -204,20 +204,13 @@ test('--connection-spread: two proof servers with connection limits serve every 
 
 /** The command lines of this process's children that run as `role` (AKD_SERVE_ROLE). */
 function childCommandLines(role: string): string[][] {
-  const out: string[][] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
+  return childPids(role).flatMap((pid) => {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (parent !== process.pid || !env.includes(`AKD_SERVE_ROLE=${role}`)) continue;
-      out.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0'));
+      return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')];
     } catch {
-      // a process that ended meanwhile
+      return []; // a process that ended meanwhile
     }
-  }
-  return out;
+  });
 }
 
 /** The pids of this process's `akd serve` children in `role` (Linux: /proc). */

@@ -10,12 +10,12 @@ import {
   readRecord,
   skipRecord,
   writeRecord,
-  type Database,
   type DbRecord,
   type TreeNodeRecord,
   type ValueStateRecord,
 } from '@akd-ts/storage';
 import { assertRecordEqual, leafRecord, runDatabaseConformance } from '@akd-ts/storage/conformance';
+import { assertClosedRefusesEveryCall } from './closed-store.js';
 
 runDatabaseConformance('packed memory', async () => new PackedMemoryDatabase());
 
@@ -53,32 +53,7 @@ function sortRecords(records: DbRecord[]): string[] {
 test('a closed packed database refuses every call', async () => {
   const db = new PackedMemoryDatabase();
   await db.close();
-  const hash = new Uint8Array(32);
-  const azks = { kind: 'azks', latestEpoch: 1n, numNodes: 1n } as const;
-  const calls: Record<Exclude<keyof Database, 'close'>, () => Promise<unknown>> = {
-    set: () => db.set(azks),
-    batchSet: () => db.batchSet([azks]),
-    get: () => db.get({ kind: 'azks' }),
-    batchGet: () => db.batchGet([{ kind: 'azks' }]),
-    batchGetNodes: () => db.batchGetNodes([NodeLabel.root()]),
-    getUserData: () => db.getUserData(u('a')),
-    getUserState: () => db.getUserState(u('a'), { kind: 'maxEpoch' }),
-    getUserStateVersions: () => db.getUserStateVersions([u('a')], { kind: 'maxEpoch' }),
-    getSetting: () => db.getSetting('configuration'),
-    setSetting: () => db.setSetting('configuration', 'x'),
-    acquireWriterLock: () => db.acquireWriterLock(),
-    setAuditBlob: () =>
-      db.setAuditBlob({ epoch: 1n, previousHash: hash, currentHash: hash, data: hash }),
-    getAuditBlobInfos: () => db.getAuditBlobInfos([1n]),
-    getAuditBlob: () => db.getAuditBlob(1n),
-  };
-  for (const [name, call] of Object.entries(calls)) {
-    await assert.rejects(
-      call(),
-      (e: unknown) => e instanceof AkdError && e.code === 'STORAGE_CONNECTION',
-      name,
-    );
-  }
+  await assertClosedRefusesEveryCall(db, u('a'));
   await assert.rejects(db.importRecords(new Uint8Array(4)), /closed/);
 });
 

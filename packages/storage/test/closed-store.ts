@@ -1,0 +1,38 @@
+// The check that a closed store refuses every call of the Database interface, for the stores
+// tested here.
+import assert from 'node:assert/strict';
+import { AkdError, NodeLabel } from '@akd-ts/core';
+import type { Database } from '@akd-ts/storage';
+
+/** Asserts that every call of `db` (closed already) rejects with `STORAGE_CONNECTION`. */
+export async function assertClosedRefusesEveryCall(
+  db: Required<Database>,
+  username: Uint8Array,
+): Promise<void> {
+  const azks = { kind: 'azks', latestEpoch: 1n, numNodes: 1n } as const;
+  const hash = new Uint8Array(32);
+  const calls: Record<Exclude<keyof Database, 'close'>, () => Promise<unknown>> = {
+    set: () => db.set(azks),
+    batchSet: () => db.batchSet([azks]),
+    get: () => db.get({ kind: 'azks' }),
+    batchGet: () => db.batchGet([{ kind: 'azks' }]),
+    batchGetNodes: () => db.batchGetNodes([NodeLabel.root()]),
+    getUserData: () => db.getUserData(username),
+    getUserState: () => db.getUserState(username, { kind: 'maxEpoch' }),
+    getUserStateVersions: () => db.getUserStateVersions([username], { kind: 'maxEpoch' }),
+    getSetting: () => db.getSetting('configuration'),
+    setSetting: () => db.setSetting('configuration', 'x'),
+    acquireWriterLock: () => db.acquireWriterLock(),
+    setAuditBlob: () =>
+      db.setAuditBlob({ epoch: 1n, previousHash: hash, currentHash: hash, data: hash }),
+    getAuditBlobInfos: () => db.getAuditBlobInfos([1n]),
+    getAuditBlob: () => db.getAuditBlob(1n),
+  };
+  for (const [name, call] of Object.entries(calls)) {
+    await assert.rejects(
+      call(),
+      (e: unknown) => e instanceof AkdError && e.code === 'STORAGE_CONNECTION',
+      name,
+    );
+  }
+}
