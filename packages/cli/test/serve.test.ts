@@ -253,7 +253,11 @@ test(
     const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
     assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
     for (const workers of [2, 1]) {
-      const server = await serving(['--db', db, '--workers', String(workers)], env);
+      // the writer never sleeps here: the test kills it
+      const server = await serving(
+        ['--db', db, '--workers', String(workers), '--writer-sleep', '0'],
+        env,
+      );
       let epoch = Number((await (await fetch(`${server.url}/v1/epoch`)).json()).epoch);
       const published: string[] = [];
       const publish = async (label: string) => {
@@ -325,6 +329,57 @@ test(
 );
 
 test(
+  "a memory store's idle writer stops, and the next publish starts it again from a proof server's replica",
+  { skip: process.platform !== 'linux' && 'reads /proc' },
+  async () => {
+    const db = store();
+    const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
+    assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
+    const server = await serving(['--db', db, '--workers', '2', '--writer-sleep', '300'], env);
+    const publish = (label: string) =>
+      fetch(`${server.url}/v1/publish`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ updates: [{ label, value: `${label}-key` }] }),
+      });
+    const asleep = () => childPids('writer').length === 0;
+    await eventually('the idle writer stopped', asleep);
+    // asleep is no problem: the proof servers stay ready
+    assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    const first = await publish('a');
+    assert.equal(first.status, 200, await first.clone().text());
+    assert.equal((await first.json()).epoch, '1');
+    await eventually('asleep again', asleep);
+    // two publishes at once wake one writer, which does both
+    const both = await Promise.all([publish('b'), publish('c')]);
+    assert.deepEqual(
+      both.map((r) => r.status),
+      [200, 200],
+    );
+    const epochs = await Promise.all(both.map(async (r) => (await r.json()).epoch));
+    assert.deepEqual(epochs.sort(), ['2', '3']);
+    for (const label of ['a', 'b', 'c']) {
+      const res = await fetch(`${server.url}/v1/lookup/${label}`);
+      assert.equal(res.status, 200);
+      assert.equal((await res.json()).claimed.value.text, `${label}-key`);
+    }
+    await eventually('asleep once more', asleep);
+    const { code, stdout, stderr } = await server.stop();
+    assert.equal(code, 0, stderr);
+    // never reported as a crash; woken after the first publish, the writer took a proof
+    // server's replica (woken before it, the store as the cluster started)
+    assert.equal(
+      stdout.match(/the writer process starts from a snapshot of a running proof server's/g)
+        ?.length,
+      1,
+      stdout,
+    );
+    assert.doesNotMatch(stdout, /exited .*starting it again/);
+    assert.match(stderr, /stops after 300 ms without a publish/);
+  },
+);
+
+test(
   '--proof-heap-mb: proof servers over SQLite and memory stores start with that V8 heap limit, the writer without',
   {
     skip: process.platform !== 'linux' && 'reads /proc',
@@ -335,7 +390,10 @@ test(
     const memory = store();
     for (const db of [sqlite, memory]) {
       await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env });
-      const server = await serving(['--db', db, '--workers', '2', '--proof-heap-mb', '96'], env);
+      const server = await serving(
+        ['--db', db, '--workers', '2', '--proof-heap-mb', '96', '--writer-sleep', '0'],
+        env,
+      );
       assert.equal((await fetch(`${server.url}/v1/epoch`)).status, 200);
       const limited = (argv: string[]) => argv.some((a) => a.startsWith('--max-old-space-size'));
       const proofs = childCommandLines('proof');

@@ -46,4 +46,8 @@ export type {
 export { DEFAULT_PROOF_HEAP_MB, startCluster } from './cluster/launcher.js';
 export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
 export type { ServeConfig, WriterView } from './cluster/messages.js';
-export { DEFAULT_MEMORY_PROOF_CACHE_BYTES, DEFAULT_PROOF_CACHE_BYTES } from './cluster/messages.js';
+export {
+  DEFAULT_MEMORY_PROOF_CACHE_BYTES,
+  DEFAULT_PROOF_CACHE_BYTES,
+  DEFAULT_WRITER_SLEEP_MS,
+} from './cluster/messages.js';

@@ -1,8 +1,12 @@
 // A memory store's changes as bytes (replication/codec.ts, replica.ts): replicas take records
-// as the bytes they are, snapshots of packed and object stores hold the same, large batches
-// are cut into steps with the azks record last, and bytes that are not changes write nothing.
+// as the bytes they are, snapshots of packed and object stores hold the same (in memory and as
+// files written piece by piece), large batches are cut into pieces with the azks record last,
+// and bytes that are not changes write nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { NodeLabel } from '@akd-ts/core';
 import {
   ByteReader,
@@ -12,8 +16,16 @@ import {
   type DbRecord,
 } from '@akd-ts/storage';
 import { leafRecord } from '@akd-ts/storage/conformance';
-import { encodeChanges, readChanges, recordsChange } from '../src/replication/codec.js';
-import { applyChanges, replicaOf, snapshotOf, stepsOf } from '../src/replication/replica.js';
+import { encodeChanges } from '../src/replication/codec.js';
+import {
+  RecordingDatabase,
+  applyChanges,
+  piecesOf,
+  readSnapshotFile,
+  replicaOf,
+  snapshotOf,
+  writeSnapshotFile,
+} from '../src/replication/replica.js';
 
 function leaf(i: number): DbRecord {
   const val = new Uint8Array(32);
@@ -61,29 +73,102 @@ test('snapshots of an object store and of a packed one make the same replica', a
   assert.deepEqual(fromPacked.allSettings(), [['configuration', 'whatsapp_v1']]);
 });
 
-test('a large batch is cut into steps of chunkSize records, its azks record last', () => {
+test('a large batch is cut into pieces of at most the given records, its azks record last', async () => {
   const records = [leaf(1), azks(5n), ...Array.from({ length: 9 }, (_, i) => leaf(i + 2))];
-  const change = encodeChanges([{ kind: 'records', records }]);
-  const [raw] = readChanges(change);
-  assert.equal(raw?.kind, 'records');
-  const body = (raw as { body: Uint8Array }).body;
-  assert.deepEqual(stepsOf(body, 11), [body], 'small enough: one step, as it is');
-  const steps = stepsOf(body, 4);
-  const kinds = steps.map((step) => {
-    const r = new ByteReader(step);
-    const count = r.u32();
-    const out: string[] = [];
-    for (let i = 0; i < count; i++) out.push(readRecord(r).kind);
-    assert.equal(r.left, 0);
-    return out;
-  });
-  assert.deepEqual(kinds, [
+  assert.deepEqual(piecesOf(records, 11), [records], 'small enough: one piece, as it is');
+  const kinds = (pieces: DbRecord[][]) => pieces.map((p) => p.map((r) => r.kind));
+  assert.deepEqual(kinds(piecesOf(records, 4)), [
     ['treeNode', 'treeNode', 'treeNode', 'treeNode'],
     ['treeNode', 'treeNode', 'treeNode', 'treeNode'],
     ['treeNode', 'treeNode'],
     ['azks'],
   ]);
-  assert.deepEqual(recordsChange(body), change);
+  assert.deepEqual(
+    kinds(piecesOf(records.slice(2), 3)),
+    [
+      ['treeNode', 'treeNode', 'treeNode'],
+      ['treeNode', 'treeNode', 'treeNode'],
+      ['treeNode', 'treeNode', 'treeNode'],
+    ],
+    'no azks record: no last piece for it',
+  );
+
+  // the writer's store sends one change a piece, and a replica fed them holds the batch
+  const changes: Uint8Array[] = [];
+  const recording = new RecordingDatabase(new PackedMemoryDatabase(), (c) => changes.push(c), 4);
+  await recording.batchSet(records);
+  assert.equal(changes.length, 4);
+  const replica = new PackedMemoryDatabase();
+  for (const c of changes) await applyChanges(replica, c);
+  assert.equal(replica.allRecords().length, records.length);
+  assert.equal((await replica.get({ kind: 'azks' })).latestEpoch, 5n);
+});
+
+test('exported records in pieces import to the same store as the records exported whole', async () => {
+  const db = new PackedMemoryDatabase();
+  await db.batchSet([azks(9n), ...Array.from({ length: 50 }, (_, i) => leaf(i))]);
+  const whole = db.exportRecords();
+  const pieces = [...db.exportRecordPieces(1_000)];
+  assert.ok(pieces.length > 3, `${pieces.length} pieces`);
+  for (const p of pieces.slice(0, -1)) assert.ok(p.length <= 1_000, `a piece of ${p.length} bytes`);
+  const count = (p: Uint8Array) => new DataView(p.buffer, p.byteOffset).getUint32(0);
+  assert.equal(
+    pieces.reduce((n, p) => n + count(p), 0),
+    51,
+  );
+  const last = new ByteReader(pieces.at(-1)!);
+  const kinds: string[] = [];
+  for (let i = count(pieces.at(-1)!), _ = last.u32(); i > 0; i--) kinds.push(readRecord(last).kind);
+  assert.equal(kinds.at(-1), 'azks', 'the azks record is in the last piece');
+  // a record larger than the bound is a piece of its own (the azks record joins the last)
+  assert.deepEqual([...db.exportRecordPieces(10)].map(count), [...Array(49).fill(1), 2]);
+  const fromPieces = new PackedMemoryDatabase();
+  for (const p of pieces) await fromPieces.importRecords(p);
+  assert.deepEqual(fromPieces.exportRecords(), whole);
+  assert.deepEqual([...new PackedMemoryDatabase().exportRecordPieces(1_000)].map(count), [0]);
+});
+
+test('a snapshot file holds what an in-memory snapshot holds, and is removed once read', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'akd-snapshot-'));
+  try {
+    for (const db of [
+      await filled(new MemoryDatabase()),
+      await filled(new PackedMemoryDatabase()),
+    ]) {
+      const file = join(dir, `s-${db.constructor.name}`);
+      let turns = 0;
+      await writeSnapshotFile(db, file, async () => {
+        turns++;
+      });
+      assert.equal(turns, db instanceof PackedMemoryDatabase ? 1 : 0);
+      await assert.rejects(writeSnapshotFile(db, file), { code: 'EEXIST' }, 'never overwritten');
+      assert.ok(readFileSync(file).length > 0);
+      const replica = await readSnapshotFile(file);
+      assert.equal(existsSync(file), false);
+      assert.deepEqual(await contents(replica), await contents(await replicaOf(snapshotOf(db))));
+    }
+    // a file that is not a snapshot: the change bytes' error, and the file is gone anyway
+    const bad = join(dir, 'bad');
+    writeFileSync(bad, Uint8Array.of(9));
+    await assert.rejects(readSnapshotFile(bad), RangeError);
+    assert.equal(existsSync(bad), false);
+    // a failure while writing removes the file
+    const broken = join(dir, 'broken');
+    await assert.rejects(
+      writeSnapshotFile(await filled(new PackedMemoryDatabase()), broken, async () => {
+        throw new Error('the disk is full');
+      }),
+      /the disk is full/,
+    );
+    assert.equal(existsSync(broken), false);
+    // a folder that does not exist: nothing written, the file system's error
+    await assert.rejects(
+      writeSnapshotFile(await filled(new PackedMemoryDatabase()), join(dir, 'none', 'x')),
+      { code: 'ENOENT' },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('change bytes that cannot be read write nothing: RangeError before the first write', async () => {

@@ -157,3 +157,73 @@ test('a writer without its lock, or not running, is a 503 with Retry-After, and 
   state = { socketPath, problem: undefined };
   assert.equal((await fetch(`${url}/readyz`)).status, 200);
 });
+
+test('a sleeping writer is woken before the body is read; a refused socket wakes it once', async () => {
+  const body = JSON.stringify({ updates: [{ label: 'sleeper', value: 's1' }] });
+  const apps: FastifyInstance[] = [];
+  /** A proof server whose writer client wakes the writer with `wake`; POSTs `text`. */
+  const through = async (client: WriterClient, text = body) => {
+    const proof = await buildApp({
+      directory: reader,
+      publishToken: TOKEN,
+      writer: client,
+      processMetrics: false,
+    });
+    apps.push(proof);
+    const at = await proof.listen({ port: 0, host: '127.0.0.1' });
+    return fetch(`${at}/v1/publish`, { method: 'POST', headers: auth, body: text });
+  };
+  const message = async (res: Response) =>
+    ((await res.json()) as { error: { message: string } }).error.message;
+  const gone = join(dir, 'gone.sock');
+  try {
+    const wakes: (string | undefined)[] = [];
+    let view: WriterState = { socketPath: undefined, problem: undefined, asleep: true };
+    const client = new WriterClient(
+      () => view,
+      async (refused) => {
+        wakes.push(refused);
+        view = { socketPath, problem: undefined };
+      },
+    );
+    assert.equal(client.problem(), undefined, 'asleep is no problem: the server stays ready');
+    const woken = await through(client);
+    assert.equal(woken.status, 200, await woken.clone().text());
+    assert.deepEqual(wakes, [undefined]);
+
+    // the writer went to sleep as the publish came: its socket is refused, it is woken again
+    view = { socketPath: gone, problem: undefined };
+    const retried = await through(
+      client,
+      JSON.stringify({ updates: [{ label: 'sleeper', value: 's2' }] }),
+    );
+    assert.equal(retried.status, 200, await retried.clone().text());
+    assert.deepEqual(wakes, [undefined, gone]);
+
+    // refused again after waking: a 503, never a loop
+    view = { socketPath: gone, problem: undefined };
+    const twice = await through(
+      new WriterClient(
+        () => view,
+        async () => {},
+      ),
+    );
+    assert.equal(twice.status, 503);
+    assert.match(await message(twice), /ENOENT; it may be restarting/);
+
+    // woken, but the writer could not start: a 503 naming why
+    view = { socketPath: undefined, problem: undefined, asleep: true };
+    const exited = await through(
+      new WriterClient(
+        () => view,
+        async () => {
+          view = { socketPath: undefined, problem: 'the writer process exited (code 1)' };
+        },
+      ),
+    );
+    assert.equal(exited.status, 503);
+    assert.match(await message(exited), /the writer process exited/);
+  } finally {
+    for (const a of apps) await a.close();
+  }
+});

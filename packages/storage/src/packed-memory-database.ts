@@ -403,34 +403,49 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
 
   /** Every record as bytes: `u32 count` then the records (what `importRecords` reads). */
   exportRecords(): Uint8Array {
-    let count = 0;
-    let size = 4;
-    const locations: number[] = [];
-    const add = (l: number) => {
-      locations.push(l);
-      size += this.bytesAt(l).length;
-    };
-    for (const l of this.nodeLocations()) add(l);
-    for (const l of this.stateLocations()) add(l);
-    count = locations.length;
+    return this.exportRecordPieces(Infinity).next().value!;
+  }
+
+  /**
+   * Every record as bytes in pieces of at most about `maxBytes` (one record may exceed it),
+   * each `u32 count` then records, the azks record in the last: importing them in order
+   * gives what `exportRecords` gives. The store must not be written while they are taken (its
+   * records move when slabs are compacted); a snapshot written piece by piece keeps one piece
+   * in memory at a time instead of the whole store.
+   */
+  *exportRecordPieces(maxBytes: number): Generator<Uint8Array, void, undefined> {
+    const locations = [...this.nodeLocations(), ...this.stateLocations()];
     let azks: Uint8Array | undefined;
     if (this.azks !== undefined) {
       const w = new ByteWriter(32);
       writeRecord(w, this.azks);
       azks = w.done();
-      size += azks.length;
-      count++;
     }
-    const out = new Uint8Array(size);
-    new DataView(out.buffer).setUint32(0, count);
-    let at = 4;
-    for (const l of locations) {
-      const bytes = this.bytesAt(l);
-      out.set(bytes, at);
-      at += bytes.length;
-    }
-    if (azks !== undefined) out.set(azks, at);
-    return out;
+    let from = 0;
+    do {
+      let to = from;
+      let size = 4;
+      while (
+        to < locations.length &&
+        (to === from || size + this.bytesAt(locations[to]!).length <= maxBytes)
+      ) {
+        size += this.bytesAt(locations[to]!).length;
+        to++;
+      }
+      const last = to === locations.length;
+      if (last && azks !== undefined) size += azks.length;
+      const out = new Uint8Array(size);
+      new DataView(out.buffer).setUint32(0, to - from + (last && azks !== undefined ? 1 : 0));
+      let at = 4;
+      for (let i = from; i < to; i++) {
+        const bytes = this.bytesAt(locations[i]!);
+        out.set(bytes, at);
+        at += bytes.length;
+      }
+      if (last && azks !== undefined) out.set(azks, at);
+      yield out;
+      from = to;
+    } while (from < locations.length);
   }
 
   // ---- reads ----

@@ -20,6 +20,7 @@ import {
   DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_HEAP_MB,
+  DEFAULT_WRITER_SLEEP_MS,
   demoEpochs,
   startCluster,
   type RunningCluster,
@@ -62,57 +63,67 @@ interface ServeOptions {
   drain: string;
   cacheMb?: string;
   proofHeapMb?: string;
+  writerSleep: string;
 }
 
-function parsePort(text: string): number {
-  const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(port >= 0 && port <= 65_535)) {
-    throw new UsageError(`--port: expected 0 to 65535, got ${quote(text)}`);
-  }
-  return port;
-}
-
-/** --workers: 1 to 256 proof server processes (default: the available cores). */
-function parseWorkers(text: string | undefined): number {
-  if (text === undefined) return availableParallelism();
-  const n = /^[0-9]{1,3}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1 && n <= 256)) {
-    throw new UsageError(`--workers: expected 1 to 256 processes, got ${quote(text)}`);
+/**
+ * `text` (an option's value) as a whole number from `min` to `max`, or 0 when `zero` allows
+ * it below `min`.
+ * @throws UsageError naming the option and what it expects (`expects`)
+ */
+function wholeNumber(
+  option: string,
+  text: string,
+  range: { min: number; max: number; zero?: boolean; expects: string },
+): number {
+  const n = /^[0-9]{1,10}$/.test(text) ? Number(text) : NaN;
+  if (!((n >= range.min && n <= range.max) || (range.zero === true && n === 0))) {
+    throw new UsageError(`${option}: expected ${range.expects}, got ${quote(text)}`);
   }
   return n;
 }
 
+const parsePort = (text: string) =>
+  wholeNumber('--port', text, { min: 0, max: 65_535, expects: '0 to 65535' });
+
+/** --workers: 1 to 256 proof server processes (default: the available cores). */
+const parseWorkers = (text: string | undefined) =>
+  text === undefined
+    ? availableParallelism()
+    : wholeNumber('--workers', text, { min: 1, max: 256, expects: '1 to 256 processes' });
+
 /** --cache-mb: each proof server's record cache, 0 (none) to 65,536 MiB; in bytes. */
-function parseCacheMb(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const mb = /^[0-9]{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(mb >= 0 && mb <= 65_536)) {
-    throw new UsageError(`--cache-mb: expected 0 to 65536 (MiB), got ${quote(text)}`);
-  }
-  return mb * 1024 * 1024;
-}
+const parseCacheMb = (text: string | undefined) =>
+  text === undefined
+    ? undefined
+    : wholeNumber('--cache-mb', text, { min: 0, max: 65_536, expects: '0 to 65536 (MiB)' }) *
+      1024 *
+      1024;
 
 /** --proof-heap-mb: each proof server's V8 heap limit, 0 (V8's own) or 64 to 65,536 MiB. */
-function parseProofHeapMb(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const mb = /^[0-9]{1,5}$/.test(text) ? Number(text) : NaN;
-  if (!(mb === 0 || (mb >= 64 && mb <= 65_536))) {
-    throw new UsageError(`--proof-heap-mb: expected 0 or 64 to 65536 (MiB), got ${quote(text)}`);
-  }
-  return mb;
-}
+const parseProofHeapMb = (text: string | undefined) =>
+  text === undefined
+    ? undefined
+    : wholeNumber('--proof-heap-mb', text, {
+        min: 64,
+        max: 65_536,
+        zero: true,
+        expects: '0 or 64 to 65536 (MiB)',
+      });
 
-function parseDrain(text: string): number {
-  const ms = /^[0-9]{1,7}$/.test(text) ? Number(text) : NaN;
-  if (!(ms >= 0)) throw new UsageError(`--drain: expected milliseconds, got ${quote(text)}`);
-  return ms;
-}
+const parseDrain = (text: string) =>
+  wholeNumber('--drain', text, { min: 0, max: 9_999_999, expects: 'milliseconds' });
 
-function parsePoll(text: string): number {
-  const ms = /^[0-9]{1,9}$/.test(text) ? Number(text) : NaN;
-  if (!(ms >= 10)) throw new UsageError(`--poll: expected at least 10 (ms), got ${quote(text)}`);
-  return ms;
-}
+const parsePoll = (text: string) =>
+  wholeNumber('--poll', text, { min: 10, max: 999_999_999, expects: 'at least 10 (ms)' });
+
+/** --writer-sleep: a memory store writer's idle time before it stops, 0 (never) to a day. */
+const parseWriterSleep = (text: string) =>
+  wholeNumber('--writer-sleep', text, {
+    min: 0,
+    max: 86_400_000,
+    expects: '0 to 86400000 (ms)',
+  });
 
 /** The publish token: --publish-token-file, else AKD_PUBLISH_TOKEN, else none. */
 async function publishToken(opts: ServeOptions, io: CliIo): Promise<string | undefined> {
@@ -268,6 +279,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     logLevel: level,
     ...(opts.vrfThreads === undefined ? {} : { vrfThreads: vrfThreads(opts.vrfThreads) }),
     drainMs: parseDrain(opts.drain),
+    writerSleepMs: parseWriterSleep(opts.writerSleep),
   };
   const cacheBytes = parseCacheMb(opts.cacheMb);
   if (cacheBytes !== undefined) config.cacheBytes = cacheBytes;
@@ -304,7 +316,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     [
       `akd serve: ${running.url}/ (the web page), API under ${running.url}/v1/ (see /openapi.json)`,
       `store: ${store.url} (${store.config.name}), epoch ${epoch.epoch}, root hash ${epoch.rootHash}`,
-      `processes: ${workers} proof server${workers === 1 ? '' : 's'}${token === undefined ? '' : ' and a writer'}`,
+      `processes: ${workers} proof server${workers === 1 ? '' : 's'}${token === undefined ? '' : ' and a writer'}${token !== undefined && memory !== undefined && config.writerSleepMs! > 0 ? ` (which stops after ${config.writerSleepMs} ms without a publish: it holds a copy of the memory store; the next publish starts it again)` : ''}`,
       token === undefined
         ? `read-only: publishing is off; new epochs in the store are picked up every ${pollMs} ms`
         : 'publishing: on (POST /v1/publish with the bearer token, done by the writer process)',
@@ -371,6 +383,11 @@ export function addServeCommands(program: Command, io: CliIo): void {
       '--proof-heap-mb <n>',
       `each proof server's V8 heap limit, MiB, which also makes it collect garbage sooner (0: V8's own; default ${DEFAULT_PROOF_HEAP_MB})`,
     )
+    .option(
+      '--writer-sleep <ms>',
+      'a memory store: the writer process, which holds a whole copy of the store, stops after this long without a publish and starts again for the next one (0: never)',
+      String(DEFAULT_WRITER_SLEEP_MS),
+    )
     .option('--demo', 'serve a demo directory, created on first use');
   cmd.addHelpText(
     'after',
@@ -403,6 +420,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     parseDrain(opts.drain);
     parseCacheMb(opts.cacheMb);
     parseProofHeapMb(opts.proofHeapMb);
+    parseWriterSleep(opts.writerSleep);
     const token = await publishToken(opts, io);
     // serving never initialises a store; without a writer it never migrates or creates one
     // either, so a mistyped --db leaves no empty SQLite file behind

@@ -27,13 +27,16 @@
 
 import cluster from 'node:cluster';
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AkdError } from '@akd-ts/core';
 import type { MemoryDatabase } from '@akd-ts/storage';
 import { readChanges } from '../replication/codec.js';
-import { snapshotOf } from '../replication/replica.js';
+import { writeSnapshotFile } from '../replication/replica.js';
 import { ConnectionSpread, type AcceptOrder } from './connection-spread.js';
 import type { FromChild, Role, ServeConfig, ToChild, WriterView } from './messages.js';
 
@@ -104,11 +107,15 @@ interface Child {
   seq: number;
   /** A memory store's writer: the number of the last change before its own first one. */
   base: number;
+  /** A memory store: the snapshot file it was given (it removes it once read). */
+  snapshotFile?: string;
+  /** A memory store's writer, stopped because it was idle (no restart, no problem). */
+  sleeping: boolean;
 }
 
-/** A memory store's replica as change bytes, and the number of the last change it holds. */
+/** A memory store's replica in a file, and the number of the last change it holds. */
 interface Snapshot {
-  snapshot: Uint8Array;
+  file: string;
   seq: number;
 }
 
@@ -208,26 +215,37 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   // A memory store lives in the children, each of which keeps a replica (packed); this process
   // keeps none. The writer's changes pass through here, numbered in the order they come, to
   // the proof servers; a child that starts gets a snapshot of a running proof server's replica
-  // (or of the writer's, when no proof server runs) and the changes after it.
+  // (or of the writer's, when no proof server runs), in a file, and the changes after it.
   const memory = options.memory !== undefined;
   /** The store as the cluster started, until its first change: for the first children. */
-  let initial = options.memory === undefined ? undefined : snapshotOf(options.memory);
+  let initial = options.memory;
   /** The number of the last change passed on. */
   let lastSeq = 0;
   let nextSnapshotId = 1;
+  /** Where snapshot files go (made on first use, removed when the cluster stops). */
+  let folder: string | undefined;
+  const snapshotPath = (id: number) => {
+    folder ??= mkdtempSync(join(tmpdir(), 'akd-serve-'));
+    return join(folder, `snapshot-${id}`);
+  };
   const snapshotWaits = new Map<
     number,
-    { source: Child; resolve: (s: Snapshot) => void; reject: (e: Error) => void }
+    { source: Child; resolve: (s: Snapshot) => void; reject: (e: Error) => void; file: string }
   >();
   const askSnapshot = (source: Child) =>
     new Promise<Snapshot>((resolve, reject) => {
       const id = nextSnapshotId++;
-      snapshotWaits.set(id, { source, resolve, reject });
-      source.send({ type: 'snapshot-request', id });
+      const file = snapshotPath(id);
+      snapshotWaits.set(id, { source, resolve, reject, file });
+      source.send({ type: 'snapshot-request', id, path: file });
     });
   const snapshotFor = async (target: Child): Promise<Snapshot> => {
     for (;;) {
-      if (initial !== undefined) return { snapshot: initial, seq: 0 };
+      if (initial !== undefined) {
+        const file = snapshotPath(nextSnapshotId++);
+        await writeSnapshotFile(initial, file);
+        return { file, seq: 0 };
+      }
       const holds = (c: Child | undefined) => c !== undefined && c !== target && c.replicating;
       const source = proofs().find(holds) ?? (holds(writer) ? writer : undefined);
       if (source === undefined) {
@@ -241,12 +259,21 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
             time: Date.now(),
             service: 'akd-server',
             role: target.role,
-            msg: `the ${target.role} process starts from a snapshot of a running ${source.role === 'writer' ? "writer's" : "proof server's"} replica of the memory store (${taken.snapshot.length} bytes, change ${taken.seq})`,
+            msg: `the ${target.role} process starts from a snapshot of a running ${source.role === 'writer' ? "writer's" : "proof server's"} replica of the memory store (change ${taken.seq})`,
           }),
         );
         return taken;
-      } catch {
-        // the source exited before it answered: another one
+      } catch (e) {
+        // the source exited before it answered, or could not write the file: another one
+        log(
+          JSON.stringify({
+            level: 40,
+            time: Date.now(),
+            service: 'akd-server',
+            role: target.role,
+            msg: `a snapshot of the memory store was not taken: ${(e as Error).message}`,
+          }),
+        );
       }
     }
   };
@@ -261,7 +288,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onMessage = (child: Child, message: FromChild, handle?: unknown) => {
     switch (message.type) {
       case 'hello': {
-        const start = (snapshot?: Uint8Array, seq?: number) => {
+        const start = (snapshotFile?: string, seq?: number) => {
           // a proof server started once the socket is kept here listens on a copy of it
           const copy = child.role === 'proof' ? socket : undefined;
           child.send(
@@ -271,7 +298,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
               config,
               secretKey,
               ...(child.role === 'proof' ? { writer: writerView } : {}),
-              ...(snapshot === undefined ? {} : { snapshot, seq }),
+              ...(snapshotFile === undefined ? {} : { snapshotFile, seq }),
               ...(copy === undefined ? {} : { socket: true }),
             },
             copy,
@@ -282,12 +309,16 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
           // in the memory queue: the snapshot holds every change passed on before it (and
           // a writer's may hold later ones, which are then not passed on to this child)
           inMemoryOrder(async () => {
-            const { snapshot, seq } = await snapshotFor(child);
-            if (child.exited) return;
+            const { file, seq } = await snapshotFor(child);
+            if (child.exited) {
+              rmSync(file, { force: true });
+              return;
+            }
             child.replicating = true;
             child.seq = seq;
             child.base = lastSeq;
-            start(snapshot, seq);
+            child.snapshotFile = file;
+            start(file, seq);
           });
         }
         break;
@@ -310,11 +341,30 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         const wait = snapshotWaits.get(message.id);
         if (wait === undefined || wait.source !== child) break;
         snapshotWaits.delete(message.id);
+        if (message.error !== undefined) {
+          wait.reject(new Error(`the ${child.role} process: ${message.error}`));
+          break;
+        }
         // a writer counts the changes it made since it started
         const seq = child.role === 'writer' ? child.base + message.seq : message.seq;
-        wait.resolve({ snapshot: message.snapshot, seq });
+        wait.resolve({ file: wait.file, seq });
         break;
       }
+      case 'idle':
+        // a memory store's writer idle for its sleep time: it stops, giving back its copy of
+        // the store; proof servers wake it (through here) for the next publish
+        if (!memory || stopping || child !== writer || child.sleeping) break;
+        child.sleeping = true;
+        writerAsleep = true;
+        relayWriter({ socketPath: undefined, problem: undefined, asleep: true });
+        child.send({ type: 'stop' });
+        break;
+      case 'wake-writer':
+        if (!writerAsleep || stopping) break;
+        writerAsleep = false;
+        // the writer going to sleep is started again once it has exited
+        if (writer === undefined) start('writer');
+        break;
       case 'listening':
         url ??= message.url;
         listening.add(child);
@@ -375,6 +425,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   };
   const listening = new Set<Child>();
   let writerReady: (() => void) | undefined;
+  /** A memory store's writer is stopped while idle (or stopping so); a publish wakes it. */
+  let writerAsleep = false;
 
   const start = (role: Role) => {
     const worker = role === 'proof' ? cluster.fork({ AKD_SERVE_ROLE: role }) : undefined;
@@ -399,6 +451,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       replicating: false,
       seq: 0,
       base: 0,
+      sleeping: false,
     };
     children.add(child);
     if (role === 'writer') writer = child;
@@ -411,9 +464,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
     child.exited = true;
     children.delete(child);
+    if (child.snapshotFile !== undefined) rmSync(child.snapshotFile, { force: true });
     for (const [id, wait] of snapshotWaits) {
       if (wait.source !== child) continue;
       snapshotWaits.delete(id);
+      rmSync(wait.file, { force: true });
       wait.reject(new Error(`the ${child.role} process exited`));
     }
     listening.delete(child);
@@ -424,6 +479,12 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     }
     if (stopping) {
       if (children.size === 0) finish(fatal === undefined ? 0 : 1);
+      return;
+    }
+    if (child.sleeping && code === 0) {
+      writer = undefined;
+      // a publish came while it was stopping: it starts again
+      if (!writerAsleep) start('writer');
       return;
     }
     const how = signal !== null ? `signal ${signal}` : `code ${code}`;
@@ -463,6 +524,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       void done.then(() => {
         secretKey.fill(0);
         socket?.close();
+        if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
       });
       for (const [id] of acks) settleAck(id);
       for (const child of children) child.send({ type: 'stop' });

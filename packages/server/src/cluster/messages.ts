@@ -32,6 +32,12 @@ export interface ServeConfig {
   /** How long a stopping proof server keeps answering after it reports not ready, ms. */
   drainMs?: number;
   /**
+   * A memory store: the writer process stops after this long without a publish (it holds a
+   * whole copy of the store), and the next publish starts it again from a snapshot of a proof
+   * server's replica; 0 keeps it running. Default {@link DEFAULT_WRITER_SLEEP_MS}.
+   */
+  writerSleepMs?: number;
+  /**
    * Bound on each proof server's record cache, bytes of spec 14.3's accounting (default
    * {@link DEFAULT_PROOF_CACHE_BYTES}, {@link DEFAULT_MEMORY_PROOF_CACHE_BYTES} over a memory
    * store); 0 turns the cache off (every read goes to the store).
@@ -58,6 +64,13 @@ export const DEFAULT_PROOF_CACHE_BYTES = 16 * 1024 * 1024;
  */
 export const DEFAULT_MEMORY_PROOF_CACHE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * How long a memory store's writer waits for a publish before it stops, ms. A publish that
+ * wakes it waits about as long as the writer takes to start and load the store (2-4 s for
+ * 224,000 labels).
+ */
+export const DEFAULT_WRITER_SLEEP_MS = 10_000;
+
 export type Role = 'proof' | 'writer';
 
 /** Primary -> child. */
@@ -69,8 +82,11 @@ export type ToChild =
       secretKey: Uint8Array;
       /** The writer's state when a proof server starts. */
       writer?: WriterView;
-      /** The store's records, for a memory store (see replication/). */
-      snapshot?: Uint8Array;
+      /**
+       * A memory store: the file holding the snapshot to start from (see replication/),
+       * which the child removes once read.
+       */
+      snapshotFile?: string;
       /** The number of the last change the snapshot holds (a memory store). */
       seq?: number;
       /** A proof server listens on the listening socket sent with this message. */
@@ -80,8 +96,8 @@ export type ToChild =
   | { type: 'epoch'; id: number; epoch: string }
   /** A memory store's change, as the writer made it, numbered by the primary (replication/). */
   | { type: 'changes'; changes: Uint8Array; seq: number }
-  /** A memory store: send a snapshot of your replica. */
-  | { type: 'snapshot-request'; id: number }
+  /** A memory store: write a snapshot of your replica to the new file `path`. */
+  | { type: 'snapshot-request'; id: number; path: string }
   | { type: 'epoch-acked'; id: number }
   /**
    * A proof server's limit of connections and, with `start`, an order to accept again, sent
@@ -99,10 +115,15 @@ export type FromChild =
   | { type: 'published'; id: number; epoch: string }
   | { type: 'changes'; changes: Uint8Array }
   /**
-   * A memory store's replica, as asked: `seq` is the number of the last change it holds (a
-   * proof server), or how many changes this writer has sent (the writer).
+   * A memory store's replica, written as asked (or `error`: why not): `seq` is the number of
+   * the last change it holds (a proof server), or how many changes this writer has sent (the
+   * writer).
    */
-  | { type: 'snapshot'; id: number; snapshot: Uint8Array; seq: number }
+  | { type: 'snapshot'; id: number; seq: number; error?: string }
+  /** A memory store's writer, idle for its sleep time: it may be stopped. */
+  | { type: 'idle' }
+  /** A proof server has a publish for the writer, which is asleep. */
+  | { type: 'wake-writer' }
   | { type: 'epoch-seen'; id: number }
   /** A proof server's open connections, when the count changed. */
   | { type: 'connections'; count: number }
@@ -117,4 +138,9 @@ export interface WriterView {
   socketPath: string | undefined;
   /** Why it cannot publish, or undefined when it can. */
   problem: string | undefined;
+  /**
+   * A memory store's writer stopped while idle (`writerSleepMs`): no process, no problem; a
+   * publish asks the primary to start it again and waits for its socket.
+   */
+  asleep?: boolean;
 }

@@ -13,7 +13,8 @@ import { configurationByName } from '@akd-ts/core';
 import { StorageManager, type CacheOptions, type Database } from '@akd-ts/storage';
 import { InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
 import { startServer } from '../listen.js';
-import { WriterClient } from '../writer/writer-client.js';
+import { HttpError } from '../errors.js';
+import { WriterClient, type WakeWriter } from '../writer/writer-client.js';
 import { gateAccepting } from './accept-gate.js';
 import {
   DEFAULT_MEMORY_PROOF_CACHE_BYTES,
@@ -57,6 +58,12 @@ export function proofCache(bytes: number | undefined, memory = false): CacheOpti
   return limit === 0 ? false : { memoryLimitBytes: limit };
 }
 
+/**
+ * How long a publish waits for a sleeping writer to start, ms: a memory store's writer loads
+ * a snapshot of the whole store first (a few seconds for hundreds of thousands of labels).
+ */
+const WAKE_TIMEOUT_MS = 60_000;
+
 /** Starts a proof server over `options.db`. */
 export async function startProofRole(options: ProofRoleOptions): Promise<ProofRole> {
   const { config } = options;
@@ -72,11 +79,38 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
     problem: 'the writer is starting',
   };
   let draining = false;
+  // publishes waiting for a sleeping writer to start (a memory store's writer)
+  const woken = new Set<() => void>();
+  const wake: WakeWriter = (refused) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (
+          writer.problem === undefined &&
+          (writer.socketPath === undefined || writer.socketPath === refused)
+        ) {
+          return;
+        }
+        clearTimeout(timer);
+        woken.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        woken.delete(check);
+        reject(
+          new HttpError('HTTP_WRITER_UNAVAILABLE', 'the writer did not start in time', {
+            'retry-after': '5',
+          }),
+        );
+      }, WAKE_TIMEOUT_MS);
+      woken.add(check);
+      options.send({ type: 'wake-writer' });
+      check();
+    });
   const server = await startServer(
     {
       directory,
       publishToken: config.publishToken,
-      ...(config.publishToken === undefined ? {} : { writer: new WriterClient(() => writer) }),
+      ...(config.publishToken === undefined ? {} : { writer: new WriterClient(() => writer, wake) }),
       logger: options.logger,
       limits: config.limits,
       http: config.http,
@@ -107,6 +141,7 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
     url: server.url,
     setWriter: (view) => {
       writer = view;
+      for (const check of woken) check();
     },
     accept: (limit, socket) => {
       gate.limit = limit;

@@ -7,14 +7,14 @@
  */
 
 import { createLogger } from '../logging.js';
-import type { FromChild, ToChild, WriterView } from './messages.js';
+import type { FromChild, Role, ToChild, WriterView } from './messages.js';
 import { startProofRole, type ProofRole } from './proof-role.js';
 import {
-  REPLICA_CHUNK,
   RecordingDatabase,
   applyChanges,
+  readSnapshotFile,
   replicaOf,
-  snapshotOf,
+  writeSnapshotFile,
 } from '../replication/replica.js';
 import type { Database, PackedMemoryDatabase } from '@akd-ts/storage';
 import { openStoreUrl } from './store-url.js';
@@ -25,6 +25,7 @@ const send = (message: FromChild, handle?: unknown) => process.send?.(message, h
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});
 
 let role: ProofRole | WriterRole | undefined;
+let roleName: Role | undefined;
 /** A memory store's replica (proof servers apply the writer's changes to it). */
 let replicated: PackedMemoryDatabase | undefined;
 /**
@@ -32,6 +33,8 @@ let replicated: PackedMemoryDatabase | undefined;
  * changes it has made. Snapshots sent to the primary carry it.
  */
 let seq = 0;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Changes and epochs are handled in the order they came. */
 let inOrder: Promise<unknown> = Promise.resolve();
 const then = (task: () => Promise<unknown>) => {
@@ -65,10 +68,14 @@ let nextId = 1;
 
 async function start(message: Extract<ToChild, { type: 'start' }>, socket: unknown): Promise<void> {
   const { config, secretKey } = message;
+  roleName = message.role;
   const logger = createLogger({ level: config.logLevel });
   let db: Database;
   if (config.storeUrl.startsWith('memory:')) {
-    const replica = await replicaOf(message.snapshot ?? new Uint8Array(0));
+    const replica =
+      message.snapshotFile === undefined
+        ? await replicaOf(new Uint8Array(0))
+        : await readSnapshotFile(message.snapshotFile);
     replicated = replica;
     seq = message.role === 'writer' ? 0 : (message.seq ?? 0);
     db =
@@ -152,7 +159,9 @@ process.on('message', (message: ToChild, handle: unknown) => {
     case 'changes':
       then(async () => {
         try {
-          await applyChanges(replicated!, message.changes, { chunkSize: REPLICA_CHUNK });
+          // one change a turn: a publish's changes come in a burst, and requests go on
+          await nextTurn();
+          await applyChanges(replicated!, message.changes);
           seq = message.seq;
         } catch (e) {
           // a replica that missed a change would serve a store that is not the writer's:
@@ -166,7 +175,19 @@ process.on('message', (message: ToChild, handle: unknown) => {
       // after the changes that came before the request: the snapshot holds them all
       then(async () => {
         if (replicated === undefined) return;
-        send({ type: 'snapshot', id: message.id, snapshot: snapshotOf(replicated), seq });
+        try {
+          // A proof server lets requests run between pieces: its replica is only written by
+          // changes, which wait behind this task. The writer writes it in one go: its
+          // publishes write the store outside this queue.
+          await writeSnapshotFile(
+            replicated,
+            message.path,
+            roleName === 'proof' ? nextTurn : undefined,
+          );
+          send({ type: 'snapshot', id: message.id, seq });
+        } catch (e) {
+          send({ type: 'snapshot', id: message.id, seq, error: String(e) });
+        }
       });
       break;
     case 'epoch':

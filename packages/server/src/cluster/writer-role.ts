@@ -16,7 +16,12 @@ import { configurationByName } from '@akd-ts/core';
 import { StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
 import { buildWriterApp } from '../writer/writer-app.js';
-import type { FromChild, ServeConfig, WriterView } from './messages.js';
+import {
+  DEFAULT_WRITER_SLEEP_MS,
+  type FromChild,
+  type ServeConfig,
+  type WriterView,
+} from './messages.js';
 
 export interface WriterRoleOptions {
   config: ServeConfig;
@@ -96,6 +101,25 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
     onPublished: (json) => options.waitForEpoch(json.epoch),
     onIdle: () => releaseMemory(directory, logger),
   });
+  // A memory store's writer holds a whole copy of the store: once idle for its sleep time it
+  // tells the primary, which stops it and starts it again for the next publish.
+  const sleepMs = config.storeUrl.startsWith('memory:')
+    ? (config.writerSleepMs ?? DEFAULT_WRITER_SLEEP_MS)
+    : 0;
+  let sleepTimer: NodeJS.Timeout | undefined;
+  const sleepSoon = () => {
+    clearTimeout(sleepTimer);
+    if (sleepMs === 0 || stopping) return;
+    sleepTimer = setTimeout(() => {
+      // a publish forwarded to this writer holds a connection until it is answered
+      app.server.getConnections((error, count) => {
+        if (error !== null || count > 0) sleepSoon();
+        else if (!stopping) send({ type: 'idle' });
+      });
+    }, sleepMs);
+  };
+  app.addHook('onRequest', async () => clearTimeout(sleepTimer));
+  app.addHook('onResponse', async () => sleepSoon());
   await app.listen({ path: socketPath });
   send({ type: 'writer', writer: view() });
 
@@ -109,11 +133,15 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
       (n) => n > 0 && logger.info({ blobs: n }, 'audit blobs filled in'),
       (e: unknown) => logger.error({ err: e }, 'filling in audit blobs failed'),
     )
-    .finally(() => releaseMemory(directory, logger));
+    .finally(() => {
+      releaseMemory(directory, logger);
+      sleepSoon();
+    });
 
   return {
     stop: async () => {
       stopping = true;
+      clearTimeout(sleepTimer);
       filling.abort();
       await app.close(); // waits for a publish in progress
       await fill;

@@ -4,18 +4,16 @@
  * the writer's writes travel as changes: the writer's store records each write once it
  * succeeded, the primary numbers it and passes it on, and every proof server applies it to
  * its replica. A child that starts takes a snapshot of a running child's replica (the
- * primary keeps none). A replica shows an epoch entirely or not at all: a batch of records
- * (a publish's commit) is written at once, or in steps with its azks record last
+ * primary keeps none). A replica shows an epoch entirely or not at all: a publish's commit
+ * travels as changes of at most {@link REPLICA_CHUNK} records, its azks record in the last
  * (`applyChanges`).
  */
 
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import {
-  ByteReader,
-  ByteWriter,
   MemoryDatabase,
   PackedMemoryDatabase,
-  RECORD_KIND,
-  skipRecord,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -28,7 +26,7 @@ import {
   type ValueStateRecord,
   type WriterLock,
 } from '@akd-ts/storage';
-import { encodeChanges, readChanges, recordsChange, type Change } from './codec.js';
+import { RECORDS_CHANGE, encodeChanges, readChanges, recordsChange, type Change } from './codec.js';
 
 /**
  * The whole store as change bytes: its records as one batch, then its settings and blobs. A
@@ -51,92 +49,100 @@ export function snapshotOf(db: MemoryDatabase | PackedMemoryDatabase): Uint8Arra
   return out;
 }
 
-export interface ApplyOptions {
-  /**
-   * Records written per step of a large batch (default: the whole batch in one write).
-   * Between steps the process's event loop runs (`pause`), so that a process answering
-   * requests is never held for a whole epoch's records at once.
-   */
-  chunkSize?: number;
-  /** Waits between two steps (default: the next turn of the event loop). */
-  pause?: () => Promise<void>;
-}
-
 /**
- * The step size for processes that answer requests or supervise those that do: a few
- * milliseconds of writes per step.
+ * Records per change the writer sends: a few milliseconds of writes for a replica, which
+ * applies one change per turn of its event loop, so that a process answering requests is
+ * never held for a whole epoch's records at once.
  */
 export const REPLICA_CHUNK = 2_000;
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * Applies the changes in `bytes` (codec.ts) to `db` in order, records as the bytes they are.
- * A batch of records larger than `chunkSize` is written in steps, its azks record last:
- * readers take the epoch they serve from the azks record, so until the last step they go on
+ * The bytes are checked whole before anything is written. Readers take the epoch they serve
+ * from the azks record, which comes in the last change of an epoch: until then they go on
  * serving the previous epoch, for which the tree nodes written so far still hold their
- * previous version and newer value states are skipped (a reader never sees part of an epoch,
- * as with a batch written at once). The bytes are checked whole before anything is written.
+ * previous version and newer value states are skipped (a reader never sees part of an epoch).
  * @throws RangeError for bytes that are not changes (nothing written)
  */
-export async function applyChanges(
-  db: PackedMemoryDatabase,
-  bytes: Uint8Array,
-  options: ApplyOptions = {},
-): Promise<void> {
+export async function applyChanges(db: PackedMemoryDatabase, bytes: Uint8Array): Promise<void> {
   for (const c of readChanges(bytes)) {
-    if (c.kind === 'records') await applyRecords(db, c.body, options);
+    if (c.kind === 'records') await db.importRecords(c.body);
     else if (c.kind === 'setting') await db.setSetting(c.name, c.value);
     else await db.setAuditBlob(c.blob);
   }
 }
 
-async function applyRecords(
-  db: PackedMemoryDatabase,
-  body: Uint8Array,
-  { chunkSize = Infinity, pause = nextTurn }: ApplyOptions,
-): Promise<void> {
-  const steps = stepsOf(body, chunkSize);
-  for (let i = 0; i < steps.length; i++) {
-    if (i > 0) await pause();
-    await db.importRecords(steps[i]!);
-  }
-}
-
-/**
- * `body` (`u32 count` then records) as batches of at most `chunkSize` records, the azks
- * records in the last one; `[body]` when it is no larger than that.
- */
-export function stepsOf(body: Uint8Array, chunkSize: number): Uint8Array[] {
-  const r = new ByteReader(body);
-  const count = r.u32();
-  if (count <= chunkSize) return [body];
-  const steps: Uint8Array[] = [];
-  const epochs: Uint8Array[] = [];
-  let step: Uint8Array[] = [];
-  const flush = (records: Uint8Array[]) => {
-    if (records.length === 0) return;
-    const w = new ByteWriter(4 + records.reduce((n, b) => n + b.length, 0));
-    w.u32(records.length);
-    for (const b of records) w.raw(b);
-    steps.push(w.done());
-  };
-  for (let i = 0; i < count; i++) {
-    const start = r.at;
-    const kind = skipRecord(r);
-    const bytes = body.subarray(start, r.at);
-    if (kind === RECORD_KIND.azks) epochs.push(bytes);
+/** `records` in batches of at most `size` (the azks records in the last batch). */
+export function piecesOf(records: DbRecord[], size: number): DbRecord[][] {
+  if (records.length <= size) return [records];
+  const pieces: DbRecord[][] = [];
+  const epochs: DbRecord[] = [];
+  let piece: DbRecord[] = [];
+  for (const r of records) {
+    if (r.kind === 'azks') epochs.push(r);
     else {
-      step.push(bytes);
-      if (step.length === chunkSize) {
-        flush(step);
-        step = [];
+      piece.push(r);
+      if (piece.length === size) {
+        pieces.push(piece);
+        piece = [];
       }
     }
   }
-  flush(step);
-  flush(epochs);
-  return steps;
+  if (piece.length > 0) pieces.push(piece);
+  if (epochs.length > 0) pieces.push(epochs);
+  return pieces;
+}
+
+/** Records per piece of a snapshot file, about (a piece is the most a snapshot holds at once). */
+const SNAPSHOT_PIECE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Writes a snapshot of `db` (the change bytes {@link snapshotOf} gives, its records in
+ * several changes) to a new file at `path`, readable by this user only. Snapshots go from
+ * process to process through a file: through the IPC channel, a 200 MB snapshot was read in
+ * thousands of small pieces held at once, in the primary and in the process that started,
+ * memory their allocator kept afterwards. Between pieces it awaits `between` when given
+ * (a proof server lets requests run); `db` must not be written until it resolves.
+ * @throws the file system's error (the file is then removed)
+ */
+export async function writeSnapshotFile(
+  db: MemoryDatabase | PackedMemoryDatabase,
+  path: string,
+  between?: () => Promise<void>,
+): Promise<void> {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    const write = (bytes: Uint8Array) => {
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+    };
+    if (db instanceof PackedMemoryDatabase) {
+      for (const body of db.exportRecordPieces(SNAPSHOT_PIECE_BYTES)) {
+        write(RECORDS_CHANGE);
+        write(body);
+        await between?.();
+      }
+    } else write(encodeChanges([{ kind: 'records', records: db.allRecords() }]));
+    for (const [name, value] of db.allSettings()) {
+      write(encodeChanges([{ kind: 'setting', name, value }]));
+    }
+    for (const blob of db.allAuditBlobs()) write(encodeChanges([{ kind: 'auditBlob', blob }]));
+  } catch (e) {
+    closeSync(fd);
+    await rm(path, { force: true });
+    throw e;
+  }
+  closeSync(fd);
+}
+
+/**
+ * A replica holding what the snapshot file at `path` holds ({@link writeSnapshotFile}); the
+ * file is removed once read.
+ * @throws the file system's error; RangeError for bytes that are not changes
+ */
+export async function readSnapshotFile(path: string): Promise<PackedMemoryDatabase> {
+  const bytes = await readFile(path);
+  await rm(path, { force: true });
+  return replicaOf(bytes);
 }
 
 /** A memory store holding what `snapshot` holds. */
@@ -153,14 +159,29 @@ export async function replicaOf(snapshot: Uint8Array): Promise<PackedMemoryDatab
  * @example const db = new RecordingDatabase(replica, (bytes) => process.send?.({ type: 'changes', changes: bytes }));
  */
 export class RecordingDatabase implements Database {
+  /**
+   * @param pieceRecords records per change at most (default {@link REPLICA_CHUNK}); a larger
+   *   batch goes as several changes, its azks record in the last
+   */
   constructor(
     private readonly inner: Database,
     private readonly onChange: (bytes: Uint8Array) => void,
+    private readonly pieceRecords = REPLICA_CHUNK,
   ) {}
 
   private async write(change: Change, run: () => Promise<void>): Promise<void> {
     await run();
-    this.onChange(encodeChanges([change]));
+    if (change.kind !== 'records') this.onChange(encodeChanges([change]));
+    else {
+      // A large batch goes as several changes, its azks record in the last: each process on
+      // the way reads a message whole before it can use it, so one epoch's records as one
+      // message (tens of MB) were held in many small reads at once, memory the allocator
+      // then kept. Replicas apply each piece as it comes and serve the previous epoch
+      // until the azks record arrives (applyChanges).
+      for (const records of piecesOf(change.records, this.pieceRecords)) {
+        this.onChange(encodeChanges([{ kind: 'records', records }]));
+      }
+    }
   }
 
   set(record: DbRecord): Promise<void> {

@@ -3,10 +3,13 @@
  * is passed to the writer's private socket with its body unread (a proof server never parses
  * a publish), and the writer's answer is relayed. While the writer is down, restarting or
  * without the writer lock, publishes are refused at once with 503 `HTTP_WRITER_UNAVAILABLE`
- * and `Retry-After`, before any of the body is read.
+ * and `Retry-After`, before any of the body is read. A writer that sleeps (a memory store's,
+ * stopped while idle) is woken first: the body is read only once the writer's socket is
+ * connected, so a publish that meets a writer going to sleep wakes it and goes on.
  */
 
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { createConnection, type Socket } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
@@ -19,7 +22,16 @@ export interface WriterState {
   socketPath: string | undefined;
   /** Why it cannot publish now, or undefined when it can. */
   problem: string | undefined;
+  /** It stopped while idle, and a publish starts it again (a memory store's writer). */
+  asleep?: boolean;
 }
+
+/**
+ * Asks for the writer to be started (it is asleep, or its socket was just refused) and
+ * resolves once the state names a writer socket other than `refused`, or a problem.
+ * @throws HttpError `HTTP_WRITER_UNAVAILABLE` when it does not start in time
+ */
+export type WakeWriter = (refused: string | undefined) => Promise<void>;
 
 /** The writer's answer, relayed as it is. */
 export interface WriterAnswer {
@@ -54,12 +66,52 @@ function unavailable(why: string): HttpError {
  * ```
  */
 export class WriterClient {
-  constructor(readonly state: () => WriterState) {}
+  constructor(
+    readonly state: () => WriterState,
+    private readonly wake?: WakeWriter,
+  ) {}
 
-  /** Why publishing is not possible now, or undefined. */
+  /** Why publishing is not possible now, or undefined (a sleeping writer is no problem). */
   problem(): string | undefined {
-    const { socketPath, problem } = this.state();
-    return problem ?? (socketPath === undefined ? 'the writer is not running' : undefined);
+    const { socketPath, problem, asleep } = this.state();
+    return (
+      problem ??
+      (socketPath === undefined && asleep !== true ? 'the writer is not running' : undefined)
+    );
+  }
+
+  /** A connection to the writer's socket, the writer woken first when it sleeps. */
+  private async connect(): Promise<Socket> {
+    let refused: string | undefined;
+    for (;;) {
+      if (this.wake !== undefined && (this.state().asleep === true || refused !== undefined)) {
+        await this.wake(refused);
+      }
+      const problem = this.problem();
+      if (problem !== undefined) throw unavailable(`publishing is not possible now: ${problem}`);
+      const path = this.state().socketPath;
+      if (path === undefined) throw unavailable('the writer is not running');
+      try {
+        return await new Promise<Socket>((resolve, reject) => {
+          const socket = createConnection(path);
+          socket.once('connect', () => {
+            socket.off('error', reject);
+            resolve(socket);
+          });
+          socket.once('error', reject);
+        });
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        const gone = code === 'ENOENT' || code === 'ECONNREFUSED';
+        // nothing of the body was read: a writer that went to sleep meanwhile is woken once
+        if (!gone || this.wake === undefined || refused !== undefined) {
+          throw unavailable(
+            `the writer is not running (${code ?? (e as Error).message}; it may be restarting)`,
+          );
+        }
+        refused = path;
+      }
+    }
   }
 
   /**
@@ -73,6 +125,7 @@ export class WriterClient {
     if (problem !== undefined) throw unavailable(`publishing is not possible now: ${problem}`);
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > bodyLimit) throw tooLarge();
+    const socket = await this.connect();
     const headers: Record<string, string> = {
       'content-type': request.headers['content-type'] ?? 'application/json',
     };
@@ -81,7 +134,7 @@ export class WriterClient {
     } else headers['transfer-encoding'] = 'chunked';
 
     const outgoing = httpRequest({
-      socketPath: this.state().socketPath,
+      createConnection: () => socket,
       method: 'POST',
       path: WRITER_PUBLISH_PATH,
       headers,
@@ -126,9 +179,6 @@ export class WriterClient {
       const pipeError = await piping;
       if (pipeError instanceof HttpError) throw pipeError;
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ECONNREFUSED') {
-        throw unavailable('the writer is not running (it may be restarting)');
-      }
       // the writer went away during the publish: it committed all of it or nothing
       throw unavailable(
         `the writer stopped answering (${code ?? (e as Error).message}); the publish was applied entirely or not at all: check GET /v1/epoch before retrying`,
