@@ -99,6 +99,13 @@ interface Child {
   process: ChildProcess;
   /** Sends `message`, with a handle (a listening socket) when given. */
   send(message: ToChild, handle?: unknown): void;
+  /**
+   * Sends `message` and resolves once it is written to the child's channel (or the child is
+   * gone): what the channel cannot take yet waits in this process's memory.
+   */
+  sendWritten(message: ToChild): Promise<void>;
+  /** What `sendWritten` waits for, all resolved on exit. */
+  writing: Set<() => void>;
   /** Set on exit. */
   exited: boolean;
   /** A memory store's replica is being sent changes (from its snapshot on). */
@@ -329,12 +336,18 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
           readChanges(message.changes);
           const seq = ++lastSeq;
           initial = undefined;
+          const sent: Promise<void>[] = [];
           for (const p of proofs()) {
             if (p.replicating && p.seq < seq) {
               p.seq = seq;
-              p.send({ type: 'changes', changes: message.changes, seq });
+              sent.push(p.sendWritten({ type: 'changes', changes: message.changes, seq }));
             }
           }
+          // The writer sends its next change once this one is in every proof server's
+          // channel: this process then holds one change at a time instead of a whole epoch's
+          // (tens of MB in small blocks, which the allocator kept once they were freed).
+          await Promise.all(sent);
+          child.send({ type: 'changes-relayed' });
         });
         break;
       case 'snapshot': {
@@ -447,6 +460,18 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         if (worker !== undefined) worker.send(message, handle as never);
         else proc.send(message, handle as never);
       },
+      sendWritten: (message) =>
+        new Promise<void>((resolve) => {
+          if (child.exited || !proc.connected) return resolve();
+          const done = () => {
+            child.writing.delete(done);
+            resolve();
+          };
+          // resolved on exit too (onExit)
+          child.writing.add(done);
+          proc.send(message, undefined, {}, done);
+        }),
+      writing: new Set(),
       exited: false,
       replicating: false,
       seq: 0,
@@ -464,6 +489,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
     child.exited = true;
     children.delete(child);
+    for (const done of child.writing) done();
     if (child.snapshotFile !== undefined) rmSync(child.snapshotFile, { force: true });
     for (const [id, wait] of snapshotWaits) {
       if (wait.source !== child) continue;

@@ -96,6 +96,8 @@ export type ToChild =
   | { type: 'epoch'; id: number; epoch: string }
   /** A memory store's change, as the writer made it, numbered by the primary (replication/). */
   | { type: 'changes'; changes: Uint8Array; seq: number }
+  /** A memory store's writer: its last change is passed on, it may send the next. */
+  | { type: 'changes-relayed' }
   /** A memory store: write a snapshot of your replica to the new file `path`. */
   | { type: 'snapshot-request'; id: number; path: string }
   | { type: 'epoch-acked'; id: number }

@@ -110,7 +110,9 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
     {
       directory,
       publishToken: config.publishToken,
-      ...(config.publishToken === undefined ? {} : { writer: new WriterClient(() => writer, wake) }),
+      ...(config.publishToken === undefined
+        ? {}
+        : { writer: new WriterClient(() => writer, wake) }),
       logger: options.logger,
       limits: config.limits,
       http: config.http,

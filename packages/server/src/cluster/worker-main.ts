@@ -22,6 +22,24 @@ import { startWriterRole, type WriterRole } from './writer-role.js';
 
 const send = (message: FromChild, handle?: unknown) => process.send?.(message, handle as never);
 
+/**
+ * A memory store's writer sends its changes one at a time, each once the primary passed the
+ * last one on, and its epochs in order with them (an epoch is announced after its changes).
+ */
+const outbox: FromChild[] = [];
+let relaying = false;
+const sendInOrder = (message: FromChild) => {
+  outbox.push(message);
+  pump();
+};
+const pump = () => {
+  while (!relaying && outbox.length > 0) {
+    const message = outbox.shift()!;
+    send(message);
+    relaying = message.type === 'changes';
+  }
+};
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});
 
 let role: ProofRole | WriterRole | undefined;
@@ -82,7 +100,7 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
       message.role === 'writer'
         ? new RecordingDatabase(replica, (changes) => {
             seq++;
-            send({ type: 'changes', changes });
+            sendInOrder({ type: 'changes', changes });
           })
         : replica;
   } else {
@@ -106,7 +124,7 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
           new Promise((resolve) => {
             const id = nextId++;
             waiting.set(id, resolve);
-            send({ type: 'published', id, epoch });
+            sendInOrder({ type: 'published', id, epoch });
           }),
       });
     } else {
@@ -198,6 +216,10 @@ process.on('message', (message: ToChild, handle: unknown) => {
           send({ type: 'epoch-seen', id: message.id });
         }
       });
+      break;
+    case 'changes-relayed':
+      relaying = false;
+      pump();
       break;
     case 'epoch-acked':
       waiting.get(message.id)?.();
