@@ -48,6 +48,13 @@ import {
  */
 const SLAB_BYTES = 64 * 1024 * 1024;
 /**
+ * Slab bytes a write compacts, at least and per byte it appended: each slab compacted is at
+ * most half live, so scanning four bytes per byte written frees space faster than writes use
+ * it up, and a write of a few hundred KB pays a few milliseconds.
+ */
+const MIN_COMPACT_BYTES = 1024 * 1024;
+const COMPACT_FACTOR = 4;
+/**
  * Locations are `slab * SLOT + offset`; offsets stay below it (slabs are at most that large,
  * and a larger record has one of its own, starting at 0).
  */
@@ -76,6 +83,11 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
   private readonly free: number[] = [];
   /** Slabs to compact once the current write is done. */
   private readonly sparse = new Set<number>();
+  /** The slab being compacted, its buffer, and how far: its records before `at` are moved. */
+  private compacting: { slab: number; at: number; buf: Uint8Array } | undefined;
+  /** Bytes appended to slabs so far (writes compact in proportion), and gone through by compaction. */
+  private appended = 0;
+  private compacted = 0;
   /** The slab being filled, or -1. */
   private current = -1;
   /**
@@ -126,6 +138,7 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
     this.slabs[slab]!.set(record, at + 4);
     this.used[slab] = at + size;
     this.live[slab]! += size;
+    this.appended += size;
     return slab * SLOT + at;
   }
 
@@ -158,15 +171,34 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
     this.free.push(slab);
   }
 
-  /** Moves the live records of sparse slabs to the current one, and drops the sparse ones. */
-  private compact(): void {
-    for (const slab of this.sparse) {
-      this.sparse.delete(slab);
-      if (slab === this.current || this.slabs[slab] === undefined) continue;
-      const buf = this.slabs[slab]!;
+  /**
+   * Moves live records of sparse slabs to the current one, about `budget` bytes of slab at
+   * most, and drops a slab once all of it is done; the next call goes on where this one
+   * stopped. Each write pays for part of a compaction in proportion to what it wrote
+   * ({@link compactAfter}) instead of a whole 64 MiB slab at once: a proof server applying an
+   * epoch piece by piece spent tens of milliseconds between two requests on one.
+   */
+  private compact(budget: number): void {
+    while (budget > 0) {
+      let c = this.compacting;
+      if (c === undefined) {
+        const next = this.sparse.values().next();
+        if (next.done === true) return;
+        const slab = next.value;
+        this.sparse.delete(slab);
+        if (slab === this.current || this.slabs[slab] === undefined) continue;
+        c = this.compacting = { slab, at: 0, buf: this.slabs[slab]! };
+      }
+      const { slab, buf } = c;
+      // every record of it was rewritten meanwhile: dropped already (maybe even reused)
+      if (this.slabs[slab] !== buf) {
+        this.compacting = undefined;
+        continue;
+      }
       const view = this.views[slab]!;
       const end = this.used[slab]!;
-      for (let at = 0; at < end;) {
+      while (c.at < end && budget > 0) {
+        const at = c.at;
         const length = view.getUint32(at);
         const location = slab * SLOT + at;
         const record = buf.subarray(at + 4, at + 4 + length);
@@ -176,10 +208,20 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
         } else {
           this.moveState(record, location);
         }
-        at += 4 + length;
+        c.at = at + 4 + length;
+        budget -= 4 + length;
+        this.compacted += 4 + length;
       }
-      this.dropSlab(slab);
+      if (c.at >= end) {
+        this.compacting = undefined;
+        this.dropSlab(slab);
+      }
     }
+  }
+
+  /** Compacts in proportion to the bytes appended since `before` (a count of `appended`). */
+  private compactAfter(before: number): void {
+    this.compact(Math.max(MIN_COMPACT_BYTES, COMPACT_FACTOR * (this.appended - before)));
   }
 
   private moveState(record: Uint8Array, location: number): void {
@@ -358,15 +400,17 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
 
   async set(record: DbRecord): Promise<void> {
     this.check();
+    const before = this.appended;
     this.put(record);
-    this.compact();
+    this.compactAfter(before);
   }
 
   async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
     this.check();
     // synchronous, so no reader can observe part of the batch
+    const before = this.appended;
     for (const r of records) this.put(r);
-    this.compact();
+    this.compactAfter(before);
   }
 
   /**
@@ -392,13 +436,14 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
     if (r.left !== 0) {
       throw new AkdError('STORAGE_CORRUPT', `${r.left} bytes after the records`);
     }
+    const before = this.appended;
     for (let i = 0; i + 1 < starts.length; i++) {
       const bytes = body.subarray(starts[i]!, starts[i + 1]!);
       if (bytes[0] === RECORD_KIND.azks)
         this.azks = readRecord(new ByteReader(bytes)) as AzksRecord;
       else this.putBytes(bytes);
     }
-    this.compact();
+    this.compactAfter(before);
   }
 
   /** Every record as bytes: `u32 count` then the records (what `importRecords` reads). */
@@ -517,7 +562,13 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
   }
 
   /** Bytes held in slabs, and how many of them records point at (tests, metrics). */
-  slabUsage(): { slabs: number; bytes: number; liveBytes: number } {
+  slabUsage(): {
+    slabs: number;
+    bytes: number;
+    liveBytes: number;
+    toCompact: number;
+    compacted: number;
+  } {
     let slabs = 0;
     let bytes = 0;
     let liveBytes = 0;
@@ -527,7 +578,12 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
       bytes += this.slabs[i]!.length;
       liveBytes += this.live[i]!;
     }
-    return { slabs, bytes, liveBytes };
+    // slab bytes that compaction has yet to go through
+    let toCompact = 0;
+    for (const slab of this.sparse) toCompact += this.used[slab]!;
+    const c = this.compacting;
+    if (c !== undefined && this.slabs[c.slab] === c.buf) toCompact += this.used[c.slab]! - c.at;
+    return { slabs, bytes, liveBytes, toCompact, compacted: this.compacted };
   }
 }
 

@@ -98,6 +98,50 @@ test('rewritten records leave their slabs, which are compacted and dropped', asy
   assert.equal(all.length, n + 1_500 * 6 + 1_500);
 });
 
+test('a small write compacts a bounded part of a sparse slab; reads are right throughout', async () => {
+  // slabs of 16 MiB hold about 70,000 leaves; rewriting most of them makes slabs sparse
+  const db = new PackedMemoryDatabase({ slabBytes: 16 * MiB });
+  const n = 120_000;
+  const all = (round: number) =>
+    Array.from({ length: n }, (_, i) => leafRecord(leafLabel(i), BigInt(round), round));
+  await db.batchSet(all(1));
+  // rewritten in pieces of 500 leaves (about 120 KB): each piece compacts about 1 MiB of
+  // slab, not the whole sparse slab at once
+  const second = all(2);
+  let before = db.slabUsage().compacted;
+  let writes = 0;
+  for (let from = 0; from < n; from += 500) {
+    await db.batchSet(second.slice(from, from + 500));
+    writes++;
+    const usage = db.slabUsage();
+    // at most 1 MiB (and the record it stopped in) gone through per write
+    const done = usage.compacted - before;
+    assert.ok(done <= MiB + 1024, `${done} bytes compacted by one write`);
+    before = usage.compacted;
+    const i = (from * 7919) % n;
+    const expected = i < from + 500 ? 2 : 1;
+    assertRecordEqual(
+      (await db.get(nodeKey(leafLabel(i)))) as TreeNodeRecord,
+      leafRecord(leafLabel(i), BigInt(expected), expected),
+    );
+  }
+  assert.equal(writes, 240);
+  assert.ok(before > 8 * MiB, `${before} bytes compacted along the way: a sparse slab`);
+  // what compaction left behind is done by the next writes
+  for (let k = 0; k < 40; k++) await db.set(leafRecord(leafLabel(k), 3n, 3));
+  const usage = db.slabUsage();
+  assert.equal(usage.toCompact, 0);
+  assert.ok(usage.bytes <= 2 * usage.liveBytes + 2 * 16 * MiB, JSON.stringify(usage));
+  for (let i = 0; i < n; i += 4999) {
+    const round = i < 40 ? 3 : 2;
+    assertRecordEqual(
+      (await db.get(nodeKey(leafLabel(i)))) as TreeNodeRecord,
+      leafRecord(leafLabel(i), BigInt(round), round),
+    );
+  }
+  assert.equal(db.allRecords().length, n);
+});
+
 test('a value state written again for its epoch replaces it, with one or several epochs', async () => {
   const db = new PackedMemoryDatabase();
   await db.set(stateOf('a', 1n, 'x'));
