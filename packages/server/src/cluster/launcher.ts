@@ -367,6 +367,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         // a memory store's writer idle for its sleep time: it stops, giving back its copy of
         // the store; proof servers wake it (through here) for the next publish
         if (!memory || stopping || child !== writer || child.sleeping) break;
+        // the store must live on in a proof server's replica
+        if (!proofs().some((p) => p.replicating)) break;
         child.sleeping = true;
         writerAsleep = true;
         relayWriter({ socketPath: undefined, problem: undefined, asleep: true });
@@ -525,6 +527,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     );
     if (child.role === 'writer') {
       writer = undefined;
+      // started again below, awake
+      writerAsleep = false;
       relayWriter({
         socketPath: undefined,
         problem: `the writer process exited (${how}); it is being started again`,

@@ -114,7 +114,11 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
       // a publish forwarded to this writer holds a connection until it is answered
       app.server.getConnections((error, count) => {
         if (error !== null || count > 0) sleepSoon();
-        else if (!stopping) send({ type: 'idle' });
+        else if (!stopping) {
+          send({ type: 'idle' });
+          // the primary keeps a writer that is the store's only copy: asked again later
+          sleepSoon();
+        }
       });
     }, sleepMs);
   };
