@@ -181,6 +181,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   let writer: Child | undefined;
   let writerView: WriterView = { socketPath: undefined, problem: 'the writer is starting' };
   const restarts: number[] = [];
+  /** A log line of this process, in the children's form (pino's JSON, level 40 warn, 50 error). */
+  const logLine = (level: number, role: Role, msg: string) =>
+    log(JSON.stringify({ level, time: Date.now(), service: 'akd-server', role, msg }));
   let stopping = false;
   let fatal: string | undefined;
   let url: string | undefined;
@@ -260,26 +263,18 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       }
       try {
         const taken = await askSnapshot(source);
-        log(
-          JSON.stringify({
-            level: 40,
-            time: Date.now(),
-            service: 'akd-server',
-            role: target.role,
-            msg: `the ${target.role} process starts from a snapshot of a running ${source.role === 'writer' ? "writer's" : "proof server's"} replica of the memory store (change ${taken.seq})`,
-          }),
+        logLine(
+          40,
+          target.role,
+          `the ${target.role} process starts from a snapshot of a running ${source.role === 'writer' ? "writer's" : "proof server's"} replica of the memory store (change ${taken.seq})`,
         );
         return taken;
       } catch (e) {
         // the source exited before it answered, or could not write the file: another one
-        log(
-          JSON.stringify({
-            level: 40,
-            time: Date.now(),
-            service: 'akd-server',
-            role: target.role,
-            msg: `a snapshot of the memory store was not taken: ${(e as Error).message}`,
-          }),
+        logLine(
+          40,
+          target.role,
+          `a snapshot of the memory store was not taken: ${(e as Error).message}`,
         );
       }
     }
@@ -516,15 +511,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       return;
     }
     const how = signal !== null ? `signal ${signal}` : `code ${code}`;
-    log(
-      JSON.stringify({
-        level: 50,
-        time: Date.now(),
-        service: 'akd-server',
-        role: child.role,
-        msg: `the ${child.role} process exited (${how}); starting it again`,
-      }),
-    );
+    logLine(50, child.role, `the ${child.role} process exited (${how}); starting it again`);
     if (child.role === 'writer') {
       writer = undefined;
       // started again below, awake
