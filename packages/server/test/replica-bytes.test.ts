@@ -147,6 +147,12 @@ test('a snapshot file holds what an in-memory snapshot holds, and is removed onc
       assert.equal(existsSync(file), false);
       assert.deepEqual(await contents(replica), await contents(await replicaOf(snapshotOf(db))));
     }
+    // without `between` it is written whole before the call returns: nothing else can run
+    const packed = await filled(new PackedMemoryDatabase());
+    const whole = join(dir, 'whole');
+    const writing = writeSnapshotFile(packed, whole);
+    assert.deepEqual(new Uint8Array(readFileSync(whole)), snapshotOf(packed));
+    await writing;
     // a file that is not a snapshot: the change bytes' error, and the file is gone anyway
     const bad = join(dir, 'bad');
     writeFileSync(bad, Uint8Array.of(9));

@@ -119,7 +119,8 @@ export async function writeSnapshotFile(
       for (const body of db.exportRecordPieces(SNAPSHOT_PIECE_BYTES)) {
         write(RECORDS_CHANGE);
         write(body);
-        await between?.();
+        // without `between`, nothing awaits: no other task can write `db` meanwhile
+        if (between !== undefined) await between();
       }
     } else write(encodeChanges([{ kind: 'records', records: db.allRecords() }]));
     for (const [name, value] of db.allSettings()) {
