@@ -22,6 +22,22 @@ export interface ServeProcess {
   stop: () => Promise<number | null>;
 }
 
+/** Servers started and not yet exited: an interrupted bench stops them on its way out. */
+const running = new Set<ChildProcess>();
+let stopsOnSignal = false;
+
+function stopServersOnSignal(): void {
+  if (stopsOnSignal) return;
+  stopsOnSignal = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      // each primary then stops its own proof servers and writer
+      for (const child of running) child.kill('SIGTERM');
+      process.exit(130);
+    });
+  }
+}
+
 /**
  * Starts `akd serve <args>` with `env` added and waits for its banner, then for `/readyz`.
  * @throws Error when it exits first, or is not ready within `timeoutMs`.
@@ -35,8 +51,11 @@ export async function startServe(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  running.add(child);
+  stopServersOnSignal();
   let text = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  void exited.then(() => running.delete(child));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`akd serve printed no banner:\n${text}`)),
