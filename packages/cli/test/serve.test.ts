@@ -78,6 +78,7 @@ test('akd serve --help explains the options and the modes', async () => {
     '--cache-mb <n>',
     '--proof-heap-mb <n>',
     '--writer-sleep <ms>',
+    '--writer-recycle-mb <n>',
     'AKD_PUBLISH_TOKEN',
     'read-only',
     'TLS',
@@ -411,6 +412,55 @@ test(
   },
 );
 
+test(
+  'a writer holding much memory once idle hands the lock over to a new writer process; the store stays locked to others',
+  { skip: process.platform !== 'linux' && 'reads /proc' },
+  async () => {
+    const db = `sqlite:${join(tmp.dir, 'handover.db')}`;
+    const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
+    assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
+    // every writer holds more than 64 MiB: each hands over after each publish
+    const server = await serving(['--db', db, '--workers', '1', '--writer-recycle-mb', '64'], env);
+    const publish = (label: string) =>
+      fetch(`${server.url}/v1/publish`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ updates: [{ label, value: `${label}-key` }] }),
+      });
+    await eventually('a writer', () => childPids('writer').length === 1);
+    const first = childPids('writer')[0]!;
+    const a = await publish('a');
+    assert.equal(a.status, 200, await a.clone().text());
+    await eventually(
+      'a new writer process took over',
+      () => childPids('writer').length === 1 && childPids('writer')[0] !== first,
+    );
+    assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    // publishes go on, to whichever writer holds the lock, and the lock is never free for
+    // another writer for long: akd publish is refused throughout
+    const refused = await akd(['publish', '--db', db, '--vrf-threads', '0', '-'], {
+      stdin: '{"label":"outsider","value":"x"}\n',
+      env,
+    });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /STORAGE_LOCKED/);
+    const both = await Promise.all([publish('b'), publish('c')]);
+    assert.deepEqual(
+      both.map((r) => r.status),
+      [200, 200],
+    );
+    for (const label of ['a', 'b', 'c']) {
+      const res = await fetch(`${server.url}/v1/lookup/${label}`);
+      assert.equal(res.status, 200);
+    }
+    assert.equal((await fetch(`${server.url}/v1/lookup/outsider`)).status, 404);
+    const { code, stdout, stderr } = await server.stop();
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /hands over to a new writer process/);
+    assert.doesNotMatch(stdout, /exited .*starting it again/);
+  },
+);
+
 test('AKD_PUBLISH_TOKEN enables publishing too', async () => {
   const db = store();
   const env = { AKD_VRF_KEY: KEY };
@@ -442,6 +492,7 @@ test('mistakes are usage errors (exit 2) or clear failures, never stack traces',
     [['--drain', '-1'], env, 2, /--drain: expected milliseconds/],
     [['--writer-sleep', 'soon'], env, 2, /--writer-sleep: expected 0 to 86400000 \(ms\)/],
     [['--writer-sleep', '86400001'], env, 2, /--writer-sleep: expected 0 to 86400000/],
+    [['--writer-recycle-mb', 'x'], env, 2, /--writer-recycle-mb: expected 0 to 1048576 \(MiB\)/],
     [[], { ...env, AKD_PUBLISH_TOKEN: 'short' }, 2, /at least 16 characters/],
     [['--publish-token-file', join(tmp.dir, 'missing')], env, 2, /cannot read it: ENOENT/],
     [['--db', 'memory:never-initialised'], env, 1, /DIRECTORY_READ_ONLY/],

@@ -49,5 +49,6 @@ export type { ServeConfig, WriterView } from './cluster/messages.js';
 export {
   DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_CACHE_BYTES,
+  DEFAULT_WRITER_RECYCLE_MB,
   DEFAULT_WRITER_SLEEP_MS,
 } from './cluster/messages.js';

@@ -20,6 +20,7 @@ import {
   DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_HEAP_MB,
+  DEFAULT_WRITER_RECYCLE_MB,
   DEFAULT_WRITER_SLEEP_MS,
   demoEpochs,
   startCluster,
@@ -64,6 +65,7 @@ interface ServeOptions {
   cacheMb?: string;
   proofHeapMb?: string;
   writerSleep: string;
+  writerRecycleMb: string;
 }
 
 /**
@@ -116,6 +118,14 @@ const parseDrain = (text: string) =>
 
 const parsePoll = (text: string) =>
   wholeNumber('--poll', text, { min: 10, max: 999_999_999, expects: 'at least 10 (ms)' });
+
+/** --writer-recycle-mb: a writer's idle memory past which a new one takes over, 0 (never). */
+const parseWriterRecycleMb = (text: string) =>
+  wholeNumber('--writer-recycle-mb', text, {
+    min: 0,
+    max: 1_048_576,
+    expects: '0 to 1048576 (MiB)',
+  });
 
 /** --writer-sleep: a memory store writer's idle time before it stops, 0 (never) to a day. */
 const parseWriterSleep = (text: string) =>
@@ -280,6 +290,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     ...(opts.vrfThreads === undefined ? {} : { vrfThreads: vrfThreads(opts.vrfThreads) }),
     drainMs: parseDrain(opts.drain),
     writerSleepMs: parseWriterSleep(opts.writerSleep),
+    writerRecycleMb: parseWriterRecycleMb(opts.writerRecycleMb),
   };
   const cacheBytes = parseCacheMb(opts.cacheMb);
   if (cacheBytes !== undefined) config.cacheBytes = cacheBytes;
@@ -388,6 +399,11 @@ export function addServeCommands(program: Command, io: CliIo): void {
       'a memory store: the writer process, which holds a whole copy of the store, stops after this long without a publish and starts again for the next one (0: never)',
       String(DEFAULT_WRITER_SLEEP_MS),
     )
+    .option(
+      '--writer-recycle-mb <n>',
+      'a SQLite or PostgreSQL store: once idle after a publish, a writer process holding more than this much memory (MiB) hands the writer lock over to a new one, which gives the memory back (0: never)',
+      String(DEFAULT_WRITER_RECYCLE_MB),
+    )
     .option('--demo', 'serve a demo directory, created on first use');
   cmd.addHelpText(
     'after',
@@ -421,6 +437,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     parseCacheMb(opts.cacheMb);
     parseProofHeapMb(opts.proofHeapMb);
     parseWriterSleep(opts.writerSleep);
+    parseWriterRecycleMb(opts.writerRecycleMb);
     const token = await publishToken(opts, io);
     // serving never initialises a store; without a writer it never migrates or creates one
     // either, so a mistyped --db leaves no empty SQLite file behind

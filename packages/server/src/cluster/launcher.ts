@@ -116,8 +116,13 @@ interface Child {
   base: number;
   /** A memory store: the snapshot file it was given (it removes it once read). */
   snapshotFile?: string;
-  /** A memory store's writer, stopped because it was idle (no restart, no problem). */
+  /**
+   * A writer stopped on purpose: a memory store's while idle, or one that a new writer took
+   * over from (no restart, no problem).
+   */
   sleeping: boolean;
+  /** A writer that takes over from the running one (it waits for the lock). */
+  handover: boolean;
 }
 
 /** A memory store's replica in a file, and the number of the last change it holds. */
@@ -190,7 +195,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
   let nextEpochId = 1;
-  const acks = new Map<number, { waiting: Set<Child>; writerId: number; timer: NodeJS.Timeout }>();
+  /** Epochs announced to the proof servers, and the writer process that waits for them. */
+  const acks = new Map<
+    number,
+    { waiting: Set<Child>; writerId: number; timer: NodeJS.Timeout; from: Child }
+  >();
   let startup: { resolve: () => void; reject: (e: Error) => void } | undefined;
 
   const proofs = () => [...children].filter((c) => c.role === 'proof' && !c.exited);
@@ -219,7 +228,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     if (pending === undefined) return;
     clearTimeout(pending.timer);
     acks.delete(id);
-    writer?.send({ type: 'epoch-acked', id: pending.writerId });
+    pending.from.send({ type: 'epoch-acked', id: pending.writerId });
   };
 
   // A memory store lives in the children, each of which keeps a replica (packed); this process
@@ -302,6 +311,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
               ...(child.role === 'proof' ? { writer: writerView } : {}),
               ...(snapshotFile === undefined ? {} : { snapshotFile, seq }),
               ...(copy === undefined ? {} : { socket: true }),
+              ...(child.handover ? { handover: true } : {}),
             },
             copy,
           );
@@ -369,6 +379,21 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         relayWriter({ socketPath: undefined, problem: undefined, asleep: true });
         child.send({ type: 'stop' });
         break;
+      case 'recycle':
+        // a SQLite or PostgreSQL writer with much memory once idle: a new one takes over
+        if (memory || stopping || child !== writer || child.sleeping || successor !== undefined) {
+          break;
+        }
+        successor = start('writer', true);
+        break;
+      case 'lock-waiting':
+        // the new writer is up and waits for the lock: the old one finishes and releases it;
+        // publishes meanwhile wait for the new writer's socket
+        if (child !== successor || writer === undefined || writer.sleeping) break;
+        writer.sleeping = true;
+        relayWriter({ socketPath: undefined, problem: undefined, asleep: true });
+        writer.send({ type: 'stop' });
+        break;
       case 'wake-writer':
         if (!writerAsleep || stopping) break;
         writerAsleep = false;
@@ -394,7 +419,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
           const id = nextEpochId++;
           const waiting = new Set(proofs());
           const timer = setTimeout(() => settleAck(id), options.epochAckMs ?? 2_000);
-          acks.set(id, { waiting, writerId: message.id, timer });
+          acks.set(id, { waiting, writerId: message.id, timer, from: child });
           for (const p of waiting) p.send({ type: 'epoch', id, epoch: message.epoch });
           if (waiting.size === 0) settleAck(id);
         };
@@ -437,8 +462,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   let writerReady: (() => void) | undefined;
   /** A memory store's writer is stopped while idle (or stopping so); a publish wakes it. */
   let writerAsleep = false;
+  /** A writer taking over from `writer` (SQLite or PostgreSQL), until the old one exits. */
+  let successor: Child | undefined;
 
-  const start = (role: Role) => {
+  const start = (role: Role, handover = false): Child => {
     const worker = role === 'proof' ? cluster.fork({ AKD_SERVE_ROLE: role }) : undefined;
     const proc =
       worker?.process ??
@@ -474,13 +501,16 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       seq: 0,
       base: 0,
       sleeping: false,
+      handover,
     };
     children.add(child);
-    if (role === 'writer') writer = child;
+    // a writer taking over becomes the writer once the old one has exited
+    if (role === 'writer' && !handover) writer = child;
     lines(proc.stdout, log);
     proc.stderr?.on('data', (d: Buffer) => stderr(String(d)));
     (worker ?? proc).on('message', (m: FromChild, handle?: unknown) => onMessage(child, m, handle));
     proc.once('exit', (code, signal) => onExit(child, code, signal));
+    return child;
   };
 
   const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
@@ -504,8 +534,17 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       if (children.size === 0) finish(fatal === undefined ? 0 : 1);
       return;
     }
+    if (child === successor) {
+      // it did not take over: the running writer goes on, or (told to stop already) is
+      // started again once it has exited
+      successor = undefined;
+      logLine(50, 'writer', `the new writer process exited before taking over (${code ?? signal})`);
+      return;
+    }
     if (child.sleeping && code === 0) {
-      writer = undefined;
+      writer = successor;
+      successor = undefined;
+      if (writer !== undefined) return;
       // a publish came while it was stopping: it starts again
       if (!writerAsleep) start('writer');
       return;

@@ -126,6 +126,7 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
             waiting.set(id, resolve);
             sendInOrder({ type: 'published', id, epoch });
           }),
+        handover: message.handover === true,
       });
     } else {
       const proof = await startProofRole({

@@ -12,11 +12,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { configurationByName } from '@akd-ts/core';
+import { configurationByName, isAkdError } from '@akd-ts/core';
 import { StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
 import { buildWriterApp } from '../writer/writer-app.js';
 import {
+  DEFAULT_WRITER_RECYCLE_MB,
   DEFAULT_WRITER_SLEEP_MS,
   type FromChild,
   type ServeConfig,
@@ -31,6 +32,8 @@ export interface WriterRoleOptions {
   send: (message: FromChild) => void;
   /** Resolves once every proof server serves `epoch`. */
   waitForEpoch: (epoch: string) => Promise<void>;
+  /** It takes over from this server's previous writer: it waits for the lock. */
+  handover?: boolean;
 }
 
 /** A running writer: `stop` finishes or abandons the publish in progress, then releases all. */
@@ -58,6 +61,34 @@ export function releaseMemory(directory: Directory, logger: Logger): void {
   logger.debug({ rssBefore: before, rssAfter: after }, 'writer memory released');
 }
 
+/** How long a writer taking over waits for the previous one to release the lock, ms. */
+const HANDOVER_MS = 600_000;
+
+/**
+ * Opens the directory once the writer lock is free: `open` again every 20 ms while it says
+ * `STORAGE_LOCKED` (the previous writer finishes its publish and stops), `waiting` called at
+ * the first refusal, for at most {@link HANDOVER_MS}.
+ * @throws AkdError `STORAGE_LOCKED` when the lock stays held (another writer took it)
+ */
+export async function openWhenHandedOver(
+  open: () => Promise<Directory>,
+  waiting: () => void,
+  deadlineMs = HANDOVER_MS,
+): Promise<Directory> {
+  const deadline = Date.now() + deadlineMs;
+  let told = false;
+  for (;;) {
+    try {
+      return await open();
+    } catch (e) {
+      if (!isAkdError(e, 'STORAGE_LOCKED') || Date.now() > deadline) throw e;
+      if (!told) waiting();
+      told = true;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
 /**
  * Starts the writer.
  * @throws AkdError `STORAGE_LOCKED` when another writer holds the store.
@@ -70,12 +101,17 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
   } catch (e) {
     logger.warn({ err: e }, 'cannot lower the writer priority');
   }
-  const directory = await Directory.open({
-    config: configurationByName(config.configuration, config.domainLabel),
-    storage: new StorageManager(options.db),
-    vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
-    vrf: { threads: config.vrfThreads ?? availableThreads() },
-  });
+  const open = () =>
+    Directory.open({
+      config: configurationByName(config.configuration, config.domainLabel),
+      storage: new StorageManager(options.db),
+      vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
+      vrf: { threads: config.vrfThreads ?? availableThreads() },
+    });
+  const directory =
+    options.handover === true
+      ? await openWhenHandedOver(open, () => send({ type: 'lock-waiting' }))
+      : await open();
   const folder = mkdtempSync(join(tmpdir(), 'akd-writer-'));
   const socketPath = join(folder, 'writer.sock');
   const view = (): WriterView => {
@@ -99,7 +135,10 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
     limits: config.limits,
     logger,
     onPublished: (json) => options.waitForEpoch(json.epoch),
-    onIdle: () => releaseMemory(directory, logger),
+    onIdle: () => {
+      releaseMemory(directory, logger);
+      handOverIfLarge();
+    },
   });
   // A memory store's writer holds a whole copy of the store: once idle for its sleep time it
   // tells the primary, which stops it and starts it again for the next publish.
@@ -124,6 +163,21 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
   };
   app.addHook('onRequest', async () => clearTimeout(sleepTimer));
   app.addHook('onResponse', async () => sleepSoon());
+  // A SQLite or PostgreSQL writer keeps what its publishes left with the allocator: past a
+  // bound, a new writer process takes over (the primary starts it; it waits for the lock,
+  // which this one releases as it stops), and the memory goes with this process.
+  const recycleBytes = config.storeUrl.startsWith('memory:')
+    ? 0
+    : (config.writerRecycleMb ?? DEFAULT_WRITER_RECYCLE_MB) * 1024 * 1024;
+  let handingOver = false;
+  const handOverIfLarge = () => {
+    if (recycleBytes === 0 || handingOver || stopping) return;
+    const rss = process.memoryUsage().rss;
+    if (rss <= recycleBytes) return;
+    handingOver = true;
+    logger.info({ rss }, 'the writer hands over to a new writer process, to give back memory');
+    send({ type: 'recycle' });
+  };
   await app.listen({ path: socketPath });
   send({ type: 'writer', writer: view() });
 
