@@ -412,52 +412,73 @@ test(
   },
 );
 
+/**
+ * A writer holding much memory once idle hands the lock over to a new writer process, over
+ * `db`; the store stays locked to other writers.
+ */
+async function handsOver(db: string): Promise<void> {
+  const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
+  assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
+  // every writer holds more than 64 MiB: each hands over after each publish
+  const server = await serving(['--db', db, '--workers', '1', '--writer-recycle-mb', '64'], env);
+  const publish = (label: string) =>
+    fetch(`${server.url}/v1/publish`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ updates: [{ label, value: `${label}-key` }] }),
+    });
+  await eventually('a writer', () => childPids('writer').length === 1);
+  const first = childPids('writer')[0]!;
+  const a = await publish('a');
+  assert.equal(a.status, 200, await a.clone().text());
+  await eventually(
+    'a new writer process took over',
+    () => childPids('writer').length === 1 && childPids('writer')[0] !== first,
+  );
+  assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+  // publishes go on, to whichever writer holds the lock, and the lock is never free for
+  // another writer for long: akd publish is refused throughout
+  const refused = await akd(['publish', '--db', db, '--vrf-threads', '0', '-'], {
+    stdin: '{"label":"outsider","value":"x"}\n',
+    env,
+  });
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /STORAGE_LOCKED/);
+  const both = await Promise.all([publish('b'), publish('c')]);
+  assert.deepEqual(
+    both.map((r) => r.status),
+    [200, 200],
+  );
+  for (const label of ['a', 'b', 'c']) {
+    const res = await fetch(`${server.url}/v1/lookup/${label}`);
+    assert.equal(res.status, 200);
+  }
+  assert.equal((await fetch(`${server.url}/v1/lookup/outsider`)).status, 404);
+  const { code, stdout, stderr } = await server.stop();
+  assert.equal(code, 0, stderr);
+  assert.match(stdout, /hands over to a new writer process/);
+  assert.doesNotMatch(stdout, /exited .*starting it again/);
+}
+
 test(
   'a writer holding much memory once idle hands the lock over to a new writer process; the store stays locked to others',
   { skip: process.platform !== 'linux' && 'reads /proc' },
+  () => handsOver(`sqlite:${join(tmp.dir, 'handover.db')}`),
+);
+
+test(
+  'over PostgreSQL too, a writer hands the lock over and no other writer gets it',
+  { skip: process.platform !== 'linux' ? 'reads /proc' : POSTGRES_SKIP },
   async () => {
-    const db = `sqlite:${join(tmp.dir, 'handover.db')}`;
-    const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
-    assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
-    // every writer holds more than 64 MiB: each hands over after each publish
-    const server = await serving(['--db', db, '--workers', '1', '--writer-recycle-mb', '64'], env);
-    const publish = (label: string) =>
-      fetch(`${server.url}/v1/publish`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ updates: [{ label, value: `${label}-key` }] }),
-      });
-    await eventually('a writer', () => childPids('writer').length === 1);
-    const first = childPids('writer')[0]!;
-    const a = await publish('a');
-    assert.equal(a.status, 200, await a.clone().text());
-    await eventually(
-      'a new writer process took over',
-      () => childPids('writer').length === 1 && childPids('writer')[0] !== first,
-    );
-    assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
-    // publishes go on, to whichever writer holds the lock, and the lock is never free for
-    // another writer for long: akd publish is refused throughout
-    const refused = await akd(['publish', '--db', db, '--vrf-threads', '0', '-'], {
-      stdin: '{"label":"outsider","value":"x"}\n',
-      env,
-    });
-    assert.equal(refused.code, 1, refused.stderr);
-    assert.match(refused.stderr, /STORAGE_LOCKED/);
-    const both = await Promise.all([publish('b'), publish('c')]);
-    assert.deepEqual(
-      both.map((r) => r.status),
-      [200, 200],
-    );
-    for (const label of ['a', 'b', 'c']) {
-      const res = await fetch(`${server.url}/v1/lookup/${label}`);
-      assert.equal(res.status, 200);
+    const schema = `akd_test_handover_${randomBytes(5).toString('hex')}`;
+    try {
+      await handsOver(`${POSTGRES_URL}?schema=${schema}`);
+    } finally {
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
     }
-    assert.equal((await fetch(`${server.url}/v1/lookup/outsider`)).status, 404);
-    const { code, stdout, stderr } = await server.stop();
-    assert.equal(code, 0, stderr);
-    assert.match(stdout, /hands over to a new writer process/);
-    assert.doesNotMatch(stdout, /exited .*starting it again/);
   },
 );
 

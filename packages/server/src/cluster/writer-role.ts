@@ -65,7 +65,7 @@ export function releaseMemory(directory: Directory, logger: Logger): void {
 const HANDOVER_MS = 600_000;
 
 /**
- * Opens the directory once the writer lock is free: `open` again every 20 ms while it says
+ * Opens the directory once the writer lock is free: `open` again every 50 ms while it says
  * `STORAGE_LOCKED` (the previous writer finishes its publish and stops), `waiting` called at
  * the first refusal, for at most {@link HANDOVER_MS}.
  * @throws AkdError `STORAGE_LOCKED` when the lock stays held (another writer took it)
@@ -84,7 +84,7 @@ export async function openWhenHandedOver(
       if (!isAkdError(e, 'STORAGE_LOCKED') || Date.now() > deadline) throw e;
       if (!told) waiting();
       told = true;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 }
