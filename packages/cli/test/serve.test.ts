@@ -330,6 +330,14 @@ test(
   },
 );
 
+/** POSTs a one-label publish (`<label>-key`) to the server at `url`, with the token. */
+const publisher = (url: string) => (label: string) =>
+  fetch(`${url}/v1/publish`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ updates: [{ label, value: `${label}-key` }] }),
+  });
+
 test(
   "a memory store's idle writer stops, and the next publish starts it again from a proof server's replica",
   { skip: process.platform !== 'linux' && 'reads /proc' },
@@ -338,12 +346,7 @@ test(
     const env = { AKD_VRF_KEY: KEY, AKD_PUBLISH_TOKEN: TOKEN };
     assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
     const server = await serving(['--db', db, '--workers', '2', '--writer-sleep', '300'], env);
-    const publish = (label: string) =>
-      fetch(`${server.url}/v1/publish`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ updates: [{ label, value: `${label}-key` }] }),
-      });
+    const publish = publisher(server.url);
     const asleep = () => childPids('writer').length === 0;
     await eventually('the idle writer stopped', asleep);
     // asleep is no problem: the proof servers stay ready
@@ -421,12 +424,7 @@ async function handsOver(db: string): Promise<void> {
   assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
   // every writer holds more than 64 MiB: each hands over after each publish
   const server = await serving(['--db', db, '--workers', '1', '--writer-recycle-mb', '64'], env);
-  const publish = (label: string) =>
-    fetch(`${server.url}/v1/publish`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ updates: [{ label, value: `${label}-key` }] }),
-    });
+  const publish = publisher(server.url);
   await eventually('a writer', () => childPids('writer').length === 1);
   const first = childPids('writer')[0]!;
   const a = await publish('a');
