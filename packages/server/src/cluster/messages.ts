@@ -145,7 +145,7 @@ export type FromChild =
   | { type: 'idle' }
   /** A writer idle with much memory: start a new one to take over (a SQLite or PostgreSQL store). */
   | { type: 'recycle' }
-  /** A writer taking over waits for the lock: the previous one may stop. */
+  /** A writer taking over is up and waits for the lock: the previous one may stop. */
   | { type: 'lock-waiting' }
   /** A proof server has a publish for the writer, which is asleep. */
   | { type: 'wake-writer' }

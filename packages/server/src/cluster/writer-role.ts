@@ -65,25 +65,23 @@ export function releaseMemory(directory: Directory, logger: Logger): void {
 const HANDOVER_MS = 600_000;
 
 /**
- * Opens the directory once the writer lock is free: `open` again every 50 ms while it says
- * `STORAGE_LOCKED` (the previous writer finishes its publish and stops), `waiting` called at
- * the first refusal, for at most {@link HANDOVER_MS}.
+ * Opens the directory once the writer lock is free: says it is ready (`ready`: the previous
+ * writer may then finish its publish and stop), then `open` again every 50 ms while it says
+ * `STORAGE_LOCKED`, for at most {@link HANDOVER_MS}.
  * @throws AkdError `STORAGE_LOCKED` when the lock stays held (another writer took it)
  */
 export async function openWhenHandedOver(
   open: () => Promise<Directory>,
-  waiting: () => void,
+  ready: () => void,
   deadlineMs = HANDOVER_MS,
 ): Promise<Directory> {
   const deadline = Date.now() + deadlineMs;
-  let told = false;
+  ready();
   for (;;) {
     try {
       return await open();
     } catch (e) {
       if (!isAkdError(e, 'STORAGE_LOCKED') || Date.now() > deadline) throw e;
-      if (!told) waiting();
-      told = true;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
