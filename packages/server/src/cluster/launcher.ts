@@ -508,6 +508,15 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     if (role === 'writer' && !handover) writer = child;
     lines(proc.stdout, log);
     proc.stderr?.on('data', (d: Buffer) => stderr(String(d)));
+    // A message sent as the child exits (its channel just closed) fails with EPIPE on this
+    // side, as an 'error' event that would otherwise end this process: the child's exit is
+    // handled by onExit. Anything else is reported.
+    const channelError = (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE' || e.code === 'ERR_IPC_CHANNEL_CLOSED') return;
+      logLine(50, role, `the ${role} process's channel failed: ${e.message}`);
+    };
+    proc.on('error', channelError);
+    worker?.on('error', channelError);
     (worker ?? proc).on('message', (m: FromChild, handle?: unknown) => onMessage(child, m, handle));
     proc.once('exit', (code, signal) => onExit(child, code, signal));
     return child;
