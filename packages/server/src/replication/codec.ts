@@ -88,11 +88,3 @@ export function readChanges(bytes: Uint8Array): RawChange[] {
 
 /** The byte a records change starts with: `body` (`u32 count` then records) follows it. */
 export const RECORDS_CHANGE = Uint8Array.of(CHANGE.records);
-
-/** A records change of `body` (`u32 count` then the records), as change bytes. */
-export function recordsChange(body: Uint8Array): Uint8Array {
-  const out = new Uint8Array(1 + body.length);
-  out.set(RECORDS_CHANGE);
-  out.set(body, 1);
-  return out;
-}

@@ -26,7 +26,28 @@ import {
   type ValueStateRecord,
   type WriterLock,
 } from '@akd-ts/storage';
-import { RECORDS_CHANGE, encodeChanges, readChanges, recordsChange, type Change } from './codec.js';
+import { RECORDS_CHANGE, encodeChanges, readChanges, type Change } from './codec.js';
+
+/**
+ * The change bytes of a snapshot of `db`, in parts to be joined in order: its records (a
+ * packed store's as records changes of about `pieceBytes`, each its kind byte then its body,
+ * copied as the bytes they are), then its settings and audit blobs.
+ */
+function* snapshotParts(
+  db: MemoryDatabase | PackedMemoryDatabase,
+  pieceBytes: number,
+): Generator<Uint8Array, void, undefined> {
+  if (db instanceof PackedMemoryDatabase) {
+    for (const body of db.exportRecordPieces(pieceBytes)) {
+      yield RECORDS_CHANGE;
+      yield body;
+    }
+  } else yield encodeChanges([{ kind: 'records', records: db.allRecords() }]);
+  for (const [name, value] of db.allSettings()) {
+    yield encodeChanges([{ kind: 'setting', name, value }]);
+  }
+  for (const blob of db.allAuditBlobs()) yield encodeChanges([{ kind: 'auditBlob', blob }]);
+}
 
 /**
  * The whole store as change bytes: its records as one batch, then its settings and blobs. A
@@ -35,17 +56,13 @@ import { RECORDS_CHANGE, encodeChanges, readChanges, recordsChange, type Change 
  * @example const replica = await replicaOf(snapshotOf(db));
  */
 export function snapshotOf(db: MemoryDatabase | PackedMemoryDatabase): Uint8Array {
-  const records =
-    db instanceof PackedMemoryDatabase
-      ? recordsChange(db.exportRecords())
-      : encodeChanges([{ kind: 'records', records: db.allRecords() }]);
-  const rest = encodeChanges([
-    ...db.allSettings().map(([name, value]) => ({ kind: 'setting' as const, name, value })),
-    ...db.allAuditBlobs().map((blob) => ({ kind: 'auditBlob' as const, blob })),
-  ]);
-  const out = new Uint8Array(records.length + rest.length);
-  out.set(records);
-  out.set(rest, records.length);
+  const parts = [...snapshotParts(db, Infinity)];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 
@@ -93,16 +110,17 @@ export function piecesOf(records: DbRecord[], size: number): DbRecord[][] {
   return pieces;
 }
 
-/** Records per piece of a snapshot file, about (a piece is the most a snapshot holds at once). */
+/** Bytes of a records piece of a snapshot file, about (the most a snapshot holds at once). */
 const SNAPSHOT_PIECE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Writes a snapshot of `db` (the change bytes {@link snapshotOf} gives, its records in
- * several changes) to a new file at `path`, readable by this user only. Snapshots go from
- * process to process through a file: through the IPC channel, a 200 MB snapshot was read in
- * thousands of small pieces held at once, in the primary and in the process that started,
- * memory their allocator kept afterwards. Between pieces it awaits `between` when given
- * (a proof server lets requests run); `db` must not be written until it resolves.
+ * Writes a snapshot of `db` (the change bytes {@link snapshotOf} gives, a packed store's
+ * records in several changes) to a new file at `path`, readable by this user only. Snapshots
+ * go from process to process through a file: through the IPC channel, a 200 MB snapshot was
+ * read in thousands of small pieces held at once, in the primary and in the process that
+ * started, memory their allocator kept afterwards. Between records pieces it awaits
+ * `between` when given (a proof server lets requests run); `db` must not be written until
+ * it resolves.
  * @throws the file system's error (the file is then removed)
  */
 export async function writeSnapshotFile(
@@ -112,21 +130,14 @@ export async function writeSnapshotFile(
 ): Promise<void> {
   const fd = openSync(path, 'wx', 0o600);
   try {
-    const write = (bytes: Uint8Array) => {
-      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
-    };
-    if (db instanceof PackedMemoryDatabase) {
-      for (const body of db.exportRecordPieces(SNAPSHOT_PIECE_BYTES)) {
-        write(RECORDS_CHANGE);
-        write(body);
-        // without `between`, nothing awaits: no other task can write `db` meanwhile
-        if (between !== undefined) await between();
-      }
-    } else write(encodeChanges([{ kind: 'records', records: db.allRecords() }]));
-    for (const [name, value] of db.allSettings()) {
-      write(encodeChanges([{ kind: 'setting', name, value }]));
+    let previous: Uint8Array | undefined;
+    for (const part of snapshotParts(db, SNAPSHOT_PIECE_BYTES)) {
+      for (let at = 0; at < part.length;) at += writeSync(fd, part, at);
+      // after each records piece (its kind byte came just before); without `between`,
+      // nothing awaits: no other task can write `db` meanwhile
+      if (between !== undefined && previous === RECORDS_CHANGE) await between();
+      previous = part;
     }
-    for (const blob of db.allAuditBlobs()) write(encodeChanges([{ kind: 'auditBlob', blob }]));
   } catch (e) {
     closeSync(fd);
     await rm(path, { force: true });
