@@ -140,9 +140,8 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
   });
   // A memory store's writer holds a whole copy of the store: once idle for its sleep time it
   // tells the primary, which stops it and starts it again for the next publish.
-  const sleepMs = config.storeUrl.startsWith('memory:')
-    ? (config.writerSleepMs ?? DEFAULT_WRITER_SLEEP_MS)
-    : 0;
+  const memory = config.storeUrl.startsWith('memory:');
+  const sleepMs = memory ? (config.writerSleepMs ?? DEFAULT_WRITER_SLEEP_MS) : 0;
   let sleepTimer: NodeJS.Timeout | undefined;
   const sleepSoon = () => {
     clearTimeout(sleepTimer);
@@ -164,7 +163,7 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
   // A SQLite or PostgreSQL writer keeps what its publishes left with the allocator: past a
   // bound, a new writer process takes over (the primary starts it; it waits for the lock,
   // which this one releases as it stops), and the memory goes with this process.
-  const recycleBytes = config.storeUrl.startsWith('memory:')
+  const recycleBytes = memory
     ? 0
     : (config.writerRecycleMb ?? DEFAULT_WRITER_RECYCLE_MB) * 1024 * 1024;
   let handingOver = false;
