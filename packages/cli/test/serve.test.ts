@@ -76,6 +76,7 @@ test('akd serve --help explains the options and the modes', async () => {
     '--demo',
     '--connection-spread',
     '--cache-mb <n>',
+    '--audit-cache-mb <n>',
     '--proof-heap-mb <n>',
     '--writer-sleep <ms>',
     '--writer-recycle-mb <n>',
@@ -99,11 +100,14 @@ test('a read-only server serves proofs and stops on SIGTERM', async () => {
     stdin: '{"label":"alice","value":"k1"}\n',
   });
   assert.equal(published.code, 0, published.stderr);
-  // no record cache at all: every read goes to the store, and proofs are the same
-  const server = await serving(['--db', db, '--cache-mb', '0'], env);
+  // no record cache and no audit blob cache: every read goes to the store
+  const server = await serving(['--db', db, '--cache-mb', '0', '--audit-cache-mb', '0'], env);
   const epoch = await (await fetch(`${server.url}/v1/epoch`)).json();
   assert.equal(epoch.epoch, '1');
   assert.equal(epoch.publishing, false);
+  assert.equal((await fetch(`${server.url}/v1/audit?from=0&to=1`)).status, 200);
+  const scrape = await (await fetch(`${server.url}/metrics`)).text();
+  assert.doesNotMatch(scrape, /akd_audit_blob_cache/);
   const lookup = await fetch(`${server.url}/v1/lookup/alice`);
   assert.equal(lookup.status, 200);
   const refused = await fetch(`${server.url}/v1/publish`, {
@@ -500,6 +504,7 @@ test('mistakes are usage errors (exit 2) or clear failures, never stack traces',
     [['--log-level', 'loud'], env, 2, /--log-level: expected one of/],
     [['--cache-mb', 'lots'], env, 2, /--cache-mb: expected 0 to 65536 \(MiB\), got "lots"/],
     [['--cache-mb', '70000'], env, 2, /--cache-mb: expected 0 to 65536/],
+    [['--audit-cache-mb', '1e3'], env, 2, /--audit-cache-mb: expected 0 to 65536 \(MiB\)/],
     [
       ['--proof-heap-mb', '32'],
       env,

@@ -53,6 +53,8 @@ export type {
   ExportedAuditBlob,
 } from './audit-blobs.js';
 export { StoredAuditBlobs } from './audit-store/read.js';
+export { AuditBlobCache } from './audit-store/cache.js';
+export type { AuditBlobCacheStats } from './audit-store/cache.js';
 export type {
   StoredAuditBlobsSource,
   StoredListingEntry,

@@ -9,7 +9,7 @@
 import { fileURLToPath } from 'node:url';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { PUBLIC_DIR_URL } from '@akd-ts/web';
-import { Directory } from '@akd-ts/directory';
+import { AuditBlobCache, Directory } from '@akd-ts/directory';
 import type { RouteContext } from './context.js';
 import { clientErrorHandler, expectationHandler } from './client-errors.js';
 import { installErrorReplies, sendError } from './error-reply.js';
@@ -17,7 +17,12 @@ import { HttpError } from './errors.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { TurnTaker } from './turns.js';
 import { createMetrics } from './metrics.js';
-import { DEFAULT_HTTP_TIMEOUTS, DEFAULT_SERVER_LIMITS, type AppDeps } from './options.js';
+import {
+  DEFAULT_AUDIT_BLOB_CACHE_BYTES,
+  DEFAULT_HTTP_TIMEOUTS,
+  DEFAULT_SERVER_LIMITS,
+  type AppDeps,
+} from './options.js';
 import { auditBlobRoutes } from './routes/audit-blobs.js';
 import { auditRoutes } from './routes/audit.js';
 import { epochRoutes } from './routes/epoch.js';
@@ -52,7 +57,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       throw new RangeError('publishToken: use at least 16 characters (a random token)');
     }
   }
-  const metrics = createMetrics(deps.directory, deps.processMetrics ?? true);
+  const cacheBytes = deps.auditBlobCacheBytes ?? DEFAULT_AUDIT_BLOB_CACHE_BYTES;
+  const auditBlobCache = cacheBytes > 0 ? new AuditBlobCache(cacheBytes) : undefined;
+  const metrics = createMetrics(deps.directory, deps.processMetrics ?? true, auditBlobCache);
   let closing = false;
   const writer =
     deps.publishToken !== undefined &&
@@ -71,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       max: limits.maxHeavyRequests,
       maxQueued: limits.maxHeavyQueued,
     }),
+    auditBlobCache,
     draining: () => closing,
     writerProblem: () => {
       const lock = writer?.lockStatus();
@@ -154,7 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   lookupRoutes(app, ctx);
   historyRoutes(app, ctx);
   auditRoutes(app, ctx);
-  auditBlobRoutes(app, { directory: deps.directory, limiter: ctx.heavy });
+  auditBlobRoutes(app, { directory: deps.directory, limiter: ctx.heavy, cache: auditBlobCache });
   publishRoutes(app, ctx);
   opsRoutes(app, ctx);
   webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL));

@@ -5,7 +5,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toHex, type EpochHash } from '@akd-ts/core';
-import type { ReadOnlyDirectory } from '@akd-ts/directory';
+import type { AuditBlobCache, ReadOnlyDirectory } from '@akd-ts/directory';
 import type { ConcurrencyLimiter } from './limiter.js';
 import type { WriterClient } from './writer/writer-client.js';
 import type { AppMetrics } from './metrics.js';
@@ -22,6 +22,8 @@ export interface RouteContext {
   tamper: boolean;
   /** The limit on heavy requests (audits, blobs, histories, batch lookups). */
   heavy: ConcurrencyLimiter;
+  /** Stored audit blobs kept in memory, shared by the audit and blob routes (or none). */
+  auditBlobCache: AuditBlobCache | undefined;
   /** True once the server is shutting down (readiness then fails). */
   draining: () => boolean;
   /** Why the writer cannot publish (lost lock, writer down), or undefined. */

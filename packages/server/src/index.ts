@@ -7,7 +7,11 @@
 export { buildApp } from './app.js';
 export { startServer, stopOnSignals } from './listen.js';
 export type { ListenOptions, RunningServer } from './listen.js';
-export { DEFAULT_HTTP_TIMEOUTS, DEFAULT_SERVER_LIMITS } from './options.js';
+export {
+  DEFAULT_AUDIT_BLOB_CACHE_BYTES,
+  DEFAULT_HTTP_TIMEOUTS,
+  DEFAULT_SERVER_LIMITS,
+} from './options.js';
 export type { AppDeps, HttpTimeouts, ServerLimits } from './options.js';
 export {
   ERROR_CATALOGUE,

@@ -6,7 +6,7 @@
  */
 
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ReadOnlyDirectory } from '@akd-ts/directory';
+import type { AuditBlobCache, ReadOnlyDirectory } from '@akd-ts/directory';
 import type { PublishJson } from './publish/run.js';
 
 /** The kinds of proof the server builds. */
@@ -25,6 +25,22 @@ export interface AppMetrics {
 }
 
 /**
+ * A count this process keeps running (it only grows), exported as a counter read at scrape
+ * time, so that rate() works on it.
+ */
+function runningCounter(registry: Registry, name: string, help: string, read: () => number) {
+  new Counter({
+    name,
+    help: `${help}, since the process started`,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+}
+
+/**
  * Creates the metrics of an app over `directory`.
  *
  * @example
@@ -33,7 +49,11 @@ export interface AppMetrics {
  * await metrics.registry.metrics(); // the Prometheus text format
  * ```
  */
-export function createMetrics(directory: ReadOnlyDirectory, processMetrics = true): AppMetrics {
+export function createMetrics(
+  directory: ReadOnlyDirectory,
+  processMetrics = true,
+  auditBlobCache?: AuditBlobCache,
+): AppMetrics {
   const registry = new Registry();
   // Node's process metrics under their standard names (process_cpu_seconds_total,
   // nodejs_eventloop_lag_seconds, ...), which dashboards and alerts already know
@@ -104,14 +124,23 @@ export function createMetrics(directory: ReadOnlyDirectory, processMetrics = tru
     ['db_records_written', 'Records written to the database', () => storage.dbRecordsWritten],
   ] as const;
   for (const [name, help, read] of counters) {
-    // running counts only grow, so they are counters (rate() works on them), read at scrape
-    new Counter({
-      name: `akd_storage_${name}_total`,
-      help: `${help}, since the process started`,
+    runningCounter(registry, `akd_storage_${name}_total`, help, read);
+  }
+
+  if (auditBlobCache !== undefined) {
+    const blobCounters = [
+      ['hits', 'Audit blobs answered from memory', () => auditBlobCache.stats().hits],
+      ['misses', 'Audit blobs read from the store', () => auditBlobCache.stats().misses],
+    ] as const;
+    for (const [name, help, read] of blobCounters) {
+      runningCounter(registry, `akd_audit_blob_cache_${name}_total`, help, read);
+    }
+    new Gauge({
+      name: 'akd_audit_blob_cache_bytes',
+      help: 'Bytes of audit blobs held in memory',
       registers: [registry],
       collect() {
-        this.reset();
-        this.inc(read());
+        this.set(auditBlobCache.stats().bytes);
       },
     });
   }

@@ -53,6 +53,16 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   publishBodyLimit: 64 * 1024 * 1024,
 };
 
+/**
+ * The default bound on a server's audit blob cache: 64 MiB, a whole-range audit of the
+ * benchmark's 224,000-label directory over 11 epochs (52 MB). Blobs never change, so a cached
+ * one is never stale; without the cache, eight concurrent audits over SQLite made each proof
+ * server read 170 MB/s of new buffers and collect garbage two to three times a second, and
+ * its `/healthz` answered in 100-300 ms. A store in the process (the memory store) hands out
+ * the blobs it holds, so there the cache holds references, not copies.
+ */
+export const DEFAULT_AUDIT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
+
 /** How long Node's HTTP layer waits for clients, and how large their headers may be. */
 export interface HttpTimeouts {
   /** Whole request (headers and body) must arrive within this, ms (default 120,000). */
@@ -116,6 +126,11 @@ export interface AppDeps {
   readiness?: () => string | undefined;
   /** How long `/readyz` waits for the store to answer, ms (default 2,000). */
   readyTimeoutMs?: number;
+  /**
+   * Bytes of stored audit blobs this server keeps in memory for audits and blob downloads
+   * (default {@link DEFAULT_AUDIT_BLOB_CACHE_BYTES}; 0: none, every answer reads the store).
+   */
+  auditBlobCacheBytes?: number;
   /** Register Node's process metrics (default true; tests building many apps turn it off). */
   processMetrics?: boolean;
   /**

@@ -16,6 +16,11 @@ test('metric names follow Prometheus conventions, and running counts are counter
   const fixture = await demoDirectory();
   const app = await buildApp({ directory: fixture.dir }); // with Node's process metrics
   await app.inject({ url: '/v1/lookup/alice' });
+  // the second audit of the range finds its blobs in memory
+  for (let i = 0; i < 2; i++) {
+    const audit = await app.inject({ url: '/v1/audit?from=0&to=2' });
+    assert.equal(audit.statusCode, 200);
+  }
   const scrape = (await app.inject({ url: '/metrics' })).body;
   const metrics = types(scrape);
   assert.ok(metrics.size > 10);
@@ -41,6 +46,13 @@ test('metric names follow Prometheus conventions, and running counts are counter
   // the storage counters report the manager's counts at scrape time
   const gets = Number(/^akd_storage_cache_hits_total (\d+)$/m.exec(scrape)?.[1]);
   assert.equal(gets, fixture.dir.storage.metrics.cacheHits);
+  const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(scrape)?.[1]);
+  assert.equal(metrics.get('akd_audit_blob_cache_hits_total'), 'counter');
+  assert.deepEqual(
+    [value('akd_audit_blob_cache_misses_total'), value('akd_audit_blob_cache_hits_total')],
+    [2, 2],
+  );
+  assert.ok(value('akd_audit_blob_cache_bytes') > 0);
 
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
   const section = readme.split('## Metrics')[1]!.split('\n## ')[0]!;
@@ -48,6 +60,21 @@ test('metric names follow Prometheus conventions, and running counts are counter
     if (/^(process|nodejs)_/.test(name)) continue; // prom-client's, documented as a group
     assert.ok(section.includes(`\`${name}`), `the README documents ${name}`);
   }
+  await app.close();
+  await fixture.close();
+});
+
+test('without an audit blob cache there are no cache metrics', async () => {
+  const fixture = await demoDirectory();
+  const app = await buildApp({
+    directory: fixture.dir,
+    processMetrics: false,
+    auditBlobCacheBytes: 0,
+  });
+  assert.equal((await app.inject({ url: '/v1/audit?from=0&to=2' })).statusCode, 200);
+  const scrape = (await app.inject({ url: '/metrics' })).body;
+  assert.doesNotMatch(scrape, /akd_audit_blob_cache/);
+  assert.match(scrape, /akd_proofs_served_total\{kind="audit"\} 1/);
   await app.close();
   await fixture.close();
 });

@@ -17,6 +17,7 @@ import { VrfSecretKey, configurationByName, toHex } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import {
+  DEFAULT_AUDIT_BLOB_CACHE_BYTES,
   DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_HEAP_MB,
@@ -63,6 +64,7 @@ interface ServeOptions {
   connectionSpread?: boolean;
   drain: string;
   cacheMb?: string;
+  auditCacheMb?: string;
   proofHeapMb?: string;
   writerSleep: string;
   writerRecycleMb: string;
@@ -94,13 +96,17 @@ const parseWorkers = (text: string | undefined) =>
     ? availableParallelism()
     : wholeNumber('--workers', text, { min: 1, max: 256, expects: '1 to 256 processes' });
 
-/** --cache-mb: each proof server's record cache, 0 (none) to 65,536 MiB; in bytes. */
-const parseCacheMb = (text: string | undefined) =>
+/** A cache bound option: 0 (none) to 65,536 MiB, in bytes; undefined when not given. */
+const cacheMebibytes = (option: string) => (text: string | undefined) =>
   text === undefined
     ? undefined
-    : wholeNumber('--cache-mb', text, { min: 0, max: 65_536, expects: '0 to 65536 (MiB)' }) *
-      1024 *
-      1024;
+    : wholeNumber(option, text, { min: 0, max: 65_536, expects: '0 to 65536 (MiB)' }) * 1024 * 1024;
+
+/** --cache-mb: each proof server's record cache. */
+const parseCacheMb = cacheMebibytes('--cache-mb');
+
+/** --audit-cache-mb: each proof server's audit blob cache. */
+const parseAuditCacheMb = cacheMebibytes('--audit-cache-mb');
 
 /** --proof-heap-mb: each proof server's V8 heap limit, 0 (V8's own) or 64 to 65,536 MiB. */
 const parseProofHeapMb = (text: string | undefined) =>
@@ -294,6 +300,8 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
   };
   const cacheBytes = parseCacheMb(opts.cacheMb);
   if (cacheBytes !== undefined) config.cacheBytes = cacheBytes;
+  const auditCacheBytes = parseAuditCacheMb(opts.auditCacheMb);
+  if (auditCacheBytes !== undefined) config.auditCacheBytes = auditCacheBytes;
   const proofHeapMb = parseProofHeapMb(opts.proofHeapMb);
   const signals = nextSignal();
   let running: RunningCluster;
@@ -391,6 +399,10 @@ export function addServeCommands(program: Command, io: CliIo): void {
       `bound on each proof server's record cache, MiB of records (0: no cache; default ${DEFAULT_PROOF_CACHE_BYTES / 1024 / 1024}, ${DEFAULT_MEMORY_PROOF_CACHE_BYTES / 1024 / 1024} over a memory store)`,
     )
     .option(
+      '--audit-cache-mb <n>',
+      `audit blobs each proof server keeps in memory for audits and blob downloads, MiB (0: none; default ${DEFAULT_AUDIT_BLOB_CACHE_BYTES / 1024 / 1024})`,
+    )
+    .option(
       '--proof-heap-mb <n>',
       `each proof server's V8 heap limit, MiB, which also makes it collect garbage sooner (0: V8's own; default ${DEFAULT_PROOF_HEAP_MB})`,
     )
@@ -435,6 +447,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     parseWorkers(opts.workers);
     parseDrain(opts.drain);
     parseCacheMb(opts.cacheMb);
+    parseAuditCacheMb(opts.auditCacheMb);
     parseProofHeapMb(opts.proofHeapMb);
     parseWriterSleep(opts.writerSleep);
     parseWriterRecycleMb(opts.writerRecycleMb);

@@ -18,6 +18,7 @@ import {
   type EpochHash,
 } from '@akd-ts/core';
 import type { AuditBlobInfo, AuditBlobRecord, Database } from '@akd-ts/storage';
+import type { AuditBlobCache } from './cache.js';
 
 /** What stored blobs are read from: a directory's store and its latest epoch. */
 export interface StoredAuditBlobsSource {
@@ -61,15 +62,19 @@ function corrupt(message: string): AkdError {
  * const page = await blobs.list({ prefix: '42/', maxKeys: 1000 }); // the blob of epoch 42
  * for await (const step of blobs.data((await blobs.range(0n, 10n)).steps)) send(step.data);
  * ```
+ * With a `cache`, blobs come from memory once read, and the bytes handed out are shared:
+ * callers must not modify them (an in-process store hands out the blobs it holds as well).
  */
 export class StoredAuditBlobs {
   readonly naming: AuditBlobNaming;
   private readonly scanLimit: number;
+  private readonly cache: AuditBlobCache | undefined;
 
   constructor(
     private readonly source: StoredAuditBlobsSource,
-    options: { naming?: AuditBlobNaming; scanLimit?: number } = {},
+    options: { naming?: AuditBlobNaming; scanLimit?: number; cache?: AuditBlobCache } = {},
   ) {
+    this.cache = options.cache;
     this.naming = options.naming ?? 'end';
     if (this.naming !== 'end' && this.naming !== 'start') {
       throw new RangeError(`naming must be start or end, got ${String(this.naming)}`);
@@ -79,6 +84,12 @@ export class StoredAuditBlobs {
 
   private get db(): Database {
     return this.source.storage.db;
+  }
+
+  /** The stored blob of the step ending at `end`, through the cache when there is one. */
+  private read(end: bigint, evict = true): Promise<AuditBlobRecord> {
+    if (this.cache === undefined) return this.db.getAuditBlob(end);
+    return this.cache.get(end, () => this.db.getAuditBlob(end), evict);
   }
 
   /** The end epoch of the step a blob named `epoch` proves. */
@@ -115,7 +126,7 @@ export class StoredAuditBlobs {
     if (end < 1n || end > latest.epoch) return undefined;
     let record: AuditBlobRecord;
     try {
-      record = await this.db.getAuditBlob(end);
+      record = await this.read(end);
     } catch (e) {
       if (e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND') return undefined;
       throw e;
@@ -212,8 +223,13 @@ export class StoredAuditBlobs {
     return { latest, steps, missing: ends.filter((e) => !have.has(e)) };
   }
 
-  /** The bytes of `steps`, read one at a time (a step can be megabytes). */
+  /**
+   * The bytes of `steps`, read one at a time (a step can be megabytes). Steps whose bytes
+   * together exceed the cache fill its free room but evict nothing (see cache.ts).
+   */
   async *data(steps: AuditBlobInfo[]): AsyncGenerator<AuditBlobRecord> {
-    for (const step of steps) yield await this.db.getAuditBlob(step.epoch);
+    const total = steps.reduce((n, s) => n + s.size, 0);
+    const evict = this.cache !== undefined && total <= this.cache.maxBytes;
+    for (const step of steps) yield await this.read(step.epoch, evict);
   }
 }

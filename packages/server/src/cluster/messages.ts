@@ -49,6 +49,11 @@ export interface ServeConfig {
    * store); 0 turns the cache off (every read goes to the store).
    */
   cacheBytes?: number;
+  /**
+   * Bound on each proof server's audit blob cache, bytes (default 64 MiB,
+   * `DEFAULT_AUDIT_BLOB_CACHE_BYTES`); 0 turns it off.
+   */
+  auditCacheBytes?: number;
 }
 
 /**

@@ -116,6 +116,9 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
       logger: options.logger,
       limits: config.limits,
       http: config.http,
+      ...(config.auditCacheBytes === undefined
+        ? {}
+        : { auditBlobCacheBytes: config.auditCacheBytes }),
       readiness: () => (draining ? 'shutting down' : undefined),
     },
     { port: config.port, host: config.host, pollMs: config.pollMs, handle: options.socket },

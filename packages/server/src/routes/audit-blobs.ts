@@ -28,7 +28,11 @@ import {
   renderListBucketResult,
   type AuditBlobNaming,
 } from '@akd-ts/core';
-import { StoredAuditBlobs, type StoredAuditBlobsSource } from '@akd-ts/directory';
+import {
+  StoredAuditBlobs,
+  type AuditBlobCache,
+  type StoredAuditBlobsSource,
+} from '@akd-ts/directory';
 import { HttpError } from '../errors.js';
 import type { ConcurrencyLimiter } from '../limiter.js';
 
@@ -47,6 +51,8 @@ export interface AuditBlobRoutesOptions {
   maxKeys?: number;
   /** Holds a slot of this limit while a listing or a blob is served. */
   limiter?: ConcurrencyLimiter;
+  /** Blobs kept in memory once read (shared with the audit route). */
+  cache?: AuditBlobCache | undefined;
 }
 
 interface ListingQuerystring {
@@ -102,7 +108,10 @@ export function auditBlobRoutes(
   app: FastifyInstance,
   options: AuditBlobRoutesOptions,
 ): StoredAuditBlobs {
-  const blobs = new StoredAuditBlobs(options.directory, { naming: options.naming });
+  const blobs = new StoredAuditBlobs(options.directory, {
+    naming: options.naming,
+    cache: options.cache,
+  });
   const limit = Math.min(MAX_KEYS, Math.max(1, options.maxKeys ?? MAX_KEYS));
   const route = options.limiter === undefined ? {} : { onRequest: options.limiter.hook };
 

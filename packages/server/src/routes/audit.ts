@@ -28,8 +28,8 @@ function epochList(epochs: bigint[]): string {
 }
 
 export function auditRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { directory, limits, metrics } = ctx;
-  const blobs = new StoredAuditBlobs(directory);
+  const { directory, limits, metrics, auditBlobCache } = ctx;
+  const blobs = new StoredAuditBlobs(directory, { cache: auditBlobCache });
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/v1/audit',
     { onRequest: ctx.heavy.hook },
