@@ -176,3 +176,40 @@ test('a blob missing from the store is not kept: once written, it is served', as
   await db.setAuditBlob({ ...blob(1n, 10), previousHash: new Uint8Array(32) });
   assert.equal((await blobs.blobAt(1n))?.record.data.length, 10);
 });
+
+test('warming reads the newest blobs that fit, newest first, and evicts nothing', async () => {
+  const { source, reads } = await storedBlobs(6, 100);
+  const cache = new AuditBlobCache(350);
+  const blobs = new StoredAuditBlobs(source, { cache });
+  await blobs.blobAt(1n); // held before: kept, and counted against the room
+  assert.equal(await blobs.warm(), 2);
+  assert.equal(reads(), 3);
+  for (const e of [1n, 6n, 5n]) assert.ok(cache.holds(e), `holds ${e}`);
+  assert.ok(!cache.holds(4n));
+  // nothing left to do: no read
+  assert.equal(await blobs.warm(), 0);
+  assert.equal(reads(), 3);
+  // without a cache there is nothing to warm
+  assert.equal(await new StoredAuditBlobs(source).warm(), 0);
+});
+
+test('warming stops once aborted, and skips epochs with no stored blob', async () => {
+  const { source, reads } = await storedBlobs(3, 100);
+  const stop = new AbortController();
+  stop.abort();
+  const cache = new AuditBlobCache(1000);
+  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(stop.signal), 0);
+  assert.equal(reads(), 0);
+  // a directory whose latest epoch has no blob yet (published before blobs were kept)
+  const ahead = { ...source, getEpochHash: async () => ({ epoch: 4n, hash: new Uint8Array(32) }) };
+  assert.equal(await new StoredAuditBlobs(ahead, { cache }).warm(), 3);
+  assert.equal(cache.stats().blobs, 3);
+});
+
+test('warming walks back over more epochs than one batch of sizes', async () => {
+  const { source, reads } = await storedBlobs(250, 1);
+  const cache = new AuditBlobCache(1000);
+  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(), 250);
+  assert.equal(reads(), 250);
+  assert.ok(cache.holds(1n) && cache.holds(250n));
+});

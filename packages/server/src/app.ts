@@ -23,6 +23,7 @@ import {
   DEFAULT_SERVER_LIMITS,
   type AppDeps,
 } from './options.js';
+import { warmAuditBlobs } from './audit-warm.js';
 import { auditBlobRoutes } from './routes/audit-blobs.js';
 import { auditRoutes } from './routes/audit.js';
 import { epochRoutes } from './routes/epoch.js';
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (ctx.tamper) app.log.warn('serving TAMPERED proofs: a test-only option, never for deployment');
 
   app.server.on('checkExpectation', expectationHandler(countError));
+  if (auditBlobCache !== undefined) warmAuditBlobs(app, deps.directory, auditBlobCache);
   app.addHook('preClose', async () => {
     closing = true;
   });

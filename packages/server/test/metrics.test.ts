@@ -16,7 +16,6 @@ test('metric names follow Prometheus conventions, and running counts are counter
   const fixture = await demoDirectory();
   const app = await buildApp({ directory: fixture.dir }); // with Node's process metrics
   await app.inject({ url: '/v1/lookup/alice' });
-  // the second audit of the range finds its blobs in memory
   for (let i = 0; i < 2; i++) {
     const audit = await app.inject({ url: '/v1/audit?from=0&to=2' });
     assert.equal(audit.statusCode, 200);
@@ -48,10 +47,11 @@ test('metric names follow Prometheus conventions, and running counts are counter
   assert.equal(gets, fixture.dir.storage.metrics.cacheHits);
   const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(scrape)?.[1]);
   assert.equal(metrics.get('akd_audit_blob_cache_hits_total'), 'counter');
-  assert.deepEqual(
-    [value('akd_audit_blob_cache_misses_total'), value('akd_audit_blob_cache_hits_total')],
-    [2, 2],
-  );
+  // each of the demo's three blobs is read from the store at most once (the audits' or the
+  // background's read), and the second audit's two come from memory
+  const misses = value('akd_audit_blob_cache_misses_total');
+  assert.ok(misses >= 1 && misses <= 3, `${misses} reads`);
+  assert.ok(value('akd_audit_blob_cache_hits_total') >= 2);
   assert.ok(value('akd_audit_blob_cache_bytes') > 0);
 
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');

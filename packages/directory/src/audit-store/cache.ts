@@ -97,6 +97,11 @@ export class AuditBlobCache {
     this.#bytes += size;
   }
 
+  /** Whether the blob of `epoch` is held (without making it recently used). */
+  holds(epoch: bigint): boolean {
+    return this.#entries.has(epoch);
+  }
+
   /** Counts since the cache was made, and what it holds. */
   stats(): AuditBlobCacheStats {
     return {

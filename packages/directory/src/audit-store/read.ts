@@ -49,6 +49,9 @@ export interface StoredRange {
   missing: bigint[];
 }
 
+/** Epochs whose blob sizes {@link StoredAuditBlobs.warm} asks for at once. */
+const WARM_BATCH = 100n;
+
 function corrupt(message: string): AkdError {
   return new AkdError('DIRECTORY_TREE', message);
 }
@@ -221,6 +224,34 @@ export class StoredAuditBlobs {
     const lastStep = steps[steps.length - 1];
     if (lastStep !== undefined) this.checkLatest(lastStep, latest);
     return { latest, steps, missing: ends.filter((e) => !have.has(e)) };
+  }
+
+  /**
+   * Reads the newest stored blobs into the cache while they fit in its free room, newest
+   * first and one at a time, so that a flood of audits finds them in memory rather than every
+   * request reading the store at once. Evicts nothing; stops when `signal` aborts.
+   * @returns how many blobs it read (0 without a cache)
+   */
+  async warm(signal?: AbortSignal): Promise<number> {
+    const cache = this.cache;
+    if (cache === undefined) return 0;
+    const room = () => cache.maxBytes - cache.stats().bytes;
+    let read = 0;
+    let end = (await this.source.getEpochHash()).epoch;
+    while (end >= 1n && room() > 0) {
+      const from = end > WARM_BATCH ? end - WARM_BATCH + 1n : 1n;
+      const ends: bigint[] = [];
+      for (let e = end; e >= from; e--) ends.push(e);
+      const infos = (await this.db.getAuditBlobInfos(ends)).reverse();
+      for (const info of infos) {
+        if (signal?.aborted === true || info.size > room()) return read;
+        if (cache.holds(info.epoch)) continue;
+        await cache.get(info.epoch, () => this.db.getAuditBlob(info.epoch), false);
+        read++;
+      }
+      end = from - 1n;
+    }
+    return read;
   }
 
   /**

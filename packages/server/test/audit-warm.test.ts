@@ -1,0 +1,121 @@
+// The audit blob cache is filled in the background once the app is ready, so the first
+// audits of a flood find their blobs in memory; new epochs' blobs join while there is room; a
+// store that fails is logged, not fatal; closing the app waits for the read in flight.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { utf8 } from '@akd-ts/core';
+import { MemoryDatabase, type AuditBlobRecord } from '@akd-ts/storage';
+import { AuditBlobCache } from '@akd-ts/directory';
+import { buildApp } from '@akd-ts/server';
+import { warmAuditBlobs } from '../src/audit-warm.js';
+import { captureLogs, demoDirectory } from './support.js';
+
+/** Waits for `done`, polling every 10 ms, for at most 5 s. */
+async function until(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await done())) {
+    assert.ok(Date.now() < deadline, what);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A metric's value in a scrape of `app`. */
+async function metric(app: Awaited<ReturnType<typeof buildApp>>, name: string): Promise<number> {
+  const scrape = (await app.inject({ url: '/metrics' })).body;
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(scrape)?.[1]);
+}
+
+test('a ready app reads the stored blobs into memory before any audit asks', async () => {
+  const fixture = await demoDirectory();
+  const app = await buildApp({ directory: fixture.dir, processMetrics: false });
+  await app.ready();
+  await until('the three blobs were read', async () => {
+    return (await metric(app, 'akd_audit_blob_cache_misses_total')) === 3;
+  });
+  const audit = await app.inject({ url: '/v1/audit?from=0&to=3' });
+  assert.equal(audit.statusCode, 200);
+  assert.equal(await metric(app, 'akd_audit_blob_cache_misses_total'), 3);
+  assert.equal(await metric(app, 'akd_audit_blob_cache_hits_total'), 3);
+  await app.close();
+  await fixture.close();
+});
+
+test('blobs of later epochs are read in while the cache has room', async () => {
+  const fixture = await demoDirectory();
+  const cache = new AuditBlobCache(1024 * 1024);
+  const app = Fastify();
+  warmAuditBlobs(app, fixture.dir, cache, 20);
+  await app.ready();
+  await until('the three blobs were read', () => cache.stats().blobs === 3);
+  await fixture.dir.publish([{ label: utf8('dave'), value: utf8('dave-key-1') }]);
+  await until('the new epoch was read', () => cache.holds(4n));
+  await app.close();
+  await fixture.close();
+});
+
+test('a store that fails while warming is logged; the app serves on', async () => {
+  const db = new MemoryDatabase();
+  const fixture = await demoDirectory('whatsapp_v1', db);
+  const { lines, logger } = captureLogs();
+  db.getAuditBlobInfos = async () => {
+    throw new Error('the store went away');
+  };
+  const app = await buildApp({ directory: fixture.dir, processMetrics: false, logger });
+  await app.ready();
+  await until('the failure was logged', () =>
+    lines.some((l) => l.includes('reading audit blobs into memory failed')),
+  );
+  const line = JSON.parse(lines.find((l) => l.includes('into memory failed'))!);
+  assert.equal(line.level, 40);
+  assert.match(line.err.message, /the store went away/);
+  assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200);
+  await app.close();
+  await fixture.close();
+});
+
+test('closing the app stops warming and waits for the read in flight', async () => {
+  const db = new MemoryDatabase();
+  const fixture = await demoDirectory('whatsapp_v1', db);
+  const getAuditBlob = db.getAuditBlob.bind(db);
+  const reads: bigint[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  db.getAuditBlob = async (epoch): Promise<AuditBlobRecord> => {
+    reads.push(epoch);
+    await held;
+    return getAuditBlob(epoch);
+  };
+  const app = await buildApp({ directory: fixture.dir, processMetrics: false });
+  await app.ready();
+  await until('the first read started', () => reads.length === 1);
+  let closed = false;
+  const closing = app.close().then(() => (closed = true));
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(closed, false, 'close waits for the read in flight');
+  release();
+  await closing;
+  assert.deepEqual(reads, [3n], 'no read after the close');
+  await fixture.close();
+});
+
+test('without a cache nothing is read in the background', async () => {
+  const db = new MemoryDatabase();
+  const fixture = await demoDirectory('whatsapp_v1', db);
+  let reads = 0;
+  const getAuditBlob = db.getAuditBlob.bind(db);
+  db.getAuditBlob = (epoch) => {
+    reads++;
+    return getAuditBlob(epoch);
+  };
+  const app = await buildApp({
+    directory: fixture.dir,
+    processMetrics: false,
+    auditBlobCacheBytes: 0,
+  });
+  await app.ready();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(reads, 0);
+  await app.close();
+  await fixture.close();
+});
