@@ -206,6 +206,15 @@ test('warming stops once aborted, and skips epochs with no stored blob', async (
   assert.equal(cache.stats().blobs, 3);
 });
 
+test('warming after an epoch looks only at the steps that end after it', async () => {
+  const { source, reads } = await storedBlobs(6, 100);
+  const cache = new AuditBlobCache(1000);
+  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(undefined, 4n), 2);
+  assert.equal(reads(), 2);
+  assert.ok(cache.holds(5n) && cache.holds(6n) && !cache.holds(4n));
+  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(undefined, 6n), 0);
+});
+
 test('warming walks back over more epochs than one batch of sizes', async () => {
   const { source, reads } = await storedBlobs(250, 1);
   const cache = new AuditBlobCache(1000);

@@ -1,7 +1,7 @@
 /**
- * Keeps a server's audit blob cache warm: once the app is ready, and then every
- * `everyMs` while the cache has room, the newest stored blobs are read into it in the
- * background, one at a time (StoredAuditBlobs.warm). A flood of audits then starts from
+ * Keeps a server's audit blob cache warm: once the app is ready, the newest stored blobs are
+ * read into it in the background, one at a time, while they fit (StoredAuditBlobs.warm); then
+ * every `everyMs`, while the cache has room, the blobs of epochs published since. A flood of audits then starts from
  * memory: with a cold cache, every proof server read the whole range from the store in the
  * flood's first half second, and `/healthz` waited behind those reads (up to 330 ms against
  * 50 ms afterwards, over SQLite). Closing the app stops it without waiting for a read in
@@ -29,10 +29,18 @@ export function warmAuditBlobs(
   const stop = new AbortController();
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  // the epochs up to this one were warmed: later runs look only at newer ones
+  let warmedTo = 0n;
+  const warmNewer = async () => {
+    const latest = (await directory.getEpochHash()).epoch;
+    if (latest <= warmedTo) return 0;
+    const read = await blobs.warm(stop.signal, warmedTo);
+    if (!stop.signal.aborted) warmedTo = latest;
+    return read;
+  };
   const warm = () => {
     if (running !== undefined || cache.stats().bytes >= cache.maxBytes) return;
-    running = blobs
-      .warm(stop.signal)
+    running = warmNewer()
       .then(
         (read) => {
           if (read > 0) app.log.debug({ blobs: read }, 'audit blobs read into memory');

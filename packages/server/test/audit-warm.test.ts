@@ -42,14 +42,24 @@ test('a ready app reads the stored blobs into memory before any audit asks', asy
 });
 
 test('blobs of later epochs are read in while the cache has room', async () => {
-  const fixture = await demoDirectory();
+  const db = new MemoryDatabase();
+  const fixture = await demoDirectory('whatsapp_v1', db);
+  const asked: bigint[][] = [];
+  const getAuditBlobInfos = db.getAuditBlobInfos.bind(db);
+  db.getAuditBlobInfos = (epochs) => {
+    asked.push(epochs);
+    return getAuditBlobInfos(epochs);
+  };
   const cache = new AuditBlobCache(1024 * 1024);
   const app = Fastify();
   warmAuditBlobs(app, fixture.dir, cache, 20);
   await app.ready();
   await until('the three blobs were read', () => cache.stats().blobs === 3);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.deepEqual(asked, [[3n, 2n, 1n]], 'runs without a new epoch ask the store nothing');
   await fixture.dir.publish([{ label: utf8('dave'), value: utf8('dave-key-1') }]);
   await until('the new epoch was read', () => cache.holds(4n));
+  assert.deepEqual(asked[1], [4n], 'only the new epoch');
   await app.close();
   await fixture.close();
 });

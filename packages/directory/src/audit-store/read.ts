@@ -230,16 +230,18 @@ export class StoredAuditBlobs {
    * Reads the newest stored blobs into the cache while they fit in its free room, newest
    * first and one at a time, so that a flood of audits finds them in memory rather than every
    * request reading the store at once. Evicts nothing; stops when `signal` aborts.
+   * @param after only the steps ending after this epoch (those warmed before are left)
    * @returns how many blobs it read (0 without a cache)
    */
-  async warm(signal?: AbortSignal): Promise<number> {
+  async warm(signal?: AbortSignal, after = 0n): Promise<number> {
     const cache = this.cache;
     if (cache === undefined) return 0;
     const room = () => cache.maxBytes - cache.stats().bytes;
     let read = 0;
     let end = (await this.source.getEpochHash()).epoch;
-    while (end >= 1n && room() > 0) {
-      const from = end > WARM_BATCH ? end - WARM_BATCH + 1n : 1n;
+    while (end > after && end >= 1n && room() > 0) {
+      const lowest = after + 1n > 1n ? after + 1n : 1n;
+      const from = end - WARM_BATCH + 1n > lowest ? end - WARM_BATCH + 1n : lowest;
       const ends: bigint[] = [];
       for (let e = end; e >= from; e--) ends.push(e);
       const infos = (await this.db.getAuditBlobInfos(ends)).reverse();
