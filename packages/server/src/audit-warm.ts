@@ -1,12 +1,12 @@
 /**
  * Keeps a server's audit blob cache warm: once the app is ready, the newest stored blobs are
  * read into it in the background, one at a time, while they fit (StoredAuditBlobs.warm); then
- * every `everyMs`, while the cache has room, the blobs of epochs published since. A flood of audits then starts from
- * memory: with a cold cache, every proof server read the whole range from the store in the
- * flood's first half second, and `/healthz` waited behind those reads (up to 330 ms against
- * 50 ms afterwards, over SQLite). Closing the app stops it without waiting for a read in
- * flight (a store that hangs must not hold the close); that read's end, whatever it is, is
- * then ignored.
+ * every `everyMs`, while the cache has room, the blobs of epochs published since. A flood of
+ * audits then starts from memory: with a cold cache, every proof server read the whole range
+ * from the store in the flood's first half second, and `/healthz` waited behind those reads
+ * (up to 330 ms against 50 ms afterwards, over SQLite). Closing the app stops it without
+ * waiting for a read in flight (a store that hangs must not hold the close); that read's end,
+ * whatever it is, is then ignored.
  */
 
 import type { FastifyInstance } from 'fastify';
