@@ -252,3 +252,40 @@ test('skipRecord rejects flags and node types readRecord would misread', () => {
   assert.equal(readRecord(r).kind, 'treeNode');
   assert.equal(r.left, 0);
 });
+
+test('the tables grow by several doublings and every record is found after', async () => {
+  const db = new PackedMemoryDatabase();
+  const nodes = 20_000; // the nodes' table starts at 4,096 slots, at most half full
+  const users = 6_000;
+  for (let from = 0; from < nodes; from += 2_500) {
+    const records: DbRecord[] = [];
+    for (let i = from; i < from + 2_500; i++) records.push(leafRecord(leafLabel(i), 1n, i));
+    await db.batchSet(records);
+  }
+  for (let i = 0; i < users; i++) {
+    await db.set(stateOf(`user-${i}`, 1n, `a${i}`));
+    // every third user also has a second epoch (a list of locations, not one)
+    if (i % 3 === 0) await db.set(stateOf(`user-${i}`, 2n, `b${i}`));
+  }
+  // a node written again replaces its entry: found once, with the new value
+  await db.set(leafRecord(leafLabel(7), 2n, 70_000));
+  const keys = Array.from({ length: nodes }, (_, i) => nodeKey(leafLabel(i)));
+  const found = (await db.batchGet(keys)) as TreeNodeRecord[];
+  assert.equal(found.length, nodes);
+  const byLabel = new Map(found.map((r) => [r.label.toString(), r]));
+  for (let i = 0; i < nodes; i++) {
+    const want = i === 7 ? leafRecord(leafLabel(7), 2n, 70_000) : leafRecord(leafLabel(i), 1n, i);
+    assertRecordEqual(byLabel.get(leafLabel(i).toString())!, want);
+  }
+  for (let i = 0; i < users; i += 7) {
+    const states = await db.getUserData(u(`user-${i}`));
+    assert.deepEqual(
+      states.map((s) => new TextDecoder().decode(s.value)),
+      i % 3 === 0 ? [`a${i}`, `b${i}`] : [`a${i}`],
+    );
+  }
+  await assert.rejects(
+    db.getUserData(u('nobody')),
+    (e) => e instanceof AkdError && e.code === 'STORAGE_NOT_FOUND',
+  );
+});
