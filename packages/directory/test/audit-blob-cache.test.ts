@@ -182,15 +182,15 @@ test('warming reads the newest blobs that fit, newest first, and evicts nothing'
   const cache = new AuditBlobCache(350);
   const blobs = new StoredAuditBlobs(source, { cache });
   await blobs.blobAt(1n); // held before: kept, and counted against the room
-  assert.equal(await blobs.warm(), 2);
+  assert.equal((await blobs.warm()).read, 2);
   assert.equal(reads(), 3);
   for (const e of [1n, 6n, 5n]) assert.ok(cache.holds(e), `holds ${e}`);
   assert.ok(!cache.holds(4n));
   // nothing left to do: no read
-  assert.equal(await blobs.warm(), 0);
+  assert.equal((await blobs.warm()).read, 0);
   assert.equal(reads(), 3);
   // without a cache there is nothing to warm
-  assert.equal(await new StoredAuditBlobs(source).warm(), 0);
+  assert.equal((await new StoredAuditBlobs(source).warm()).read, 0);
 });
 
 test('warming stops once aborted, and skips epochs with no stored blob', async () => {
@@ -198,27 +198,27 @@ test('warming stops once aborted, and skips epochs with no stored blob', async (
   const stop = new AbortController();
   stop.abort();
   const cache = new AuditBlobCache(1000);
-  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(stop.signal), 0);
+  assert.equal((await new StoredAuditBlobs(source, { cache }).warm(stop.signal)).read, 0);
   assert.equal(reads(), 0);
   // a directory whose latest epoch has no blob yet (published before blobs were kept)
   const ahead = { ...source, getEpochHash: async () => ({ epoch: 4n, hash: new Uint8Array(32) }) };
-  assert.equal(await new StoredAuditBlobs(ahead, { cache }).warm(), 3);
+  assert.equal((await new StoredAuditBlobs(ahead, { cache }).warm()).read, 3);
   assert.equal(cache.stats().blobs, 3);
 });
 
 test('warming after an epoch looks only at the steps that end after it', async () => {
   const { source, reads } = await storedBlobs(6, 100);
   const cache = new AuditBlobCache(1000);
-  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(undefined, 4n), 2);
+  assert.equal((await new StoredAuditBlobs(source, { cache }).warm(undefined, 4n)).read, 2);
   assert.equal(reads(), 2);
   assert.ok(cache.holds(5n) && cache.holds(6n) && !cache.holds(4n));
-  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(undefined, 6n), 0);
+  assert.equal((await new StoredAuditBlobs(source, { cache }).warm(undefined, 6n)).read, 0);
 });
 
 test('warming walks back over more epochs than one batch of sizes', async () => {
   const { source, reads } = await storedBlobs(250, 1);
   const cache = new AuditBlobCache(1000);
-  assert.equal(await new StoredAuditBlobs(source, { cache }).warm(), 250);
+  assert.equal((await new StoredAuditBlobs(source, { cache }).warm()).read, 250);
   assert.equal(reads(), 250);
   assert.ok(cache.holds(1n) && cache.holds(250n));
 });

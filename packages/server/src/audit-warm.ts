@@ -31,18 +31,13 @@ export function warmAuditBlobs(
   let timer: NodeJS.Timeout | undefined;
   // the epochs up to this one were warmed: later runs look only at newer ones
   let warmedTo = 0n;
-  const warmNewer = async () => {
-    const latest = (await directory.getEpochHash()).epoch;
-    if (latest <= warmedTo) return 0;
-    const read = await blobs.warm(stop.signal, warmedTo);
-    if (!stop.signal.aborted) warmedTo = latest;
-    return read;
-  };
   const warm = () => {
     if (running !== undefined || cache.stats().bytes >= cache.maxBytes) return;
-    running = warmNewer()
+    running = blobs
+      .warm(stop.signal, warmedTo)
       .then(
-        (read) => {
+        ({ read, latest }) => {
+          if (!stop.signal.aborted) warmedTo = latest;
           if (read > 0) app.log.debug({ blobs: read }, 'audit blobs read into memory');
         },
         (err: unknown) => {

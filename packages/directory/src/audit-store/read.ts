@@ -231,14 +231,15 @@ export class StoredAuditBlobs {
    * first and one at a time, so that a flood of audits finds them in memory rather than every
    * request reading the store at once. Evicts nothing; stops when `signal` aborts.
    * @param after only the steps ending after this epoch (those warmed before are left)
-   * @returns how many blobs it read (0 without a cache)
+   * @returns how many blobs it read (0 without a cache), and the latest epoch it looked from
    */
-  async warm(signal?: AbortSignal, after = 0n): Promise<number> {
+  async warm(signal?: AbortSignal, after = 0n): Promise<{ read: number; latest: bigint }> {
+    const latest = (await this.source.getEpochHash()).epoch;
     const cache = this.cache;
-    if (cache === undefined) return 0;
-    const room = () => cache.maxBytes - cache.stats().bytes;
     let read = 0;
-    let end = (await this.source.getEpochHash()).epoch;
+    if (cache === undefined) return { read, latest };
+    const room = () => cache.maxBytes - cache.stats().bytes;
+    let end = latest;
     while (end > after && end >= 1n && room() > 0) {
       const lowest = after + 1n > 1n ? after + 1n : 1n;
       const from = end - WARM_BATCH + 1n > lowest ? end - WARM_BATCH + 1n : lowest;
@@ -246,14 +247,14 @@ export class StoredAuditBlobs {
       for (let e = end; e >= from; e--) ends.push(e);
       const infos = (await this.db.getAuditBlobInfos(ends)).reverse();
       for (const info of infos) {
-        if (signal?.aborted === true || info.size > room()) return read;
+        if (signal?.aborted === true || info.size > room()) return { read, latest };
         if (cache.holds(info.epoch)) continue;
-        await cache.get(info.epoch, () => this.db.getAuditBlob(info.epoch), false);
+        await this.read(info.epoch, false);
         read++;
       }
       end = from - 1n;
     }
-    return read;
+    return { read, latest };
   }
 
   /**
