@@ -5,6 +5,7 @@ import {
   InstrumentedDatabase,
   MemoryDatabase,
   NodeType,
+  PackedMemoryDatabase,
   StorageManager,
   nodeAtEpoch,
   nodeKey,
@@ -71,16 +72,30 @@ async function referenceWalk(
   return { records, expanded };
 }
 
+/** Each loaded slot's record, by the label it was asked for. */
+function recordsByLabel(t: LoadedTree): Map<string, TreeNodeRecord | undefined> {
+  const out = new Map<string, TreeNodeRecord | undefined>();
+  for (let s = 0; s < t.count; s++) out.set(t.label(s).key, t.record(s));
+  return out;
+}
+
+/** The same records in a store that answers node reads in bytes. */
+async function packedCopy(db: MemoryDatabase): Promise<PackedMemoryDatabase> {
+  const packed = new PackedMemoryDatabase({ slabBytes: 4096 });
+  await packed.batchSet(db.allRecords());
+  return packed;
+}
+
 /** What a loaded slot holds, by label: its record and every arena field, children by label. */
 function slotsByLabel(t: LoadedTree): Map<string, unknown> {
   const a = t.arena;
   const out = new Map<string, unknown>();
-  const child = (c: number) => (c === NONE || c === UNLOADED ? c : t.labels[c]!.key);
+  const child = (c: number) => (c === NONE || c === UNLOADED ? c : t.label(c).key);
   for (let s = 0; s < t.count; s++) {
     const alt = a.alt[s]!;
-    out.set(t.labels[s]!.key, {
-      record: t.records[s],
-      visible: t.visible[s],
+    out.set(t.label(s).key, {
+      record: t.record(s),
+      visible: t.visible(s),
       label: [...a.labels.subarray(32 * s, 32 * s + 32)],
       len: a.lens[s],
       type: a.types[s],
@@ -99,6 +114,7 @@ function slotsByLabel(t: LoadedTree): Map<string, unknown> {
 
 test("the walk loads the reference walk's nodes and records, and the same slots at every degree and on every store", async () => {
   const { db, next } = await fixture();
+  const packed = await packedCopy(db);
   const epoch = 5n;
   const el = packElements(next);
   const reference = await referenceWalk(
@@ -117,6 +133,8 @@ test("the walk loads the reference walk's nodes and records, and the same slots 
     ['memory', () => db],
     ['batchGet only', () => withoutAlignedReads(db)],
     ['remote', () => new InstrumentedDatabase(db, { readDelayMs: 1, maxKeysPerRead: 7 })],
+    ['bytes', () => packed],
+    ['bytes remote', () => new InstrumentedDatabase(packed, { readDelayMs: 1, maxKeysPerRead: 7 })],
   ];
   for (const [name, open] of stores) {
     for (const levels of LEVELS) {
@@ -130,15 +148,14 @@ test("the walk loads the reference walk's nodes and records, and the same slots 
         const where = `${name}, levels ${levels}, split ${splitAlways}`;
         assert.equal(t.count, reference.records.size, where);
         assert.equal(stats.nodes, t.count, where);
-        assert.deepEqual(
-          new Map(t.labels.map((l, s) => [l.key, t.records[s]])),
-          reference.records,
-          where,
-        );
-        // the cache keeps what was read except the nodes the insertion rewrites
-        const kept = [...reference.records]
-          .filter(([key, r]) => r !== undefined && !reference.expanded.has(key))
-          .map(([, r]) => r);
+        assert.deepEqual(recordsByLabel(t), reference.records, where);
+        // the cache keeps what was read except the nodes the insertion rewrites; a walk over
+        // bytes keeps nothing
+        const kept = name.startsWith('bytes')
+          ? []
+          : [...reference.records]
+              .filter(([key, r]) => r !== undefined && !reference.expanded.has(key))
+              .map(([, r]) => r);
         assert.equal(storage.cacheSize, kept.length, where);
         assert.deepEqual(storage.peekNodes(kept.map((r) => r!.label)), kept, where);
         const slots = slotsByLabel(t);
@@ -184,8 +201,8 @@ test('records the log or the cache holds are taken from there, not read, and not
     const t = await loadTree(tx, ROOT, epoch, el, { levels, maxBatchSize: 1000 }, 0, 32, config);
     await tx.rollback();
     assert.equal(t.count, labels.length);
-    const slot = t.labels.findIndex((l) => l.key === left.label.key);
-    assert.equal(t.records[slot], changed, 'the logged version');
+    const slot = [...recordsByLabel(t).keys()].indexOf(left.label.key);
+    assert.equal(t.record(slot), changed, 'the logged version');
     assert.equal(t.arena.minEpoch[slot], 1);
     assert.ok(unread.length < labels.length - 1, 'some nodes were cached');
     assert.equal(remote.stats.batchKeys, unread.length, 'only the nodes neither logged nor cached');
@@ -200,13 +217,64 @@ test("insertions through each store and degree store the reference's records", a
   const reference = await emptyTree(config);
   for (const e of epochs) await referenceEpoch(config, reference.storage, e);
   for (const levels of LEVELS) {
-    for (const aligned of [true, false]) {
-      const db = new MemoryDatabase();
-      const storage = new StorageManager(aligned ? db : withoutAlignedReads(db));
+    for (const reads of ['aligned', 'batchGet', 'bytes']) {
+      const db = reads === 'bytes' ? new PackedMemoryDatabase() : new MemoryDatabase();
+      const storage = new StorageManager(reads === 'batchGet' ? withoutAlignedReads(db) : db);
       await new Azks(config).create(storage);
       const options: InsertOptions = { levels, maxBatchSize: 11, splitAlways: true };
       for (const e of epochs) await arenaEpoch(config, storage, e, options);
       assertSameRecords(db, reference.db);
     }
   }
+});
+
+test('a store that answers in bytes is read for every node, unless the transaction logged one', async () => {
+  const { db, next } = await fixture();
+  const packed = await packedCopy(db);
+  const epoch = 5n;
+  const el = packElements(next);
+  const remote = new InstrumentedDatabase(packed);
+  const storage = new StorageManager(remote);
+  const { records } = await referenceWalk(async (l) => db.get(nodeKey(l)), next, epoch);
+  const labels = [...records.values()].map((r) => r!.label);
+  // a warm cache has nothing to add: every node is read, in bytes
+  storage.cacheNodes((await db.batchGetNodes(labels)).slice(0, 40) as TreeNodeRecord[]);
+  const cached = storage.cacheSize;
+  const tx = storage.beginTransaction();
+  assert.equal(tx.readsNodeBytes(), true);
+  const t = await loadTree(
+    tx,
+    ROOT,
+    epoch,
+    el,
+    { levels: undefined, maxBatchSize: 1000 },
+    0,
+    32,
+    config,
+  );
+  await tx.rollback();
+  assert.equal(remote.stats.batchKeys, labels.length);
+  assert.equal(storage.cacheSize, cached, 'nothing more cached');
+  assert.deepEqual(recordsByLabel(t), records);
+  // with a tree node logged, the walk reads records, the logged one first
+  const root = (await db.get(nodeKey(ROOT))).latest;
+  const left = await db.get(nodeKey(root.leftChild!));
+  const changed: TreeNodeRecord = { ...left, latest: { ...left.latest, minDescendantEpoch: 1n } };
+  const tx2 = storage.beginTransaction();
+  tx2.set(changed);
+  assert.equal(tx2.readsNodeBytes(), false);
+  await assert.rejects(tx2.readNodeBytes(new Uint8Array(34)), { code: 'STORAGE_TRANSACTION' });
+  const t2 = await loadTree(
+    tx2,
+    ROOT,
+    epoch,
+    el,
+    { levels: undefined, maxBatchSize: 1000 },
+    0,
+    32,
+    config,
+  );
+  await tx2.rollback();
+  assert.equal(t2.record([...recordsByLabel(t2).keys()].indexOf(left.label.key)), changed);
+  assert.deepEqual(slotsByLabel(t2).size, t.count);
 });

@@ -1,7 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toHex } from '@akd-ts/core';
-import { MemoryDatabase, keyOf, recordFullKey } from '@akd-ts/storage';
+import { MemoryDatabase, keyOf, recordFullKey, type ValueStateRecord } from '@akd-ts/storage';
 import { assertRecordEqual } from '@akd-ts/storage/conformance';
 import { loadFixture } from '../../../test/support/fixtures.js';
 import { CONFIG_NAMES, DEGREES, openDirectory } from './support/build.js';
@@ -53,7 +53,7 @@ for (const store of STORES)
           const nodes = fixture.state10.filter((r) => r.kind === 'treeNode').length;
           assert.equal((await db.get({ kind: 'azks' })).numNodes, BigInt(nodes));
           for (const state of fixture.state10.filter((r) => r.kind === 'valueState')) {
-            const states = await db.getUserData(state.username);
+            const states: ValueStateRecord[] = await db.getUserData(state.username);
             assert.equal(states.length, 1, 'one state per user in this fixture');
           }
         },

@@ -79,6 +79,13 @@ export interface WriterLock {
   onStatus?(listener: (status: WriterLockStatus) => void): () => void;
 }
 
+/** Tree-node records in the record codec's form, aligned with the labels asked for. */
+export interface NodeRecordBytes {
+  bytes: Uint8Array;
+  /** Per label asked for, the offset in `bytes` where its record begins, or -1. */
+  starts: Int32Array;
+}
+
 /**
  * A storage backend. Every method is async; failures are AkdErrors with a `STORAGE_*` code.
  * Epochs, versions and node counts are unsigned, and drivers must store every value up to
@@ -112,6 +119,16 @@ export interface Database {
    * that work; without it, `readNodeRecords` calls `batchGet` and matches.
    */
   batchGetNodes?(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]>;
+
+  /**
+   * Optional: `batchGetNodes` answered in bytes, for a driver that holds or receives records
+   * as bytes. `labels` is the labels in the record codec's form, 34 bytes each (`u16 len ||
+   * 32 bytes`, big-endian); the answer holds each stored record in the codec's form
+   * (record-codec.ts), where `starts` says, label by label, at which offset of `bytes` its
+   * record begins (-1: none stored). A preload then copies nodes from the bytes into its
+   * arena without building a record object per node.
+   */
+  batchGetNodeBytes?(labels: Uint8Array): Promise<NodeRecordBytes>;
 
   /** All value states of a user, by ascending epoch; `STORAGE_NOT_FOUND` when it has none. */
   getUserData(username: Uint8Array): Promise<ValueStateRecord[]>;

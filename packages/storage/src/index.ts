@@ -33,6 +33,7 @@ export type {
   AuditBlobRecord,
   Database,
   DbSetState,
+  NodeRecordBytes,
   UserVersion,
   WriterLock,
   WriterLockStatus,
@@ -45,9 +46,13 @@ export type { PackedMemoryOptions } from './packed-memory-database.js';
 export {
   ByteReader,
   ByteWriter,
+  NODE_FIELD,
   RECORD_KIND,
+  RECORD_LATEST,
+  nodeBytesLength,
   readRecord,
   skipRecord,
+  u64Number,
   writeRecord,
 } from './record-codec.js';
 export { readNodeRecords, alignNodes } from './node-reads.js';

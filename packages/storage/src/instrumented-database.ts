@@ -12,6 +12,7 @@ import type {
   AuditBlobRecord,
   Database,
   DbSetState,
+  NodeRecordBytes,
   UserVersion,
   WriterLock,
 } from './database.js';
@@ -74,7 +75,20 @@ export class InstrumentedDatabase implements Database {
   ) {
     this.delay = options.readDelayMs ?? 0;
     this.cap = options.maxKeysPerRead ?? Number.POSITIVE_INFINITY;
+    // answered in bytes only where the wrapped store answers so
+    const bytesOf = inner.batchGetNodeBytes?.bind(inner);
+    if (bytesOf !== undefined) {
+      this.batchGetNodeBytes = (labels) => {
+        const keys = labels.length / 34;
+        this.stats.batchReads++;
+        this.stats.batchKeys += keys;
+        const trips = Math.max(1, Math.ceil(keys / this.cap));
+        return this.read(trips, () => bytesOf(labels));
+      };
+    }
   }
+
+  readonly batchGetNodeBytes?: (labels: Uint8Array) => Promise<NodeRecordBytes>;
 
   /** Zeroes the counters (not the reads in flight). */
   resetStats(): void {

@@ -19,7 +19,7 @@
  */
 
 import { AkdError, bytesEqual, type NodeLabel } from '@akd-ts/core';
-import type { Database, DbSetState } from './database.js';
+import type { Database, DbSetState, NodeRecordBytes } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
 import {
@@ -59,6 +59,8 @@ const COMPACT_FACTOR = 4;
  * and a larger record has one of its own, starting at 0).
  */
 const SLOT = SLAB_BYTES;
+/** A label in the record codec's form: `u16 len || 32 bytes`. */
+const LABEL_BYTES = 34;
 
 export interface PackedMemoryOptions {
   /** Bytes of a slab (default 64 MiB, at most that; tests use small ones). */
@@ -555,6 +557,40 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
       out[i] = location === undefined ? undefined : (this.recordAt(location) as TreeNodeRecord);
     }
     return out;
+  }
+
+  async batchGetNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
+    this.check();
+    const count = labels.length / LABEL_BYTES;
+    if (!Number.isInteger(count)) {
+      throw new RangeError(`labels are ${LABEL_BYTES} bytes each, not ${labels.length} in all`);
+    }
+    // first where each record is and how long, then one answer of exactly their bytes: a
+    // buffer sized by guess costs its pages whether or not they are used
+    const starts = new Int32Array(count);
+    const where = new Float64Array(count);
+    const lengths = new Int32Array(count);
+    let total = 0;
+    for (let i = 0; i < count; i++) {
+      const o = LABEL_BYTES * i;
+      const entry = this.table[this.slotOf(labels, o + 2, (labels[o]! << 8) | labels[o + 1]!)]!;
+      if (entry === 0) {
+        starts[i] = -1;
+        continue;
+      }
+      where[i] = entry - 1;
+      const slab = Math.floor((entry - 1) / SLOT);
+      starts[i] = total;
+      total += lengths[i] = this.views[slab]!.getUint32(entry - 1 - slab * SLOT);
+    }
+    const out = new Uint8Array(total);
+    for (let i = 0; i < count; i++) {
+      if (starts[i]! < 0) continue;
+      const slab = Math.floor(where[i]! / SLOT);
+      const from = where[i]! - slab * SLOT + 4;
+      out.set(this.slabs[slab]!.subarray(from, from + lengths[i]!), starts[i]);
+    }
+    return { bytes: out, starts };
   }
 
   /** Every stored record, as objects (tests). */

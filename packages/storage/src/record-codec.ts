@@ -279,3 +279,61 @@ export function skipRecord(r: ByteReader): number {
   }
   return kind;
 }
+
+/**
+ * Offsets within a tree node's bytes (`writeNode`'s layout), for readers that take fields
+ * straight from the bytes: label at 0 (34 bytes), lastEpoch, minDescendantEpoch, parent (34),
+ * node type, children flag, the children present (34 each), then the 32-byte hash.
+ */
+export const NODE_FIELD = {
+  lastEpoch: 34,
+  minEpoch: 42,
+  type: 84,
+  children: 85,
+  child: 86,
+} as const;
+/** Offset of the latest node in a tree-node record's bytes: after the kind byte and label. */
+export const RECORD_LATEST = 35;
+
+/** Whether the label at `at` of `bytes` (`u16 len || 32 bytes`) is at most 256 bits. */
+function labelFits(bytes: Uint8Array, at: number): boolean {
+  return ((bytes[at]! << 8) | bytes[at + 1]!) <= 256;
+}
+
+/**
+ * The length of the tree node whose bytes begin at `at`, after checking what `skipRecord`
+ * checks of a node: that all of it is there, its type and children flag are known, and its
+ * labels are at most 256 bits.
+ * @throws RangeError for bytes that are not a tree node
+ */
+export function nodeBytesLength(bytes: Uint8Array, at: number): number {
+  if (at + NODE_FIELD.child > bytes.length) throw new RangeError('truncated record bytes');
+  const children = bytes[at + NODE_FIELD.children]!;
+  if (children > 3) throw new RangeError('an unknown children flag in record bytes');
+  if (!NODE_TYPES.has(bytes[at + NODE_FIELD.type]!)) {
+    throw new RangeError('an unknown node type in record bytes');
+  }
+  const count = (children & 1) + (children >> 1);
+  const length = NODE_FIELD.child + 34 * count + 32;
+  if (at + length > bytes.length) throw new RangeError('truncated record bytes');
+  for (let i = 0; i < count; i++) {
+    if (!labelFits(bytes, at + NODE_FIELD.child + 34 * i)) {
+      throw new RangeError('a label longer than 256 bits in record bytes');
+    }
+  }
+  if (!labelFits(bytes, at) || !labelFits(bytes, at + 50)) {
+    throw new RangeError('a label longer than 256 bits in record bytes');
+  }
+  return length;
+}
+
+/** The u64 at `at` of `bytes` as a double: exact below 2^53, 2^53 or more from there up. */
+export function u64Number(bytes: Uint8Array, at: number): number {
+  const hi =
+    ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+  const lo =
+    ((bytes[at + 4]! << 24) | (bytes[at + 5]! << 16) | (bytes[at + 6]! << 8) | bytes[at + 7]!) >>>
+    0;
+  // hi * 2^32 is exact; the sum rounds once, as converting the u64 would
+  return hi * 4294967296 + lo;
+}

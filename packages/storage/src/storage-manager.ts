@@ -9,7 +9,7 @@
  */
 
 import { isAkdError, type NodeLabel } from '@akd-ts/core';
-import type { Database, UserVersion } from './database.js';
+import type { Database, NodeRecordBytes, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
 import { readNodeRecords } from './node-reads.js';
 import {
@@ -62,6 +62,19 @@ export interface RecordReader {
   /** Caches committed tree-node records that `readNodes` returned. */
   cacheNodes(records: readonly TreeNodeRecord[]): void;
   hasCache(): boolean;
+  /**
+   * Whether `readNodeBytes` may be used in place of `peekNodes` and `readNodes`: the database
+   * answers tree-node reads in bytes, and no tree node written but not committed could stand
+   * in for a stored one. (The cache then has nothing to add: it holds committed records,
+   * which the database holds too.)
+   */
+  readsNodeBytes(): boolean;
+  /**
+   * The committed records of tree nodes in bytes, in one batched read
+   * (`Database.batchGetNodeBytes`): `labels` in the record codec's form, 34 bytes each.
+   * @throws AkdError `STORAGE_TRANSACTION` where `readsNodeBytes()` is false
+   */
+  readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes>;
 }
 
 /**
@@ -149,6 +162,19 @@ export class StorageManager implements RecordReader {
 
   cacheNodes(records: readonly TreeNodeRecord[]): void {
     this.cache?.putRecords(records);
+  }
+
+  readsNodeBytes(): boolean {
+    return this.db.batchGetNodeBytes !== undefined;
+  }
+
+  async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
+    if (this.db.batchGetNodeBytes === undefined) {
+      throw transactionError('this database does not answer tree-node reads in bytes');
+    }
+    this.metrics.dbBatchGets++;
+    this.metrics.dbBatchKeys += labels.length / 34;
+    return this.db.batchGetNodeBytes(labels);
   }
 
   /** One record straight from the database, bypassing (and not filling) the cache. */

@@ -6,7 +6,7 @@
  */
 
 import { isAkdError, toHex, type NodeLabel } from '@akd-ts/core';
-import type { UserVersion } from './database.js';
+import type { NodeRecordBytes, UserVersion } from './database.js';
 import { notFound, transactionError } from './errors.js';
 import {
   fullKey,
@@ -178,6 +178,18 @@ export class Transaction implements RecordReader {
 
   cacheNodes(records: readonly TreeNodeRecord[]): void {
     this.storage.cacheNodes(records);
+  }
+
+  readsNodeBytes(): boolean {
+    return this.loggedNodes === 0 && this.batches.length === 0 && this.storage.readsNodeBytes();
+  }
+
+  async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
+    this.open();
+    if (this.loggedNodes !== 0 || this.batches.length !== 0) {
+      throw transactionError('tree nodes this transaction wrote must be read as records');
+    }
+    return this.storage.readNodeBytes(labels);
   }
 
   getFromCacheOnly(key: StorageKey): DbRecord | undefined {

@@ -6,12 +6,15 @@ import type { Database } from '@akd-ts/storage';
 
 /** Asserts that every call of `db` (closed already) rejects with `STORAGE_CONNECTION`. */
 export async function assertClosedRefusesEveryCall(
-  db: Required<Database>,
+  db: Database & Required<Pick<Database, 'batchGetNodes'>>,
   username: Uint8Array,
 ): Promise<void> {
   const azks = { kind: 'azks', latestEpoch: 1n, numNodes: 1n } as const;
   const hash = new Uint8Array(32);
-  const calls: Record<Exclude<keyof Database, 'close'>, () => Promise<unknown>> = {
+  const calls: Record<
+    Exclude<keyof Database, 'close' | 'batchGetNodeBytes'>,
+    () => Promise<unknown>
+  > & { batchGetNodeBytes?: () => Promise<unknown> } = {
     set: () => db.set(azks),
     batchSet: () => db.batchSet([azks]),
     get: () => db.get({ kind: 'azks' }),
@@ -28,6 +31,10 @@ export async function assertClosedRefusesEveryCall(
     getAuditBlobInfos: () => db.getAuditBlobInfos([1n]),
     getAuditBlob: () => db.getAuditBlob(1n),
   };
+  // a store that answers node reads in bytes refuses those too
+  if (db.batchGetNodeBytes !== undefined) {
+    calls.batchGetNodeBytes = () => db.batchGetNodeBytes!(new Uint8Array(34));
+  }
   for (const [name, call] of Object.entries(calls)) {
     await assert.rejects(
       call(),

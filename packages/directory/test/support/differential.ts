@@ -139,8 +139,11 @@ export async function referenceEpoch(
 }
 
 /** Asserts both stores hold the same records, field by field. */
-export function assertSameRecords(actual: MemoryDatabase, expected: MemoryDatabase): void {
-  const byKey = (db: MemoryDatabase) =>
+/** A store that lists its records (the in-memory ones). */
+type RecordList = Pick<MemoryDatabase, 'allRecords'>;
+
+export function assertSameRecords(actual: RecordList, expected: RecordList): void {
+  const byKey = (db: RecordList) =>
     new Map<string, DbRecord>(db.allRecords().map((r) => [recordFullKey(r), r]));
   const a = byKey(actual);
   const e = byKey(expected);

@@ -179,7 +179,14 @@ export class RecordingDatabase implements Database {
     private readonly inner: Database,
     private readonly onChange: (bytes: Uint8Array) => void,
     private readonly pieceRecords = REPLICA_CHUNK,
-  ) {}
+  ) {
+    this.batchGetNodes = inner.batchGetNodes?.bind(inner);
+    this.batchGetNodeBytes = inner.batchGetNodeBytes?.bind(inner);
+  }
+
+  /** The inner store's reads of tree nodes aligned with their labels, where it has them. */
+  readonly batchGetNodes?: Database['batchGetNodes'];
+  readonly batchGetNodeBytes?: Database['batchGetNodeBytes'];
 
   private async write(change: Change, run: () => Promise<void>): Promise<void> {
     await run();

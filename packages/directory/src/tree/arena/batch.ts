@@ -115,7 +115,7 @@ export class ArenaNodeBatch implements NodeRecordBatch {
   /** The label object of a slot: the source's for loaded slots, a copy for created ones. */
   #label(slot: number): NodeLabel {
     const loaded = this.#loaded;
-    if (slot < loaded.count) return loaded.visible[slot]?.label ?? loaded.labels[slot]!;
+    if (slot < loaded.count) return loaded.visible(slot)?.label ?? loaded.label(slot);
     let label = this.#newLabels[slot];
     if (label === undefined) {
       label = new NodeLabel(copy32(this.#arena.labels, 32 * slot), this.#arena.lens[slot]!);
@@ -126,18 +126,18 @@ export class ArenaNodeBatch implements NodeRecordBatch {
 
   #child(slot: number, child: number, side: 'leftChild' | 'rightChild'): NodeLabel | undefined {
     if (child === NONE) return undefined;
-    if (child === UNLOADED) return this.#loaded.visible[slot]![side];
+    if (child === UNLOADED) return this.#loaded.visible(slot)![side];
     return this.#label(child);
   }
 
   #parent(slot: number): NodeLabel {
     const p = this.#arena.parent[slot]!;
-    return p === NONE ? this.#loaded.visible[slot]!.parent : this.#label(p);
+    return p === NONE ? this.#loaded.visible(slot)!.parent : this.#label(p);
   }
 
   /** The slot's visible source version with the parent it has now (a split's rewrite). */
   #reparented(slot: number): TreeNode {
-    return { ...this.#loaded.visible[slot]!, parent: this.#parent(slot) };
+    return { ...this.#loaded.visible(slot)!, parent: this.#parent(slot) };
   }
 
   #build(slot: number): TreeNodeRecord {
@@ -163,10 +163,10 @@ export class ArenaNodeBatch implements NodeRecordBatch {
     let previous: TreeNode | undefined;
     switch (a.storedPrevious[slot]) {
       case Copy.Latest:
-        previous = loaded.records[slot]!.latest;
+        previous = loaded.record(slot)!.latest;
         break;
       case Copy.Previous:
-        previous = loaded.records[slot]!.previous;
+        previous = loaded.record(slot)!.previous;
         break;
       case Copy.Written:
         previous = this.#reparented(slot);

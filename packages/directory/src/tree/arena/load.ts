@@ -11,10 +11,11 @@
  *
  * Each walk carries the range of sorted elements below its nodes, so deciding whether to go
  * further is a comparison with the range's ends, not a search of all elements; and each node
- * is copied into its slot as soon as its record arrives, while the record is at hand.
+ * is copied into its slot as soon as its record arrives, while the record is at hand. Where
+ * the database answers in bytes, the walk reads those instead (load-bytes.ts).
  */
 
-import { AkdError, type NodeLabel } from '@akd-ts/core';
+import type { NodeLabel } from '@akd-ts/core';
 import {
   NodeType,
   nodeAtEpoch,
@@ -23,86 +24,47 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { childLevels } from '../../parallelism.js';
-import { MIN_SPLIT, readInChunks, type PreloadOptions, type PreloadStats } from '../preload.js';
+import { MIN_SPLIT, readInChunks, type PreloadOptions } from '../preload.js';
 import { ReadPacing } from '../read-pacing.js';
 import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
+import { expandBytes, fetchBytes, slotLabel, slotRecord, slotVisible } from './load-bytes.js';
+import { copy32, corrupt, reserve, takeSlot, type Walk } from './walk-state.js';
 
 /** The loaded nodes: slots [0, count) of the arena, with the records they came from. */
-export interface LoadedTree {
-  arena: NodeArena;
-  count: number;
-  /** The label each slot was asked for. */
-  labels: NodeLabel[];
-  /** The record found for each slot (from the log, the cache or storage), if any. */
-  records: (TreeNodeRecord | undefined)[];
-  /** The version of each record visible at the insertion's epoch (spec 9.2), if any. */
-  visible: (TreeNode | undefined)[];
-}
+export class LoadedTree {
+  readonly #w: Walk;
 
-/** The walk's growing state; slot numbers are assigned in the order nodes are found. */
-interface Walk {
-  reader: RecordReader;
-  epoch: bigint;
-  el: PackedElements;
-  maxBatchSize: number;
-  stats: PreloadStats | undefined;
-  /** The configuration whose label values a label may already hold. */
-  owner: object;
-  arena: NodeArena;
-  /** Slots taken, and alternative versions given (see NodeArena.alt). */
-  count: number;
-  alts: number;
-  labels: NodeLabel[];
-  records: (TreeNodeRecord | undefined)[];
-  visible: (TreeNode | undefined)[];
-  /** Observes the reads; with `splitAlways` unset, splitting waits for its verdict. */
-  pacing: ReadPacing;
-  splitAlways: boolean;
-  /**
-   * Per slot, as long as the arena: the element range its subtree may hold, and its parent's
-   * epoch (exact as a double: every epoch stored in the arena is checked below 2^53).
-   */
-  lo: Int32Array;
-  hi: Int32Array;
-  parentEpoch: Float64Array;
-  /** 1 where the slot's record came from storage (not the log or the cache). */
-  fromStorage: Uint8Array;
-}
+  constructor(w: Walk) {
+    this.#w = w;
+  }
 
-/** `from` copied into an array of `length` (a slot field grown with the arena). */
-function grown<T extends Uint8Array | Int32Array | Float64Array>(from: T, length: number): T {
-  const to = new (from.constructor as new (n: number) => T)(length);
-  to.set(from);
-  return to;
-}
+  get arena(): NodeArena {
+    return this.#w.arena;
+  }
 
-/** Makes room for `slots` more slots (and alternatives), doubling the arena when full. */
-function reserve(w: Walk, slots: number, alts: number): void {
-  const shape = w.arena.shape;
-  if (w.count + slots <= shape.capacity && w.alts + alts <= shape.altCapacity) return;
-  w.arena = w.arena.resized({
-    ...shape,
-    capacity: Math.max(2 * shape.capacity, w.count + slots),
-    altCapacity: Math.max(2 * shape.altCapacity, w.alts + alts),
-  });
-  const capacity = w.arena.shape.capacity;
-  if (capacity > w.lo.length) {
-    w.lo = grown(w.lo, capacity);
-    w.hi = grown(w.hi, capacity);
-    w.parentEpoch = grown(w.parentEpoch, capacity);
-    w.fromStorage = grown(w.fromStorage, capacity);
+  get count(): number {
+    return this.#w.count;
+  }
+
+  /** The label slot `slot` was asked for. */
+  label(slot: number): NodeLabel {
+    return slotLabel(this.#w, slot);
+  }
+
+  /** The record found for a slot (from the log, the cache or storage), if any. */
+  record(slot: number): TreeNodeRecord | undefined {
+    return slotRecord(this.#w, slot);
+  }
+
+  /** The version of a slot's record visible at the insertion's epoch (spec 9.2), if any. */
+  visible(slot: number): TreeNode | undefined {
+    return slotVisible(this.#w, slot);
   }
 }
 
-/** Copies the 32 bytes at `from` of `src` to `at` of `dst` (a loop: cheaper than `set` here). */
-function copy32(dst: Uint8Array, at: number, src: Uint8Array, from: number): void {
-  for (let k = 0; k < 32; k++) dst[at + k] = src[from + k]!;
-}
-
 function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch: number): number {
-  reserve(w, 1, 0);
-  const slot = w.count++;
+  const slot = takeSlot(w, lo, hi, parentEpoch);
   const a = w.arena;
   copy32(a.labels, 32 * slot, label.val, 0);
   a.lens[slot] = label.len;
@@ -115,9 +77,6 @@ function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch:
   w.labels[slot] = label;
   w.records[slot] = undefined;
   w.visible[slot] = undefined;
-  w.lo[slot] = lo;
-  w.hi[slot] = hi;
-  w.parentEpoch[slot] = parentEpoch;
   return slot;
 }
 
@@ -153,15 +112,14 @@ function epochNumber(e: bigint, label: NodeLabel): number {
   // one conversion instead of two comparisons of bigints: every epoch from 2^53 up converts
   // to 2^53 or more, so the range check on the double is the check on the bigint
   const n = Number(e);
-  if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER)) {
-    throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has an epoch beyond 2^53: ${e}`);
-  }
+  if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER))
+    throw corrupt(label, `has an epoch beyond 2^53: ${e}`);
   return n;
 }
 
 function checkHash(node: TreeNode, label: NodeLabel): void {
   if (node.hash.length !== 32) {
-    throw new AkdError('STORAGE_CORRUPT', `tree node ${label} has a ${node.hash.length}-byte hash`);
+    throw corrupt(label, `has a ${node.hash.length}-byte hash`);
   }
 }
 
@@ -259,8 +217,9 @@ async function walk(
     stats.nodes = (stats.nodes ?? 0) + frontier.length;
   }
   const parallel = levels !== undefined && (w.splitAlways || w.pacing.split);
-  await fetchRecords(w, frontier, parallel);
-  const next = expand(w, frontier);
+  if (w.bytes) await fetchBytes(w, frontier, parallel);
+  else await fetchRecords(w, frontier, parallel);
+  const next = w.bytes ? expandBytes(w, frontier) : expand(w, frontier);
   // a small frontier continues as one walk: two tiny reads cost more round trips than they save
   if (!parallel || next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
   if (stats !== undefined) stats.splits = (stats.splits ?? 0) + 1;
@@ -308,18 +267,14 @@ export async function loadTree(
     hi: new Int32Array(capacity),
     parentEpoch: new Float64Array(capacity),
     fromStorage: new Uint8Array(capacity),
+    bytes: reader.readsNodeBytes(),
+    answers: [],
+    answerOf: new Int32Array(capacity),
+    answerAt: new Int32Array(capacity),
   };
   // nothing is newer than the root's "parent"
   addSlot(w, root, 0, el.count, Infinity);
   await walk(w, [0], options.levels, 0);
   reserve(w, reserved, 0);
-  // the arrays were filled by index, slot after slot: trim any tail the walk never reached
-  w.labels.length = w.records.length = w.visible.length = w.count;
-  return {
-    arena: w.arena,
-    count: w.count,
-    labels: w.labels,
-    records: w.records,
-    visible: w.visible,
-  };
+  return new LoadedTree(w);
 }

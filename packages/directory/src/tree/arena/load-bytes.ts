@@ -1,0 +1,242 @@
+/**
+ * The preload walk over record bytes (load.ts), for a database that answers tree-node reads
+ * in bytes (`Database.batchGetNodeBytes`, such as PackedMemoryDatabase). Each node is copied
+ * from its record's bytes into its slot, and its children's labels straight into theirs: no
+ * record object, label object or cache entry is made per node, which was most of the walk's
+ * cost (a record read from a packed store cost a decode into a dozen objects). Records are
+ * built from the bytes only for the slots an insertion's commit asks for.
+ *
+ * Such a walk reads every node from the database, none from the cache: the cache holds
+ * committed records, which the database holds too, and it is used only where the transaction
+ * has written no tree node. Nor does it cache what it read.
+ */
+
+import { AkdError, NodeLabel } from '@akd-ts/core';
+import {
+  ByteReader,
+  NODE_FIELD,
+  NodeType,
+  RECORD_KIND,
+  RECORD_LATEST,
+  nodeAtEpoch,
+  nodeBytesLength,
+  readRecord,
+  u64Number,
+  type TreeNode,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
+import { readInChunks } from '../preload.js';
+import { Copy, UNLOADED } from './arena.js';
+import { rangeBelow, splitIndex } from './elements.js';
+import { copy32, corrupt, reserve, takeSlot, type Walk } from './walk-state.js';
+
+/** A label in the record codec's form: `u16 len || 32 bytes` (record-codec.ts). */
+const LABEL_BYTES = 34;
+
+/** The label object of a slot, built from the arena when first asked for. */
+export function slotLabel(w: Walk, slot: number): NodeLabel {
+  let label = w.labels[slot];
+  if (label === undefined) {
+    const a = w.arena;
+    label = new NodeLabel(a.labels.slice(32 * slot, 32 * slot + 32), a.lens[slot]!);
+    w.labels[slot] = label;
+  }
+  return label;
+}
+
+/** The record of a slot: in a walk over bytes, built from them when first asked for. */
+export function slotRecord(w: Walk, slot: number): TreeNodeRecord | undefined {
+  let record = w.records[slot];
+  if (record !== undefined || !w.bytes) return record;
+  const answer = w.answerOf[slot]!;
+  if (answer === 0) return undefined;
+  // the bytes were checked when the slot was filled (checkRecord)
+  record = readRecord(new ByteReader(w.answers[answer - 1]!, w.answerAt[slot]!)) as TreeNodeRecord;
+  w.records[slot] = record;
+  return record;
+}
+
+/** The version of a slot's record visible at the insertion's epoch (spec 9.2), if any. */
+export function slotVisible(w: Walk, slot: number): TreeNode | undefined {
+  let node = w.visible[slot];
+  if (node !== undefined || !w.bytes) return node;
+  const record = slotRecord(w, slot);
+  node = record === undefined ? undefined : nodeAtEpoch(record, w.epoch);
+  w.visible[slot] = node;
+  return node;
+}
+
+/** A slot for the node labelled by the 34 bytes at `at` of `src` (a parent's child label). */
+function addSlotFromBytes(
+  w: Walk,
+  src: Uint8Array,
+  at: number,
+  lo: number,
+  hi: number,
+  parentEpoch: number,
+): number {
+  const slot = takeSlot(w, lo, hi, parentEpoch);
+  const a = w.arena;
+  a.lens[slot] = (src[at]! << 8) | src[at + 1]!;
+  copy32(a.labels, 32 * slot, src, at + 2);
+  return slot;
+}
+
+/**
+ * Reads the records of `frontier` in bytes, in reads of at most `maxBatchSize` labels: one
+ * after another in a serial walk, all at once in a parallel one.
+ */
+export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean): Promise<void> {
+  const read = async (slots: number[]) => {
+    const a = w.arena;
+    const asked = new Uint8Array(LABEL_BYTES * slots.length);
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!;
+      const o = LABEL_BYTES * i;
+      asked[o] = a.lens[s]! >> 8;
+      asked[o + 1] = a.lens[s]! & 0xff;
+      copy32(asked, o + 2, a.labels, 32 * s);
+    }
+    const { bytes, starts } = await w.reader.readNodeBytes(asked);
+    if (starts.length !== slots.length) {
+      throw new AkdError(
+        'STORAGE_CORRUPT',
+        `a read of ${slots.length} tree nodes answered for ${starts.length}`,
+      );
+    }
+    const answer = w.answers.push(bytes);
+    for (let i = 0; i < slots.length; i++) {
+      const at = starts[i]!;
+      if (at < 0) continue;
+      const s = slots[i]!;
+      w.answerOf[s] = answer;
+      w.answerAt[s] = at;
+      w.fromStorage[s] = 1;
+    }
+  };
+  await w.pacing.observe(() => readInChunks(frontier, w.maxBatchSize, parallel, w.stats, read));
+}
+
+/**
+ * Checks the record at `at` of `buf` as `skipRecord` would, and that it is the slot's (the
+ * label asked for), and returns where its previous version begins (-1: none).
+ * @throws AkdError `STORAGE_CORRUPT` for anything else
+ */
+function checkRecord(w: Walk, slot: number, buf: Uint8Array, at: number): number {
+  const a = w.arena;
+  try {
+    if (at + RECORD_LATEST > buf.length) throw new RangeError('truncated record bytes');
+    if (buf[at] !== RECORD_KIND.treeNode) throw new RangeError('not a tree node record');
+    let same = ((buf[at + 1]! << 8) | buf[at + 2]!) === a.lens[slot];
+    for (let k = 0; k < 32 && same; k++) same = buf[at + 3 + k] === a.labels[32 * slot + k];
+    if (!same) throw new RangeError('the record of another label');
+    const flag = at + RECORD_LATEST + nodeBytesLength(buf, at + RECORD_LATEST);
+    if (flag >= buf.length) throw new RangeError('truncated record bytes');
+    const previous = buf[flag]!;
+    if (previous > 1) throw new RangeError('an unknown previous flag in record bytes');
+    if (previous === 0) return -1;
+    nodeBytesLength(buf, flag + 1);
+    return flag + 1;
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    throw corrupt(slotLabel(w, slot), `was answered with bad bytes: ${e.message}`);
+  }
+}
+
+/**
+ * `epoch`, the u64 at `at` of `buf` as a double, where it is below 2^53: every epoch from
+ * 2^53 up converts to 2^53 or more, so the check on the double is the check on the integer.
+ * @throws AkdError `STORAGE_CORRUPT` for an epoch from 2^53 up
+ */
+function checked(w: Walk, slot: number, buf: Uint8Array, at: number, epoch = u64Number(buf, at)) {
+  if (epoch <= Number.MAX_SAFE_INTEGER) return epoch;
+  const shown = new ByteReader(buf, at).u64();
+  throw corrupt(slotLabel(w, slot), `has an epoch beyond 2^53: ${shown}`);
+}
+
+/** Where the hash of the node whose bytes begin at `node` is. */
+function hashAt(buf: Uint8Array, node: number): number {
+  const children = buf[node + NODE_FIELD.children]!;
+  return node + NODE_FIELD.child + LABEL_BYTES * ((children & 1) + (children >> 1));
+}
+
+/**
+ * The byte walk's `expand` (load.ts): copies each frontier slot's record into the arena, the
+ * stored copies (spec 9.2) and the version visible at the insertion's epoch, and takes the
+ * children of nodes some element lies under.
+ */
+export function expandBytes(w: Walk, frontier: number[]): number[] {
+  const next: number[] = [];
+  const el = w.el;
+  const epoch = Number(w.epoch);
+  for (const slot of frontier) {
+    const answer = w.answerOf[slot]!;
+    if (answer === 0) continue;
+    const buf = w.answers[answer - 1]!;
+    const at = w.answerAt[slot]!;
+    const previous = checkRecord(w, slot, buf, at);
+    const latest = at + RECORD_LATEST;
+    const latestEpoch = u64Number(buf, latest + NODE_FIELD.lastEpoch);
+    const previousEpoch = previous < 0 ? 0 : u64Number(buf, previous + NODE_FIELD.lastEpoch);
+    let a = w.arena;
+    a.storedLatest[slot] = Copy.Latest;
+    a.storedLatestEpoch[slot] = latestEpoch;
+    if (previous >= 0) {
+      a.storedPrevious[slot] = Copy.Previous;
+      a.storedPreviousEpoch[slot] = previousEpoch;
+    }
+    const node =
+      latestEpoch <= epoch ? latest : previous >= 0 && previousEpoch <= epoch ? previous : -1;
+    if (node < 0) continue;
+    const type = buf[node + NODE_FIELD.type]!;
+    a.types[slot] = type;
+    const lastEpoch = checked(
+      w,
+      slot,
+      buf,
+      node + NODE_FIELD.lastEpoch,
+      node === latest ? latestEpoch : previousEpoch,
+    );
+    a.lastEpoch[slot] = lastEpoch;
+    a.minEpoch[slot] = checked(w, slot, buf, node + NODE_FIELD.minEpoch);
+    copy32(a.hashes, 32 * slot, buf, hashAt(buf, node));
+    if (lastEpoch > w.parentEpoch[slot]!) {
+      // newer than its parent (spec 9.2): its record's earlier version may be read below it
+      reserve(w, 0, 1);
+      const alt = w.alts++;
+      a = w.arena;
+      a.alt[slot] = alt;
+      if (node === latest && previous >= 0) {
+        a.altType[alt] = buf[previous + NODE_FIELD.type]!;
+        a.altEpoch[alt] = checked(w, slot, buf, previous + NODE_FIELD.lastEpoch, previousEpoch);
+        copy32(a.altHashes, 32 * alt, buf, hashAt(buf, previous));
+      }
+    }
+    const children = buf[node + NODE_FIELD.children]!;
+    const len = a.lens[slot]!;
+    const [lo, hi] =
+      type === NodeType.Leaf
+        ? [0, 0]
+        : rangeBelow(el, w.lo[slot]!, w.hi[slot]!, a.labels, 32 * slot, len);
+    if (lo === hi) {
+      // not expanded: its children stay unread, their labels in the record
+      if ((children & 1) !== 0) a.left[slot] = UNLOADED;
+      if ((children & 2) !== 0) a.right[slot] = UNLOADED;
+      continue;
+    }
+    const mid = splitIndex(el, lo, hi, len);
+    let child = node + NODE_FIELD.child;
+    if ((children & 1) !== 0) {
+      const s = addSlotFromBytes(w, buf, child, lo, mid, lastEpoch);
+      w.arena.left[slot] = s;
+      next.push(s);
+      child += LABEL_BYTES;
+    }
+    if ((children & 2) !== 0) {
+      const s = addSlotFromBytes(w, buf, child, mid, hi, lastEpoch);
+      w.arena.right[slot] = s;
+      next.push(s);
+    }
+  }
+  return next;
+}

@@ -1,0 +1,101 @@
+/**
+ * The state of an insertion's preload walk (load.ts) and the helpers both of its ways of
+ * reading share: from record objects, and from record bytes (load-bytes.ts).
+ */
+
+import { AkdError, type NodeLabel } from '@akd-ts/core';
+import type { RecordReader, TreeNode, TreeNodeRecord } from '@akd-ts/storage';
+import type { PreloadStats } from '../preload.js';
+import type { ReadPacing } from '../read-pacing.js';
+import type { NodeArena } from './arena.js';
+import type { PackedElements } from './elements.js';
+
+/** The walk's growing state; slot numbers are assigned in the order nodes are found. */
+export interface Walk {
+  reader: RecordReader;
+  epoch: bigint;
+  el: PackedElements;
+  maxBatchSize: number;
+  stats: PreloadStats | undefined;
+  /** The configuration whose label values a label may already hold. */
+  owner: object;
+  arena: NodeArena;
+  /** Slots taken, and alternative versions given (see NodeArena.alt). */
+  count: number;
+  alts: number;
+  /**
+   * Per slot, the label asked for and the record found and its version visible at the
+   * insertion's epoch. A walk over bytes fills none of them: they are built from the bytes
+   * when asked for (load-bytes.ts).
+   */
+  labels: (NodeLabel | undefined)[];
+  records: (TreeNodeRecord | undefined)[];
+  visible: (TreeNode | undefined)[];
+  /** Observes the reads; with `splitAlways` unset, splitting waits for its verdict. */
+  pacing: ReadPacing;
+  splitAlways: boolean;
+  /**
+   * Per slot, as long as the arena: the element range its subtree may hold, and its parent's
+   * epoch (exact as a double: every epoch stored in the arena is checked below 2^53).
+   */
+  lo: Int32Array;
+  hi: Int32Array;
+  parentEpoch: Float64Array;
+  /** 1 where the slot's record came from storage (not the log or the cache). */
+  fromStorage: Uint8Array;
+  /**
+   * A walk over record bytes: the answers of its reads, and per slot the answer (its index
+   * plus one; 0: no record) and the offset in it where the slot's record begins.
+   */
+  bytes: boolean;
+  answers: Uint8Array[];
+  answerOf: Int32Array;
+  answerAt: Int32Array;
+}
+
+/** `from` copied into an array of `length` (a slot field grown with the arena). */
+function grown<T extends Uint8Array | Int32Array | Float64Array>(from: T, length: number): T {
+  const to = new (from.constructor as new (n: number) => T)(length);
+  to.set(from);
+  return to;
+}
+
+/** Makes room for `slots` more slots (and alternatives), doubling the arena when full. */
+export function reserve(w: Walk, slots: number, alts: number): void {
+  const shape = w.arena.shape;
+  if (w.count + slots <= shape.capacity && w.alts + alts <= shape.altCapacity) return;
+  w.arena = w.arena.resized({
+    ...shape,
+    capacity: Math.max(2 * shape.capacity, w.count + slots),
+    altCapacity: Math.max(2 * shape.altCapacity, w.alts + alts),
+  });
+  const capacity = w.arena.shape.capacity;
+  if (capacity > w.lo.length) {
+    w.lo = grown(w.lo, capacity);
+    w.hi = grown(w.hi, capacity);
+    w.parentEpoch = grown(w.parentEpoch, capacity);
+    w.fromStorage = grown(w.fromStorage, capacity);
+    w.answerOf = grown(w.answerOf, capacity);
+    w.answerAt = grown(w.answerAt, capacity);
+  }
+}
+
+/** Copies the 32 bytes at `from` of `src` to `at` of `dst` (a loop: cheaper than `set` here). */
+export function copy32(dst: Uint8Array, at: number, src: Uint8Array, from: number): void {
+  for (let k = 0; k < 32; k++) dst[at + k] = src[from + k]!;
+}
+
+/** Takes the next slot for a node whose element range is [lo, hi). */
+export function takeSlot(w: Walk, lo: number, hi: number, parentEpoch: number): number {
+  reserve(w, 1, 0);
+  const slot = w.count++;
+  w.lo[slot] = lo;
+  w.hi[slot] = hi;
+  w.parentEpoch[slot] = parentEpoch;
+  return slot;
+}
+
+/** A node's record is not what the tree needs. */
+export function corrupt(label: NodeLabel, what: string): AkdError {
+  return new AkdError('STORAGE_CORRUPT', `tree node ${label} ${what}`);
+}
