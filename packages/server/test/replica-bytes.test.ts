@@ -102,6 +102,21 @@ test('a large batch is cut into pieces of at most the given records, its azks re
   for (const c of changes) await applyChanges(replica, c);
   assert.equal(replica.allRecords().length, records.length);
   assert.equal((await replica.get({ kind: 'azks' })).latestEpoch, 5n);
+  // reads of tree nodes, aligned or in bytes, go to the store it records for, where it has them
+  const nodes = records.filter((r) => r.kind === 'treeNode');
+  const labels = nodes.map((r) => r.label);
+  assert.deepEqual(await recording.batchGetNodes!(labels), nodes);
+  const asked = new Uint8Array(34 * labels.length);
+  labels.forEach((l, i) => {
+    asked[34 * i + 1] = l.len & 0xff;
+    asked[34 * i] = l.len >> 8;
+    asked.set(l.val, 34 * i + 2);
+  });
+  const { starts } = await recording.batchGetNodeBytes!(asked);
+  assert.equal(starts.length, labels.length);
+  assert.ok(starts.every((at) => at >= 0));
+  const plain = new RecordingDatabase(new MemoryDatabase(), () => {});
+  assert.equal(plain.batchGetNodeBytes, undefined);
 });
 
 test('exported records in pieces import to the same store as the records exported whole', async () => {

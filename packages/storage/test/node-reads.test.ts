@@ -3,11 +3,20 @@ import assert from 'node:assert/strict';
 import { AkdError, NodeLabel } from '@akd-ts/core';
 import {
   AZKS_KEY,
+  ByteReader,
   InstrumentedDatabase,
   MemoryDatabase,
+  NODE_FIELD,
+  PackedMemoryDatabase,
+  RECORD_LATEST,
   StorageManager,
   alignNodes,
+  nodeBytesLength,
   readNodeRecords,
+  readRecord,
+  u64Number,
+  writeRecord,
+  ByteWriter,
   type NodeRecordBatch,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
@@ -108,4 +117,107 @@ test('without a cache, peekNodes finds nothing and cacheNodes keeps nothing', as
   assert.deepEqual(storage.peekNodes([label(1), label(2)]), [undefined, undefined]);
   assert.deepEqual(await storage.readNodes([label(2)]), [rec[1]]);
   assert.equal((await storage.batchGet([AZKS_KEY])).length, 1);
+});
+
+/** Labels in the record codec's form, 34 bytes each. */
+function asked(labels: NodeLabel[]): Uint8Array {
+  const out = new Uint8Array(34 * labels.length);
+  labels.forEach((l, i) => {
+    out[34 * i] = l.len >> 8;
+    out[34 * i + 1] = l.len & 0xff;
+    out.set(l.val, 34 * i + 2);
+  });
+  return out;
+}
+
+/** The records of a byte answer, decoded, aligned with the labels asked for. */
+function decoded(answer: { bytes: Uint8Array; starts: Int32Array }) {
+  return [...answer.starts].map((at) =>
+    at < 0 ? undefined : readRecord(new ByteReader(answer.bytes, at)),
+  );
+}
+
+test('node reads in bytes answer what aligned reads answer, through the storage manager and a remote store', async () => {
+  const { db, rec } = await store();
+  const packed = new PackedMemoryDatabase();
+  await packed.batchSet(db.allRecords());
+  const labels = [label(2), label(9), label(1), label(2), label(3)];
+  const want = [rec[1], undefined, rec[0], rec[1], rec[2]];
+  assert.deepEqual(decoded(await packed.batchGetNodeBytes(asked(labels))), want);
+  assert.deepEqual(decoded(await packed.batchGetNodeBytes(new Uint8Array(0))), []);
+  await assert.rejects(packed.batchGetNodeBytes(new Uint8Array(33)), RangeError);
+
+  const remote = new InstrumentedDatabase(packed, { maxKeysPerRead: 2 });
+  assert.deepEqual(decoded(await remote.batchGetNodeBytes!(asked(labels))), want);
+  assert.deepEqual(
+    [remote.stats.batchReads, remote.stats.batchKeys, remote.stats.roundTrips],
+    [1, 5, 3],
+  );
+  // a wrapper answers in bytes only where the store it wraps does
+  assert.equal(new InstrumentedDatabase(db).batchGetNodeBytes, undefined);
+
+  const storage = new StorageManager(remote);
+  assert.equal(storage.readsNodeBytes(), true);
+  assert.deepEqual(decoded(await storage.readNodeBytes(asked(labels))), want);
+  assert.deepEqual([storage.metrics.dbBatchGets, storage.metrics.dbBatchKeys], [1, 5]);
+  const tx = storage.beginTransaction();
+  assert.equal(tx.readsNodeBytes(), true);
+  assert.deepEqual(decoded(await tx.readNodeBytes(asked([label(3)]))), [rec[2]]);
+  await tx.rollback();
+  assert.equal(await codeOf(tx.readNodeBytes(asked([label(3)]))), 'STORAGE_TRANSACTION');
+
+  const plain = new StorageManager(db);
+  assert.equal(plain.readsNodeBytes(), false);
+  assert.equal(plain.beginTransaction().readsNodeBytes(), false);
+  assert.equal(await codeOf(plain.readNodeBytes(asked([label(1)]))), 'STORAGE_TRANSACTION');
+});
+
+test("a node's bytes are checked as skipRecord checks them, and u64s read as the doubles they convert to", () => {
+  const w = new ByteWriter();
+  const node = leafRecord(label(4), 5n);
+  writeRecord(w, node);
+  const bytes = w.done();
+  const at = RECORD_LATEST;
+  const length = nodeBytesLength(bytes, at);
+  assert.equal(at + length + 1, bytes.length, 'the latest node, then the previous flag');
+  const bad = (change: (b: Uint8Array) => Uint8Array | void, message: RegExp) => {
+    const b = bytes.slice();
+    const cut = change(b) ?? b;
+    assert.throws(
+      () => nodeBytesLength(cut, at),
+      (e: unknown) => e instanceof RangeError && message.test(e.message),
+    );
+  };
+  bad((b) => b.subarray(0, at + 50), /truncated/);
+  bad((b) => b.subarray(0, at + length - 1), /truncated/);
+  bad((b) => void (b[at + NODE_FIELD.children] = 4), /children flag/);
+  bad((b) => void (b[at + NODE_FIELD.type] = 0), /node type/);
+  bad((b) => void (b[at] = 2), /longer than 256/);
+  bad((b) => void (b[at + 50] = 2), /longer than 256/);
+  // a node with a child whose label is too long
+  const parent = { ...node.latest, nodeType: 3 as const, leftChild: label(5) };
+  const pw = new ByteWriter();
+  writeRecord(pw, { ...node, latest: parent });
+  const withChild = pw.done();
+  assert.equal(nodeBytesLength(withChild, at), length + 34);
+  withChild[at + NODE_FIELD.child] = 9;
+  assert.throws(() => nodeBytesLength(withChild, at), /longer than 256/);
+
+  const u64 = (v: bigint) => {
+    const b = new Uint8Array(10);
+    new DataView(b.buffer).setBigUint64(1, v);
+    return u64Number(b, 1);
+  };
+  for (const v of [
+    0n,
+    1n,
+    0xffffffffn,
+    1n << 32n,
+    (1n << 53n) - 1n,
+    1n << 53n,
+    (1n << 53n) + 1n,
+    (1n << 64n) - 1n,
+  ]) {
+    assert.equal(u64(v), Number(v), String(v));
+  }
 });
