@@ -10,7 +10,6 @@ import {
   nodeKey,
   type Database,
   type NodeRecordBytes,
-  type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { Azks } from '@akd-ts/directory';
 import {
