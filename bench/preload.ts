@@ -1,12 +1,14 @@
 /**
  * The preload of a batch insertion (upstream PR #454): the walk that loads every node the
  * insertion reads, one batched read per tree level, timed inside a real insertion (from the
- * insertion's start to its tree phase) on the in-memory store, on a store that adds a fixed
+ * insertion's start to its tree phase) on the in-memory stores (`memory`: records as objects,
+ * `packed`: as bytes, answering node reads in bytes), on each behind a wrapper that adds a fixed
  * delay to every read round trip and serves at most a fixed number of keys per round trip (a
- * remote database), and on PostgreSQL.
+ * remote database: `remote`, `remote-packed`), and on PostgreSQL.
  *
  *   npm run bench -- preload [--json] [--quick] [--degree 32] [--delay 2] [--cap 1000] [--runs 3]
- *                            [--postgres] [--sizes 1000,200000] [--stores memory,remote,postgres]
+ *                            [--postgres] [--sizes 1000,200000]
+ *                            [--stores memory,packed,remote,remote-packed,postgres]
  *
  * Three modes, alternating, a cold cache each run: serial (no parallelism), split (the
  * frontier always cut in halves down to the degree's levels, reads in flight together), and
@@ -22,6 +24,7 @@ import pg from 'pg';
 import {
   InstrumentedDatabase,
   MemoryDatabase,
+  PackedMemoryDatabase,
   StorageManager,
   type Database,
 } from '@akd-ts/storage';
@@ -99,11 +102,14 @@ async function measure(db: Database, elements: AzksElement[], mode: Mode): Promi
   return { ms: end - start, ...stats };
 }
 
-type Store = 'memory' | 'remote' | 'postgres';
+type Store = 'memory' | 'packed' | 'remote' | 'remote-packed' | 'postgres';
 
 /** The database a case reads from, and how to dispose of it. */
 async function storeFor(store: Store): Promise<{ db: Database; dispose: () => Promise<void> }> {
-  if (store !== 'postgres') return { db: new MemoryDatabase(), dispose: async () => {} };
+  if (store !== 'postgres') {
+    const db = store.endsWith('packed') ? new PackedMemoryDatabase() : new MemoryDatabase();
+    return { db, dispose: async () => {} };
+  }
   const url = process.env['AKD_TEST_POSTGRES_URL'];
   if (url === undefined) throw new Error('--postgres needs AKD_TEST_POSTGRES_URL');
   const schema = `akd_bench_${randomBytes(4).toString('hex')}`;
@@ -124,10 +130,11 @@ async function runCase(leaves: number, store: Store) {
   const rng = new Rng(42n);
   const { db: base, dispose } = await storeFor(store);
   await buildTree(rng, leaves, base);
-  const delay = store === 'remote' ? delayMs : 0;
+  const remote = store.startsWith('remote');
+  const delay = remote ? delayMs : 0;
   const db = new InstrumentedDatabase(base, {
     readDelayMs: delay,
-    maxKeysPerRead: store === 'remote' ? cap : undefined,
+    maxKeysPerRead: remote ? cap : undefined,
   });
   const elements = randomLeaves(rng, leaves);
   const modes: Mode[] = ['serial', 'split', 'default'];
@@ -148,12 +155,13 @@ async function runCase(leaves: number, store: Store) {
   if (nodes.size !== 1) throw new Error('the modes loaded different nodes');
   const { levels } = first('serial');
   const floorMs = levels * delay;
+  const packed = store.endsWith('packed') ? ', bytes' : '';
   const where =
-    store === 'memory'
-      ? 'in-memory'
-      : store === 'remote'
-        ? `remote (${delay} ms, ${cap} keys/read)`
-        : `PostgreSQL (${cap} keys/read)`;
+    store === 'postgres'
+      ? `PostgreSQL (${cap} keys/read)`
+      : remote
+        ? `remote (${delay} ms, ${cap} keys/read${packed})`
+        : `in-memory${packed}`;
   const round = (x: number) => Number(x.toFixed(1));
   return {
     case: `${leaves} + ${leaves}, ${where}`,
@@ -181,7 +189,7 @@ async function runCase(leaves: number, store: Store) {
 }
 
 for (const leaves of sizes) {
-  const stores: Store[] = ['memory', 'remote'];
+  const stores: Store[] = ['memory', 'packed', 'remote', 'remote-packed'];
   if (flag('postgres')) stores.push('postgres');
   for (const store of stores.filter((s) => onlyStores === undefined || onlyStores.includes(s))) {
     const row = await runCase(leaves, store);

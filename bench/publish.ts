@@ -4,7 +4,7 @@
  * (the backend is named in the output), followed by lookup proofs per second served from the
  * same store.
  *
- *   npm run bench -- publish [--json] [--labels 100000] [--store memory|sqlite|postgres]
+ *   npm run bench -- publish [--json] [--labels 100000] [--store memory|packed|sqlite|postgres]
  *                            [--threads 0,2] [--lookups 300] [--noble] [--no-upstream]
  *
  * Each row also has the phases of both publishes (seconds from one `onProgress` phase to the
@@ -29,7 +29,12 @@ import {
   type EpochHash,
   type LookupProof,
 } from '@akd-ts/core';
-import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
+import {
+  MemoryDatabase,
+  PackedMemoryDatabase,
+  StorageManager,
+  type Database,
+} from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import {
@@ -47,7 +52,7 @@ const value = (name: string) => {
 };
 const json = args.includes('--json');
 const sizes = value('labels') !== undefined ? [Number(value('labels'))] : [10_000, 100_000];
-const storeName = (value('store') ?? 'memory') as 'memory' | 'sqlite' | 'postgres';
+const storeName = (value('store') ?? 'memory') as 'memory' | 'packed' | 'sqlite' | 'postgres';
 const lookups = Number(value('lookups') ?? 300);
 const threadCounts = (value('threads') ?? `0,${availableThreads()}`).split(',').map(Number);
 
@@ -151,6 +156,8 @@ if (process.env['AKD_BENCH_ONE_RUN'] === undefined) {
 /** A fresh store of the chosen kind, and how to dispose of it. */
 async function openStore(): Promise<{ db: Database; dispose: () => Promise<void> }> {
   if (storeName === 'memory') return { db: new MemoryDatabase(), dispose: async () => {} };
+  // the store of `akd serve --store memory`: records as bytes, node reads answered in bytes
+  if (storeName === 'packed') return { db: new PackedMemoryDatabase(), dispose: async () => {} };
   if (storeName === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'akd-bench-'));
     const db = await SqliteDatabase.open(join(dir, 'bench.db'));

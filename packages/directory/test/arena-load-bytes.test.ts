@@ -88,23 +88,27 @@ test('a child newer than its parent is read from bytes at its earlier version, a
 test('bad bytes from a store are STORAGE_CORRUPT and the insertion commits nothing', async () => {
   const { packed, a, b } = await fixture();
   /** Each case changes the answer of the read that returns B's record (the root's right child). */
+  const B = b.label.val;
+  type Tamper = (answer: NodeRecordBytes, labels: Uint8Array) => NodeRecordBytes;
   const onB =
-    (change: (buf: Uint8Array, at: number) => NodeRecordBytes | void) =>
-    (answer: NodeRecordBytes, labels: Uint8Array): NodeRecordBytes => {
+    (change: (buf: Uint8Array, at: number) => Uint8Array | void): Tamper =>
+    (answer, labels) => {
       for (let i = 0; i < answer.starts.length; i++) {
-        const at = answer.starts[i]!;
         const asked = labels.subarray(34 * i + 2, 34 * i + 34);
-        if (at < 0 || !asked.every((x, k) => x === b.label.val[k])) continue;
-        const bytes = answer.bytes.slice();
-        return change(bytes, at) ?? { bytes, starts: answer.starts };
+        const b = answer.buffer[i]!;
+        if (b < 0 || !asked.every((x, k) => x === B[k])) continue;
+        // a copy of B's record alone, so that the store's own bytes stay as they are
+        const bytes = answer.buffers[b]!.slice(answer.starts[i]!);
+        const buffers = [...answer.buffers, change(bytes, 0) ?? bytes];
+        const buffer = answer.buffer.slice();
+        const starts = answer.starts.slice();
+        buffer[i] = buffers.length - 1;
+        starts[i] = 0;
+        return { buffers, buffer, starts };
       }
       return answer;
     };
-  const cases: [
-    string,
-    (answer: NodeRecordBytes, labels: Uint8Array) => NodeRecordBytes,
-    RegExp,
-  ][] = [
+  const cases: [string, Tamper, RegExp][] = [
     ['another label', onB((buf, at) => void (buf[at + 3]! ^= 0x40)), /the record of another label/],
     ['not a node', onB((buf, at) => void (buf[at] = 2)), /not a tree node record/],
     [
@@ -119,15 +123,7 @@ test('bad bytes from a store are STORAGE_CORRUPT and the insertion commits nothi
       }),
       /unknown previous flag/,
     ],
-    [
-      'truncated',
-      (answer, labels) =>
-        onB((buf, at) => ({ bytes: buf.subarray(0, at + 60), starts: answer.starts }))(
-          answer,
-          labels,
-        ),
-      /truncated/,
-    ],
+    ['truncated', onB((buf) => buf.subarray(0, 60)), /truncated/],
     [
       'epoch past 2^53',
       onB((buf, at) => void (buf[at + RECORD_LATEST + NODE_FIELD.minEpoch] = 1)),
@@ -135,8 +131,13 @@ test('bad bytes from a store are STORAGE_CORRUPT and the insertion commits nothi
     ],
     [
       'too few answers',
-      (answer) => ({ bytes: answer.bytes, starts: answer.starts.subarray(1) }),
+      (answer) => ({ ...answer, starts: answer.starts.subarray(1) }),
       /answered for/,
+    ],
+    [
+      'no such buffer',
+      (answer) => ({ ...answer, buffer: answer.buffer.map((x) => (x < 0 ? x : 9)) }),
+      /no buffer 9/,
     ],
   ];
   for (const [name, tamper, message] of cases) {
@@ -152,8 +153,8 @@ test('bad bytes from a store are STORAGE_CORRUPT and the insertion commits nothi
 test('a store that answers in bytes must answer whole labels', async () => {
   const packed = new PackedMemoryDatabase();
   await assert.rejects(packed.batchGetNodeBytes(new Uint8Array(35)), RangeError);
-  const { bytes, starts } = await packed.batchGetNodeBytes(
+  const { buffers, buffer, starts } = await packed.batchGetNodeBytes(
     Uint8Array.from([1, 0, ...NodeLabel.root().val]),
   );
-  assert.deepEqual([bytes.length, [...starts]], [0, [-1]]);
+  assert.deepEqual([buffers.length, [...buffer], [...starts]], [0, [-1], [-1]]);
 });

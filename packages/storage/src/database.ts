@@ -79,10 +79,15 @@ export interface WriterLock {
   onStatus?(listener: (status: WriterLockStatus) => void): () => void;
 }
 
-/** Tree-node records in the record codec's form, aligned with the labels asked for. */
+/**
+ * Tree-node records in the record codec's form, aligned with the labels asked for: label `i`'s
+ * record begins at `starts[i]` of `buffers[buffer[i]]` (`buffer[i]` -1: none stored). The
+ * buffers may be views of the store's own memory (a store that keeps records as bytes answers
+ * without copying them): a reader must not change them, and copies what it keeps.
+ */
 export interface NodeRecordBytes {
-  bytes: Uint8Array;
-  /** Per label asked for, the offset in `bytes` where its record begins, or -1. */
+  buffers: Uint8Array[];
+  buffer: Int32Array;
   starts: Int32Array;
 }
 
@@ -123,10 +128,9 @@ export interface Database {
   /**
    * Optional: `batchGetNodes` answered in bytes, for a driver that holds or receives records
    * as bytes. `labels` is the labels in the record codec's form, 34 bytes each (`u16 len ||
-   * 32 bytes`, big-endian); the answer holds each stored record in the codec's form
-   * (record-codec.ts), where `starts` says, label by label, at which offset of `bytes` its
-   * record begins (-1: none stored). A preload then copies nodes from the bytes into its
-   * arena without building a record object per node.
+   * 32 bytes`, big-endian); the answer says where each stored record is, in the codec's form
+   * (record-codec.ts). A preload then copies nodes from the bytes into its arena without
+   * building a record object per node.
    */
   batchGetNodeBytes?(labels: Uint8Array): Promise<NodeRecordBytes>;
 

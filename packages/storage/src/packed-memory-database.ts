@@ -565,32 +565,31 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
     if (!Number.isInteger(count)) {
       throw new RangeError(`labels are ${LABEL_BYTES} bytes each, not ${labels.length} in all`);
     }
-    // first where each record is and how long, then one answer of exactly their bytes: a
-    // buffer sized by guess costs its pages whether or not they are used
+    // views of the slabs, not copies: a record's bytes never change while its slab exists
+    // (records are only ever appended), and a slab dropped by compaction lives on for as long
+    // as an answer holds it
+    const buffers: Uint8Array[] = [];
+    const bufferOf = new Map<number, number>();
+    const buffer = new Int32Array(count);
     const starts = new Int32Array(count);
-    const where = new Float64Array(count);
-    const lengths = new Int32Array(count);
-    let total = 0;
     for (let i = 0; i < count; i++) {
       const o = LABEL_BYTES * i;
       const entry = this.table[this.slotOf(labels, o + 2, (labels[o]! << 8) | labels[o + 1]!)]!;
       if (entry === 0) {
-        starts[i] = -1;
+        buffer[i] = starts[i] = -1;
         continue;
       }
-      where[i] = entry - 1;
       const slab = Math.floor((entry - 1) / SLOT);
-      starts[i] = total;
-      total += lengths[i] = this.views[slab]!.getUint32(entry - 1 - slab * SLOT);
+      let b = bufferOf.get(slab);
+      if (b === undefined) {
+        b = buffers.push(this.slabs[slab]!) - 1;
+        bufferOf.set(slab, b);
+      }
+      buffer[i] = b;
+      // past the record's u32 length
+      starts[i] = entry - 1 - slab * SLOT + 4;
     }
-    const out = new Uint8Array(total);
-    for (let i = 0; i < count; i++) {
-      if (starts[i]! < 0) continue;
-      const slab = Math.floor(where[i]! / SLOT);
-      const from = where[i]! - slab * SLOT + 4;
-      out.set(this.slabs[slab]!.subarray(from, from + lengths[i]!), starts[i]);
-    }
-    return { bytes: out, starts };
+    return { buffers, buffer, starts };
   }
 
   /** Every stored record, as objects (tests). */

@@ -62,19 +62,20 @@ export interface RecordReader {
   /** Caches committed tree-node records that `readNodes` returned. */
   cacheNodes(records: readonly TreeNodeRecord[]): void;
   hasCache(): boolean;
-  /**
-   * Whether `readNodeBytes` may be used in place of `peekNodes` and `readNodes`: the database
-   * answers tree-node reads in bytes, and no tree node written but not committed could stand
-   * in for a stored one. (The cache then has nothing to add: it holds committed records,
-   * which the database holds too.)
-   */
+  /** Whether `readNodeBytes` answers: the database answers tree-node reads in bytes. */
   readsNodeBytes(): boolean;
   /**
    * The committed records of tree nodes in bytes, in one batched read
-   * (`Database.batchGetNodeBytes`): `labels` in the record codec's form, 34 bytes each.
+   * (`Database.batchGetNodeBytes`): `labels` in the record codec's form, 34 bytes each. Like
+   * `readNodes`, it does not look at the log or the cache.
    * @throws AkdError `STORAGE_TRANSACTION` where `readsNodeBytes()` is false
    */
   readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes>;
+  /**
+   * False when `peekNodes` would find nothing: no tree node is logged or cached (the walk
+   * over bytes then builds no label object to ask).
+   */
+  mayHoldNodes(): boolean;
 }
 
 /**
@@ -166,6 +167,10 @@ export class StorageManager implements RecordReader {
 
   readsNodeBytes(): boolean {
     return this.db.batchGetNodeBytes !== undefined;
+  }
+
+  mayHoldNodes(): boolean {
+    return this.cacheSize > 0;
   }
 
   async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {

@@ -181,15 +181,16 @@ export class Transaction implements RecordReader {
   }
 
   readsNodeBytes(): boolean {
-    return this.loggedNodes === 0 && this.batches.length === 0 && this.storage.readsNodeBytes();
+    return this.storage.readsNodeBytes();
   }
 
   async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
     this.open();
-    if (this.loggedNodes !== 0 || this.batches.length !== 0) {
-      throw transactionError('tree nodes this transaction wrote must be read as records');
-    }
     return this.storage.readNodeBytes(labels);
+  }
+
+  mayHoldNodes(): boolean {
+    return this.loggedNodes > 0 || this.batches.length > 0 || this.storage.mayHoldNodes();
   }
 
   getFromCacheOnly(key: StorageKey): DbRecord | undefined {

@@ -18,6 +18,7 @@ import {
   writeRecord,
   ByteWriter,
   type NodeRecordBatch,
+  type NodeRecordBytes,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { leafRecord } from '@akd-ts/storage/conformance';
@@ -131,10 +132,12 @@ function asked(labels: NodeLabel[]): Uint8Array {
 }
 
 /** The records of a byte answer, decoded, aligned with the labels asked for. */
-function decoded(answer: { bytes: Uint8Array; starts: Int32Array }) {
-  return [...answer.starts].map((at) =>
-    at < 0 ? undefined : readRecord(new ByteReader(answer.bytes, at)),
-  );
+function decoded(answer: NodeRecordBytes) {
+  return [...answer.starts].map((at, i) => {
+    const b = answer.buffer[i]!;
+    if (b < 0) return undefined;
+    return readRecord(new ByteReader(answer.buffers[b]!.slice(at)));
+  });
 }
 
 test('node reads in bytes answer what aligned reads answer, through the storage manager and a remote store', async () => {
@@ -170,6 +173,20 @@ test('node reads in bytes answer what aligned reads answer, through the storage 
   assert.equal(plain.readsNodeBytes(), false);
   assert.equal(plain.beginTransaction().readsNodeBytes(), false);
   assert.equal(await codeOf(plain.readNodeBytes(asked([label(1)]))), 'STORAGE_TRANSACTION');
+});
+
+test('an answer in bytes reads the same after the store rewrote, compacted and dropped its slabs', async () => {
+  const packed = new PackedMemoryDatabase({ slabBytes: 1024 });
+  const leaves = Array.from({ length: 20 }, (_, i) => leafRecord(label(i + 1), 1n));
+  await packed.batchSet(leaves);
+  const answer = await packed.batchGetNodeBytes(asked(leaves.map((r) => r.label)));
+  assert.ok(answer.buffers.length > 1, 'records in several slabs');
+  for (let epoch = 2n; epoch < 12n; epoch++) {
+    await packed.batchSet(leaves.map((r) => leafRecord(r.label, epoch)));
+  }
+  const usage = packed.slabUsage();
+  assert.ok(usage.compacted > 0 && usage.slabs <= 4, 'the first slabs were dropped');
+  assert.deepEqual(decoded(answer), leaves);
 });
 
 test("a node's bytes are checked as skipRecord checks them, and u64s read as the doubles they convert to", () => {

@@ -1,14 +1,12 @@
 /**
  * The preload walk over record bytes (load.ts), for a database that answers tree-node reads
- * in bytes (`Database.batchGetNodeBytes`, such as PackedMemoryDatabase). Each node is copied
+ * in bytes (`Database.batchGetNodeBytes`, such as PackedMemoryDatabase). The log and the cache
+ * are asked first, as in the walk over records; each node read from storage is then copied
  * from its record's bytes into its slot, and its children's labels straight into theirs: no
  * record object, label object or cache entry is made per node, which was most of the walk's
  * cost (a record read from a packed store cost a decode into a dozen objects). Records are
- * built from the bytes only for the slots an insertion's commit asks for.
- *
- * Such a walk reads every node from the database, none from the cache: the cache holds
- * committed records, which the database holds too, and it is used only where the transaction
- * has written no tree node. Nor does it cache what it read.
+ * built from the bytes only for the slots an insertion's commit asks for, and the records read
+ * in bytes are not cached.
  */
 
 import { AkdError, NodeLabel } from '@akd-ts/core';
@@ -21,6 +19,7 @@ import {
   nodeAtEpoch,
   nodeBytesLength,
   readRecord,
+  skipRecord,
   u64Number,
   type TreeNode,
   type TreeNodeRecord,
@@ -50,8 +49,13 @@ export function slotRecord(w: Walk, slot: number): TreeNodeRecord | undefined {
   if (record !== undefined || !w.bytes) return record;
   const answer = w.answerOf[slot]!;
   if (answer === 0) return undefined;
-  // the bytes were checked when the slot was filled (checkRecord)
-  record = readRecord(new ByteReader(w.answers[answer - 1]!, w.answerAt[slot]!)) as TreeNodeRecord;
+  // a copy of its bytes (checked when the slot was filled): the record's labels and hashes
+  // are views of what it is read from, which may be the store's own memory
+  const buf = w.answers[answer - 1]!;
+  const at = w.answerAt[slot]!;
+  const end = new ByteReader(buf, at);
+  skipRecord(end);
+  record = readRecord(new ByteReader(buf.slice(at, end.at))) as TreeNodeRecord;
   w.records[slot] = record;
   return record;
 }
@@ -97,20 +101,25 @@ export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean)
       asked[o + 1] = a.lens[s]! & 0xff;
       copy32(asked, o + 2, a.labels, 32 * s);
     }
-    const { bytes, starts } = await w.reader.readNodeBytes(asked);
-    if (starts.length !== slots.length) {
+    const { buffers, buffer, starts } = await w.reader.readNodeBytes(asked);
+    if (starts.length !== slots.length || buffer.length !== slots.length) {
       throw new AkdError(
         'STORAGE_CORRUPT',
-        `a read of ${slots.length} tree nodes answered for ${starts.length}`,
+        `a read of ${slots.length} tree nodes answered for ${Math.min(starts.length, buffer.length)}`,
       );
     }
-    const answer = w.answers.push(bytes);
+    // answers are numbered from 1 across the walk's reads (0: no record)
+    const first = w.answers.length + 1;
+    for (const b of buffers) w.answers.push(b);
     for (let i = 0; i < slots.length; i++) {
-      const at = starts[i]!;
-      if (at < 0) continue;
+      const b = buffer[i]!;
+      if (b < 0) continue;
+      if (b >= buffers.length) {
+        throw new AkdError('STORAGE_CORRUPT', `a read of tree nodes answered with no buffer ${b}`);
+      }
       const s = slots[i]!;
-      w.answerOf[s] = answer;
-      w.answerAt[s] = at;
+      w.answerOf[s] = first + b;
+      w.answerAt[s] = starts[i]!;
       w.fromStorage[s] = 1;
     }
   };
@@ -161,82 +170,75 @@ function hashAt(buf: Uint8Array, node: number): number {
 }
 
 /**
- * The byte walk's `expand` (load.ts): copies each frontier slot's record into the arena, the
- * stored copies (spec 9.2) and the version visible at the insertion's epoch, and takes the
- * children of nodes some element lies under.
+ * `expand` (load.ts) of a slot whose record was read in bytes: copies the record into the
+ * arena, the stored copies (spec 9.2) and the version visible at the insertion's epoch, and
+ * takes the slot's children onto `next` when some element lies under it.
  */
-export function expandBytes(w: Walk, frontier: number[]): number[] {
-  const next: number[] = [];
-  const el = w.el;
-  const epoch = Number(w.epoch);
-  for (const slot of frontier) {
-    const answer = w.answerOf[slot]!;
-    if (answer === 0) continue;
-    const buf = w.answers[answer - 1]!;
-    const at = w.answerAt[slot]!;
-    const previous = checkRecord(w, slot, buf, at);
-    const latest = at + RECORD_LATEST;
-    const latestEpoch = u64Number(buf, latest + NODE_FIELD.lastEpoch);
-    const previousEpoch = previous < 0 ? 0 : u64Number(buf, previous + NODE_FIELD.lastEpoch);
-    let a = w.arena;
-    a.storedLatest[slot] = Copy.Latest;
-    a.storedLatestEpoch[slot] = latestEpoch;
-    if (previous >= 0) {
-      a.storedPrevious[slot] = Copy.Previous;
-      a.storedPreviousEpoch[slot] = previousEpoch;
-    }
-    const node =
-      latestEpoch <= epoch ? latest : previous >= 0 && previousEpoch <= epoch ? previous : -1;
-    if (node < 0) continue;
-    const type = buf[node + NODE_FIELD.type]!;
-    a.types[slot] = type;
-    const lastEpoch = checked(
-      w,
-      slot,
-      buf,
-      node + NODE_FIELD.lastEpoch,
-      node === latest ? latestEpoch : previousEpoch,
-    );
-    a.lastEpoch[slot] = lastEpoch;
-    a.minEpoch[slot] = checked(w, slot, buf, node + NODE_FIELD.minEpoch);
-    copy32(a.hashes, 32 * slot, buf, hashAt(buf, node));
-    if (lastEpoch > w.parentEpoch[slot]!) {
-      // newer than its parent (spec 9.2): its record's earlier version may be read below it
-      reserve(w, 0, 1);
-      const alt = w.alts++;
-      a = w.arena;
-      a.alt[slot] = alt;
-      if (node === latest && previous >= 0) {
-        a.altType[alt] = buf[previous + NODE_FIELD.type]!;
-        a.altEpoch[alt] = checked(w, slot, buf, previous + NODE_FIELD.lastEpoch, previousEpoch);
-        copy32(a.altHashes, 32 * alt, buf, hashAt(buf, previous));
-      }
-    }
-    const children = buf[node + NODE_FIELD.children]!;
-    const len = a.lens[slot]!;
-    const [lo, hi] =
-      type === NodeType.Leaf
-        ? [0, 0]
-        : rangeBelow(el, w.lo[slot]!, w.hi[slot]!, a.labels, 32 * slot, len);
-    if (lo === hi) {
-      // not expanded: its children stay unread, their labels in the record
-      if ((children & 1) !== 0) a.left[slot] = UNLOADED;
-      if ((children & 2) !== 0) a.right[slot] = UNLOADED;
-      continue;
-    }
-    const mid = splitIndex(el, lo, hi, len);
-    let child = node + NODE_FIELD.child;
-    if ((children & 1) !== 0) {
-      const s = addSlotFromBytes(w, buf, child, lo, mid, lastEpoch);
-      w.arena.left[slot] = s;
-      next.push(s);
-      child += LABEL_BYTES;
-    }
-    if ((children & 2) !== 0) {
-      const s = addSlotFromBytes(w, buf, child, mid, hi, lastEpoch);
-      w.arena.right[slot] = s;
-      next.push(s);
+export function expandFromBytes(w: Walk, slot: number, next: number[]): void {
+  const buf = w.answers[w.answerOf[slot]! - 1]!;
+  const at = w.answerAt[slot]!;
+  const previous = checkRecord(w, slot, buf, at);
+  const latest = at + RECORD_LATEST;
+  const latestEpoch = u64Number(buf, latest + NODE_FIELD.lastEpoch);
+  const previousEpoch = previous < 0 ? 0 : u64Number(buf, previous + NODE_FIELD.lastEpoch);
+  let a = w.arena;
+  a.storedLatest[slot] = Copy.Latest;
+  a.storedLatestEpoch[slot] = latestEpoch;
+  if (previous >= 0) {
+    a.storedPrevious[slot] = Copy.Previous;
+    a.storedPreviousEpoch[slot] = previousEpoch;
+  }
+  const epoch = w.epochNumber;
+  const node =
+    latestEpoch <= epoch ? latest : previous >= 0 && previousEpoch <= epoch ? previous : -1;
+  if (node < 0) return;
+  const type = buf[node + NODE_FIELD.type]!;
+  a.types[slot] = type;
+  const lastEpoch = checked(
+    w,
+    slot,
+    buf,
+    node + NODE_FIELD.lastEpoch,
+    node === latest ? latestEpoch : previousEpoch,
+  );
+  a.lastEpoch[slot] = lastEpoch;
+  a.minEpoch[slot] = checked(w, slot, buf, node + NODE_FIELD.minEpoch);
+  copy32(a.hashes, 32 * slot, buf, hashAt(buf, node));
+  if (lastEpoch > w.parentEpoch[slot]!) {
+    // newer than its parent (spec 9.2): its record's earlier version may be read below it
+    reserve(w, 0, 1);
+    const alt = w.alts++;
+    a = w.arena;
+    a.alt[slot] = alt;
+    if (node === latest && previous >= 0) {
+      a.altType[alt] = buf[previous + NODE_FIELD.type]!;
+      a.altEpoch[alt] = checked(w, slot, buf, previous + NODE_FIELD.lastEpoch, previousEpoch);
+      copy32(a.altHashes, 32 * alt, buf, hashAt(buf, previous));
     }
   }
-  return next;
+  const children = buf[node + NODE_FIELD.children]!;
+  const len = a.lens[slot]!;
+  const [lo, hi] =
+    type === NodeType.Leaf
+      ? [0, 0]
+      : rangeBelow(w.el, w.lo[slot]!, w.hi[slot]!, a.labels, 32 * slot, len);
+  if (lo === hi) {
+    // not expanded: its children stay unread, their labels in the record
+    if ((children & 1) !== 0) a.left[slot] = UNLOADED;
+    if ((children & 2) !== 0) a.right[slot] = UNLOADED;
+    return;
+  }
+  const mid = splitIndex(w.el, lo, hi, len);
+  let child = node + NODE_FIELD.child;
+  if ((children & 1) !== 0) {
+    const s = addSlotFromBytes(w, buf, child, lo, mid, lastEpoch);
+    w.arena.left[slot] = s;
+    next.push(s);
+    child += LABEL_BYTES;
+  }
+  if ((children & 2) !== 0) {
+    const s = addSlotFromBytes(w, buf, child, mid, hi, lastEpoch);
+    w.arena.right[slot] = s;
+    next.push(s);
+  }
 }

@@ -28,7 +28,7 @@ import { MIN_SPLIT, readInChunks, type PreloadOptions } from '../preload.js';
 import { ReadPacing } from '../read-pacing.js';
 import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
-import { expandBytes, fetchBytes, slotLabel, slotRecord, slotVisible } from './load-bytes.js';
+import { expandFromBytes, fetchBytes, slotLabel, slotRecord, slotVisible } from './load-bytes.js';
 import { copy32, corrupt, reserve, takeSlot, type Walk } from './walk-state.js';
 
 /** The loaded nodes: slots [0, count) of the arena, with the records they came from. */
@@ -82,22 +82,27 @@ function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch:
 
 /**
  * Finds the records of `frontier`: those the log or the cache hold, then the others from
- * storage in reads of at most `maxBatchSize` labels: one after another in a serial walk, all
- * at once in a parallel one (their round trips then overlap).
+ * storage in reads of at most `maxBatchSize` labels (in bytes where the database answers so):
+ * one after another in a serial walk, all at once in a parallel one (their round trips then
+ * overlap).
  */
 async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Promise<void> {
-  const labels = w.labels;
   const records = w.records;
-  const peeked = w.reader.peekNodes(frontier.map((s) => labels[s]!));
-  const missing: number[] = [];
-  for (let i = 0; i < frontier.length; i++) {
-    const record = peeked[i];
-    if (record !== undefined) records[frontier[i]!] = record;
-    else missing.push(frontier[i]!);
+  let missing = frontier;
+  // a walk over bytes with nothing logged or cached has no label object to build for a peek
+  if (!w.bytes || w.reader.mayHoldNodes()) {
+    const peeked = w.reader.peekNodes(frontier.map((s) => slotLabel(w, s)));
+    missing = [];
+    for (let i = 0; i < frontier.length; i++) {
+      const record = peeked[i];
+      if (record !== undefined) records[frontier[i]!] = record;
+      else missing.push(frontier[i]!);
+    }
   }
   if (missing.length === 0) return;
+  if (w.bytes) return fetchBytes(w, missing, parallel);
   const read = async (slots: number[]) => {
-    const found = await w.reader.readNodes(slots.map((s) => labels[s]!));
+    const found = await w.reader.readNodes(slots.map((s) => w.labels[s]!));
     for (let i = 0; i < slots.length; i++) {
       const record = found[i];
       if (record === undefined) continue;
@@ -169,7 +174,10 @@ function expand(w: Walk, frontier: number[]): number[] {
   const el = w.el;
   for (const slot of frontier) {
     const record = w.records[slot];
-    if (record === undefined) continue;
+    if (record === undefined) {
+      if (w.answerOf[slot] !== 0) expandFromBytes(w, slot, next);
+      continue;
+    }
     const node = nodeAtEpoch(record, w.epoch);
     w.visible[slot] = node;
     fillSlot(w, slot, record, node);
@@ -217,9 +225,8 @@ async function walk(
     stats.nodes = (stats.nodes ?? 0) + frontier.length;
   }
   const parallel = levels !== undefined && (w.splitAlways || w.pacing.split);
-  if (w.bytes) await fetchBytes(w, frontier, parallel);
-  else await fetchRecords(w, frontier, parallel);
-  const next = w.bytes ? expandBytes(w, frontier) : expand(w, frontier);
+  await fetchRecords(w, frontier, parallel);
+  const next = expand(w, frontier);
   // a small frontier continues as one walk: two tiny reads cost more round trips than they save
   if (!parallel || next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
   if (stats !== undefined) stats.splits = (stats.splits ?? 0) + 1;
@@ -251,6 +258,7 @@ export async function loadTree(
   const w: Walk = {
     reader,
     epoch,
+    epochNumber: Number(epoch),
     el,
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,

@@ -14,6 +14,8 @@ import type { PackedElements } from './elements.js';
 export interface Walk {
   reader: RecordReader;
   epoch: bigint;
+  /** The epoch as a double (exact: insertions refuse epochs from 2^53). */
+  epochNumber: number;
   el: PackedElements;
   maxBatchSize: number;
   stats: PreloadStats | undefined;
@@ -44,8 +46,8 @@ export interface Walk {
   /** 1 where the slot's record came from storage (not the log or the cache). */
   fromStorage: Uint8Array;
   /**
-   * A walk over record bytes: the answers of its reads, and per slot the answer (its index
-   * plus one; 0: no record) and the offset in it where the slot's record begins.
+   * A walk over record bytes: the buffers its reads answered with, and per slot the buffer
+   * of its record (its index plus one; 0: no record) and the offset there where it begins.
    */
   bytes: boolean;
   answers: Uint8Array[];
