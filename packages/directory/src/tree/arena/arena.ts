@@ -126,6 +126,9 @@ export class NodeArena {
   readonly altEpoch: Float64Array;
   readonly altType: Uint8Array;
   readonly altHashes: Uint8Array;
+  /** `labels` and `hashes` as 32-bit words, 8 a slot, for copying them a word at a time. */
+  readonly labelWords: Int32Array;
+  readonly hashWords: Int32Array;
 
   private constructor(buffer: SharedArrayBuffer, shape: ArenaShape) {
     const o = layout(shape);
@@ -154,6 +157,8 @@ export class NodeArena {
     this.hashes = new Uint8Array(buffer, o.hashes, 32 * n);
     this.altHashes = new Uint8Array(buffer, o.altHashes, 32 * a);
     this.labelValues = new Uint8Array(buffer, o.labelValues, shape.labelValueLength * n);
+    this.labelWords = new Int32Array(buffer, o.labels, 8 * n);
+    this.hashWords = new Int32Array(buffer, o.hashes, 8 * n);
   }
 
   /** A new arena: every slot empty, with no children, parent or alternative version. */

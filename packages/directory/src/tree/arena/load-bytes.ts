@@ -27,7 +27,15 @@ import {
 import { readInChunks } from '../preload.js';
 import { Copy, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex } from './elements.js';
-import { copy32, corrupt, reserve, takeSlot, type Walk } from './walk-state.js';
+import {
+  LITTLE_ENDIAN,
+  copy32,
+  copyWords,
+  corrupt,
+  reserve,
+  takeSlot,
+  type Walk,
+} from './walk-state.js';
 
 /** A label in the record codec's form: `u16 len || 32 bytes` (record-codec.ts). */
 const LABEL_BYTES = 34;
@@ -74,6 +82,7 @@ export function slotVisible(w: Walk, slot: number): TreeNode | undefined {
 function addSlotFromBytes(
   w: Walk,
   src: Uint8Array,
+  view: DataView,
   at: number,
   lo: number,
   hi: number,
@@ -82,7 +91,7 @@ function addSlotFromBytes(
   const slot = takeSlot(w, lo, hi, parentEpoch);
   const a = w.arena;
   a.lens[slot] = (src[at]! << 8) | src[at + 1]!;
-  copy32(a.labels, 32 * slot, src, at + 2);
+  copyWords(a.labelWords, 8 * slot, view, at + 2);
   return slot;
 }
 
@@ -110,7 +119,10 @@ export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean)
     }
     // answers are numbered from 1 across the walk's reads (0: no record)
     const first = w.answers.length + 1;
-    for (const b of buffers) w.answers.push(b);
+    for (const b of buffers) {
+      w.answers.push(b);
+      w.answerViews.push(new DataView(b.buffer, b.byteOffset, b.byteLength));
+    }
     for (let i = 0; i < slots.length; i++) {
       const b = buffer[i]!;
       if (b < 0) continue;
@@ -131,13 +143,15 @@ export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean)
  * label asked for), and returns where its previous version begins (-1: none).
  * @throws AkdError `STORAGE_CORRUPT` for anything else
  */
-function checkRecord(w: Walk, slot: number, buf: Uint8Array, at: number): number {
+function checkRecord(w: Walk, slot: number, buf: Uint8Array, view: DataView, at: number): number {
   const a = w.arena;
   try {
     if (at + RECORD_LATEST > buf.length) throw new RangeError('truncated record bytes');
     if (buf[at] !== RECORD_KIND.treeNode) throw new RangeError('not a tree node record');
     let same = ((buf[at + 1]! << 8) | buf[at + 2]!) === a.lens[slot];
-    for (let k = 0; k < 32 && same; k++) same = buf[at + 3 + k] === a.labels[32 * slot + k];
+    for (let k = 0; k < 8 && same; k++) {
+      same = view.getInt32(at + 3 + 4 * k, LITTLE_ENDIAN) === a.labelWords[8 * slot + k];
+    }
     if (!same) throw new RangeError('the record of another label');
     const flag = at + RECORD_LATEST + nodeBytesLength(buf, at + RECORD_LATEST);
     if (flag >= buf.length) throw new RangeError('truncated record bytes');
@@ -176,8 +190,9 @@ function hashAt(buf: Uint8Array, node: number): number {
  */
 export function expandFromBytes(w: Walk, slot: number, next: number[]): void {
   const buf = w.answers[w.answerOf[slot]! - 1]!;
+  const view = w.answerViews[w.answerOf[slot]! - 1]!;
   const at = w.answerAt[slot]!;
-  const previous = checkRecord(w, slot, buf, at);
+  const previous = checkRecord(w, slot, buf, view, at);
   const latest = at + RECORD_LATEST;
   const latestEpoch = u64Number(buf, latest + NODE_FIELD.lastEpoch);
   const previousEpoch = previous < 0 ? 0 : u64Number(buf, previous + NODE_FIELD.lastEpoch);
@@ -203,7 +218,7 @@ export function expandFromBytes(w: Walk, slot: number, next: number[]): void {
   );
   a.lastEpoch[slot] = lastEpoch;
   a.minEpoch[slot] = checked(w, slot, buf, node + NODE_FIELD.minEpoch);
-  copy32(a.hashes, 32 * slot, buf, hashAt(buf, node));
+  copyWords(a.hashWords, 8 * slot, view, hashAt(buf, node));
   if (lastEpoch > w.parentEpoch[slot]!) {
     // newer than its parent (spec 9.2): its record's earlier version may be read below it
     reserve(w, 0, 1);
@@ -231,13 +246,13 @@ export function expandFromBytes(w: Walk, slot: number, next: number[]): void {
   const mid = splitIndex(w.el, lo, hi, len);
   let child = node + NODE_FIELD.child;
   if ((children & 1) !== 0) {
-    const s = addSlotFromBytes(w, buf, child, lo, mid, lastEpoch);
+    const s = addSlotFromBytes(w, buf, view, child, lo, mid, lastEpoch);
     w.arena.left[slot] = s;
     next.push(s);
     child += LABEL_BYTES;
   }
   if ((children & 2) !== 0) {
-    const s = addSlotFromBytes(w, buf, child, mid, hi, lastEpoch);
+    const s = addSlotFromBytes(w, buf, view, child, mid, hi, lastEpoch);
     w.arena.right[slot] = s;
     next.push(s);
   }

@@ -277,6 +277,7 @@ export async function loadTree(
     fromStorage: new Uint8Array(capacity),
     bytes: reader.readsNodeBytes(),
     answers: [],
+    answerViews: [],
     answerOf: new Int32Array(capacity),
     answerAt: new Int32Array(capacity),
   };
