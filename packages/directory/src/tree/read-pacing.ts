@@ -4,7 +4,10 @@
  * thread sits idle) and costs when it mostly works (rows decoded here, or a store sharing
  * these cores): then more reads at once only compete for the same CPUs and add round trips.
  * Each read's wait and work are told apart by the event loop's utilization over the read
- * (idle time against busy time), not by its duration alone.
+ * (idle time against busy time), not by its duration alone, and each read has one vote: a
+ * read that a collection pause or a compilation kept busy for tens of milliseconds must not
+ * outweigh the round trips of all the others (summed times let one such read decide a whole
+ * walk).
  */
 
 import { performance } from 'node:perf_hooks';
@@ -15,24 +18,23 @@ const WARM_UP = 3;
 const IDLE_SHARE = 0.5;
 
 export class ReadPacing {
-  #idle = 0;
-  #busy = 0;
+  /** Reads seen, and those that spent at least IDLE_SHARE of their time idle. */
   #reads = 0;
+  #waited = 0;
 
-  /** Runs `read`, noting how much of it this thread spent idle. */
+  /** Runs `read`, noting whether this thread spent most of it idle. */
   async observe<T>(read: () => Promise<T>): Promise<T> {
     const before = performance.eventLoopUtilization();
     const result = await read();
     const during = performance.eventLoopUtilization(before);
-    this.#idle += during.idle;
-    this.#busy += during.active;
+    const total = during.idle + during.active;
+    if (total > 0 && during.idle / total >= IDLE_SHARE) this.#waited++;
     this.#reads++;
     return result;
   }
 
-  /** True once enough reads were seen and they mostly waited. */
+  /** True once enough reads were seen and most of them waited. */
   get split(): boolean {
-    const total = this.#idle + this.#busy;
-    return this.#reads >= WARM_UP && total > 0 && this.#idle / total >= IDLE_SHARE;
+    return this.#reads >= WARM_UP && 2 * this.#waited > this.#reads;
   }
 }
