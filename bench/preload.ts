@@ -10,16 +10,18 @@
  *                            [--postgres] [--sizes 1000,200000]
  *                            [--stores memory,packed,remote,remote-packed,postgres]
  *
- * Three modes, alternating, a cold cache each run: serial (no parallelism), split (the
- * frontier always cut in halves down to the degree's levels, reads in flight together), and
- * the default (the degree's levels, splitting only once the reads are seen to wait on round
- * trips rather than work on this thread). For each it prints the median time, and the
+ * Three modes, alternating, a cold cache and a collected heap each run: serial (no
+ * parallelism), split (the frontier always cut in halves down to the degree's levels, reads in
+ * flight together), and the default (the degree's levels, splitting only once the reads are
+ * seen to wait on round trips rather than work on this thread). For each it prints the median time, and the
  * latency floor (levels x delay: one round trip per level is the least any walk can wait).
  * Upstream has no preload-only figure; its whole insertion is in `npm run bench -- azks`.
  */
 
 import { WhatsAppV1Configuration, type AzksElement } from '@akd-ts/core';
 import { randomBytes } from 'node:crypto';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import pg from 'pg';
 import {
   InstrumentedDatabase,
@@ -57,6 +59,14 @@ const onlyStores = args.includes('--stores')
 const config = new WhatsAppV1Configuration();
 const azks = new Azks(config);
 
+v8.setFlagsFromString('--expose-gc');
+/**
+ * A full collection, before each measured walk: the previous walk's garbage, still being
+ * collected while the next walk's first reads waited, kept that thread busy, so the default
+ * mode saw busy reads and read serially whenever it ran right after another walk.
+ */
+const collect = runInNewContext('gc') as () => void;
+
 interface Measure {
   ms: number;
   nodes: number;
@@ -83,6 +93,7 @@ async function buildTree(rng: Rng, n: number, db: Database): Promise<void> {
 
 /** The preload of inserting `elements`, from a cold cache (the insertion is rolled back). */
 async function measure(db: Database, elements: AzksElement[], mode: Mode): Promise<Measure> {
+  collect();
   const storage = new StorageManager(db);
   const stats = { levels: 0, reads: 0, nodes: 0, splits: 0 };
   const tx = storage.beginTransaction();

@@ -46,6 +46,7 @@ export type { PackedMemoryOptions } from './packed-memory-database.js';
 export {
   ByteReader,
   ByteWriter,
+  LABEL_BYTES,
   NODE_FIELD,
   RECORD_KIND,
   RECORD_LATEST,

@@ -25,6 +25,7 @@ import type {
   ValueStateRecord,
 } from './records.js';
 import { readNodeRecords } from './node-reads.js';
+import { LABEL_BYTES } from './record-codec.js';
 
 export interface InstrumentOptions {
   /** Delay of one read round trip, ms (default 0: no delay, but reads still yield once). */
@@ -79,7 +80,7 @@ export class InstrumentedDatabase implements Database {
     const bytesOf = inner.batchGetNodeBytes?.bind(inner);
     if (bytesOf !== undefined) {
       this.batchGetNodeBytes = (labels) => {
-        const keys = labels.length / 34;
+        const keys = labels.length / LABEL_BYTES;
         this.stats.batchReads++;
         this.stats.batchKeys += keys;
         const trips = Math.max(1, Math.ceil(keys / this.cap));

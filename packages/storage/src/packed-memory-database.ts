@@ -25,6 +25,7 @@ import { InProcessStore } from './in-process-store.js';
 import {
   ByteReader,
   ByteWriter,
+  LABEL_BYTES,
   RECORD_KIND,
   readRecord,
   skipRecord,
@@ -59,8 +60,6 @@ const COMPACT_FACTOR = 4;
  * and a larger record has one of its own, starting at 0).
  */
 const SLOT = SLAB_BYTES;
-/** A label in the record codec's form: `u16 len || 32 bytes`. */
-const LABEL_BYTES = 34;
 
 export interface PackedMemoryOptions {
   /** Bytes of a slab (default 64 MiB, at most that; tests use small ones). */

@@ -12,6 +12,8 @@ import { NodeLabel } from '@akd-ts/core';
 import type { DbRecord, NodeType, TreeNode } from './records.js';
 
 export const RECORD_KIND = { azks: 0, treeNode: 1, valueState: 2 } as const;
+/** Bytes of a label: `u16 len || 32 bytes`. */
+export const LABEL_BYTES = 34;
 
 /** A growing byte buffer. */
 export class ByteWriter {

@@ -12,6 +12,7 @@ import { isAkdError, type NodeLabel } from '@akd-ts/core';
 import type { Database, NodeRecordBytes, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
 import { readNodeRecords } from './node-reads.js';
+import { LABEL_BYTES } from './record-codec.js';
 import {
   fullKey,
   type DbRecord,
@@ -178,7 +179,7 @@ export class StorageManager implements RecordReader {
       throw transactionError('this database does not answer tree-node reads in bytes');
     }
     this.metrics.dbBatchGets++;
-    this.metrics.dbBatchKeys += labels.length / 34;
+    this.metrics.dbBatchKeys += labels.length / LABEL_BYTES;
     return this.db.batchGetNodeBytes(labels);
   }
 

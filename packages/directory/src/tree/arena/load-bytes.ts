@@ -12,6 +12,7 @@
 import { AkdError, NodeLabel } from '@akd-ts/core';
 import {
   ByteReader,
+  LABEL_BYTES,
   NODE_FIELD,
   NodeType,
   RECORD_KIND,
@@ -36,9 +37,6 @@ import {
   takeSlot,
   type Walk,
 } from './walk-state.js';
-
-/** A label in the record codec's form: `u16 len || 32 bytes` (record-codec.ts). */
-const LABEL_BYTES = 34;
 
 /** The label object of a slot, built from the arena when first asked for. */
 export function slotLabel(w: Walk, slot: number): NodeLabel {
