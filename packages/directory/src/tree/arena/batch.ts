@@ -112,10 +112,10 @@ export class ArenaNodeBatch implements NodeRecordBatch {
     return big;
   }
 
-  /** The label object of a slot: the source's for loaded slots, a copy for created ones. */
+  /** The label object of a slot: the one asked for, for loaded slots; a copy for created ones. */
   #label(slot: number): NodeLabel {
     const loaded = this.#loaded;
-    if (slot < loaded.count) return loaded.visible(slot)?.label ?? loaded.label(slot);
+    if (slot < loaded.count) return loaded.label(slot);
     let label = this.#newLabels[slot];
     if (label === undefined) {
       label = new NodeLabel(copy32(this.#arena.labels, 32 * slot), this.#arena.lens[slot]!);
