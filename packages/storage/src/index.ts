@@ -51,6 +51,7 @@ export {
   RECORD_KIND,
   RECORD_LATEST,
   nodeBytesLength,
+  nodeHashAt,
   readRecord,
   skipRecord,
   u64Number,

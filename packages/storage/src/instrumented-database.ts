@@ -79,13 +79,8 @@ export class InstrumentedDatabase implements Database {
     // answered in bytes only where the wrapped store answers so
     const bytesOf = inner.batchGetNodeBytes?.bind(inner);
     if (bytesOf !== undefined) {
-      this.batchGetNodeBytes = (labels) => {
-        const keys = labels.length / LABEL_BYTES;
-        this.stats.batchReads++;
-        this.stats.batchKeys += keys;
-        const trips = Math.max(1, Math.ceil(keys / this.cap));
-        return this.read(trips, () => bytesOf(labels));
-      };
+      this.batchGetNodeBytes = (labels) =>
+        this.batchRead(labels.length / LABEL_BYTES, () => bytesOf(labels));
     }
   }
 
@@ -117,18 +112,19 @@ export class InstrumentedDatabase implements Database {
     return this.read(1, () => this.inner.get(key));
   }
 
-  batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+  /** A batched read of `keys` keys: counted, in round trips of at most `maxKeysPerRead`. */
+  private batchRead<T>(keys: number, op: () => Promise<T>): Promise<T> {
     this.stats.batchReads++;
-    this.stats.batchKeys += keys.length;
-    const trips = Math.max(1, Math.ceil(keys.length / this.cap));
-    return this.read(trips, () => this.inner.batchGet(keys));
+    this.stats.batchKeys += keys;
+    return this.read(Math.max(1, Math.ceil(keys / this.cap)), op);
+  }
+
+  batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
+    return this.batchRead(keys.length, () => this.inner.batchGet(keys));
   }
 
   batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
-    this.stats.batchReads++;
-    this.stats.batchKeys += labels.length;
-    const trips = Math.max(1, Math.ceil(labels.length / this.cap));
-    return this.read(trips, () => readNodeRecords(this.inner, labels));
+    return this.batchRead(labels.length, () => readNodeRecords(this.inner, labels));
   }
 
   getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {

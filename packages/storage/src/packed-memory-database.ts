@@ -319,7 +319,12 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
 
   /** The location of the tree node labelled `label`, or undefined. */
   private nodeLocation(label: NodeLabel): number | undefined {
-    const entry = this.table[this.slotOf(label.val, 0, label.len)]!;
+    return this.nodeLocationAt(label.val, 0, label.len);
+  }
+
+  /** The location of the tree node labelled `val[at..at + 32]`, `len`, or undefined. */
+  private nodeLocationAt(val: Uint8Array, at: number, len: number): number | undefined {
+    const entry = this.table[this.slotOf(val, at, len)]!;
     return entry === 0 ? undefined : entry - 1;
   }
 
@@ -573,12 +578,12 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
     const starts = new Int32Array(count);
     for (let i = 0; i < count; i++) {
       const o = LABEL_BYTES * i;
-      const entry = this.table[this.slotOf(labels, o + 2, (labels[o]! << 8) | labels[o + 1]!)]!;
-      if (entry === 0) {
+      const location = this.nodeLocationAt(labels, o + 2, (labels[o]! << 8) | labels[o + 1]!);
+      if (location === undefined) {
         buffer[i] = starts[i] = -1;
         continue;
       }
-      const slab = Math.floor((entry - 1) / SLOT);
+      const slab = Math.floor(location / SLOT);
       let b = bufferOf.get(slab);
       if (b === undefined) {
         b = buffers.push(this.slabs[slab]!) - 1;
@@ -586,7 +591,7 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
       }
       buffer[i] = b;
       // past the record's u32 length
-      starts[i] = entry - 1 - slab * SLOT + 4;
+      starts[i] = location - slab * SLOT + 4;
     }
     return { buffers, buffer, starts };
   }

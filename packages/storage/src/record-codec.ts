@@ -127,6 +127,10 @@ export class ByteReader {
     this.need(n);
     this.at += n;
   }
+  /** Moves past what `measure` finds at the reader's position (its length in bytes). */
+  skipMeasured(measure: (bytes: Uint8Array, at: number) => number): void {
+    this.skip(measure(this.buf, this.at));
+  }
   raw(n: number): Uint8Array {
     this.need(n);
     const v = this.buf.subarray(this.at, this.at + n);
@@ -240,15 +244,7 @@ function skipLabel(r: ByteReader): void {
 }
 
 function skipNode(r: ByteReader): void {
-  skipLabel(r);
-  r.skip(16);
-  skipLabel(r);
-  if (!NODE_TYPES.has(r.u8())) throw new RangeError('an unknown node type in record bytes');
-  const children = r.u8();
-  if (children > 3) throw new RangeError('an unknown children flag in record bytes');
-  if (children & 1) skipLabel(r);
-  if (children & 2) skipLabel(r);
-  r.skip(32);
+  r.skipMeasured(nodeBytesLength);
 }
 
 /**
@@ -290,6 +286,7 @@ export function skipRecord(r: ByteReader): number {
 export const NODE_FIELD = {
   lastEpoch: 34,
   minEpoch: 42,
+  parent: 50,
   type: 84,
   children: 85,
   child: 86,
@@ -302,10 +299,16 @@ function labelFits(bytes: Uint8Array, at: number): boolean {
   return ((bytes[at]! << 8) | bytes[at + 1]!) <= 256;
 }
 
+/** Where the 32-byte hash of the tree node whose bytes begin at `at` is: after its children. */
+export function nodeHashAt(bytes: Uint8Array, at: number): number {
+  const children = bytes[at + NODE_FIELD.children]!;
+  return at + NODE_FIELD.child + LABEL_BYTES * ((children & 1) + (children >> 1));
+}
+
 /**
- * The length of the tree node whose bytes begin at `at`, after checking what `skipRecord`
- * checks of a node: that all of it is there, its type and children flag are known, and its
- * labels are at most 256 bits.
+ * The length of the tree node whose bytes begin at `at`, after checking what reading it back
+ * needs: that all of it is there, its type and children flag are known, and its labels are at
+ * most 256 bits.
  * @throws RangeError for bytes that are not a tree node
  */
 export function nodeBytesLength(bytes: Uint8Array, at: number): number {
@@ -315,18 +318,17 @@ export function nodeBytesLength(bytes: Uint8Array, at: number): number {
   if (!NODE_TYPES.has(bytes[at + NODE_FIELD.type]!)) {
     throw new RangeError('an unknown node type in record bytes');
   }
-  const count = (children & 1) + (children >> 1);
-  const length = NODE_FIELD.child + 34 * count + 32;
-  if (at + length > bytes.length) throw new RangeError('truncated record bytes');
-  for (let i = 0; i < count; i++) {
-    if (!labelFits(bytes, at + NODE_FIELD.child + 34 * i)) {
+  const hash = nodeHashAt(bytes, at);
+  if (hash + 32 > bytes.length) throw new RangeError('truncated record bytes');
+  for (let label = at + NODE_FIELD.child; label < hash; label += LABEL_BYTES) {
+    if (!labelFits(bytes, label)) {
       throw new RangeError('a label longer than 256 bits in record bytes');
     }
   }
-  if (!labelFits(bytes, at) || !labelFits(bytes, at + 50)) {
+  if (!labelFits(bytes, at) || !labelFits(bytes, at + NODE_FIELD.parent)) {
     throw new RangeError('a label longer than 256 bits in record bytes');
   }
-  return length;
+  return hash + 32 - at;
 }
 
 /** The u64 at `at` of `bytes` as a double: exact below 2^53, 2^53 or more from there up. */

@@ -19,6 +19,7 @@ import {
   RECORD_LATEST,
   nodeAtEpoch,
   nodeBytesLength,
+  nodeHashAt,
   readRecord,
   skipRecord,
   u64Number,
@@ -130,7 +131,6 @@ export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean)
       const s = slots[i]!;
       w.answerOf[s] = first + b;
       w.answerAt[s] = starts[i]!;
-      w.fromStorage[s] = 1;
     }
   };
   await w.pacing.observe(() => readInChunks(frontier, w.maxBatchSize, parallel, w.stats, read));
@@ -175,12 +175,6 @@ function checked(w: Walk, slot: number, buf: Uint8Array, at: number, epoch = u64
   throw corrupt(slotLabel(w, slot), `has an epoch beyond 2^53: ${shown}`);
 }
 
-/** Where the hash of the node whose bytes begin at `node` is. */
-function hashAt(buf: Uint8Array, node: number): number {
-  const children = buf[node + NODE_FIELD.children]!;
-  return node + NODE_FIELD.child + LABEL_BYTES * ((children & 1) + (children >> 1));
-}
-
 /**
  * `expand` (load.ts) of a slot whose record was read in bytes: copies the record into the
  * arena, the stored copies (spec 9.2) and the version visible at the insertion's epoch, and
@@ -216,7 +210,7 @@ export function expandFromBytes(w: Walk, slot: number, next: number[]): void {
   );
   a.lastEpoch[slot] = lastEpoch;
   a.minEpoch[slot] = checked(w, slot, buf, node + NODE_FIELD.minEpoch);
-  copyWords(a.hashWords, 8 * slot, view, hashAt(buf, node));
+  copyWords(a.hashWords, 8 * slot, view, nodeHashAt(buf, node));
   if (lastEpoch > w.parentEpoch[slot]!) {
     // newer than its parent (spec 9.2): its record's earlier version may be read below it
     reserve(w, 0, 1);
@@ -226,7 +220,7 @@ export function expandFromBytes(w: Walk, slot: number, next: number[]): void {
     if (node === latest && previous >= 0) {
       a.altType[alt] = buf[previous + NODE_FIELD.type]!;
       a.altEpoch[alt] = checked(w, slot, buf, previous + NODE_FIELD.lastEpoch, previousEpoch);
-      copy32(a.altHashes, 32 * alt, buf, hashAt(buf, previous));
+      copy32(a.altHashes, 32 * alt, buf, nodeHashAt(buf, previous));
     }
   }
   const children = buf[node + NODE_FIELD.children]!;

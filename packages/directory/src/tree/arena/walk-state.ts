@@ -43,7 +43,7 @@ export interface Walk {
   lo: Int32Array;
   hi: Int32Array;
   parentEpoch: Float64Array;
-  /** 1 where the slot's record came from storage (not the log or the cache). */
+  /** 1 where the slot's record object came from storage (not the log or the cache). */
   fromStorage: Uint8Array;
   /**
    * A walk over record bytes: the buffers its reads answered with, and per slot the buffer
