@@ -13,8 +13,13 @@
  * Three modes, alternating, a cold cache and a collected heap each run: serial (no
  * parallelism), split (the frontier always cut in halves down to the degree's levels, reads in
  * flight together), and the default (the degree's levels, splitting only once the reads are
- * seen to wait on round trips rather than work on this thread). For each it prints the median time, and the
- * latency floor (levels x delay: one round trip per level is the least any walk can wait).
+ * seen to wait on round trips rather than work on this thread). For each it prints the median
+ * time, and the latency floor (levels x delay: one round trip per level is the least any walk
+ * can wait). Of the default's time it also prints the part the store spent on this thread
+ * answering the reads (`defaultStoreMs`: the lookups a remote store does on its own machine, and
+ * an in-memory store behind the delay does here) and the rest (`defaultWalkMs`); over a store
+ * that answers in bytes, `copyMs` is the least any walk does with the records it reads (see
+ * `copyTime`).
  * Upstream has no preload-only figure; its whole insertion is in `npm run bench -- azks`.
  */
 
@@ -26,9 +31,13 @@ import pg from 'pg';
 import {
   InstrumentedDatabase,
   MemoryDatabase,
+  NODE_FIELD,
   PackedMemoryDatabase,
+  RECORD_LATEST,
   StorageManager,
+  nodeHashAt,
   type Database,
+  type NodeRecordBytes,
 } from '@akd-ts/storage';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Azks, Parallelism, parallelLevels, type InsertOptions } from '@akd-ts/directory';
@@ -69,6 +78,8 @@ const collect = runInNewContext('gc') as () => void;
 
 interface Measure {
   ms: number;
+  /** Of `ms`, the time the wrapped store worked on this thread answering the walk's reads. */
+  storeMs: number;
   nodes: number;
   levels: number;
   reads: number;
@@ -92,8 +103,13 @@ async function buildTree(rng: Rng, n: number, db: Database): Promise<void> {
 }
 
 /** The preload of inserting `elements`, from a cold cache (the insertion is rolled back). */
-async function measure(db: Database, elements: AzksElement[], mode: Mode): Promise<Measure> {
+async function measure(
+  db: InstrumentedDatabase,
+  elements: AzksElement[],
+  mode: Mode,
+): Promise<Measure> {
   collect();
+  db.resetStats();
   const storage = new StorageManager(db);
   const stats = { levels: 0, reads: 0, nodes: 0, splits: 0 };
   const tx = storage.beginTransaction();
@@ -110,7 +126,70 @@ async function measure(db: Database, elements: AzksElement[], mode: Mode): Promi
     },
   );
   await tx.rollback();
-  return { ms: end - start, ...stats };
+  return { ms: end - start, storeMs: db.stats.storeMs, ...stats };
+}
+
+/**
+ * The least a walk over record bytes does with what it reads, timed over the answers of one
+ * serial walk of this case: each record's label, epochs, type and hash copied into a fresh
+ * shared buffer, a word at a time, with no check, no children and no request (median of 3
+ * after one untimed, a collected heap each). What the store's lookups and this leave is the walk's own work.
+ */
+async function copyTime(base: Database, elements: AzksElement[]): Promise<number> {
+  const answers: NodeRecordBytes[] = [];
+  const inner = base.batchGetNodeBytes!.bind(base);
+  const recording: Database = Object.create(base) as Database;
+  recording.batchGetNodeBytes = async (labels) => {
+    const answer = await inner(labels);
+    answers.push(answer);
+    return answer;
+  };
+  const storage = new StorageManager(recording);
+  const tx = storage.beginTransaction();
+  await azks.insert(tx, await azks.read(storage), elements, optionsOf('serial'));
+  await tx.rollback();
+  const times: number[] = [];
+  copyAnswers(answers); // compiled before it is timed, as the walk is by earlier runs
+  for (let r = 0; r < 3; r++) {
+    collect();
+    const start = performance.now();
+    copyAnswers(answers);
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+function copyAnswers(answers: NodeRecordBytes[]): number {
+  const n = answers.reduce((sum, a) => sum + a.buffer.length, 0);
+  // per slot: two epochs, a label (length and 8 words), a type and a hash (8 words)
+  const shared = new SharedArrayBuffer(88 * n + 8);
+  const epochs = new Float64Array(shared, 0, 2 * n);
+  const labels = new Int32Array(shared, 16 * n, 8 * n);
+  const hashes = new Int32Array(shared, 48 * n, 8 * n);
+  const lens = new Uint16Array(shared, 80 * n, n);
+  const types = new Uint8Array(shared, 82 * n, n);
+  let slot = 0;
+  for (const a of answers) {
+    const views = a.buffers.map((b) => new DataView(b.buffer, b.byteOffset, b.byteLength));
+    for (let i = 0; i < a.buffer.length; i++) {
+      const b = a.buffer[i]!;
+      if (b < 0) continue;
+      const view = views[b]!;
+      const at = a.starts[i]!;
+      const s = slot++;
+      lens[s] = view.getUint16(at + 1);
+      for (let k = 0; k < 8; k++) labels[8 * s + k] = view.getInt32(at + 3 + 4 * k, true);
+      const node = at + RECORD_LATEST;
+      const last = node + NODE_FIELD.lastEpoch;
+      const min = node + NODE_FIELD.minEpoch;
+      epochs[2 * s] = view.getUint32(last) * 4294967296 + view.getUint32(last + 4);
+      epochs[2 * s + 1] = view.getUint32(min) * 4294967296 + view.getUint32(min + 4);
+      types[s] = view.getUint8(node + NODE_FIELD.type);
+      const hash = nodeHashAt(a.buffers[b]!, node);
+      for (let k = 0; k < 8; k++) hashes[8 * s + k] = view.getInt32(hash + 4 * k, true);
+    }
+  }
+  return slot;
 }
 
 type Store = 'memory' | 'packed' | 'remote' | 'remote-packed' | 'postgres';
@@ -158,6 +237,7 @@ async function runCase(leaves: number, store: Store) {
       results.get(mode)!.push(await measure(db, elements, mode));
     }
   }
+  const copyMs = base.batchGetNodeBytes === undefined ? null : await copyTime(base, elements);
   await dispose();
   const ms = (mode: Mode) => median(results.get(mode)!.map((m) => m.ms));
   const first = (mode: Mode) => results.get(mode)![0]!;
@@ -193,6 +273,10 @@ async function runCase(leaves: number, store: Store) {
     defaultOverSerial: Number((ms('default') / ms('serial')).toFixed(2)),
     serialBestMs: round(best('serial')),
     defaultBestMs: round(best('default')),
+    // the store's own lookups, which a remote store does on its machine, and the rest
+    defaultStoreMs: round(median(results.get('default')!.map((m) => m.storeMs))),
+    defaultWalkMs: round(median(results.get('default')!.map((m) => m.ms - m.storeMs))),
+    copyMs: copyMs === null ? null : round(copyMs),
     floorMs,
     defaultOverFloor: floorMs > 0 ? Number((ms('default') / floorMs).toFixed(2)) : null,
     upstreamMs: null,
@@ -209,7 +293,9 @@ for (const leaves of sizes) {
       console.log(
         `${row.case}: serial ${row.serialMs} ms, split ${row.splitMs} ms, default ${row.defaultMs} ms ` +
           `(${row.defaultOverSerial}x serial, ${row.defaultSplits} splits); ${row.levels} levels, ` +
-          `${row.nodes} nodes, ${row.reads} reads serial / ${row.splitReads} split` +
+          `${row.nodes} nodes, ${row.reads} reads serial / ${row.splitReads} split; ` +
+          `default: ${row.defaultStoreMs} ms in the store, ${row.defaultWalkMs} ms besides` +
+          (row.copyMs === null ? '' : `; copying the records alone ${row.copyMs} ms`) +
           (row.floorMs > 0
             ? `; floor ${row.floorMs} ms, default/floor ${row.defaultOverFloor}`
             : ''),

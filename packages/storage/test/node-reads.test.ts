@@ -76,6 +76,28 @@ test('the instrumented store counts aligned reads as batched reads, with their r
   }
 });
 
+test("the instrumented store counts the wrapped store's own work on this thread, until the read waits", async () => {
+  const { db } = await store();
+  const spin = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const busy = Object.assign(Object.create(db) as MemoryDatabase, {
+    // 5 ms of work, then a wait the store does not spend working
+    batchGet: async () => {
+      spin(5);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return [];
+    },
+  });
+  const remote = new InstrumentedDatabase(busy);
+  await remote.batchGet([AZKS_KEY]);
+  assert.ok(remote.stats.storeMs >= 5, `${remote.stats.storeMs} ms`);
+  assert.ok(remote.stats.storeMs < 30, `${remote.stats.storeMs} ms`);
+  remote.resetStats();
+  assert.equal(remote.stats.storeMs, 0);
+});
+
 test('peekNodes takes the log, the batches and the cache in that order; readNodes asks only the database', async () => {
   const { db, rec } = await store();
   const storage = new StorageManager(db);

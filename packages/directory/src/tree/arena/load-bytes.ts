@@ -101,13 +101,15 @@ function addSlotFromBytes(
 export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean): Promise<void> {
   const read = async (slots: number[]) => {
     const a = w.arena;
+    // the labels in the codec's form (u16 len || 32 bytes), a word at a time from the arena
     const asked = new Uint8Array(LABEL_BYTES * slots.length);
+    const view = new DataView(asked.buffer);
+    const words = a.labelWords;
     for (let i = 0; i < slots.length; i++) {
       const s = slots[i]!;
       const o = LABEL_BYTES * i;
-      asked[o] = a.lens[s]! >> 8;
-      asked[o + 1] = a.lens[s]! & 0xff;
-      copy32(asked, o + 2, a.labels, 32 * s);
+      view.setUint16(o, a.lens[s]!);
+      for (let k = 0; k < 8; k++) view.setInt32(o + 2 + 4 * k, words[8 * s + k]!, LITTLE_ENDIAN);
     }
     const { buffers, buffer, starts } = await w.reader.readNodeBytes(asked);
     if (starts.length !== slots.length || buffer.length !== slots.length) {
