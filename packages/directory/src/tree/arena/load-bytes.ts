@@ -96,9 +96,17 @@ function addSlotFromBytes(
 
 /**
  * Reads the records of `frontier` in bytes, in reads of at most `maxBatchSize` labels: one
- * after another in a serial walk, all at once in a parallel one.
+ * after another in a serial walk, all at once in a parallel one. Each read's nodes are
+ * expanded onto `next` as soon as it answers, while the store's lookups have just brought
+ * their records into the processor's caches: expanding a level only after all of its reads
+ * found each record evicted by the thousands read since (a 200,000-label level is 200 reads).
  */
-export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean): Promise<void> {
+export async function fetchBytes(
+  w: Walk,
+  frontier: number[],
+  parallel: boolean,
+  next: number[],
+): Promise<void> {
   const read = async (slots: number[]) => {
     const a = w.arena;
     // the labels in the codec's form (u16 len || 32 bytes), a word at a time from the arena
@@ -134,6 +142,7 @@ export async function fetchBytes(w: Walk, frontier: number[], parallel: boolean)
       w.answerOf[s] = first + b;
       w.answerAt[s] = starts[i]!;
     }
+    for (const s of slots) if (w.answerOf[s] !== 0) expandFromBytes(w, s, next);
   };
   await w.pacing.observe(() => readInChunks(frontier, w.maxBatchSize, parallel, w.stats, read));
 }

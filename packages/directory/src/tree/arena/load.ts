@@ -84,9 +84,14 @@ function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch:
  * Finds the records of `frontier`: those the log or the cache hold, then the others from
  * storage in reads of at most `maxBatchSize` labels (in bytes where the database answers so):
  * one after another in a serial walk, all at once in a parallel one (their round trips then
- * overlap).
+ * overlap). Nodes read in bytes are expanded onto `next` as their reads answer.
  */
-async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Promise<void> {
+async function fetchRecords(
+  w: Walk,
+  frontier: number[],
+  parallel: boolean,
+  next: number[],
+): Promise<void> {
   const records = w.records;
   let missing = frontier;
   // a walk over bytes with nothing logged or cached has no label object to build for a peek
@@ -100,7 +105,7 @@ async function fetchRecords(w: Walk, frontier: number[], parallel: boolean): Pro
     }
   }
   if (missing.length === 0) return;
-  if (w.bytes) return fetchBytes(w, missing, parallel);
+  if (w.bytes) return fetchBytes(w, missing, parallel, next);
   const read = async (slots: number[]) => {
     const found = await w.reader.readNodes(slots.map((s) => w.labels[s]!));
     for (let i = 0; i < slots.length; i++) {
@@ -163,21 +168,17 @@ function fillSlot(w: Walk, slot: number, record: TreeNodeRecord, node: TreeNode 
 }
 
 /**
- * Copies the frontier's records, and takes the children of nodes some element lies under.
- * Records read from storage are cached (the cache is warmed as a preload warms it) except
- * those of expanded nodes: the insertion writes a new version of each of them, which its
- * commit caches in their place.
+ * Copies the frontier's records, and takes the children of nodes some element lies under
+ * onto `next` (where those read in bytes already are). Records read from storage are cached
+ * (the cache is warmed as a preload warms it) except those of expanded nodes: the insertion
+ * writes a new version of each of them, which its commit caches in their place.
  */
-function expand(w: Walk, frontier: number[]): number[] {
-  const next: number[] = [];
+function expand(w: Walk, frontier: number[], next: number[]): void {
   const keep: TreeNodeRecord[] = [];
   const el = w.el;
   for (const slot of frontier) {
     const record = w.records[slot];
-    if (record === undefined) {
-      if (w.answerOf[slot] !== 0) expandFromBytes(w, slot, next);
-      continue;
-    }
+    if (record === undefined) continue;
     const node = nodeAtEpoch(record, w.epoch);
     w.visible[slot] = node;
     fillSlot(w, slot, record, node);
@@ -209,7 +210,6 @@ function expand(w: Walk, frontier: number[]): number[] {
     }
   }
   if (keep.length > 0) w.reader.cacheNodes(keep);
-  return next;
 }
 
 async function walk(
@@ -225,8 +225,9 @@ async function walk(
     stats.nodes = (stats.nodes ?? 0) + frontier.length;
   }
   const parallel = levels !== undefined && (w.splitAlways || w.pacing.split);
-  await fetchRecords(w, frontier, parallel);
-  const next = expand(w, frontier);
+  const next: number[] = [];
+  await fetchRecords(w, frontier, parallel, next);
+  expand(w, frontier, next);
   // a small frontier continues as one walk: two tiny reads cost more round trips than they save
   if (!parallel || next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
   if (stats !== undefined) stats.splits = (stats.splits ?? 0) + 1;
