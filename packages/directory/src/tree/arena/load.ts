@@ -28,7 +28,7 @@ import { MIN_SPLIT, readInChunks, type PreloadOptions } from '../preload.js';
 import { ReadPacing } from '../read-pacing.js';
 import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
-import { expandFromBytes, fetchBytes, slotLabel, slotRecord, slotVisible } from './load-bytes.js';
+import { fetchBytes, slotLabel, slotRecord, slotVisible } from './load-bytes.js';
 import { copy32, corrupt, reserve, takeSlot, type Walk } from './walk-state.js';
 
 /** The loaded nodes: slots [0, count) of the arena, with the records they came from. */
