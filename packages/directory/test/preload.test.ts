@@ -226,3 +226,29 @@ test('read pacing: one read kept busy (as by a collection pause) does not outvot
   await working.observe(wait);
   assert.equal(working.split, false, 'reads that work: no split');
 });
+
+test("read pacing: the caller's own work between reads is left out of their vote", async () => {
+  const spin = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const wait = () => new Promise<void>((resolve) => setTimeout(resolve, 15));
+  // two reads in turn that wait 15 ms each, with 60 ms of the caller's work after the first
+  // (as a walk expands a read's nodes before it sends the next), noted or not
+  const readsWith = (pacing: ReadPacing, noted: boolean) =>
+    pacing.observe(async () => {
+      await wait();
+      const start = performance.now();
+      spin(60);
+      if (noted) pacing.exclude(performance.now() - start);
+      await wait();
+    });
+  const noted = new ReadPacing();
+  const unnoted = new ReadPacing();
+  for (let i = 0; i < 3; i++) {
+    await readsWith(noted, true);
+    await readsWith(unnoted, false);
+  }
+  assert.equal(noted.split, true, 'the reads themselves waited');
+  assert.equal(unnoted.split, false, 'the work counted as the reads');
+});

@@ -21,16 +21,30 @@ export class ReadPacing {
   /** Reads seen, and those that spent at least IDLE_SHARE of their time idle. */
   #reads = 0;
   #waited = 0;
+  /** The caller's own work done while reads were out (see `exclude`), ms in all. */
+  #excluded = 0;
 
   /** Runs `read`, noting whether this thread spent most of it idle. */
   async observe<T>(read: () => Promise<T>): Promise<T> {
     const before = performance.eventLoopUtilization();
+    const excluded = this.#excluded;
     const result = await read();
     const during = performance.eventLoopUtilization(before);
-    const total = during.idle + during.active;
+    // the caller's own work is neither the reads' wait nor their work
+    const own = Math.min(during.active, this.#excluded - excluded);
+    const total = during.idle + during.active - own;
     if (total > 0 && during.idle / total >= IDLE_SHARE) this.#waited++;
     this.#reads++;
     return result;
+  }
+
+  /**
+   * Notes `ms` of the caller's own work done on this thread while reads were observed (a walk
+   * expanding the nodes of a read that answered before the next one): busy time that is not
+   * the reads' work, which their votes leave out.
+   */
+  exclude(ms: number): void {
+    this.#excluded += ms;
   }
 
   /** True once enough reads were seen and most of them waited. */

@@ -142,7 +142,10 @@ export async function fetchBytes(
       w.answerOf[s] = first + b;
       w.answerAt[s] = starts[i]!;
     }
+    // the walk's own work, not the read's: the pacing leaves it out of the read's vote
+    const start = performance.now();
     for (const s of slots) if (w.answerOf[s] !== 0) expandFromBytes(w, s, next);
+    w.pacing.exclude(performance.now() - start);
   };
   await w.pacing.observe(() => readInChunks(frontier, w.maxBatchSize, parallel, w.stats, read));
 }
