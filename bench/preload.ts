@@ -138,12 +138,19 @@ async function measure(
 async function copyTime(base: Database, elements: AzksElement[]): Promise<number> {
   const answers: NodeRecordBytes[] = [];
   const inner = base.batchGetNodeBytes!.bind(base);
-  const recording: Database = Object.create(base) as Database;
-  recording.batchGetNodeBytes = async (labels) => {
+  const record = async (labels: Uint8Array) => {
     const answer = await inner(labels);
     answers.push(answer);
     return answer;
   };
+  // the store's methods called on the store itself (drivers keep private fields)
+  const recording = new Proxy(base, {
+    get(target, prop) {
+      if (prop === 'batchGetNodeBytes') return record;
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as () => unknown).bind(target) : v;
+    },
+  });
   const storage = new StorageManager(recording);
   const tx = storage.beginTransaction();
   await azks.insert(tx, await azks.read(storage), elements, optionsOf('serial'));

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { ValueStateFlag } from '@akd-ts/storage';
 import type { PgQuery } from './client.js';
+import { nodeBytesBatchSql } from './node-bytes-sql.js';
 
 const NODE_COLUMNS = [
   'label',
@@ -101,6 +102,7 @@ export interface Statements {
   display: TableNames;
   nodeGet: PgQuery;
   nodeBatch: PgQuery;
+  nodeBytesBatch: PgQuery;
   nodeUpsert: PgQuery;
   stateGet: PgQuery;
   stateBatch: PgQuery;
@@ -157,6 +159,8 @@ export function buildStatements(schema: string): Statements {
         `SELECT ${nNodeCols} FROM unnest($1::bytea[]) AS k(label) ` +
         `JOIN ${tables.nodes} n ON n.label = k.label`,
     },
+    // the same join, each row written by the server as codec bytes (node-bytes-sql.ts)
+    nodeBytesBatch: { name: name('node_bytes_batch'), text: nodeBytesBatchSql(tables.nodes) },
     nodeUpsert: {
       name: name('node_upsert'),
       text: unnestUpsert(tables.nodes, NODE_COLUMNS, NODE_TYPES, ['label']),

@@ -11,6 +11,7 @@ after(() => schemas.dropAll());
 const pgTest = { skip: SKIP };
 
 const label = new NodeLabel(new Uint8Array(32).fill(0xab), 256);
+const codecLabel = Uint8Array.of(1, 0, ...label.val);
 const labelHex = '00000100' + 'ab'.repeat(32);
 const user = new TextEncoder().encode('mallory');
 const userHex = Buffer.from(user).toString('hex');
@@ -73,6 +74,8 @@ async function damagedNode(set: string, column: string): Promise<void> {
   try {
     await assert.rejects(reader.get(nodeKey(label)), check);
     await assert.rejects(reader.batchGet([nodeKey(label)]), check);
+    // in bytes: the server writes no record for such a row, and the row decoder names it
+    await assert.rejects(reader.batchGetNodeBytes!(codecLabel), check);
   } finally {
     await reader.close();
   }

@@ -54,10 +54,17 @@ export {
   nodeHashAt,
   readRecord,
   skipRecord,
+  treeNodeBodyLength,
   u64Number,
   writeRecord,
 } from './record-codec.js';
-export { readNodeRecords, alignNodes } from './node-reads.js';
+export {
+  readNodeRecords,
+  alignNodes,
+  codecLabelCount,
+  codecLabels,
+  nodeRecordBytes,
+} from './node-reads.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';

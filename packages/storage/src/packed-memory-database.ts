@@ -22,6 +22,7 @@ import { AkdError, bytesEqual, type NodeLabel } from '@akd-ts/core';
 import type { Database, DbSetState, NodeRecordBytes } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
+import { codecLabelCount } from './node-reads.js';
 import {
   ByteReader,
   ByteWriter,
@@ -636,10 +637,7 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
 
   async batchGetNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
     this.check();
-    const count = labels.length / LABEL_BYTES;
-    if (!Number.isInteger(count)) {
-      throw new RangeError(`labels are ${LABEL_BYTES} bytes each, not ${labels.length} in all`);
-    }
+    const count = codecLabelCount(labels);
     // views of the slabs, not copies: a record's bytes never change while its slab exists
     // (records are only ever appended), and a slab dropped by compaction lives on for as long
     // as an answer holds it

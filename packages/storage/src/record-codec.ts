@@ -243,8 +243,21 @@ function skipLabel(r: ByteReader): void {
   r.skip(32);
 }
 
-function skipNode(r: ByteReader): void {
-  r.skipMeasured(nodeBytesLength);
+/**
+ * The length of the tree-node record whose bytes past its kind byte begin at `at` (its label,
+ * latest node, previous flag and previous node), after the checks `skipRecord` makes.
+ * @throws RangeError for bytes that are not a tree-node record's
+ */
+export function treeNodeBodyLength(bytes: Uint8Array, at: number): number {
+  if (at + LABEL_BYTES > bytes.length) throw new RangeError('truncated record bytes');
+  if (!labelFits(bytes, at)) throw new RangeError('a label longer than 256 bits in record bytes');
+  let end = at + LABEL_BYTES;
+  end += nodeBytesLength(bytes, end);
+  if (end >= bytes.length) throw new RangeError('truncated record bytes');
+  const previous = bytes[end++]!;
+  if (previous > 1) throw new RangeError('an unknown previous flag in record bytes');
+  if (previous === 1) end += nodeBytesLength(bytes, end);
+  return end - at;
 }
 
 /**
@@ -258,14 +271,9 @@ export function skipRecord(r: ByteReader): number {
     case RECORD_KIND.azks:
       r.skip(16);
       break;
-    case RECORD_KIND.treeNode: {
-      skipLabel(r);
-      skipNode(r);
-      const previous = r.u8();
-      if (previous > 1) throw new RangeError('an unknown previous flag in record bytes');
-      if (previous === 1) skipNode(r);
+    case RECORD_KIND.treeNode:
+      r.skipMeasured(treeNodeBodyLength);
       break;
-    }
     case RECORD_KIND.valueState:
       r.skip(r.u32());
       r.skip(16);
