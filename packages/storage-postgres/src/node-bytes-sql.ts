@@ -59,18 +59,9 @@ function nodeOk(prefix: string): string {
   ].join(' AND ');
 }
 
-const PREVIOUS = [
-  'last_epoch',
-  'min_descendant_epoch',
-  'parent',
-  'node_type',
-  'left_child',
-  'right_child',
-  'hash',
-].map((c) => `n.p_${c}`);
-
 /**
- * `SELECT` of the position (from 1) and record of each label stored in `nodes` of those in
+ * `SELECT` of the position (from 1) and record of each label stored in `nodes` (whose
+ * columns are `columns`) of those in
  * `$1`, labels in the codec's form one after another (the storage key is two zero bytes and
  * the label): a row per node found, in any order, its record NULL where it cannot be written.
  * The labels go as they are, in one parameter, where an array of keys would be written out
@@ -78,11 +69,13 @@ const PREVIOUS = [
  * A previous node with a field NULL makes its bytes NULL (any NULL operand does), and so the
  * record: with the check below, exactly the rows the decoder calls partial.
  */
-export function nodeBytesBatchSql(nodes: string): string {
+export function nodeBytesBatchSql(nodes: string, columns: readonly string[]): string {
+  // the previous node's columns, all NULL when there is none (schema.sql)
+  const previous = columns.filter((c) => c.startsWith('p_')).map((c) => `n.${c}`);
   const record =
-    `CASE WHEN ${nodeOk('')} AND (num_nonnulls(${PREVIOUS.join(', ')}) = 0 OR ${nodeOk('p_')}) ` +
+    `CASE WHEN ${nodeOk('')} AND (num_nonnulls(${previous.join(', ')}) = 0 OR ${nodeOk('p_')}) ` +
     `THEN decode('01', 'hex') || ${codecLabel('n.label')} || ${nodeBytes('')} || ` +
-    `CASE WHEN num_nonnulls(${PREVIOUS.join(', ')}) = 0 THEN decode('00', 'hex') ` +
+    `CASE WHEN num_nonnulls(${previous.join(', ')}) = 0 THEN decode('00', 'hex') ` +
     `ELSE decode('01', 'hex') || ${nodeBytes('p_')} END END`;
   return (
     `SELECT k.i, ${record} AS rec ` +

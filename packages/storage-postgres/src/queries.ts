@@ -160,7 +160,10 @@ export function buildStatements(schema: string): Statements {
         `JOIN ${tables.nodes} n ON n.label = k.label`,
     },
     // the same join, each row written by the server as codec bytes (node-bytes-sql.ts)
-    nodeBytesBatch: { name: name('node_bytes_batch'), text: nodeBytesBatchSql(tables.nodes) },
+    nodeBytesBatch: {
+      name: name('node_bytes_batch'),
+      text: nodeBytesBatchSql(tables.nodes, NODE_COLUMNS),
+    },
     nodeUpsert: {
       name: name('node_upsert'),
       text: unnestUpsert(tables.nodes, NODE_COLUMNS, NODE_TYPES, ['label']),
