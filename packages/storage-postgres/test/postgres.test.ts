@@ -319,6 +319,13 @@ test('a batch whose connection breaks midway leaves nothing visible', pgTest, as
     db.batchGet([AZKS_KEY, nodeKey(leaf(1).label)]),
     isCode('STORAGE_CONNECTION', 'reading 2 records'),
   );
+  // a read in bytes is not sent to the row decoder when the connection breaks
+  const { len, val } = leaf(1).label;
+  pool.failAt = pool.queries + 1;
+  await assert.rejects(
+    db.batchGetNodeBytes(Uint8Array.of(len >> 8, len & 255, ...val)),
+    isCode('STORAGE_CONNECTION', 'reading 1 tree nodes in bytes'),
+  );
   pool.failAt = undefined;
   await db.batchSet(leaves(1000));
   assert.equal(await count(schema), 1000);
