@@ -11,6 +11,9 @@ import {
   RECORD_LATEST,
   StorageManager,
   alignNodes,
+  codecLabelCount,
+  codecLabels,
+  nodeRecordBytes,
   nodeBytesLength,
   readNodeRecords,
   readRecord,
@@ -195,6 +198,24 @@ test('node reads in bytes answer what aligned reads answer, through the storage 
   assert.equal(plain.readsNodeBytes(), false);
   assert.equal(plain.beginTransaction().readsNodeBytes(), false);
   assert.equal(await codeOf(plain.readNodeBytes(asked([label(1)]))), 'STORAGE_TRANSACTION');
+});
+
+test('aligned records answer in bytes as a store would, and codec labels read back as labels', async () => {
+  const { rec } = await store();
+  const want = [rec[1], undefined, rec[0], rec[1]];
+  const answer = nodeRecordBytes(want);
+  assert.equal(answer.buffers.length, 1);
+  assert.deepEqual(Array.from(answer.buffer), [0, -1, 0, 0]);
+  assert.deepEqual(decoded(answer), want);
+  assert.deepEqual(decoded(nodeRecordBytes([])), []);
+  const labels = [label(2), NodeLabel.root(), new NodeLabel(new Uint8Array(32).fill(0x80), 1)];
+  assert.deepEqual(
+    codecLabels(asked(labels)).map((l) => l.key),
+    labels.map((l) => l.key),
+  );
+  assert.equal(codecLabelCount(asked(labels)), 3);
+  assert.throws(() => codecLabelCount(new Uint8Array(35)), /34 bytes each, not 35/);
+  assert.throws(() => codecLabels(new Uint8Array(1)), RangeError);
 });
 
 test('an answer in bytes reads the same after the store rewrote, compacted and dropped its slabs', async () => {
