@@ -4,11 +4,11 @@
  * insertion's start to its tree phase) on the in-memory stores (`memory`: records as objects,
  * `packed`: as bytes, answering node reads in bytes), on each behind a wrapper that adds a fixed
  * delay to every read round trip and serves at most a fixed number of keys per round trip (a
- * remote database: `remote`, `remote-packed`), and on PostgreSQL.
+ * remote database: `remote`, `remote-packed`), on a SQLite file and on PostgreSQL.
  *
  *   npm run bench -- preload [--json] [--quick] [--degree 32] [--delay 2] [--cap 1000] [--runs 3]
  *                            [--postgres] [--sizes 1000,200000]
- *                            [--stores memory,packed,remote,remote-packed,postgres]
+ *                            [--stores memory,packed,remote,remote-packed,sqlite,postgres]
  *
  * Three modes, alternating, a cold cache and a collected heap each run: serial (no
  * parallelism), split (the frontier always cut in halves down to the degree's levels, reads in
@@ -40,6 +40,10 @@ import {
   type NodeRecordBytes,
 } from '@akd-ts/storage';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Azks, Parallelism, parallelLevels, type InsertOptions } from '@akd-ts/directory';
 import { Rng, randomLeaves } from './support/random.js';
 import { median } from './support/common.js';
@@ -199,10 +203,21 @@ function copyAnswers(answers: NodeRecordBytes[]): number {
   return slot;
 }
 
-type Store = 'memory' | 'packed' | 'remote' | 'remote-packed' | 'postgres';
+type Store = 'memory' | 'packed' | 'remote' | 'remote-packed' | 'sqlite' | 'postgres';
 
 /** The database a case reads from, and how to dispose of it. */
 async function storeFor(store: Store): Promise<{ db: Database; dispose: () => Promise<void> }> {
+  if (store === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'akd-bench-preload-'));
+    const db = await SqliteDatabase.open(join(dir, 'store.db'));
+    return {
+      db,
+      dispose: async () => {
+        await db.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
   if (store !== 'postgres') {
     const db = store.endsWith('packed') ? new PackedMemoryDatabase() : new MemoryDatabase();
     return { db, dispose: async () => {} };
@@ -257,9 +272,11 @@ async function runCase(leaves: number, store: Store) {
   const where =
     store === 'postgres'
       ? `PostgreSQL (${cap} keys/read)`
-      : remote
-        ? `remote (${delay} ms, ${cap} keys/read${packed})`
-        : `in-memory${packed}`;
+      : store === 'sqlite'
+        ? `SQLite file (${cap} keys/read)`
+        : remote
+          ? `remote (${delay} ms, ${cap} keys/read${packed})`
+          : `in-memory${packed}`;
   const round = (x: number) => Number(x.toFixed(1));
   return {
     case: `${leaves} + ${leaves}, ${where}`,
@@ -291,7 +308,7 @@ async function runCase(leaves: number, store: Store) {
 }
 
 for (const leaves of sizes) {
-  const stores: Store[] = ['memory', 'packed', 'remote', 'remote-packed'];
+  const stores: Store[] = ['memory', 'packed', 'remote', 'remote-packed', 'sqlite'];
   if (flag('postgres')) stores.push('postgres');
   for (const store of stores.filter((s) => onlyStores === undefined || onlyStores.includes(s))) {
     const row = await runCase(leaves, store);

@@ -13,14 +13,21 @@ import { existsSync } from 'node:fs';
 import { open as openFile, rm } from 'node:fs/promises';
 import { AkdError, toHex } from '@akd-ts/core';
 import {
+  alignNodes,
   checkAuditBlob,
+  codecLabelCount,
+  codecLabels,
+  foundRecordsAnswer,
   fullKey,
+  nodeKey,
+  nodeRecordBytes,
   storableEpochs,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
   type DbRecord,
   type DbSetState,
+  type NodeRecordBytes,
   type RecordFor,
   type StorageKey,
   type UserVersion,
@@ -47,6 +54,7 @@ import {
 import { corruptRow, toAkdError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
 import { assertStore, prepareSchema } from './schema.js';
+import { selectNodeBytesSql } from './node-bytes-sql.js';
 import * as sql from './sql.js';
 import { acquireFileLock, acquireMemoryLock } from './writer-lock.js';
 
@@ -355,6 +363,40 @@ export class SqliteDatabase implements Database {
       );
       return out;
     });
+  }
+
+  /**
+   * Tree nodes in bytes, written by SQLite as codec records (node-bytes-sql.ts): no row is
+   * decoded into objects here. A batch with a row SQLite cannot write that way (one the row
+   * decoder would reject) is read through the row decoder instead, whose error names it.
+   */
+  async batchGetNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
+    const count = codecLabelCount(labels);
+    const size = this.options.readChunkKeys;
+    const sizes = sql.chunks(count, size, false);
+    const answer = this.read(`read ${count} tree nodes in bytes`, sizes.length > 1, () => {
+      let from = 0;
+      const statements = sizes.map((keys) => {
+        // (position in the chunk from 1, stored label); padding matches nothing
+        const params: unknown[] = [];
+        for (let i = 0; i < keys; i++) {
+          if (from + i >= count) {
+            params.push(null, null);
+            continue;
+          }
+          const key = Buffer.alloc(36);
+          key.set(labels.subarray(34 * (from + i), 34 * (from + i) + 34), 2);
+          params.push(i + 1, key);
+        }
+        from += keys;
+        const rows = this.stmt(selectNodeBytesSql(keys, NODE_COLUMNS)).all(params) as Row[];
+        return rows.map((row) => [Number(row[0]), row[1]] as const);
+      });
+      return foundRecordsAnswer(count, size, statements);
+    });
+    if (answer !== undefined) return answer;
+    const nodes = codecLabels(labels);
+    return nodeRecordBytes(alignNodes(nodes, await this.batchGet(nodes.map(nodeKey))));
   }
 
   async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {

@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AkdError, NodeLabel, bytesEqual } from '@akd-ts/core';
 import type { Database } from './database.js';
+import { readNodeRecords } from './node-reads.js';
+import { ByteReader, ByteWriter, LABEL_BYTES, skipRecord, writeRecord } from './record-codec.js';
 import {
   AZKS_KEY,
   NodeType,
@@ -190,6 +192,60 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
           await db.get({ kind: 'valueState', username: vs.username, epoch: MAX }),
           vs,
         );
+      }),
+    );
+
+    test(
+      'node reads in bytes, where the driver answers them, give each label its record as the codec writes it',
+      withDb(async (db) => {
+        const interior: TreeNodeRecord = {
+          kind: 'treeNode',
+          label: label(0x80, 1),
+          latest: node(label(0x80, 1), MAX, {
+            nodeType: NodeType.Interior,
+            leftChild: label(0x80, 2),
+            rightChild: label(0xc0, 256),
+            minDescendantEpoch: 0n,
+          }),
+          previous: node(label(0x80, 1), 3n, { nodeType: NodeType.Root, rightChild: label(7) }),
+        };
+        const stored = [
+          interior,
+          treeRecord(label(0x5a), 7n),
+          treeRecord(NodeLabel.root(), 2n, node(NodeLabel.root(), 1n, { leftChild: label(1, 3) })),
+          treeRecord(label(0x33, 131), 5n),
+        ];
+        await db.batchSet(stored);
+        const [a, b, c, d] = stored as [
+          TreeNodeRecord,
+          TreeNodeRecord,
+          TreeNodeRecord,
+          TreeNodeRecord,
+        ];
+        const missing = label(0x77, 9);
+        const asked = [c.label, missing, a.label, b.label, c.label, d.label, missing];
+        const want = [c, undefined, a, b, c, d, undefined];
+        // a store without the method is read by records (readNodeRecords), as a walk reads it
+        assert.deepEqual(await readNodeRecords(db, asked), want);
+        if (db.batchGetNodeBytes === undefined) return;
+        const codec = new ByteWriter(LABEL_BYTES * asked.length);
+        for (const l of asked) codec.label(l);
+        const answer = await db.batchGetNodeBytes(codec.done());
+        assert.equal(answer.buffer.length, asked.length);
+        want.forEach((record, i) => {
+          const b = answer.buffer[i]!;
+          if (record === undefined) return assert.equal(b, -1, `position ${i}`);
+          const bytes = answer.buffers[b]!;
+          const end = new ByteReader(bytes, answer.starts[i]!);
+          skipRecord(end);
+          const expected = new ByteWriter(512);
+          writeRecord(expected, record);
+          assert.ok(
+            bytesEqual(bytes.subarray(answer.starts[i]!, end.at), expected.done()),
+            `position ${i}`,
+          );
+        });
+        await assert.rejects(db.batchGetNodeBytes(new Uint8Array(35)), RangeError);
       }),
     );
 

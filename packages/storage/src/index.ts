@@ -63,6 +63,7 @@ export {
   alignNodes,
   codecLabelCount,
   codecLabels,
+  foundRecordsAnswer,
   nodeRecordBytes,
 } from './node-reads.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';

@@ -7,7 +7,13 @@
 
 import { NodeLabel } from '@akd-ts/core';
 import type { Database, NodeRecordBytes } from './database.js';
-import { ByteWriter, LABEL_BYTES, writeRecord } from './record-codec.js';
+import {
+  ByteWriter,
+  LABEL_BYTES,
+  RECORD_KIND,
+  treeNodeBodyLength,
+  writeRecord,
+} from './record-codec.js';
 import { nodeKey, type DbRecord, type TreeNodeRecord } from './records.js';
 
 /** The records of `labels` in `db`, aligned with them (undefined where none is stored). */
@@ -63,4 +69,56 @@ export function nodeRecordBytes(records: readonly (TreeNodeRecord | undefined)[]
     writeRecord(w, record);
   });
   return { buffers: [w.done()], buffer, starts };
+}
+
+/**
+ * The answer of `batchGetNodeBytes` for `count` labels from what a driver's statements found,
+ * for a driver whose server writes each record: per statement (one per chunk of `size`
+ * labels), rows of a position within the chunk (from 1) and that label's record as a byte
+ * string. A statement's records are joined into one buffer. Undefined where a position is
+ * not in its chunk or a record is not exactly one tree-node record as the codec reads it
+ * (one the server wrote from a row it should not have): the driver then reads the rows
+ * through its own decoder, which names what is wrong.
+ */
+export function foundRecordsAnswer(
+  count: number,
+  size: number,
+  statements: readonly (readonly (readonly [unknown, unknown])[])[],
+): NodeRecordBytes | undefined {
+  const buffers: Uint8Array[] = [];
+  const buffer = new Int32Array(count).fill(-1);
+  const starts = new Int32Array(count).fill(-1);
+  for (let q = 0; q < statements.length; q++) {
+    const rows = statements[q]!;
+    if (rows.length === 0) continue;
+    const end = Math.min(count, (q + 1) * size);
+    let at = 0;
+    for (const [i, record] of rows) {
+      const position = q * size + (i as number) - 1;
+      if (!Number.isInteger(i) || position < q * size || position >= end) return undefined;
+      if (!(record instanceof Uint8Array) || !isTreeNodeRecord(record)) return undefined;
+      buffer[position] = buffers.length;
+      starts[position] = at;
+      at += record.length;
+    }
+    // in the order their starts were given
+    const joined = new Uint8Array(at);
+    let o = 0;
+    for (const [, record] of rows) {
+      joined.set(record as Uint8Array, o);
+      o += (record as Uint8Array).length;
+    }
+    buffers.push(joined);
+  }
+  return { buffers, buffer, starts };
+}
+
+/** Whether `bytes` is one tree-node record as the codec reads it, and nothing more. */
+function isTreeNodeRecord(bytes: Uint8Array): boolean {
+  try {
+    return bytes[0] === RECORD_KIND.treeNode && 1 + treeNodeBodyLength(bytes, 1) === bytes.length;
+  } catch (e) {
+    if (e instanceof RangeError) return false;
+    throw e;
+  }
 }

@@ -13,6 +13,7 @@ import {
   alignNodes,
   codecLabelCount,
   codecLabels,
+  foundRecordsAnswer,
   nodeRecordBytes,
   nodeBytesLength,
   readNodeRecords,
@@ -216,6 +217,38 @@ test('aligned records answer in bytes as a store would, and codec labels read ba
   assert.equal(codecLabelCount(asked(labels)), 3);
   assert.throws(() => codecLabelCount(new Uint8Array(35)), /34 bytes each, not 35/);
   assert.throws(() => codecLabels(new Uint8Array(1)), RangeError);
+});
+
+test("records a driver's statements found answer in bytes, or nothing where a position or a record is wrong", async () => {
+  const { rec } = await store();
+  const bytes = (r: TreeNodeRecord) => {
+    const w = new ByteWriter(512);
+    writeRecord(w, r);
+    return w.done();
+  };
+  const [one, two] = [bytes(rec[0]!), bytes(rec[1]!)];
+  // two statements of two labels each, for a batch of three: positions from 1 in each
+  const answer = foundRecordsAnswer(3, 2, [
+    [
+      [2, one],
+      [1, two],
+    ],
+    [[1, two]],
+  ]);
+  assert.ok(answer);
+  assert.equal(answer.buffers.length, 2);
+  assert.deepEqual(decoded(answer), [rec[1], rec[0], rec[1]]);
+  assert.deepEqual(Array.from(foundRecordsAnswer(2, 2, [[]])!.buffer), [-1, -1]);
+  const one1 = (i: unknown, record: unknown) => foundRecordsAnswer(1, 2, [[[i, record]]]);
+  assert.ok(one1(1, one));
+  assert.equal(one1(2, one), undefined, 'past the batch');
+  assert.equal(foundRecordsAnswer(4, 2, [[[3, one]]]), undefined, 'past its chunk');
+  assert.equal(one1(0, one), undefined);
+  assert.equal(one1('1', one), undefined);
+  assert.equal(one1(1, null), undefined, 'no record written');
+  assert.equal(one1(1, one.subarray(0, one.length - 1)), undefined, 'short');
+  assert.equal(one1(1, Uint8Array.of(...one, 0)), undefined, 'bytes left');
+  assert.equal(one1(1, Uint8Array.of(2, ...one.subarray(1))), undefined, 'another kind');
 });
 
 test('an answer in bytes reads the same after the store rewrote, compacted and dropped its slabs', async () => {
