@@ -50,6 +50,23 @@ function treeRecord(l: NodeLabel, epoch: bigint, previous?: TreeNode): TreeNodeR
   return { kind: 'treeNode', label: l, latest: node(l, epoch), previous };
 }
 
+/** An interior node at epoch 2^63 - 1 with both children and a previous root copy. */
+function interiorRecord(): TreeNodeRecord {
+  const wa = new NodeLabel(new Uint8Array(32).fill(1), 0); // junk bits beyond the length
+  return {
+    kind: 'treeNode',
+    label: label(0x80, 1),
+    latest: node(label(0x80, 1), MAX, {
+      nodeType: NodeType.Interior,
+      leftChild: label(0x80, 2),
+      rightChild: label(0xc0, 256),
+      parent: wa,
+      minDescendantEpoch: 0n,
+    }),
+    previous: node(label(0x80, 1), 3n, { nodeType: NodeType.Root, leftChild: label(0x00, 7) }),
+  };
+}
+
 /**
  * A leaf's record for tests: `label` inserted at `epoch` below the root, no previous copy, its
  * hash filled with `hashFill` (default: derived from the epoch).
@@ -163,22 +180,7 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         await db.set(azks);
         assertRecordEqual(await db.get(AZKS_KEY), azks);
 
-        const wa = new NodeLabel(new Uint8Array(32).fill(1), 0); // junk bits beyond the length
-        const interior: TreeNodeRecord = {
-          kind: 'treeNode',
-          label: label(0x80, 1),
-          latest: node(label(0x80, 1), MAX, {
-            nodeType: NodeType.Interior,
-            leftChild: label(0x80, 2),
-            rightChild: label(0xc0, 256),
-            parent: wa,
-            minDescendantEpoch: 0n,
-          }),
-          previous: node(label(0x80, 1), 3n, {
-            nodeType: NodeType.Root,
-            leftChild: label(0x00, 7),
-          }),
-        };
+        const interior = interiorRecord();
         await db.set(interior);
         assertRecordEqual(await db.get(nodeKey(label(0x80, 1))), interior);
         const leaf = treeRecord(label(0x5a), 7n);
@@ -198,19 +200,8 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     test(
       'node reads in bytes, where the driver answers them, give each label its record as the codec writes it',
       withDb(async (db) => {
-        const interior: TreeNodeRecord = {
-          kind: 'treeNode',
-          label: label(0x80, 1),
-          latest: node(label(0x80, 1), MAX, {
-            nodeType: NodeType.Interior,
-            leftChild: label(0x80, 2),
-            rightChild: label(0xc0, 256),
-            minDescendantEpoch: 0n,
-          }),
-          previous: node(label(0x80, 1), 3n, { nodeType: NodeType.Root, rightChild: label(7) }),
-        };
         const stored = [
-          interior,
+          interiorRecord(),
           treeRecord(label(0x5a), 7n),
           treeRecord(NodeLabel.root(), 2n, node(NodeLabel.root(), 1n, { leftChild: label(1, 3) })),
           treeRecord(label(0x33, 131), 5n),
