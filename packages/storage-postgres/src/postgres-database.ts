@@ -9,12 +9,11 @@
 import pg from 'pg';
 import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
 import {
-  alignNodes,
   checkAuditBlob,
   codecLabelCount,
   codecLabels,
-  nodeKey,
   nodeRecordBytes,
+  readNodeRecords,
   storableEpochs,
   type AuditBlobInfo,
   type AuditBlobRecord,
@@ -442,9 +441,9 @@ export class PostgresDatabase implements Database, ReplicationAware {
   }
 
   /**
-   * Tree nodes in bytes, written by the server (node-bytes.ts): one row per chunk of labels,
-   * where `batchGet` parses and decodes fifteen columns per node on this thread (a preload of
-   * 200,000 labels into 200,000 spent most of its 5 s there). A chunk holding a row the server
+   * Tree nodes in bytes, written by the server (node-bytes.ts): two values per node, where
+   * `batchGet` parses and decodes fifteen columns per node on this thread (a preload of
+   * 200,000 labels into 200,000 spent most of its 5 s there). A batch holding a row the server
    * does not write (one the row decoder would reject), or a server that cannot run the
    * statement, is read through the row decoder instead: its error names what is wrong.
    */
@@ -454,17 +453,16 @@ export class PostgresDatabase implements Database, ReplicationAware {
     const size = this.#settings.readChunkSize;
     const queries = nodeBytesQueries(this.#sql.nodeBytesBatch, labels, count, size);
     let answer: NodeRecordBytes | undefined;
-    if (queries.length > 0) {
-      try {
-        const rows = await this.#reads(queries, `reading ${count} tree nodes in bytes`);
-        answer = nodeBytesAnswer(rows, count, size);
-      } catch (e) {
-        if (!unfitStatement(e)) throw e;
-      }
-    } else answer = { buffers: [], buffer: new Int32Array(0), starts: new Int32Array(0) };
-    if (answer !== undefined) return answer;
-    const nodes = codecLabels(labels);
-    return nodeRecordBytes(alignNodes(nodes, await this.batchGet(nodes.map(nodeKey))));
+    try {
+      const rows =
+        queries.length === 0
+          ? []
+          : await this.#reads(queries, `reading ${count} tree nodes in bytes`);
+      answer = nodeBytesAnswer(rows, count, size);
+    } catch (e) {
+      if (!unfitStatement(e)) throw e;
+    }
+    return answer ?? nodeRecordBytes(await readNodeRecords(this, codecLabels(labels)));
   }
 
   async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {

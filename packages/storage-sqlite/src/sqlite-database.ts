@@ -13,14 +13,13 @@ import { existsSync } from 'node:fs';
 import { open as openFile, rm } from 'node:fs/promises';
 import { AkdError, toHex } from '@akd-ts/core';
 import {
-  alignNodes,
   checkAuditBlob,
   codecLabelCount,
   codecLabels,
   foundRecordsAnswer,
   fullKey,
-  nodeKey,
   nodeRecordBytes,
+  readNodeRecords,
   storableEpochs,
   type AuditBlobInfo,
   type AuditBlobRecord,
@@ -394,9 +393,7 @@ export class SqliteDatabase implements Database {
       });
       return foundRecordsAnswer(count, size, statements);
     });
-    if (answer !== undefined) return answer;
-    const nodes = codecLabels(labels);
-    return nodeRecordBytes(alignNodes(nodes, await this.batchGet(nodes.map(nodeKey))));
+    return answer ?? nodeRecordBytes(await readNodeRecords(this, codecLabels(labels)));
   }
 
   async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
