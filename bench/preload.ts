@@ -36,6 +36,7 @@ import {
   RECORD_LATEST,
   StorageManager,
   nodeHashAt,
+  u64Number,
   type Database,
   type NodeRecordBytes,
 } from '@akd-ts/storage';
@@ -137,7 +138,8 @@ async function measure(
  * The least a walk over record bytes does with what it reads, timed over the answers of one
  * serial walk of this case: each record's label, epochs, type and hash copied into a fresh
  * shared buffer, a word at a time, with no check, no children and no request (median of 3
- * after one untimed, a collected heap each). What the store's lookups and this leave is the walk's own work.
+ * after one untimed, a collected heap each). What the store's lookups and this leave is the
+ * walk's own work.
  */
 async function copyTime(base: Database, elements: AzksElement[]): Promise<number> {
   const answers: NodeRecordBytes[] = [];
@@ -185,18 +187,18 @@ function copyAnswers(answers: NodeRecordBytes[]): number {
     for (let i = 0; i < a.buffer.length; i++) {
       const b = a.buffer[i]!;
       if (b < 0) continue;
+      const bytes = a.buffers[b]!;
       const view = views[b]!;
       const at = a.starts[i]!;
       const s = slot++;
       lens[s] = view.getUint16(at + 1);
       for (let k = 0; k < 8; k++) labels[8 * s + k] = view.getInt32(at + 3 + 4 * k, true);
       const node = at + RECORD_LATEST;
-      const last = node + NODE_FIELD.lastEpoch;
-      const min = node + NODE_FIELD.minEpoch;
-      epochs[2 * s] = view.getUint32(last) * 4294967296 + view.getUint32(last + 4);
-      epochs[2 * s + 1] = view.getUint32(min) * 4294967296 + view.getUint32(min + 4);
-      types[s] = view.getUint8(node + NODE_FIELD.type);
-      const hash = nodeHashAt(a.buffers[b]!, node);
+      // the epochs as the walk reads them
+      epochs[2 * s] = u64Number(bytes, node + NODE_FIELD.lastEpoch);
+      epochs[2 * s + 1] = u64Number(bytes, node + NODE_FIELD.minEpoch);
+      types[s] = bytes[node + NODE_FIELD.type]!;
+      const hash = nodeHashAt(bytes, node);
       for (let k = 0; k < 8; k++) hashes[8 * s + k] = view.getInt32(hash + 4 * k, true);
     }
   }
