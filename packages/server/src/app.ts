@@ -6,15 +6,17 @@
  * trace, and a 500 only for the server's own faults.
  */
 
+import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { PUBLIC_DIR_URL } from '@akd-ts/web';
 import { AuditBlobCache, Directory } from '@akd-ts/directory';
 import type { RouteContext } from './context.js';
-import { clientErrorHandler, expectationHandler } from './client-errors.js';
+import { clientErrorHandler, connectHandler, expectationHandler } from './client-errors.js';
 import { installErrorReplies, sendError } from './error-reply.js';
 import { HttpError } from './errors.js';
 import { ConcurrencyLimiter } from './limiter.js';
+import { RequestGate } from './request-gate.js';
 import { TurnTaker } from './turns.js';
 import { createMetrics } from './metrics.js';
 import {
@@ -93,16 +95,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...deps.http };
   const countError = (code: string) => metrics.errors.inc({ code });
+  // connections and the process admit requests through the gate before fastify sees them
+  const gate = new RequestGate(timeouts, {
+    onRefuse: countError,
+    onClose: (reason) => {
+      metrics.connectionsClosed.inc({ reason });
+      app.log.warn({ reason }, 'connection closed by the server');
+    },
+  });
+  metrics.trackAdmission(gate, ctx.heavy);
 
   const app = Fastify({
     ...(deps.logger === undefined ? { logger: false } : { loggerInstance: deps.logger }),
-    http: {
-      connectionsCheckingInterval: timeouts.checkIntervalMs,
-      headersTimeout: timeouts.headersTimeoutMs,
-      maxHeaderSize: timeouts.maxHeaderBytes,
+    serverFactory: (handler) => {
+      const server = createServer(
+        {
+          connectionsCheckingInterval: timeouts.checkIntervalMs,
+          headersTimeout: timeouts.headersTimeoutMs,
+          maxHeaderSize: timeouts.maxHeaderBytes,
+          // the gate answers a missing Host in the catalogue's shape (Node's 400 has no body)
+          requireHostHeader: false,
+        },
+        gate.wrap(handler),
+      );
+      server.requestTimeout = timeouts.requestTimeoutMs;
+      server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
+      return server;
     },
-    requestTimeout: timeouts.requestTimeoutMs,
-    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
     // Node's own refusals (malformed HTTP, 408, 431) in the catalogue's shape
     clientErrorHandler(error, socket) {
       clientErrorHandler(app.log, countError)(error, socket);
@@ -124,6 +143,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (ctx.tamper) app.log.warn('serving TAMPERED proofs: a test-only option, never for deployment');
 
   app.server.on('checkExpectation', expectationHandler(countError));
+  app.server.on('connect', connectHandler(countError));
+  const sweeper = setInterval(() => gate.sweep(), timeouts.checkIntervalMs).unref();
+  app.addHook('onClose', async () => clearInterval(sweeper));
   if (auditBlobCache !== undefined) warmAuditBlobs(app, deps.directory, auditBlobCache);
   app.addHook('preClose', async () => {
     closing = true;

@@ -68,6 +68,23 @@ export function clientErrorHandler(
   };
 }
 
+/**
+ * Node's `connect` event (a CONNECT request, which Node otherwise answers by closing the
+ * connection without a word): this server is no proxy, so a 404 like any other method it does
+ * not serve, and the connection closes.
+ */
+export function connectHandler(
+  count: (code: HttpErrorCode) => void,
+): (request: IncomingMessage, socket: Socket) => void {
+  return (request, socket) => {
+    count('HTTP_NOT_FOUND');
+    const target = (request.url ?? '').slice(0, 100);
+    socket.end(rawErrorAnswer(new HttpError('HTTP_NOT_FOUND', `no route CONNECT ${target}`)), () =>
+      socket.destroy(),
+    );
+  };
+}
+
 /** Node's `checkExpectation` event (an `Expect` other than 100-continue): a 417. */
 export function expectationHandler(
   count: (code: HttpErrorCode) => void,

@@ -4,11 +4,15 @@
  * `HTTP_OVERLOADED` and `Retry-After`, so a burst of expensive requests costs bounded memory
  * and time instead of a queue that grows without end. A slot is held until the answer has
  * been sent (or the client went away), not merely until the handler returns, since heavy
- * answers are streamed.
+ * answers are streamed. A request whose client goes away while it waits leaves the queue at
+ * once: it never takes a slot that nobody would give back. Routes take their slot in a
+ * preHandler, once the body has been read, so a client sending its body slowly holds a
+ * connection, not a slot.
  */
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
+import { onRequestEnd } from './request-end.js';
 
 export interface LimiterOptions {
   /** Requests running at once (at least 1). */
@@ -25,7 +29,7 @@ export interface LimiterOptions {
  * @example
  * ```ts
  * const audits = new ConcurrencyLimiter('audit', { max: 2, maxQueued: 4 });
- * app.get('/v1/audit', { onRequest: audits.hook }, handler);
+ * app.get('/v1/audit', { preHandler: audits.hook }, handler);
  * ```
  */
 export class ConcurrencyLimiter {
@@ -69,9 +73,12 @@ export class ConcurrencyLimiter {
 
   /**
    * A slot: resolves to its release function (idempotent) once the request may run.
-   * @throws HttpError `HTTP_OVERLOADED` when the queue is full or the wait too long.
+   * @param signal aborts the wait (the client went away): the request leaves the queue and
+   * the promise rejects, so no slot is ever granted to it
+   * @throws HttpError `HTTP_OVERLOADED` when the queue is full or the wait too long;
+   * `HTTP_UNAVAILABLE` when `signal` aborted
    */
-  acquire(): Promise<() => void> {
+  acquire(signal?: AbortSignal): Promise<() => void> {
     let released = false;
     const release = () => {
       if (released) return;
@@ -83,6 +90,7 @@ export class ConcurrencyLimiter {
         next.grant(); // the slot passes on: #active stays the same
       }
     };
+    if (signal?.aborted === true) return Promise.reject(gone());
     if (this.#active < this.#max) {
       this.#active++;
       return Promise.resolve(release);
@@ -91,20 +99,52 @@ export class ConcurrencyLimiter {
       return Promise.reject(this.refuse(`${this.#active} running, ${this.#queue.length} waiting`));
     }
     return new Promise((resolve, reject) => {
-      const entry = {
-        grant: () => resolve(release),
-        timer: setTimeout(() => {
-          this.#queue.splice(this.#queue.indexOf(entry), 1);
-          reject(this.refuse(`waited ${this.#maxWaitMs} ms`));
-        }, this.#maxWaitMs),
+      const leave = (error: Error) => {
+        clearTimeout(entry.timer);
+        signal?.removeEventListener('abort', onAbort);
+        const at = this.#queue.indexOf(entry);
+        if (at >= 0) this.#queue.splice(at, 1);
+        reject(error);
       };
+      const onAbort = () => leave(gone());
+      const entry = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(release);
+        },
+        timer: setTimeout(
+          () => leave(this.refuse(`waited ${this.#maxWaitMs} ms`)),
+          this.#maxWaitMs,
+        ),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.#queue.push(entry);
     });
   }
 
-  /** A fastify onRequest hook: holds a slot until the answer is sent or abandoned. */
-  readonly hook = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const release = await this.acquire();
-    reply.raw.once('close', release);
+  /**
+   * A fastify hook (a preHandler: after the body was read): holds a slot until the answer is
+   * sent or the client goes away, whichever comes first, and gives up waiting for one as
+   * soon as the client goes away.
+   */
+  readonly hook = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const waiting = new AbortController();
+    const stopWatching = onRequestEnd(request.raw, reply.raw, () => waiting.abort());
+    let release: () => void;
+    try {
+      release = await this.acquire(waiting.signal);
+    } finally {
+      stopWatching();
+    }
+    // the client may have gone between the grant and this line: then released at once
+    onRequestEnd(request.raw, reply.raw, release);
   };
+}
+
+/** The refusal of a request whose client went away while it waited. */
+function gone(): HttpError {
+  return new HttpError(
+    'HTTP_UNAVAILABLE',
+    'the client closed the connection while the request waited for a slot',
+  );
 }

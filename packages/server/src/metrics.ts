@@ -8,6 +8,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AuditBlobCache, ReadOnlyDirectory } from '@akd-ts/directory';
 import type { PublishJson } from './publish/run.js';
+import type { ConcurrencyLimiter } from './limiter.js';
+import type { CloseReason, RequestGate } from './request-gate.js';
 
 /** The kinds of proof the server builds. */
 export type ProofKind = 'lookup' | 'history' | 'audit';
@@ -20,8 +22,12 @@ export interface AppMetrics {
   publishDuration: Histogram;
   publishUpdates: Histogram;
   publishPhase: Histogram<'phase'>;
+  /** Connections the server closed, by reason (request-gate.ts). */
+  connectionsClosed: Counter<'reason'>;
   /** Records a publish's duration, size and phases from its answer. */
   observePublish(json: PublishJson): void;
+  /** Exports the request gate's and the heavy-route limiter's running and waiting counts. */
+  trackAdmission(gate: RequestGate, heavy: ConcurrencyLimiter): void;
 }
 
 /**
@@ -145,6 +151,47 @@ export function createMetrics(
     });
   }
 
+  const connectionsClosed = new Counter<'reason'>({
+    name: 'akd_http_connections_closed_total',
+    help: 'Connections the server closed: pipelining (too many unanswered requests), stalled (answers not read), body_timeout (a body too slow)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of ['pipelining', 'stalled', 'body_timeout'] satisfies CloseReason[]) {
+    connectionsClosed.inc({ reason }, 0);
+  }
+  const trackAdmission = (gate: RequestGate, heavy: ConcurrencyLimiter) => {
+    const gauges = [
+      [
+        'akd_http_requests_running',
+        'Requests running (probes not counted)',
+        () => gate.stats.active,
+      ],
+      [
+        'akd_http_requests_waiting',
+        'Requests waiting for the process to run them',
+        () => gate.stats.waiting,
+      ],
+      ['akd_http_connections', 'Open connections with requests seen', () => gate.stats.connections],
+      [
+        'akd_heavy_requests_running',
+        'Heavy requests (audits, blobs, histories, batch lookups) holding a slot',
+        () => heavy.active,
+      ],
+      ['akd_heavy_requests_waiting', 'Heavy requests waiting for a slot', () => heavy.queued],
+    ] as const;
+    for (const [name, help, read] of gauges) {
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    }
+  };
+
   const observePublish = (json: PublishJson) => {
     publishDuration.observe(json.seconds);
     publishUpdates.observe(json.updates);
@@ -161,6 +208,8 @@ export function createMetrics(
     publishDuration,
     publishUpdates,
     publishPhase,
+    connectionsClosed,
     observePublish,
+    trackAdmission,
   };
 }

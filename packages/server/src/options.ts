@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { DEFAULT_LIMITS, type ReadOnlyDirectory } from '@akd-ts/directory';
 import type { WriterClient } from './writer/writer-client.js';
+import { DEFAULT_ADMISSION_LIMITS, type AdmissionLimits } from './request-gate.js';
 
 /** Limits on what a request may ask (each refusal is a 4xx with its code). */
 export interface ServerLimits {
@@ -63,8 +64,11 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
  */
 export const DEFAULT_AUDIT_BLOB_CACHE_BYTES = 64 * 1024 * 1024;
 
-/** How long Node's HTTP layer waits for clients, and how large their headers may be. */
-export interface HttpTimeouts {
+/**
+ * The HTTP layer's limits: how long it waits for clients, how large their headers may be, and
+ * how many requests a connection and the process take at once (request-gate.ts).
+ */
+export interface HttpTimeouts extends AdmissionLimits {
   /** Whole request (headers and body) must arrive within this, ms (default 120,000). */
   requestTimeoutMs: number;
   /** Headers must arrive within this, ms (default 10,000: slow-header clients are cut off). */
@@ -82,6 +86,7 @@ export interface HttpTimeouts {
 }
 
 export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = {
+  ...DEFAULT_ADMISSION_LIMITS,
   requestTimeoutMs: 120_000,
   headersTimeoutMs: 10_000,
   checkIntervalMs: 1_000,

@@ -14,7 +14,7 @@ export function historyRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
   app.get<{ Params: { label: string }; Querystring: { mostRecent?: string } }>(
     '/v1/history/:label',
-    { onRequest: ctx.heavy.hook },
+    { preHandler: ctx.heavy.hook },
     async (request, reply) => {
       const representation = representationOf(request);
       const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);

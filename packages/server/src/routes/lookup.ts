@@ -62,7 +62,7 @@ export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
 
   app.post<{ Body: unknown }>(
     '/v1/lookup',
-    { onRequest: ctx.heavy.hook },
+    { preHandler: ctx.heavy.hook },
     async (request, reply) => {
       const representation = representationOf(request);
       const body = request.body as { labels?: unknown } | null;

@@ -1,0 +1,380 @@
+/**
+ * Admission of requests before any route sees them, at the level of connections: what keeps
+ * one client from exhausting a proof server's memory or time through HTTP/1.1 itself.
+ *
+ * - **Pipelining.** Node emits every request it parses from a chunk at once, and a client can
+ *   send thousands in one write without ever reading an answer; each would run and hold its
+ *   answer in memory. Here a connection's requests run at most `connectionConcurrency` at a
+ *   time, in order; later ones wait, and while any wait the connection is not read. A
+ *   connection with more than `maxPipelined` unanswered requests is closed: no client needs
+ *   that many, and stopping reading alone cannot stop the rest of a chunk already read.
+ * - **Answers nobody reads.** A connection's next request starts only once its socket can
+ *   take more output (its buffer is below the high-water mark); and a connection whose output
+ *   has not moved for `stallTimeoutMs` while some waits to be sent is closed, so a client that
+ *   stops reading cannot hold a request (and a heavy-route slot) for ever.
+ * - **The process.** At most `maxActiveRequests` requests run at once; up to
+ *   `maxWaitingRequests` more wait, first come first served, and beyond that a request is
+ *   refused at once with 503 `HTTP_OVERLOADED`. Probes (`/livez`, `/readyz`, `/healthz`,
+ *   `/metrics`) never wait for the process, so a flood cannot make a healthy server look dead.
+ * - **Slow bodies.** A request body (outside publish, whose bodies may be large and which
+ *   Node's request timeout bounds) must arrive within `bodyTimeoutMs` of its request's start.
+ * - **Malformed requests Node lets through** get the catalogue's answer: an HTTP/1.1 request
+ *   without `Host` (Node's own refusal has no body), a request target that is not a path
+ *   (`GET *`); a request in absolute form (`GET http://host/path`) is served as its path,
+ *   as RFC 9112 section 3.2.2 requires.
+ *
+ * The checks of time run in `sweep`, called every `checkIntervalMs` (or by a test with its
+ * own clock).
+ */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { errorResponse, HttpError } from './errors.js';
+import { rawErrorAnswer } from './client-errors.js';
+
+/** The limits of {@link RequestGate}. */
+export interface AdmissionLimits {
+  /** Requests of one connection running at once; later ones wait in order (default 4). */
+  connectionConcurrency: number;
+  /** Unanswered requests one connection may have; one more closes it (default 32). */
+  maxPipelined: number;
+  /** Requests this process runs at once (default 256). */
+  maxActiveRequests: number;
+  /** Requests waiting for the process; beyond, 503 `HTTP_OVERLOADED` (default 1,024). */
+  maxWaitingRequests: number;
+  /** A connection whose pending output has not moved for this long is closed, ms (default 30,000). */
+  stallTimeoutMs: number;
+  /** A request body outside publish must arrive within this, ms (default 10,000). */
+  bodyTimeoutMs: number;
+}
+
+export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = {
+  connectionConcurrency: 4,
+  maxPipelined: 32,
+  maxActiveRequests: 256,
+  maxWaitingRequests: 1_024,
+  stallTimeoutMs: 30_000,
+  bodyTimeoutMs: 10_000,
+};
+
+/** Why the gate closed a connection. */
+export type CloseReason = 'pipelining' | 'stalled' | 'body_timeout';
+
+export interface RequestGateEvents {
+  /** A connection was closed by the gate. */
+  onClose?: (reason: CloseReason) => void;
+  /** A request was answered by the gate with this catalogue code. */
+  onRefuse?: (code: string) => void;
+}
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** Paths answered without waiting for the process (exact, before any query string). */
+const PROBES = new Set(['/livez', '/readyz', '/healthz', '/metrics']);
+/** Requests whose bodies Node's request timeout bounds instead of `bodyTimeoutMs`. */
+const LONG_BODIES = '/v1/publish';
+
+interface Exchange {
+  request: IncomingMessage;
+  response: ServerResponse;
+  connection: Connection;
+  /** What runs it: the app's handler, or the gate's own refusal. */
+  run: Handler;
+  probe: boolean;
+  /** When it started running, by the gate's clock. */
+  startedAt: number;
+  /** Holds one of the process's slots. */
+  holdsSlot: boolean;
+  /** Waits in the process's queue. */
+  waiting: boolean;
+  ended: boolean;
+}
+
+interface Connection {
+  socket: Socket;
+  /** Requests received and not yet answered (queued, waiting or running). */
+  unanswered: number;
+  /** Requests that left the connection's queue and are not answered yet. */
+  running: Set<Exchange>;
+  /** Requests waiting for the connection's turn, in order. */
+  queue: Exchange[];
+  /** The gate stopped reading the socket. */
+  paused: boolean;
+  /** Output handed to the system so far, at the last sweep, and since when it has not moved. */
+  sent: number;
+  stuckSince: number | undefined;
+  closed: boolean;
+}
+
+/**
+ * @example
+ * ```ts
+ * const gate = new RequestGate(DEFAULT_ADMISSION_LIMITS);
+ * const server = createServer(options, gate.wrap(handler));
+ * setInterval(() => gate.sweep(), 1_000).unref();
+ * ```
+ */
+export class RequestGate {
+  readonly #limits: AdmissionLimits;
+  readonly #events: RequestGateEvents;
+  readonly #now: () => number;
+  readonly #connections = new Map<Socket, Connection>();
+  readonly #waiting: Exchange[] = [];
+  #active = 0;
+
+  constructor(
+    limits: Partial<AdmissionLimits> = {},
+    events: RequestGateEvents = {},
+    now: () => number = Date.now,
+  ) {
+    this.#limits = { ...DEFAULT_ADMISSION_LIMITS, ...limits };
+    for (const [name, value] of Object.entries(this.#limits)) {
+      if (!Number.isInteger(value) || value < (name === 'maxWaitingRequests' ? 0 : 1)) {
+        throw new RangeError(`${name}: expected a positive integer, not ${value}`);
+      }
+    }
+    this.#events = events;
+    this.#now = now;
+  }
+
+  /** Requests running now (probes not counted), waiting for the process, and connections. */
+  get stats(): { active: number; waiting: number; connections: number } {
+    return {
+      active: this.#active,
+      waiting: this.#waiting.length,
+      connections: this.#connections.size,
+    };
+  }
+
+  /** `handler` behind the gate: what a server's `request` event calls. */
+  wrap(handler: Handler): Handler {
+    return (request, response) => this.#receive(request, response, handler);
+  }
+
+  /**
+   * Closes connections whose output has stopped moving and answers requests whose bodies
+   * are late. Call it every second or so.
+   */
+  sweep(now = this.#now()): void {
+    const { stallTimeoutMs, bodyTimeoutMs } = this.#limits;
+    for (const connection of this.#connections.values()) {
+      const { socket } = connection;
+      // bytesWritten counts what is buffered too: what the system took is the difference
+      const sent = socket.bytesWritten - socket.writableLength;
+      if (socket.writableLength === 0 || sent !== connection.sent) {
+        connection.sent = sent;
+        connection.stuckSince = socket.writableLength === 0 ? undefined : now;
+      } else if (connection.stuckSince === undefined) {
+        connection.stuckSince = now;
+      } else if (now - connection.stuckSince >= stallTimeoutMs) {
+        this.#close(connection, 'stalled');
+        continue;
+      }
+      for (const exchange of connection.running) {
+        if (
+          !exchange.request.complete &&
+          !exchange.waiting &&
+          now - exchange.startedAt >= bodyTimeoutMs &&
+          !(exchange.request.url ?? '').startsWith(LONG_BODIES)
+        ) {
+          this.#timeOut(connection);
+          break;
+        }
+      }
+    }
+  }
+
+  #receive(request: IncomingMessage, response: ServerResponse, handler: Handler): void {
+    const socket = request.socket;
+    // what is left of a chunk parsed from a connection already closed
+    if (socket.destroyed) return;
+    const connection = this.#connection(socket);
+    if (++connection.unanswered > this.#limits.maxPipelined) {
+      this.#close(connection, 'pipelining');
+      return;
+    }
+    const refusal = this.#check(request);
+    const exchange: Exchange = {
+      request,
+      response,
+      connection,
+      run: refusal === undefined ? handler : (_q, res) => this.#refuse(res, refusal, true),
+      probe: PROBES.has((request.url ?? '').split('?', 1)[0]!),
+      startedAt: 0,
+      holdsSlot: false,
+      waiting: false,
+      ended: false,
+    };
+    response.once('close', () => this.#end(exchange));
+    connection.queue.push(exchange);
+    this.#pump(connection);
+  }
+
+  /** What is wrong with a request Node let through, or undefined; fixes the absolute form. */
+  #check(request: IncomingMessage): HttpError | undefined {
+    const url = request.url ?? '';
+    if (
+      request.httpVersionMajor === 1 &&
+      request.httpVersionMinor === 1 &&
+      request.headers.host === undefined
+    ) {
+      return new HttpError('HTTP_BAD_REQUEST', 'an HTTP/1.1 request needs a Host header');
+    }
+    if (url.startsWith('/')) return undefined;
+    if (/^https?:\/\//i.test(url)) {
+      try {
+        const parsed = new URL(url);
+        request.url = `${parsed.pathname}${parsed.search}`;
+        return undefined;
+      } catch {
+        // refused below
+      }
+    }
+    return new HttpError(
+      'HTTP_BAD_REQUEST',
+      'the request target must be a path, such as /v1/epoch (origin form)',
+    );
+  }
+
+  #connection(socket: Socket): Connection {
+    let connection = this.#connections.get(socket);
+    if (connection !== undefined) return connection;
+    connection = {
+      socket,
+      unanswered: 0,
+      running: new Set(),
+      queue: [],
+      paused: false,
+      sent: 0,
+      stuckSince: undefined,
+      closed: false,
+    };
+    const own = connection;
+    this.#connections.set(socket, own);
+    socket.once('close', () => this.#closed(own));
+    socket.on('drain', () => this.#pump(own));
+    return own;
+  }
+
+  /** Starts what the connection may start now, and reads it only when nothing waits. */
+  #pump(connection: Connection): void {
+    const { socket, queue, running } = connection;
+    while (
+      !connection.closed &&
+      queue.length > 0 &&
+      running.size < this.#limits.connectionConcurrency &&
+      !socket.writableNeedDrain
+    ) {
+      const exchange = queue.shift()!;
+      running.add(exchange);
+      this.#admit(exchange);
+    }
+    if (connection.closed) return;
+    if (queue.length > 0 && !connection.paused) {
+      connection.paused = true;
+      socket.pause();
+    } else if (queue.length === 0 && connection.paused) {
+      connection.paused = false;
+      socket.resume();
+    }
+  }
+
+  /** Runs `exchange` now, lets it wait for the process, or refuses it. */
+  #admit(exchange: Exchange): void {
+    if (exchange.probe || this.#active < this.#limits.maxActiveRequests) {
+      this.#run(exchange);
+    } else if (this.#waiting.length < this.#limits.maxWaitingRequests) {
+      exchange.waiting = true;
+      this.#waiting.push(exchange);
+    } else {
+      this.#refuse(
+        exchange.response,
+        new HttpError(
+          'HTTP_OVERLOADED',
+          `too many requests at once (${this.#active} running, ${this.#waiting.length} waiting); retry after 1 s`,
+          { 'retry-after': '1' },
+        ),
+        false,
+      );
+    }
+  }
+
+  #run(exchange: Exchange): void {
+    exchange.waiting = false;
+    exchange.startedAt = this.#now();
+    if (!exchange.probe) {
+      exchange.holdsSlot = true;
+      this.#active++;
+    }
+    exchange.run(exchange.request, exchange.response);
+  }
+
+  #end(exchange: Exchange): void {
+    if (exchange.ended) return;
+    exchange.ended = true;
+    const { connection } = exchange;
+    connection.unanswered--;
+    connection.running.delete(exchange);
+    if (exchange.holdsSlot) {
+      exchange.holdsSlot = false;
+      this.#active--;
+      this.#next();
+    }
+    this.#pump(connection);
+  }
+
+  /** Gives a freed slot to the first live waiter. */
+  #next(): void {
+    while (this.#active < this.#limits.maxActiveRequests && this.#waiting.length > 0) {
+      const exchange = this.#waiting.shift()!;
+      if (!exchange.ended) this.#run(exchange);
+    }
+  }
+
+  #closed(connection: Connection): void {
+    connection.closed = true;
+    this.#connections.delete(connection.socket);
+    connection.queue.length = 0;
+    // responses that never got the socket get no close event of their own
+    for (const exchange of [...connection.running]) this.#end(exchange);
+  }
+
+  #close(connection: Connection, reason: CloseReason): void {
+    if (connection.closed) return;
+    connection.closed = true;
+    this.#events.onClose?.(reason);
+    connection.socket.destroy();
+  }
+
+  /** A late body: a 408 when nothing else is owed on the connection, then it closes. */
+  #timeOut(connection: Connection): void {
+    const { socket } = connection;
+    const error = new HttpError(
+      'HTTP_TIMEOUT',
+      `the request body did not arrive within ${this.#limits.bodyTimeoutMs} ms`,
+    );
+    if (connection.unanswered === 1 && socket.writableLength === 0 && !socket.destroyed) {
+      this.#events.onRefuse?.(error.code);
+      connection.closed = true;
+      this.#events.onClose?.('body_timeout');
+      socket.end(rawErrorAnswer(error), () => socket.destroy());
+      return;
+    }
+    this.#close(connection, 'body_timeout');
+  }
+
+  /** Answers with the catalogue's `error` (closing the connection after when `close`). */
+  #refuse(response: ServerResponse, error: HttpError, close: boolean): void {
+    this.#events.onRefuse?.(error.code);
+    const { status, body } = errorResponse(error);
+    const text = JSON.stringify(body);
+    response.writeHead(status, {
+      ...error.headers,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      'cache-control': 'no-store',
+      ...(close ? { connection: 'close' } : {}),
+    });
+    response.end(text);
+  }
+}
