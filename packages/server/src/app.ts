@@ -14,6 +14,7 @@ import { AuditBlobCache, Directory } from '@akd-ts/directory';
 import type { RouteContext } from './context.js';
 import { clientErrorHandler, connectHandler, expectationHandler } from './client-errors.js';
 import { installErrorReplies, sendError } from './error-reply.js';
+import { useStrictJson } from './json-body.js';
 import { HttpError } from './errors.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { RequestGate } from './request-gate.js';
@@ -168,6 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // bodies are JSON only: a text/plain body is refused (415), not parsed into a string
   app.removeContentTypeParser('text/plain');
+  useStrictJson(app);
   installErrorReplies(app, countError);
 
   app.addHook('onResponse', async (request, reply) => {

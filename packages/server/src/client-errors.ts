@@ -35,10 +35,13 @@ export function clientErrorCode(error: NodeJS.ErrnoException): {
 
 /** A whole HTTP/1.1 error answer for `error`, ending the connection. */
 export function rawErrorAnswer(error: HttpError): string {
-  const { status, body } = errorResponse(error);
+  const { status, body, headers } = errorResponse(error);
   const text = JSON.stringify(body);
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+    Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('') +
     'Content-Type: application/json; charset=utf-8\r\n' +
     'Cache-Control: no-store\r\n' +
     'Connection: close\r\n' +

@@ -49,12 +49,12 @@ export function sendError(
   log: FastifyBaseLogger,
   count: (code: string) => void,
 ): FastifyReply {
-  const { status, body } = errorResponse(normalise(error));
+  const { status, body, headers } = errorResponse(normalise(error));
   count(body.error.code);
   if (status >= 500) log.error({ err: error }, 'request failed');
   else log.info({ code: body.error.code, status }, 'request refused');
   if (status === 401) reply.header('www-authenticate', 'Bearer');
-  if (error instanceof HttpError) reply.headers(error.headers);
+  reply.headers(headers);
   return reply
     .code(status)
     .header('cache-control', 'no-store')

@@ -39,6 +39,8 @@ export interface CatalogueEntry {
   status: number;
   /** When a client sees it, in a few words (the README's table shows this text). */
   meaning: string;
+  /** A 503's `Retry-After`, seconds: every 503 asks the client to come back (RFC 9110 10.2.3). */
+  retryAfter?: number;
 }
 
 /** The catalogue: code -> HTTP status and meaning. */
@@ -77,7 +79,11 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
   // Storage
   STORAGE_NOT_FOUND: { status: 500, meaning: 'a record the tree needs is missing from the store' },
   STORAGE_TRANSACTION: { status: 500, meaning: 'a storage transaction failed' },
-  STORAGE_CONNECTION: { status: 503, meaning: 'the store cannot be reached; retry later' },
+  STORAGE_CONNECTION: {
+    status: 503,
+    meaning: 'the store cannot be reached; retry later',
+    retryAfter: 5,
+  },
   STORAGE_CORRUPT: { status: 500, meaning: 'a stored record is corrupt' },
   STORAGE_SCHEMA: { status: 500, meaning: "the store's schema is not the expected one" },
   STORAGE_LOCKED: { status: 409, meaning: 'another process holds the writer lock' },
@@ -93,7 +99,11 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
     meaning: 'a label, value, batch or range exceeds a limit, or a value is empty',
   },
   DIRECTORY_LABEL_NOT_FOUND: { status: 404, meaning: 'the label was never published' },
-  DIRECTORY_READ_ONLY: { status: 503, meaning: 'the directory cannot be written or read yet' },
+  DIRECTORY_READ_ONLY: {
+    status: 503,
+    meaning: 'the directory cannot be written or read yet',
+    retryAfter: 5,
+  },
   DIRECTORY_TREE: { status: 500, meaning: 'the tree is inconsistent' },
   // HTTP layer
   HTTP_BAD_REQUEST: {
@@ -134,15 +144,18 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
   },
   HTTP_OVERLOADED: {
     status: 503,
-    meaning: 'too many heavy requests at once; retry after Retry-After seconds',
+    meaning: 'too many requests, or heavy requests, at once; retry after Retry-After seconds',
+    retryAfter: 1,
   },
   HTTP_UNAVAILABLE: {
     status: 503,
     meaning: 'the server is shutting down or not ready; retry (on another instance)',
+    retryAfter: 1,
   },
   HTTP_WRITER_UNAVAILABLE: {
     status: 503,
     meaning: 'the writer is starting, restarting or without the writer lock; retry later',
+    retryAfter: 5,
   },
   HTTP_INTERNAL: { status: 500, meaning: 'an unexpected server error (details are in its log)' },
 };
@@ -182,19 +195,30 @@ export interface ErrorBody {
  *
  * @example errorResponse(new AkdError('DIRECTORY_LABEL_NOT_FOUND', 'no label alice')).status // 404
  */
-export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
+export function errorResponse(error: unknown): {
+  status: number;
+  body: ErrorBody;
+  /** The error's own headers, and the catalogue's `Retry-After` of a 503 that has none. */
+  headers: Record<string, string>;
+} {
   if (error instanceof AkdError || error instanceof HttpError) {
     const code: ServerErrorCode = error.code;
     const field = error instanceof AkdError ? error.field : undefined;
+    const { status, retryAfter } = ERROR_CATALOGUE[code];
     return {
-      status: ERROR_CATALOGUE[code].status,
+      status,
       body: {
         error: { code, message: error.message, ...(field === undefined ? {} : { field }) },
+      },
+      headers: {
+        ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+        ...(error instanceof HttpError ? error.headers : {}),
       },
     };
   }
   return {
     status: 500,
     body: { error: { code: 'HTTP_INTERNAL', message: 'internal server error' } },
+    headers: {},
   };
 }

@@ -97,16 +97,29 @@ export function parseBytesField(
   );
 }
 
+/** A query parameter given twice or more (`a=1&a=2`) arrives as an array: refused by name. */
+function single(text: unknown, name: string): unknown {
+  if (Array.isArray(text)) {
+    throw new HttpError(
+      'HTTP_BAD_REQUEST',
+      `${name}: give the parameter once, not ${text.length} times`,
+    );
+  }
+  return text;
+}
+
 /**
- * An epoch in a query string: a decimal unsigned 64-bit integer (spec 2).
+ * An epoch in a query string: a decimal unsigned 64-bit integer (spec 2), written without
+ * leading zeros, as epochs are written everywhere else (blob names, JSON, headers).
  *
  * @example parseEpoch('7', 'from') // 7n
  */
-export function parseEpoch(text: unknown, name: string): bigint {
-  if (typeof text !== 'string' || !/^[0-9]{1,20}$/.test(text)) {
+export function parseEpoch(given: unknown, name: string): bigint {
+  const text = single(given, name);
+  if (typeof text !== 'string' || !/^(?:0|[1-9][0-9]{0,19})$/.test(text)) {
     throw new HttpError(
       'HTTP_BAD_REQUEST',
-      `${name}: expected a non-negative decimal integer, got ${typeof text === 'string' ? quote(text) : 'nothing'}`,
+      `${name}: expected a non-negative decimal integer without leading zeros, got ${typeof text === 'string' ? quote(text) : 'nothing'}`,
     );
   }
   const value = BigInt(text);
@@ -120,8 +133,9 @@ export function parseEpoch(text: unknown, name: string): bigint {
  *
  * @example parseCount('3', 'mostRecent', 1000) // 3
  */
-export function parseCount(text: unknown, name: string, max: number): number {
-  const value = typeof text === 'string' && /^[0-9]{1,10}$/.test(text) ? Number(text) : NaN;
+export function parseCount(given: unknown, name: string, max: number): number {
+  const text = single(given, name);
+  const value = typeof text === 'string' && /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : NaN;
   if (!(value >= 1)) {
     throw new HttpError(
       'HTTP_BAD_REQUEST',

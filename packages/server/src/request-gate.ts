@@ -366,10 +366,10 @@ export class RequestGate {
   /** Answers with the catalogue's `error` (closing the connection after when `close`). */
   #refuse(response: ServerResponse, error: HttpError, close: boolean): void {
     this.#events.onRefuse?.(error.code);
-    const { status, body } = errorResponse(error);
+    const { status, body, headers } = errorResponse(error);
     const text = JSON.stringify(body);
     response.writeHead(status, {
-      ...error.headers,
+      ...headers,
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),
       'cache-control': 'no-store',

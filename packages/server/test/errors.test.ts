@@ -11,6 +11,7 @@ import {
   ERROR_CATALOGUE,
   HTTP_ERROR_CODES,
   SERVER_ERROR_CODES,
+  HttpError,
   buildApp,
   errorResponse,
   type ServerErrorCode,
@@ -31,6 +32,17 @@ test("every code of core's ERROR_CODES, and every HTTP code, has a status in the
     assert.ok(entry.meaning.length > 0);
   }
   assert.deepEqual(Object.keys(ERROR_CATALOGUE).sort(), [...SERVER_ERROR_CODES].sort());
+});
+
+test('every 503 of the catalogue carries a Retry-After, and only 503s do', () => {
+  for (const code of SERVER_ERROR_CODES) {
+    const { status, retryAfter } = ERROR_CATALOGUE[code];
+    assert.equal(retryAfter !== undefined, status === 503, code);
+    if (retryAfter !== undefined) assert.ok(Number.isInteger(retryAfter) && retryAfter > 0);
+  }
+  // an error's own Retry-After wins over the catalogue's
+  const own = errorResponse(new HttpError('HTTP_UNAVAILABLE', 'later', { 'retry-after': '30' }));
+  assert.deepEqual(own.headers, { 'retry-after': '30' });
 });
 
 test("the README's error table is exactly the catalogue", () => {
@@ -55,11 +67,13 @@ test('errorResponse keeps AkdError codes and fields and hides other errors', () 
   assert.deepEqual(known, {
     status: 503,
     body: { error: { code: 'STORAGE_CONNECTION', message: 'down', field: 'db' } },
+    headers: { 'retry-after': '5' },
   });
   const unknown = errorResponse(new Error('/secret/path/to/file: EACCES'));
   assert.deepEqual(unknown, {
     status: 500,
     body: { error: { code: 'HTTP_INTERNAL', message: 'internal server error' } },
+    headers: {},
   });
 });
 
@@ -451,6 +465,8 @@ test("the server's own faults are a 500 (or 503) with a code, and no internals",
   const epoch = await down.inject({ url: '/v1/epoch' });
   assert.equal(epoch.statusCode, 503);
   assert.equal(epoch.json().error.code, 'STORAGE_CONNECTION');
+  // a 503 asks the client to come back: with the catalogue's Retry-After
+  assert.equal(epoch.headers['retry-after'], '5');
   await down.close();
 });
 

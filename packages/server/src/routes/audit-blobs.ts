@@ -73,6 +73,16 @@ function text(query: ListingQuerystring, name: keyof ListingQuerystring): string
   return value;
 }
 
+/** Whether `key` is a blob name (every token this server issues holds one). */
+function isBlobName(key: string): boolean {
+  try {
+    parseAuditBlobName(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The continuation token is the last key of the page, base64url-encoded (opaque to clients). */
 function encodeToken(key: string): string {
   return Buffer.from(key, 'utf8').toString('base64url');
@@ -80,7 +90,7 @@ function encodeToken(key: string): string {
 
 function decodeToken(token: string): string {
   const key = Buffer.from(token, 'base64url').toString('utf8');
-  if (token === '' || encodeToken(key) !== token) {
+  if (token === '' || encodeToken(key) !== token || !isBlobName(key)) {
     throw new HttpError('HTTP_BAD_REQUEST', 'continuation-token: not a token this server issued');
   }
   return key;

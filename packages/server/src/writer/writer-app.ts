@@ -16,6 +16,7 @@ import Fastify, {
 import type { Directory } from '@akd-ts/directory';
 import { epochHeaders } from '../context.js';
 import { installErrorReplies } from '../error-reply.js';
+import { useStrictJson } from '../json-body.js';
 import { HttpError } from '../errors.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../options.js';
 import { parseUpdates } from '../publish/body.js';
@@ -75,6 +76,7 @@ export async function buildWriterApp(options: WriterAppOptions): Promise<Fastify
     }
   });
   app.removeContentTypeParser('text/plain');
+  useStrictJson(app);
   installErrorReplies(app, () => {});
 
   // publishes whose bodies were read and that are not answered yet (a body refused before it
