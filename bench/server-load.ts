@@ -7,7 +7,8 @@
  *     [--workers N] [--labels 224000] [--epochs 8] [--publish 100000] [--connections 50]
  *     [--seconds 15] [--audits 8] [--lookup-keys 100000] [--lookup-count 2000]
  *     [--lookup-rounds 2] [--no-upstream] [--connection-spread]
- *     [--phases one,alone,audits,publish] [--store-dir DIR]
+ *     [--phases one,alone,audits,abuse,publish] [--store-dir DIR]
+ *     [--pipeliners 30] [--pipelined 30000] [--slow-bodies 30] [--leavers 20]
  *
  * Per core first: lookup proof generation on one thread without HTTP (bench/support/
  * lookup-rate.ts) alternating with upstream's `akd-rs bench-lookup` over the same number of
@@ -30,7 +31,13 @@
  *    the whole range, from another process, each client asking again as soon as it has read
  *    an answer; 503s of the heavy-route limiter are counted apart, any other failure is an
  *    error);
- * 4. lookups during one publish of `--publish` new labels through `POST /v1/publish` (the
+ * 4. lookups during abuse (bench/support/abuse.ts), for `--seconds`: `--pipeliners`
+ *    connections each writing `--pipelined` lookups at once and never reading, `--slow-bodies`
+ *    connections sending a lookup body a byte a second, and `--leavers` clients asking for a
+ *    key history and leaving before the answer, each coming back when closed. Afterwards ten
+ *    key histories in a row must each be answered 200 (no heavy-route slot leaked), and no
+ *    server process may have been started again;
+ * 5. lookups during one publish of `--publish` new labels through `POST /v1/publish` (the
  *    window is the publish, from the request to its answer).
  *
  * `--store-dir DIR` keeps the SQLite store in DIR and reuses it in later runs (its writer has
@@ -54,11 +61,13 @@ import { lookupRate } from './support/lookup-rate.js';
 import {
   startServe,
   processTree,
+  proofPids,
   residentByRole,
   residentMb,
   type ServeProcess,
 } from './support/serve-process.js';
 import { measure, measureSelf, ratio, upstreamCommand } from './support/upstream.js';
+import { abuseLoad, type AbuseOrder, type AbuseResult } from './support/abuse.js';
 import { median } from './support/common.js';
 
 const TOKEN = 'bench-server-load-token-0123456789';
@@ -82,13 +91,19 @@ const settings = {
   lookupKeys: Number(option('lookup-keys', quick ? '20000' : '100000')),
   lookupCount: Number(option('lookup-count', quick ? '500' : '2000')),
   lookupRounds: Number(option('lookup-rounds', quick ? '1' : '2')),
-  phases: new Set(option('phases', 'one,alone,audits,publish').split(',')),
+  phases: new Set(option('phases', 'one,alone,audits,abuse,publish').split(',')),
+  pipeliners: Number(option('pipeliners', '30')),
+  pipelined: Number(option('pipelined', quick ? '10000' : '30000')),
+  slowBodies: Number(option('slow-bodies', '30')),
+  leavers: Number(option('leavers', '20')),
 };
 for (const p of settings.phases) {
-  if (!['one', 'alone', 'audits', 'publish'].includes(p)) {
-    throw new Error(`--phases: one, alone, audits or publish, not ${p}`);
+  if (!['one', 'alone', 'audits', 'abuse', 'publish'].includes(p)) {
+    throw new Error(`--phases: one, alone, audits, abuse or publish, not ${p}`);
   }
 }
+/** The proof servers' heap limit (akd serve's default --proof-heap-mb). */
+const PROOF_HEAP_MB = 512;
 const json = flag('json');
 const label = (i: number) => `user-${i}@example.com`;
 
@@ -116,7 +131,8 @@ type Autocannon = (
 ) => AutocannonInstance;
 
 interface LoadOrder {
-  kind: 'lookups' | 'audits' | 'health';
+  kind: 'lookups' | 'audits' | 'health' | 'abuse';
+  abuse?: AbuseOrder;
   url: string;
   seconds: number;
   connections: number;
@@ -276,7 +292,11 @@ async function loadChild(): Promise<void> {
   // loaded: the bench starts its measurement once every generator of a phase is
   process.send!('ready');
   const o = await order;
-  const run = { lookups: lookupLoad, audits: auditLoad, health: healthLoad }[o.kind];
+  const abuse = async (order: LoadOrder, stopped: StopSignal) => {
+    const until = performance.now() + order.seconds * 1000;
+    return abuseLoad(order.abuse!, () => stopped.requested || performance.now() > until);
+  };
+  const run = { lookups: lookupLoad, audits: auditLoad, health: healthLoad, abuse }[o.kind];
   const result = await run(o, stop);
   process.send!(result, () => process.exit(0));
 }
@@ -336,6 +356,10 @@ interface Watch {
   /** Per process (primary, proof1, ..., writer), when the phase began and at its peak, MB. */
   startRoles: string;
   peakRoles: string;
+  /** The most any one proof server held at any sample, MB. */
+  maxProofMb: number;
+  /** Server processes started again during the phase (child pids that changed). */
+  restarts: number;
 }
 
 const rolesText = (roles: Record<string, number>) =>
@@ -361,11 +385,17 @@ async function watch(serve: ServeProcess): Promise<{ stop: () => Promise<Watch> 
     startRoles: rolesText(residentByRole(serve.child.pid!)),
     peakRoles: '',
     healthSlowest: '',
+    maxProofMb: 0,
+    restarts: 0,
   };
+  const before = proofPids(serve.child.pid!);
   probe.go();
   const sample = () => {
     const roles = residentByRole(serve.child.pid!);
     const total = Object.values(roles).reduce((a, b) => a + b, 0);
+    for (const [role, mb] of Object.entries(roles)) {
+      if (role.startsWith('proof')) w.maxProofMb = Math.max(w.maxProofMb, mb);
+    }
     if (total > w.peakRssMb) {
       w.peakRssMb = total;
       w.peakRoles = rolesText(roles);
@@ -377,6 +407,9 @@ async function watch(serve: ServeProcess): Promise<{ stop: () => Promise<Watch> 
     stop: async () => {
       clearInterval(timer);
       sample();
+      // proof servers only: a writer hands over or sleeps by design
+      const after = new Set(proofPids(serve.child.pid!));
+      w.restarts = before.filter((pid) => !after.has(pid)).length;
       probe.stop();
       const health = await probe.result;
       w.healthMaxMs = health.maxMs;
@@ -459,6 +492,22 @@ async function lookupPhase(
     ...watched,
     ...extra,
   };
+}
+
+/**
+ * How many of `n` key histories in a row are answered 200 within the heavy-route limiter's
+ * wait (10 s): all of them, unless slots leaked.
+ */
+async function historiesAnswered(url: string, n: number): Promise<number> {
+  let ok = 0;
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${url}/v1/history/${encodeURIComponent(label(i))}`, {
+      headers: { accept: 'application/x-protobuf' },
+    });
+    await res.arrayBuffer();
+    if (res.status === 200) ok++;
+  }
+  return ok;
 }
 
 async function publish(url: string, from: number, count: number): Promise<number> {
@@ -614,6 +663,31 @@ async function runStore(name: string): Promise<Row[]> {
           }),
         );
       }
+      if (phase('abuse')) {
+        const abuse = await forkLoad<AbuseResult>({
+          kind: 'abuse',
+          url: serve.url,
+          seconds: settings.seconds,
+          connections: 0,
+          labels: settings.labels,
+          to: 0,
+          abuse: {
+            url: serve.url,
+            pipeliners: settings.pipeliners,
+            pipelined: settings.pipelined,
+            slowBodies: settings.slowBodies,
+            leavers: settings.leavers,
+            labels: settings.labels,
+          },
+        });
+        report(
+          await lookupPhase(name, 'during abuse', settings.workers, serve, async () => {
+            abuse.go();
+            const a = await abuse.result;
+            return { ...a, historiesAfter: await historiesAnswered(serve.url, 10) };
+          }),
+        );
+      }
       if (phase('publish')) {
         report(
           await lookupPhase(name, 'during publish', settings.workers, serve, async () => ({
@@ -717,6 +791,31 @@ async function main(): Promise<void> {
         figures: `${pub.p99ms} ms against ${alone.p99ms} ms (${(pub.p99ms / alone.p99ms).toFixed(2)}x)`,
       });
     }
+    const abused = of('during abuse');
+    if (abused !== undefined && alone !== undefined) {
+      targets.push(
+        {
+          target: `${store}: /healthz under 250 ms during abuse`,
+          met: abused.healthMaxMs < 250,
+          figures: `${abused.healthMaxMs} ms (slowest: ${abused.healthSlowest})`,
+        },
+        {
+          target: `${store}: each proof server under 80% of its ${PROOF_HEAP_MB} MB heap limit during abuse`,
+          met: abused.maxProofMb < 0.8 * PROOF_HEAP_MB,
+          figures: `${abused.maxProofMb} MB at most`,
+        },
+        {
+          target: `${store}: well-behaved lookups during abuse at least half their rate alone`,
+          met: abused.lookupsPerSecond >= 0.5 * alone.lookupsPerSecond,
+          figures: `${abused.lookupsPerSecond}/s against ${alone.lookupsPerSecond}/s (${(abused.lookupsPerSecond / alone.lookupsPerSecond).toFixed(2)}x)`,
+        },
+        {
+          target: `${store}: no proof server restarted, and no heavy-route slot leaked, during abuse`,
+          met: abused.restarts === 0 && abused['historiesAfter'] === 10,
+          figures: `${abused.restarts} restarts, ${abused['historiesAfter']} of 10 histories answered after`,
+        },
+      );
+    }
     const busy = [pub, aud].filter((r) => r !== undefined);
     if (busy.length > 0) {
       targets.push({
@@ -749,14 +848,14 @@ async function main(): Promise<void> {
     for (const t of targets) console.log(JSON.stringify({ bench: 'server-load', ...t }));
   } else {
     console.log(
-      '\n| store | phase | workers | lookups/s | p50 ms | p99 ms | max ms | errors | slowest /healthz ms | RSS MB start -> peak | per process at start | per process at peak |',
+      '\n| store | phase | workers | lookups/s | p50 ms | p99 ms | max ms | errors | slowest /healthz ms | RSS MB start -> peak | per process at start | per process at peak | largest proof server MB | restarts |',
     );
     console.log(
-      '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+      '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |',
     );
     for (const r of rows) {
       console.log(
-        `| ${r.store} | ${r.phase} | ${r.workers} | ${r.lookupsPerSecond} | ${r.p50ms} | ${r.p99ms} | ${r.maxMs} | ${r.errors} | ${r.healthMaxMs} | ${r.startRssMb} -> ${r.peakRssMb} | ${r.startRoles} | ${r.peakRoles} |`,
+        `| ${r.store} | ${r.phase} | ${r.workers} | ${r.lookupsPerSecond} | ${r.p50ms} | ${r.p99ms} | ${r.maxMs} | ${r.errors} | ${r.healthMaxMs} | ${r.startRssMb} -> ${r.peakRssMb} | ${r.startRoles} | ${r.peakRoles} | ${r.maxProofMb} | ${r.restarts} |`,
       );
     }
     console.log('');

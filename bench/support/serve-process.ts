@@ -146,6 +146,11 @@ function roleOf(pid: number, root: number): string {
   }
 }
 
+/** The process ids of `root`'s proof servers. */
+export function proofPids(root: number): number[] {
+  return processTree(root).filter((pid) => roleOf(pid, root) === 'proof');
+}
+
 /**
  * Resident memory of each process of `akd serve` under `root`, MB, by role: `primary`,
  * `proof1`, `proof2`, ... (in process id order), `writer`.
