@@ -2,9 +2,12 @@
 // epoch whole (its root is the root the writer published for that epoch), the restored store
 // serves proofs that verify and publishing continues from it; stores that are not
 // directories, existing destinations and PostgreSQL URLs are refused, leaving no file behind.
+// A damaged backup (4 KB inverted mid-file) or an inconsistent one (azks.latest_epoch raised
+// by SQL) is refused with what failed and nothing written; a backup whose copy fails its
+// check is removed; --verify full finds a wrong node the standard check does not read.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -16,7 +19,7 @@ import {
   utf8,
 } from '@akd-ts/core';
 import { StorageManager } from '@akd-ts/storage';
-import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { SqliteDatabase, openBetterSqlite } from '@akd-ts/storage-sqlite';
 import { InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
 import { akd, tempDir } from './helpers.js';
 import { spawnTs } from './support/children.js';
@@ -197,4 +200,217 @@ test('backup and restore refuse what is not a directory, and never overwrite', a
   assert.match(restored.stdout, /^restored .*store-backup\.db to sqlite:.*r4\.db\nepoch: 0\n/);
   const help = await ok(['backup', '--help']);
   assert.match(help.stdout, /online backup/);
+});
+
+/** Files in the test directory whose name starts with `name` (a store, its staging copies). */
+const filesOf = (name: string) => readdirSync(tmp.dir).filter((f) => f.startsWith(name));
+
+/** A copy of the file `from` as `to`, with `change` applied to its bytes. */
+function copyWith(from: string, to: string, change: (bytes: Buffer) => Buffer | void): string {
+  const bytes = readFileSync(from);
+  writeFileSync(path(to), change(bytes) ?? bytes);
+  return path(to);
+}
+
+/** Inverts 4 KB in the middle of a file. */
+const invertMiddle = (b: Buffer) => {
+  const middle = Math.floor(b.length / 2);
+  for (let i = middle; i < middle + 4096; i++) b[i] = b[i]! ^ 0xff;
+};
+
+/** A copy of the store `from` as `to`, with `sql` run on it. */
+function copyWithSql(from: string, to: string, sql: string): string {
+  copyFileSync(from, path(to));
+  const client = openBetterSqlite(path(to));
+  client.exec(sql);
+  client.close();
+  return path(to);
+}
+
+/** A store of 4 epochs of 250 labels each (the first 50 updated every epoch), and its backup. */
+const epochs = (async () => {
+  const store = path('epochs.db');
+  await ok(['init', '--db', `sqlite:${store}`, '--config', 'whatsapp_v1']);
+  const roots = new Map<bigint, string>();
+  for (let e = 1; e <= 4; e++) {
+    const lines = Array.from({ length: 250 }, (_, i) =>
+      JSON.stringify({ label: i < 50 ? `old-${i}` : `e${e}-${i}`, value: `v${e}-${i}` }),
+    );
+    const args = ['publish', '--db', `sqlite:${store}`, '--json', '--vrf-threads', '0', '-'];
+    const out = JSON.parse((await ok(args, lines.join('\n'))).stdout);
+    roots.set(BigInt(out.epoch), out.rootHash);
+  }
+  const backup = path('epochs-backup.db');
+  await ok(['backup', '--db', `sqlite:${store}`, '--out', backup]);
+  return { store, backup, roots };
+})();
+
+async function refusedRestore(from: string, to: string, message: RegExp, extra: string[] = []) {
+  const out = await akd(['restore', '--from', from, '--db', `sqlite:${path(to)}`, ...extra], {
+    env,
+  });
+  assert.equal(out.code, 1, out.stderr);
+  assert.match(out.stderr, message);
+  assert.equal(out.stderr.split('\n').length, 2, 'one line');
+  assert.deepEqual(filesOf(to), [], 'nothing written');
+}
+
+test('a backup with 4 KB inverted mid-file is refused, and nothing is written', async () => {
+  const { backup } = await epochs;
+  const damaged = copyWith(backup, 'damaged.db', invertMiddle);
+  // the damage is real: SQLite's own check of the file fails
+  const raw = openBetterSqlite(copyWith(damaged, 'damaged-probe.db', () => {}));
+  assert.throws(() => {
+    const rows = raw.pragma('integrity_check') as { integrity_check: string }[];
+    if (rows[0]?.integrity_check !== 'ok') throw new Error(rows[0]?.integrity_check);
+  });
+  raw.close();
+  const before = readFileSync(damaged);
+  await refusedRestore(
+    damaged,
+    'from-damaged.db',
+    /^error: STORAGE_CORRUPT: restore refused, nothing was written: .*damaged\.db: integrity_check: \S/,
+  );
+  assert.deepEqual(readFileSync(damaged), before, 'the backup itself is only read');
+
+  // SQLite's problems beyond the first are counted: a free list miscounted, two pages unused
+  const miscounted = copyWith(backup, 'miscounted.db', (b) => {
+    b.writeUInt32BE(7, 36);
+    b.writeUInt32BE(b.readUInt32BE(28) + 2, 28);
+    return Buffer.concat([b, Buffer.alloc(8192)]);
+  });
+  await refusedRestore(
+    miscounted,
+    'from-miscounted.db',
+    /integrity_check: Freelist: size is 0 but should be 7 \(and 2 more\)$/m,
+  );
+});
+
+test('a backup whose azks.latest_epoch was raised by 5 is refused, and nothing is written', async () => {
+  const { backup } = await epochs;
+  const raised = copyWithSql(
+    backup,
+    'raised.db',
+    'UPDATE azks SET latest_epoch = latest_epoch + 5',
+  );
+  await refusedRestore(
+    raised,
+    'from-raised.db',
+    /^error: STORAGE_CORRUPT: restore refused, nothing was written: .*raised\.db: azks latest epoch 9 but the tree's root was last written in epoch 4$/m,
+  );
+  const lowered = copyWithSql(backup, 'lowered.db', 'UPDATE azks SET latest_epoch = 3');
+  await refusedRestore(
+    lowered,
+    'from-lowered.db',
+    /azks latest epoch 3 but the tree's root was last written in epoch 4$/m,
+  );
+  const miscount = copyWithSql(backup, 'miscount.db', 'UPDATE azks SET num_nodes = num_nodes + 1');
+  await refusedRestore(
+    miscount,
+    'from-miscount.db',
+    /azks counts \d+ tree nodes but the store holds \d+$/m,
+  );
+});
+
+test('a clean backup restores and publishes the next epoch with no gap', async () => {
+  const { backup, roots } = await epochs;
+  const restored = path('clean-restored.db');
+  const out = JSON.parse(
+    (await ok(['restore', '--from', backup, '--db', `sqlite:${restored}`, '--json'])).stdout,
+  );
+  assert.deepEqual([out.epoch, out.rootHash], [4, roots.get(4n)]);
+  assert.deepEqual(filesOf('clean-restored.db'), ['clean-restored.db'], 'no staging copy left');
+  const next = JSON.parse(
+    (
+      await ok(
+        ['publish', '--db', `sqlite:${restored}`, '--json', '--vrf-threads', '0', '-'],
+        '{"label":"after","value":"restore"}\n',
+      )
+    ).stdout,
+  );
+  assert.equal(next.epoch, 5);
+  // epochs 1 to 5 form one chain: the restored epochs' roots, then the new one
+  const { db, dir } = await reader(restored);
+  const hashes = [1n, 2n, 3n, 4n].map((e) => fromHex(roots.get(e)!));
+  await auditVerify(dir.config, [...hashes, fromHex(next.rootHash)], await dir.audit(1n, 5n));
+  const blob = await db.getAuditBlob(5n);
+  assert.equal(toHex(blob.previousHash), roots.get(4n), 'the new step starts at the restored root');
+  await dir.close();
+  await db.close();
+});
+
+test('--verify full reads every node: a wrong leaf the standard check does not read', async () => {
+  const { backup } = await epochs;
+  // a leaf below an interior node (not a child of the root) with its value zeroed
+  const tampered = copyWithSql(
+    backup,
+    'tampered.db',
+    'UPDATE nodes SET hash = zeroblob(32) WHERE label = (SELECT label FROM nodes ' +
+      'WHERE node_type = 1 AND parent != zeroblob(36) ORDER BY label LIMIT 1)',
+  );
+  await ok(['restore', '--from', tampered, '--db', `sqlite:${path('tampered-standard.db')}`]);
+  await refusedRestore(
+    tampered,
+    'tampered-full.db',
+    /restore refused, nothing was written: .*tampered\.db: tree node \(0x[0-9a-f]{64}, \d+\) at epoch 4: its stored hash is not the hash of its children$/m,
+    ['--verify', 'full'],
+  );
+  const full = await ok([
+    'restore',
+    '--from',
+    backup,
+    '--db',
+    `sqlite:${path('full.db')}`,
+    '--verify',
+    'full',
+  ]);
+  assert.match(full.stdout, /^restored .* to sqlite:.*full\.db\nepoch: 4\n/);
+  const bad = await akd(
+    ['restore', '--from', backup, '--db', `sqlite:${path('x2.db')}`, '--verify', 'most'],
+    { env },
+  );
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--verify.*most.*standard, full/);
+});
+
+test('a backup whose copy fails its check is removed and names what failed', async () => {
+  const { store } = await epochs;
+  const refusedBackup = async (
+    from: string,
+    out: string,
+    message: RegExp,
+    extra: string[] = [],
+  ) => {
+    const r = await akd(['backup', '--db', `sqlite:${from}`, '--out', path(out), ...extra], {
+      env,
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, message);
+    assert.deepEqual(filesOf(out), [], 'the copy was removed');
+  };
+  await refusedBackup(
+    copyWith(store, 'damaged-store.db', invertMiddle),
+    'of-damaged.db',
+    /^error: STORAGE_CORRUPT: the backup fails its check and was removed \(is sqlite:.*damaged-store\.db damaged\?\): integrity_check: \S/,
+  );
+  await refusedBackup(
+    copyWithSql(store, 'raised-store.db', 'UPDATE azks SET latest_epoch = latest_epoch + 5'),
+    'of-raised.db',
+    /: azks latest epoch 9 but the tree's root was last written in epoch 4$/m,
+  );
+  const full = JSON.parse(
+    (
+      await ok([
+        'backup',
+        '--db',
+        `sqlite:${store}`,
+        '--out',
+        path('of-store-full.db'),
+        '--verify',
+        'full',
+        '--json',
+      ])
+    ).stdout,
+  );
+  assert.equal(full.epoch, 4);
 });

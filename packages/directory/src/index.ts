@@ -39,6 +39,11 @@ export {
 } from './vrf/backend.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
+export { checkStoredDirectory } from './check/stored-directory.js';
+export type {
+  StoredDirectoryCheckOptions,
+  StoredDirectoryReport,
+} from './check/stored-directory.js';
 export type { InsertOptions } from './azks.js';
 export { AuditBlobCatalog, exportAuditBlobs, stepRoots } from './audit-blobs.js';
 export { createAuditBlobVerifier } from './audit-verifier.js';

@@ -29,6 +29,7 @@ import {
   type NodeRecordBytes,
   type RecordFor,
   type StorageKey,
+  type StoredRecordTotals,
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
@@ -51,6 +52,7 @@ import {
   type Row,
 } from './codec.js';
 import { corruptRow, toAkdError } from './errors.js';
+import { integrityPragma, integrityProblems, recordTotals } from './integrity.js';
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
 import { assertStore, prepareSchema } from './schema.js';
 import { selectNodeBytesSql } from './node-bytes-sql.js';
@@ -565,6 +567,42 @@ export class SqliteDatabase implements Database {
       await rm(destination, { force: true });
       throw toAkdError(e, doing, this.path);
     }
+  }
+
+  // ---- whole-store checks (integrity.ts) ------------------------------------------------
+
+  /**
+   * Runs SQLite's integrity check over the whole file: every page, b-tree, free list and
+   * STRICT, NOT NULL and CHECK constraint (`quick` runs `quick_check`, which skips the
+   * UNIQUE constraints and the comparison of indexes with their tables). Reads every page.
+   * @returns the problems SQLite reports, at most `maxProblems` (default 100); none for a
+   * sound file. A file too damaged for the check to run reports that as its problem.
+   * @throws AkdError for a failure that is not damage (`STORAGE_LOCKED`, `STORAGE_CONNECTION`)
+   *
+   * @example
+   * ```ts
+   * const problems = await db.checkIntegrity();
+   * if (problems.length > 0) console.error(`damaged: ${problems[0]}`);
+   * ```
+   */
+  async checkIntegrity(options: { quick?: boolean; maxProblems?: number } = {}): Promise<string[]> {
+    const pragma = integrityPragma(options.quick === true, options.maxProblems ?? 100);
+    this.check();
+    return integrityProblems(this.client, this.path, pragma);
+  }
+
+  /**
+   * What a scan of every table finds (tree nodes stored, the newest epoch of each kind of
+   * record), in one read transaction, for the directory's consistency check. Reads the nodes
+   * and value_states tables whole.
+   *
+   * @example
+   * ```ts
+   * const { treeNodes } = await db.recordTotals();
+   * ```
+   */
+  async recordTotals(): Promise<StoredRecordTotals> {
+    return this.read('count the stored records', true, () => recordTotals(this.client));
   }
 
   /** Releases the writer lock if held and closes the connection. Idempotent. */

@@ -51,6 +51,23 @@ export interface AuditBlobInfo {
   size: number;
 }
 
+/**
+ * Totals of a whole store that only a scan of its tables gives: how many tree nodes it holds
+ * and the newest epoch of each kind of record. A driver that can scan reports them (as
+ * `SqliteDatabase.recordTotals` does), and the directory's consistency check compares them
+ * with the AZKS record, which must account for every one.
+ */
+export interface StoredRecordTotals {
+  /** Tree-node records stored (one per node ever created: spec 7.4 `num_nodes`). */
+  treeNodes: bigint;
+  /** The newest `last_epoch` of any node's latest version; undefined when there is no node. */
+  newestNodeEpoch: bigint | undefined;
+  /** The newest epoch of any value state; undefined when there is none. */
+  newestValueStateEpoch: bigint | undefined;
+  /** The newest epoch of any stored audit blob; undefined when there is none. */
+  newestAuditBlobEpoch: bigint | undefined;
+}
+
 /** Whether a writer lock is held, for locks that can be lost. */
 export interface WriterLockStatus {
   /** True while this process holds the lock: writes are safe. */

@@ -34,6 +34,7 @@ export type {
   Database,
   DbSetState,
   NodeRecordBytes,
+  StoredRecordTotals,
   UserVersion,
   WriterLock,
   WriterLockStatus,
