@@ -220,13 +220,13 @@ export class AdvisoryWriterLock implements WriterLock {
     const started = Date.now();
     let delay = this.recovery.retryMs;
     let last = this.#lost!.message;
-    while (!this.#released) {
+    while (!this.#released && !this.#final) {
       await sleep(delay, this.#stop.signal);
-      if (this.#released) return;
+      if (this.#released || this.#final) return;
       delay = Math.min(delay * 2, 5_000);
       try {
         const taken = await this.#take();
-        if (this.#released) {
+        if (this.#released || this.#final) {
           await taken.session?.close().catch(() => undefined);
           return;
         }
@@ -240,7 +240,8 @@ export class AdvisoryWriterLock implements WriterLock {
             await taken.session.close().catch(() => undefined);
             return this.#giveUp((e as Error).message);
           }
-          if (this.#released) return;
+          // revoked meanwhile: lost for good, whatever this session holds
+          if (this.#released || this.#final) return;
           this.#lost = undefined;
           this.#generation++;
           this.#changed();
@@ -268,6 +269,19 @@ export class AdvisoryWriterLock implements WriterLock {
     this.#final = true;
     this.#lost = new Error(reason);
     this.#changed();
+  }
+
+  /**
+   * The store refuses this writer for good (fenced, or claimed by a newer writer: see
+   * fencing.ts): the lock counts as lost for good, with `reason`, and is not taken again.
+   * Holding the advisory lock gives no right to write there. Its session is closed on
+   * release. Nothing happens once released or already lost for good.
+   */
+  revoke(reason: string): void {
+    if (this.#released || this.#final) return;
+    // a recovery under way stops at its next turn
+    this.#stop.abort();
+    this.#giveUp(reason);
   }
 
   /** Unlocks and closes the lock's connection; stops any attempt to take it again. Idempotent. */
