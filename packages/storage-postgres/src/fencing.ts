@@ -81,6 +81,7 @@ function fencedError(schema: string, fence: WriterFence): WriterFencedError {
     `schema "${schema}" is fenced (generation ${fence.generation}` +
       `${fence.changedAt ? `, since ${fence.changedAt}` : ''}): it is no longer the directory's ` +
       `writable copy, and no writer may publish to it; point the writer at the promoted primary`,
+    true,
   );
 }
 
@@ -118,6 +119,7 @@ export function fenceRefusal(
     `another writer opened schema "${schema}" since this one (generation ` +
       `${fence.generation}, this writer's is ${generation}): this writer is fenced and ` +
       `must not publish; reopen the directory`,
+    false,
   );
 }
 

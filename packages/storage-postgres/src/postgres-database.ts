@@ -30,6 +30,7 @@ import {
   type ValueStateFlag,
   type ValueStateRecord,
   type WriterLock,
+  type WriterFencedError,
   isWriterFenced,
 } from '@akd-ts/storage';
 import {
@@ -368,14 +369,14 @@ export class PostgresDatabase implements Database, ReplicationAware {
       });
     } catch (e) {
       // the store refuses this writer for good: its lock is lost for good with it
-      if (isWriterFenced(e)) this.#revoke(e.message);
+      if (isWriterFenced(e)) this.#revoke(e);
       throw storageError(e, operation, true);
     }
   }
 
-  /** Every held writer lock counts as lost for good, with `reason` (see fencing.ts). */
-  #revoke(reason: string): void {
-    for (const lock of this.#locks) lock.revoke(reason);
+  /** Every held writer lock counts as lost for good, with the refusal's reason (fencing.ts). */
+  #revoke(refusal: WriterFencedError): void {
+    for (const lock of this.#locks) lock.revoke(refusal.message, refusal.storeFenced);
   }
 
   /**
@@ -398,7 +399,7 @@ export class PostgresDatabase implements Database, ReplicationAware {
           // the lock taken again meanwhile claimed a newer generation: read again next time
           if (this.#generation !== generation) return;
           const refusal = fenceRefusal(this.schema, fence, generation);
-          if (refusal !== undefined) this.#revoke(refusal.message);
+          if (refusal !== undefined) this.#revoke(refusal);
         })
         .catch(() => undefined)
         .finally(() => (reading = false));

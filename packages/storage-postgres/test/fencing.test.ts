@@ -144,6 +144,7 @@ test('a write refused by the fence makes the writer lock lost for good', pgTest,
   const status = await lost;
   assert.equal(status.held, false);
   assert.match(status.reason!, /is fenced/);
+  assert.equal(status.fenced, true, 'the store itself is fenced');
   // later writes are refused before reaching the store, for good
   await assert.rejects(
     current.set(leaf(2)),
@@ -165,6 +166,7 @@ test(
       else await claimGeneration(pool(), schema);
       const status = await lost;
       assert.match(status.reason!, replace === 'fence' ? /is fenced/ : /another writer opened/);
+    assert.equal(status.fenced === true, replace === 'fence');
       await current.close();
       if (replace === 'fence') await promoteStore(pool(), schema, {});
     }

@@ -22,7 +22,14 @@ export function transactionError(message: string): AkdError {
  * ```
  */
 export class WriterFencedError extends AkdError {
-  constructor(message: string) {
+  /**
+   * @param storeFenced true when the store itself is fenced (retired as the directory's
+   * writable copy: no writer may publish there), false when a newer writer claimed it
+   */
+  constructor(
+    message: string,
+    readonly storeFenced: boolean,
+  ) {
     super('STORAGE_LOCKED', message);
   }
 }
