@@ -166,7 +166,7 @@ test(
       else await claimGeneration(pool(), schema);
       const status = await lost;
       assert.match(status.reason!, replace === 'fence' ? /is fenced/ : /another writer opened/);
-    assert.equal(status.fenced === true, replace === 'fence');
+      assert.equal(status.fenced === true, replace === 'fence');
       await current.close();
       if (replace === 'fence') await promoteStore(pool(), schema, {});
     }

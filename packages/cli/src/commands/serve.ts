@@ -370,7 +370,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
  * Why `akd serve` stopped on its own, for its last line: with the catalogue code when the
  * reason has one (`STORAGE_LOCKED`: the writer lost its lock for good).
  */
-function stoppedError(reason: Error | undefined, code: number): Error {
+export function stoppedError(reason: Error | undefined, code: number): Error {
   const text = `akd serve stopped: ${reason?.message ?? `exit code ${code}`}`;
   return isAkdError(reason) ? new AkdError(reason.code, text) : new CommandFailure(text);
 }
@@ -446,9 +446,11 @@ export function addServeCommands(program: Command, io: CliIo): void {
       "writer process, the directory's writer: it holds the store's writer lock (akd publish\n" +
       'cannot run beside it) and does every publish, so lookups never wait for one. Without a\n' +
       'token it is read-only and polls the store for epochs published by another process.\n' +
-      'Liveness: GET /livez; readiness: GET /readyz. It exits 1 when the writer loses its lock\n' +
-      'for good (another writer took it) or processes keep crashing. It speaks plain HTTP on\n' +
-      '127.0.0.1 by default: put a reverse proxy that terminates TLS in front of it.\n' +
+      'Liveness: GET /livez; readiness: GET /readyz. Processes that exit are started again\n' +
+      '(proof servers always); it exits 1 when the writer loses its lock for good (another\n' +
+      'writer took it) or keeps crashing. Over a fenced store (akd fence) it serves proofs and\n' +
+      'refuses publishes. It speaks plain HTTP on 127.0.0.1 by default: put a reverse proxy\n' +
+      'that terminates TLS in front of it.\n' +
       'Logs are JSON lines on stdout (labels and keys are never logged); SIGINT or SIGTERM\n' +
       'stops it after in-flight requests finish.\n\n' +
       '--demo creates sqlite:./akd-demo.db and ./akd-demo.key on first use (a memory store\n' +
