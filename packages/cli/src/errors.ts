@@ -27,6 +27,22 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * A failure the command explains in full, without a catalogue code: `akd serve` stopping on
+ * its own, saying why. Exits 1, reported as `error: <message>` (not as an unexpected error).
+ *
+ * @example
+ * ```ts
+ * throw new CommandFailure('akd serve stopped: the proof process keeps exiting');
+ * ```
+ */
+export class CommandFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
+
 /** Keeps a reason on one line: messages may embed newlines from nested causes. */
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
@@ -55,6 +71,8 @@ export function reportFailure(error: unknown, io: CliIo, helpHint?: string): num
   }
   if (isAkdError(error)) {
     io.stderr.write(`error: ${error.code}: ${oneLine(error.message)}\n`);
+  } else if (error instanceof CommandFailure) {
+    io.stderr.write(`error: ${oneLine(error.message)}\n`);
   } else {
     // A bug or an environment failure: still one line, and never a success status
     const name = error instanceof Error ? error.name : 'Error';

@@ -4,7 +4,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -13,6 +13,7 @@ import pg from 'pg';
 import { run } from '../src/program.js';
 import { driverMissing } from '../src/commands/serve.js';
 import { akd, tempDir } from './helpers.js';
+import { childCommandLines, childPids, eventually } from './support/children.js';
 import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -207,49 +208,6 @@ test('--connection-spread: two proof servers with connection limits serve every 
   assert.equal(code, 0, stderr);
   assert.match(stderr, /processes: 2 proof servers/);
 });
-
-/** The command lines of this process's children that run as `role` (AKD_SERVE_ROLE). */
-function childCommandLines(role: string): string[][] {
-  return childPids(role).flatMap((pid) => {
-    try {
-      return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')];
-    } catch {
-      return []; // a process that ended meanwhile
-    }
-  });
-}
-
-/** The pids of this process's `akd serve` children in `role` (Linux: /proc). */
-function childPids(role: string): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (parent === process.pid && env.includes(`AKD_SERVE_ROLE=${role}`)) out.push(Number(entry));
-    } catch {
-      // a process that ended meanwhile
-    }
-  }
-  return out;
-}
-
-/** Waits until `check` holds (a restart after the cluster's backoff). */
-async function eventually(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (
-      await Promise.resolve()
-        .then(check)
-        .catch(() => false)
-    )
-      return;
-    assert.ok(Date.now() < deadline, what);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 test(
   'a memory store outlives any one process: killed proof servers and writers start again from a running replica',

@@ -1,9 +1,10 @@
 // A writer taking over from the previous writer of akd serve (cluster/writer-role.ts): it says
 // it is ready first, then tries the lock until it is free, and gives up only on another error
-// or past its deadline.
+// (a fenced store at once) or past its deadline.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AkdError, isAkdError } from '@akd-ts/core';
+import { WriterFencedError, isWriterFenced } from '@akd-ts/storage';
 import type { Directory } from '@akd-ts/directory';
 import { openWhenHandedOver } from '../src/cluster/writer-role.js';
 
@@ -51,4 +52,19 @@ test('another error is thrown at once; a lock that stays held, past the deadline
     (e) => isAkdError(e, 'STORAGE_LOCKED'),
   );
   assert.ok(tries >= 2, `${tries} tries`);
+});
+
+test('a fenced store is thrown at once: it never comes free', async () => {
+  let tries = 0;
+  await assert.rejects(
+    openWhenHandedOver(
+      async () => {
+        tries++;
+        throw new WriterFencedError('schema "akd" is fenced', true);
+      },
+      () => {},
+    ),
+    (e) => isWriterFenced(e) && isAkdError(e, 'STORAGE_LOCKED'),
+  );
+  assert.equal(tries, 1);
 });

@@ -158,6 +158,24 @@ test('a writer without its lock, or not running, is a 503 with Retry-After, and 
   assert.equal((await fetch(`${url}/readyz`)).status, 200);
 });
 
+test('over a fenced store a publish is refused at once with STORAGE_LOCKED, and not ready', async () => {
+  const fence = 'schema "akd" is fenced (generation 7): point the writer at the promoted primary';
+  state = { socketPath: undefined, problem: fence, fenced: true };
+  const res = await publish(JSON.stringify({ updates: [{ label: 'bob', value: 'b' }] }));
+  assert.equal(res.status, 409);
+  assert.equal(res.headers.get('retry-after'), null, 'retrying cannot help');
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  assert.equal(body.error.code, 'STORAGE_LOCKED');
+  assert.equal(body.error.message, `publishing is off for good on this server: ${fence}`);
+  const ready = await fetch(`${url}/readyz`);
+  assert.equal(ready.status, 503);
+  assert.deepEqual(((await ready.json()) as { reasons: string[] }).reasons, [`writer: ${fence}`]);
+  // lookups go on
+  assert.equal((await fetch(`${url}/v1/epoch`)).status, 200);
+  state = { socketPath, problem: undefined };
+  assert.equal((await fetch(`${url}/readyz`)).status, 200);
+});
+
 test('a sleeping writer is woken before the body is read; a refused socket wakes it once', async () => {
   const body = JSON.stringify({ updates: [{ label: 'sleeper', value: 's1' }] });
   const apps: FastifyInstance[] = [];

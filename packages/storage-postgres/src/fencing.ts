@@ -18,6 +18,7 @@
  */
 
 import { AkdError } from '@akd-ts/core';
+import { WriterFencedError } from '@akd-ts/storage';
 import { inTransaction, storageError, type PgPool, type PgQuery, type PgRow } from './client.js';
 import { quoteIdent } from './queries.js';
 
@@ -75,12 +76,12 @@ function encodeFence(fence: WriterFence): string {
   });
 }
 
-function fencedError(schema: string, fence: WriterFence): AkdError {
-  return new AkdError(
-    'STORAGE_LOCKED',
+function fencedError(schema: string, fence: WriterFence): WriterFencedError {
+  return new WriterFencedError(
     `schema "${schema}" is fenced (generation ${fence.generation}` +
       `${fence.changedAt ? `, since ${fence.changedAt}` : ''}): it is no longer the directory's ` +
       `writable copy, and no writer may publish to it; point the writer at the promoted primary`,
+    true,
   );
 }
 
@@ -95,19 +96,31 @@ export function fenceCheckQuery(schema: string): PgQuery {
 /**
  * Refuses a write by the writer of `generation` unless the fence row (from
  * {@link fenceCheckQuery}) still names that generation, unfenced.
- * @throws AkdError `STORAGE_LOCKED` when the store was fenced or another writer claimed it
+ * @throws WriterFencedError (`STORAGE_LOCKED`) when the store was fenced or another writer
+ * claimed it
  */
 export function checkFence(schema: string, rows: PgRow[], generation: bigint): void {
-  const fence = parseFence(schema, rows[0]?.value);
-  if (fence.fenced) throw fencedError(schema, fence);
-  if (fence.generation !== generation) {
-    throw new AkdError(
-      'STORAGE_LOCKED',
-      `another writer opened schema "${schema}" since this one (generation ` +
-        `${fence.generation}, this writer's is ${generation}): this writer is fenced and ` +
-        `must not publish; reopen the directory`,
-    );
-  }
+  const refusal = fenceRefusal(schema, parseFence(schema, rows[0]?.value), generation);
+  if (refusal !== undefined) throw refusal;
+}
+
+/**
+ * Why `fence` refuses the writer of `generation` for good (the store fenced, or claimed by a
+ * newer writer), or undefined when that writer may write.
+ */
+export function fenceRefusal(
+  schema: string,
+  fence: WriterFence,
+  generation: bigint,
+): WriterFencedError | undefined {
+  if (fence.fenced) return fencedError(schema, fence);
+  if (fence.generation === generation) return undefined;
+  return new WriterFencedError(
+    `another writer opened schema "${schema}" since this one (generation ` +
+      `${fence.generation}, this writer's is ${generation}): this writer is fenced and ` +
+      `must not publish; reopen the directory`,
+    false,
+  );
 }
 
 /** Runs `change` on the fence row, locked, in one transaction, and stores its result. */
@@ -143,7 +156,7 @@ async function updateFence(
 
 /**
  * Claims the next generation for a writer that has just taken the writer lock.
- * @throws AkdError `STORAGE_LOCKED` when the store is fenced
+ * @throws WriterFencedError (`STORAGE_LOCKED`) when the store is fenced
  */
 export async function claimGeneration(pool: PgPool, schema: string): Promise<bigint> {
   const fence = await updateFence(pool, schema, 'claiming the writer generation', (f) => {

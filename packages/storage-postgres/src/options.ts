@@ -27,6 +27,12 @@ export interface PostgresDatabaseOptions {
    * (default 100, doubling up to 5 s), given up after `windowMs` (default 60,000).
    */
   lockRecovery?: { retryMs?: number; windowMs?: number };
+  /**
+   * While it holds the writer lock, how often the database reads the writer fence, ms
+   * (default 5,000; 0: never). A store fenced (`akd fence`) or claimed by another writer then
+   * makes the lock lost for good within that time, without waiting for a write to be refused.
+   */
+  fenceCheckMs?: number;
 }
 
 const DEFAULTS = {
@@ -36,6 +42,7 @@ const DEFAULTS = {
   readChunkSize: 10_000,
   migrate: true,
   applicationName: 'akd-ts',
+  fenceCheckMs: 5_000,
 };
 
 export type Settings = typeof DEFAULTS & Pick<PostgresDatabaseOptions, 'lockRecovery'>;
@@ -52,6 +59,9 @@ export function checkOptions(options: PostgresDatabaseOptions): Settings {
     if (!Number.isSafeInteger(s[name]) || s[name] < 1) {
       throw new RangeError(`options.${name} must be a positive integer`);
     }
+  }
+  if (!Number.isSafeInteger(s.fenceCheckMs) || s.fenceCheckMs < 0) {
+    throw new RangeError('options.fenceCheckMs must be a whole number of milliseconds (0: never)');
   }
   return s;
 }

@@ -30,6 +30,8 @@ import {
   type ValueStateFlag,
   type ValueStateRecord,
   type WriterLock,
+  type WriterFencedError,
+  isWriterFenced,
 } from '@akd-ts/storage';
 import {
   inTransaction,
@@ -64,6 +66,7 @@ import {
   checkFence,
   claimGeneration,
   fenceCheckQuery,
+  fenceRefusal,
   fenceStore,
   readFence,
   type WriterFence,
@@ -168,6 +171,8 @@ export class PostgresDatabase implements Database, ReplicationAware {
   readonly #locks = new Set<AdvisoryWriterLock>();
   /** The writer generation claimed with the lock (fencing.ts); writes check it. */
   #generation: bigint | undefined;
+  /** The timer of {@link PostgresDatabase.#watchFence}, while a writer lock is held. */
+  #fenceWatch: NodeJS.Timeout | undefined;
   #closed = false;
 
   private constructor(connections: PgConnections, settings: Settings) {
@@ -250,11 +255,13 @@ export class PostgresDatabase implements Database, ReplicationAware {
     for (const lock of this.#locks) {
       const status = lock.status();
       if (!status.held) {
-        throw new AkdError(
-          status.final ? 'STORAGE_LOCKED' : 'STORAGE_CONNECTION',
-          `${status.reason ?? 'the writer lock is not held'}: writes are refused until this ` +
-            `process holds it again`,
-        );
+        const reason = status.reason ?? 'the writer lock is not held';
+        throw status.final
+          ? new AkdError('STORAGE_LOCKED', `${reason}: this writer's writes are refused for good`)
+          : new AkdError(
+              'STORAGE_CONNECTION',
+              `${reason}: writes are refused until this process holds it again`,
+            );
       }
     }
   }
@@ -361,8 +368,49 @@ export class PostgresDatabase implements Database, ReplicationAware {
         }
       });
     } catch (e) {
+      // the store refuses this writer for good: its lock is lost for good with it
+      if (isWriterFenced(e)) this.#revoke(e);
       throw storageError(e, operation, true);
     }
+  }
+
+  /** Every held writer lock counts as lost for good, with the refusal's reason (fencing.ts). */
+  #revoke(refusal: WriterFencedError): void {
+    for (const lock of this.#locks) lock.revoke(refusal.message, refusal.storeFenced);
+  }
+
+  /**
+   * While this database holds the writer lock, reads the fence every `fenceCheckMs`: a
+   * store fenced (`akd fence`) or claimed by another writer revokes the lock at once, so an
+   * idle writer learns it is no longer the writer without waiting for its next write. A
+   * read that fails changes nothing (a lost connection is the lock's to notice).
+   */
+  #watchFence(): void {
+    const every = this.#settings.fenceCheckMs;
+    if (every === 0 || this.#fenceWatch !== undefined) return;
+    let reading = false;
+    this.#fenceWatch = setInterval(() => {
+      const generation = this.#generation;
+      const held = [...this.#locks].every((l) => l.status().held);
+      if (reading || generation === undefined || !held) return;
+      reading = true;
+      void readFence(this.#pool, this.schema)
+        .then((fence) => {
+          // the lock taken again meanwhile claimed a newer generation: read again next time
+          if (this.#generation !== generation) return;
+          const refusal = fenceRefusal(this.schema, fence, generation);
+          if (refusal !== undefined) this.#revoke(refusal);
+        })
+        .catch(() => undefined)
+        .finally(() => (reading = false));
+    }, every);
+    // the watch alone keeps no process alive
+    this.#fenceWatch.unref();
+  }
+
+  #stopFenceWatch(): void {
+    clearInterval(this.#fenceWatch);
+    this.#fenceWatch = undefined;
   }
 
   async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
@@ -614,7 +662,9 @@ export class PostgresDatabase implements Database, ReplicationAware {
       this.schema,
       (l) => {
         this.#locks.delete(l);
-        if (this.#locks.size === 0) this.#generation = undefined;
+        if (this.#locks.size > 0) return;
+        this.#generation = undefined;
+        this.#stopFenceWatch();
       },
       this.#settings.lockRecovery,
       // a lock taken again claims a new generation: a writer that took over meanwhile is
@@ -631,6 +681,7 @@ export class PostgresDatabase implements Database, ReplicationAware {
       await lock.release();
       throw e;
     }
+    this.#watchFence();
     return lock;
   }
 
@@ -685,6 +736,7 @@ export class PostgresDatabase implements Database, ReplicationAware {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopFenceWatch();
     await Promise.all([...this.#locks].map((l) => l.release()));
     await this.#pool.end().catch(() => undefined);
   }

@@ -18,7 +18,7 @@
 
 import { createHash } from 'node:crypto';
 import { AkdError } from '@akd-ts/core';
-import type { WriterLock, WriterLockStatus } from '@akd-ts/storage';
+import { isWriterFenced, type WriterLock, type WriterLockStatus } from '@akd-ts/storage';
 import { storageError, type PgConnections, type PgQuery, type PgResult } from './client.js';
 
 /** The lock's connection, whichever way it was opened. */
@@ -102,6 +102,8 @@ export class AdvisoryWriterLock implements WriterLock {
   #released = false;
   #lost: Error | undefined;
   #final = false;
+  /** Lost for good because the store is fenced. */
+  #fenced = false;
   #generation = 0;
   #session: LockSession | undefined;
   /** The backend that held the lock last: while it lingers, the lock waits for it. */
@@ -130,6 +132,7 @@ export class AdvisoryWriterLock implements WriterLock {
       generation: this.#generation,
       ...(held ? {} : { reason: this.#released ? 'released' : this.#lost!.message }),
       final: this.#released || this.#final,
+      ...(this.#fenced ? { fenced: true } : {}),
     };
   }
 
@@ -220,13 +223,13 @@ export class AdvisoryWriterLock implements WriterLock {
     const started = Date.now();
     let delay = this.recovery.retryMs;
     let last = this.#lost!.message;
-    while (!this.#released) {
+    while (!this.#released && !this.#final) {
       await sleep(delay, this.#stop.signal);
-      if (this.#released) return;
+      if (this.#released || this.#final) return;
       delay = Math.min(delay * 2, 5_000);
       try {
         const taken = await this.#take();
-        if (this.#released) {
+        if (this.#released || this.#final) {
           await taken.session?.close().catch(() => undefined);
           return;
         }
@@ -238,9 +241,10 @@ export class AdvisoryWriterLock implements WriterLock {
             // a fenced store: holding its lock gives no right to write there
             this.#session = undefined;
             await taken.session.close().catch(() => undefined);
-            return this.#giveUp((e as Error).message);
+            return this.#giveUp((e as Error).message, isWriterFenced(e) && e.storeFenced);
           }
-          if (this.#released) return;
+          // revoked meanwhile: lost for good, whatever this session holds
+          if (this.#released || this.#final) return;
           this.#lost = undefined;
           this.#generation++;
           this.#changed();
@@ -264,10 +268,25 @@ export class AdvisoryWriterLock implements WriterLock {
     }
   }
 
-  #giveUp(reason: string): void {
+  #giveUp(reason: string, fenced = false): void {
     this.#final = true;
+    this.#fenced = fenced;
     this.#lost = new Error(reason);
     this.#changed();
+  }
+
+  /**
+   * The store refuses this writer for good (fenced, or claimed by a newer writer: see
+   * fencing.ts): the lock counts as lost for good, with `reason`, and is not taken again;
+   * `fenced` says the store itself is fenced. Holding the advisory lock gives no right to
+   * write there. Its session is closed on release. Nothing happens once released or already
+   * lost for good.
+   */
+  revoke(reason: string, fenced: boolean): void {
+    if (this.#released || this.#final) return;
+    // a recovery under way stops at its next turn
+    this.#stop.abort();
+    this.#giveUp(reason, fenced);
   }
 
   /** Unlocks and closes the lock's connection; stops any attempt to take it again. Idempotent. */

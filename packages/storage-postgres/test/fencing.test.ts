@@ -6,10 +6,17 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { AkdError, NodeLabel } from '@akd-ts/core';
-import { nodeKey, type TreeNodeRecord } from '@akd-ts/storage';
+import {
+  isWriterFenced,
+  nodeKey,
+  type TreeNodeRecord,
+  type WriterLock,
+  type WriterLockStatus,
+} from '@akd-ts/storage';
 import { FENCE_SETTING, type PostgresDatabase } from '@akd-ts/storage-postgres';
 import { leafRecord } from '@akd-ts/storage/conformance';
 import { claimGeneration, fenceStore, parseFence, readFence } from '../src/fencing.js';
+import { checkOptions } from '../src/options.js';
 import { promoteStore } from '../src/promote.js';
 import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
 
@@ -111,6 +118,68 @@ test('a fenced store refuses its writer and every later one, until promoted', pg
   // promote again is harmless: nothing to lift
   assert.equal((await operator.promote()).fence.generation, 5n);
   await Promise.all([next.close(), operator.close()]);
+});
+
+/** Resolves with the writer lock's status once it is lost for good. */
+function lostForGood(lock: WriterLock): Promise<WriterLockStatus> {
+  return new Promise((resolve) => {
+    const stop = lock.onStatus!((status) => {
+      if (!status.final) return;
+      stop();
+      resolve(status);
+    });
+  });
+}
+
+test('a write refused by the fence makes the writer lock lost for good', pgTest, async () => {
+  const schema = schemas.fresh('revoke');
+  // no watch: only the refused write can tell
+  const current = await openDb(schema, { fenceCheckMs: 0 });
+  const lock = await current.acquireWriterLock();
+  const operator = await openDb(schema);
+  await operator.fence();
+  assert.equal(lock.status!().held, true, 'nothing told it yet');
+  const lost = lostForGood(lock);
+  await assert.rejects(current.batchSet([leaf(1)]), (e) => isWriterFenced(e));
+  const status = await lost;
+  assert.equal(status.held, false);
+  assert.match(status.reason!, /is fenced/);
+  assert.equal(status.fenced, true, 'the store itself is fenced');
+  // later writes are refused before reaching the store, for good
+  await assert.rejects(
+    current.set(leaf(2)),
+    isLocked('is fenced', "this writer's writes are refused for good"),
+  );
+  await Promise.all([current.close(), operator.close()]);
+});
+
+test(
+  "an idle writer learns of the fence from its watch, and of another writer's claim",
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('watch');
+    for (const replace of ['fence', 'claim'] as const) {
+      const current = await openDb(schema, { fenceCheckMs: 20 });
+      const lock = await current.acquireWriterLock();
+      const lost = lostForGood(lock);
+      if (replace === 'fence') await fenceStore(pool(), schema);
+      else await claimGeneration(pool(), schema);
+      const status = await lost;
+      assert.match(status.reason!, replace === 'fence' ? /is fenced/ : /another writer opened/);
+      assert.equal(status.fenced === true, replace === 'fence');
+      await current.close();
+      if (replace === 'fence') await promoteStore(pool(), schema, {});
+    }
+  },
+);
+
+test('fenceCheckMs is checked', () => {
+  for (const fenceCheckMs of [-1, 1.5, Number.NaN]) {
+    assert.throws(
+      () => checkOptions({ fenceCheckMs }),
+      /options.fenceCheckMs must be a whole number of milliseconds/,
+    );
+  }
 });
 
 test('promote refuses a store that has not applied the fence it is told of', pgTest, async () => {

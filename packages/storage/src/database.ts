@@ -81,6 +81,11 @@ export interface WriterLockStatus {
   reason?: string;
   /** True once the lock will not be held again: it was released, or lost for good. */
   final: boolean;
+  /**
+   * Lost for good because the store is fenced: retired as the directory's writable copy (the
+   * old primary of a fail-over), so no writer may publish there any more.
+   */
+  fenced?: boolean;
 }
 
 /** Proof that this process is the store's only writer, until released. */

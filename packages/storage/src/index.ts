@@ -39,6 +39,7 @@ export type {
   WriterLock,
   WriterLockStatus,
 } from './database.js';
+export { WriterFencedError, isWriterFenced } from './errors.js';
 export { replicationStatusOf } from './replication.js';
 export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';

@@ -6,14 +6,15 @@
  * Without a token it is read-only and picks up epochs another process publishes (`akd
  * publish`, another server). `--demo` serves a demo directory, created on first use. SIGINT
  * and SIGTERM stop it gracefully; it exits non-zero when the writer cannot go on (its lock
- * lost for good) or processes keep crashing. JSON log lines go to stdout; messages for people
+ * lost for good, or it keeps crashing). Over a fenced store (a fail-over's old primary) it
+ * serves proofs and refuses publishes, saying so. JSON log lines go to stdout; messages for people
  * go to stderr.
  */
 
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import { VrfSecretKey, configurationByName, toHex } from '@akd-ts/core';
+import { AkdError, VrfSecretKey, configurationByName, isAkdError, toHex } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import {
@@ -30,7 +31,7 @@ import {
 } from '@akd-ts/server';
 import { quote } from '../args.js';
 import { vrfThreads } from './directory.js';
-import { UsageError } from '../errors.js';
+import { CommandFailure, UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import {
   openDatabase,
@@ -315,6 +316,13 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
       ...(memory === undefined ? {} : { memory }),
       log: (line) => io.stdout.write(`${line}\n`),
       stderr: (text) => io.stderr.write(text),
+      onFenced: (reason) =>
+        io.stderr.write(
+          `akd serve: publishing is over on this server: ${reason}\n` +
+            'akd serve: proofs are still served; publishes are refused (409 STORAGE_LOCKED) and ' +
+            '/readyz reports not ready until akd serve is restarted with --db naming the ' +
+            "directory's writable copy (docs/operating.md, Fail-over)\n",
+        ),
     });
   } catch (e) {
     signals.remove();
@@ -338,7 +346,9 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
       `processes: ${workers} proof server${workers === 1 ? '' : 's'}${token === undefined ? '' : ' and a writer'}${token !== undefined && memory !== undefined && config.writerSleepMs! > 0 ? ` (which stops after ${config.writerSleepMs} ms without a publish: it holds a copy of the memory store; the next publish starts it again)` : ''}`,
       token === undefined
         ? `read-only: publishing is off; new epochs in the store are picked up every ${pollMs} ms`
-        : 'publishing: on (POST /v1/publish with the bearer token, done by the writer process)',
+        : running.fenced() !== undefined
+          ? 'publishing: off, the store is fenced (see above); proofs are served read-only'
+          : 'publishing: on (POST /v1/publish with the bearer token, done by the writer process)',
       'stop with Ctrl-C',
       '',
     ].join('\n'),
@@ -353,7 +363,16 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     io.stderr.write(`akd serve: stopped (${stopped.signal})\n`);
     return;
   }
-  throw new Error(`akd serve stopped: ${running.fatal() ?? `exit code ${code}`}`);
+  throw stoppedError(running.error(), code);
+}
+
+/**
+ * Why `akd serve` stopped on its own, for its last line: with the catalogue code when the
+ * reason has one (`STORAGE_LOCKED`: the writer lost its lock for good).
+ */
+export function stoppedError(reason: Error | undefined, code: number): Error {
+  const text = `akd serve stopped: ${reason?.message ?? `exit code ${code}`}`;
+  return isAkdError(reason) ? new AkdError(reason.code, text) : new CommandFailure(text);
 }
 
 /** Adds `akd serve` to `program`. */
@@ -427,9 +446,11 @@ export function addServeCommands(program: Command, io: CliIo): void {
       "writer process, the directory's writer: it holds the store's writer lock (akd publish\n" +
       'cannot run beside it) and does every publish, so lookups never wait for one. Without a\n' +
       'token it is read-only and polls the store for epochs published by another process.\n' +
-      'Liveness: GET /livez; readiness: GET /readyz. It exits 1 when the writer loses its lock\n' +
-      'for good (another writer took it) or processes keep crashing. It speaks plain HTTP on\n' +
-      '127.0.0.1 by default: put a reverse proxy that terminates TLS in front of it.\n' +
+      'Liveness: GET /livez; readiness: GET /readyz. Processes that exit are started again\n' +
+      '(proof servers always); it exits 1 when the writer loses its lock for good (another\n' +
+      'writer took it) or keeps crashing. Over a fenced store (akd fence) it serves proofs and\n' +
+      'refuses publishes. It speaks plain HTTP on 127.0.0.1 by default: put a reverse proxy\n' +
+      'that terminates TLS in front of it.\n' +
       'Logs are JSON lines on stdout (labels and keys are never logged); SIGINT or SIGTERM\n' +
       'stops it after in-flight requests finish.\n\n' +
       '--demo creates sqlite:./akd-demo.db and ./akd-demo.key on first use (a memory store\n' +

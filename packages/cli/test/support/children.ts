@@ -8,6 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
+export { childCommandLines, childPids, eventually } from '../../../../test/support/processes.js';
+
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
 

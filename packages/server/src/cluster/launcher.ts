@@ -4,12 +4,20 @@
  * store, so any of them answers any request) and, when publishing is on, one writer (a child
  * process of its own, holding the store's writer lock). It supervises them:
  *
- * - a proof server or writer that dies is started again after a backoff (1 s, doubling to
- *   30 s); one that keeps dying (5 times within a minute) stops the cluster with exit 1;
+ * - a proof server or writer that dies is started again after a backoff (restart-policy.ts:
+ *   proof servers always, after 1 s doubling to 10 s; the writer after 1 s doubling to 30 s,
+ *   and a writer that keeps dying, 6 times within a minute, stops the cluster with exit 1);
+ *   every exit is logged, and this process never exits while the cluster runs;
  * - the writer's state (ready, lock lost and being taken again) is relayed to every proof
  *   server, which then refuses publishes with a 503 and reports not ready; a writer that lost
  *   its lock for good, or cannot start (another writer holds the store), stops the cluster
  *   with exit 1 and the reason;
+ * - a writer that finds the store fenced (a fail-over's old primary) stops, and no other is
+ *   started: the proof servers go on serving proofs, refuse publishes with 409
+ *   `STORAGE_LOCKED` and report not ready, naming the fence (`onFenced` says it once);
+ * - the writer listens on a socket in a private folder of this process (`akd-serve-<pid>-*`
+ *   in the temporary directory), removed when the writer exits, however it ended, and with
+ *   the cluster; such folders of primaries that are gone are removed at start;
  * - when the writer commits an epoch, every proof server is told to serve it, and the publish
  *   is answered only once they all do (or after 2 s);
  * - it keeps connections spread over the proof servers (connection-spread.ts): each has a
@@ -39,6 +47,8 @@ import { readChanges } from '../replication/codec.js';
 import { writeSnapshotFile } from '../replication/replica.js';
 import { ConnectionSpread, type AcceptOrder } from './connection-spread.js';
 import type { FromChild, Role, ServeConfig, ToChild, WriterView } from './messages.js';
+import { RestartPolicy } from './restart-policy.js';
+import { PRIVATE_FOLDER_PREFIX, removeStaleFolders } from './stale-folders.js';
 
 export interface ClusterOptions {
   config: ServeConfig;
@@ -61,9 +71,17 @@ export interface ClusterOptions {
   stderr?: (text: string) => void;
   /** How long `close` waits for children before killing them, ms (default 30,000). */
   shutdownTimeoutMs?: number;
-  /** Restarts allowed within `restartWindowMs` before the cluster gives up (default 5, 60 s). */
+  /**
+   * Writer exits allowed within `restartWindowMs` before the cluster gives up (default 5,
+   * 60 s). Proof servers are always started again (restart-policy.ts).
+   */
   maxRestarts?: number;
   restartWindowMs?: number;
+  /**
+   * Called once when the writer finds the store fenced (a fail-over's old primary): publishing
+   * is over on this cluster, which goes on serving proofs. `akd serve` says so on stderr.
+   */
+  onFenced?: (reason: string) => void;
   /**
    * Keep connections spread over the proof servers with per-server limits
    * (connection-spread.ts; default false: each proof server accepts whatever it is first to
@@ -91,6 +109,13 @@ export interface RunningCluster {
   done: Promise<number>;
   /** Why it stopped on its own, when it did. */
   fatal: () => string | undefined;
+  /**
+   * Why it stopped on its own, as an error: an AkdError when the reason carries a catalogue
+   * code (`STORAGE_LOCKED`: the writer lost its lock for good).
+   */
+  error: () => Error | undefined;
+  /** Why publishing is over for good (the store is fenced), when it is. */
+  fenced: () => string | undefined;
 }
 
 /** A child, whichever way it was started. */
@@ -123,6 +148,8 @@ interface Child {
   sleeping: boolean;
   /** A writer that takes over from the running one (it waits for the lock). */
   handover: boolean;
+  /** A writer's socket, removed when it exits. */
+  socketPath?: string;
 }
 
 /** A memory store's replica in a file, and the number of the last change it holds. */
@@ -163,8 +190,11 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const secretKey = options.secretKey.slice();
   const stderr = options.stderr ?? ((text: string) => process.stderr.write(text));
   const workers = Math.max(1, Math.floor(options.workers));
-  const maxRestarts = options.maxRestarts ?? 5;
-  const windowMs = options.restartWindowMs ?? 60_000;
+  const policy = new RestartPolicy({
+    proofServers: workers,
+    ...(options.maxRestarts === undefined ? {} : { maxWriterRestarts: options.maxRestarts }),
+    ...(options.restartWindowMs === undefined ? {} : { windowMs: options.restartWindowMs }),
+  });
   const { exec, execArgv } = workerMain();
   // Proof servers accept connections themselves from the shared socket. With the primary's
   // round robin, each new connection is handed to a worker over IPC and the next waits for its
@@ -185,7 +215,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const children = new Set<Child>();
   let writer: Child | undefined;
   let writerView: WriterView = { socketPath: undefined, problem: 'the writer is starting' };
-  const restarts: number[] = [];
+  /** Children waiting for their backoff to end: cleared when the cluster stops. */
+  const restartTimers = new Set<NodeJS.Timeout>();
+  /** Why the store is fenced, once the writer found it so: no writer is started again. */
+  let fenced: string | undefined;
   /** A log line of this process, in the children's form (pino's JSON, level 40 warn, 50 error). */
   const logLine = (level: number, role: Role, msg: string) =>
     log(JSON.stringify({ level, time: Date.now(), service: 'akd-server', role, msg }));
@@ -241,12 +274,18 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   /** The number of the last change passed on. */
   let lastSeq = 0;
   let nextSnapshotId = 1;
-  /** Where snapshot files go (made on first use, removed when the cluster stops). */
+  /**
+   * This process's private folder (mode 0700), for the writer's socket and snapshot files:
+   * made on first use, removed when the cluster stops. Its name carries this process's pid,
+   * so that a later cluster can tell it is stale once this process is gone.
+   */
   let folder: string | undefined;
-  const snapshotPath = (id: number) => {
-    folder ??= mkdtempSync(join(tmpdir(), 'akd-serve-'));
-    return join(folder, `snapshot-${id}`);
+  const privatePath = (name: string) => {
+    folder ??= mkdtempSync(join(tmpdir(), `${PRIVATE_FOLDER_PREFIX}${process.pid}-`));
+    return join(folder, name);
   };
+  const snapshotPath = (id: number) => privatePath(`snapshot-${id}`);
+  let nextWriterId = 1;
   const snapshotWaits = new Map<
     number,
     { source: Child; resolve: (s: Snapshot) => void; reject: (e: Error) => void; file: string }
@@ -312,6 +351,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
               ...(snapshotFile === undefined ? {} : { snapshotFile, seq }),
               ...(copy === undefined ? {} : { socket: true }),
               ...(child.handover ? { handover: true } : {}),
+              ...(child.socketPath === undefined ? {} : { socketPath: child.socketPath }),
             },
             copy,
           );
@@ -371,7 +411,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       case 'idle':
         // a memory store's writer idle for its sleep time: it stops, giving back its copy of
         // the store; proof servers wake it (through here) for the next publish
-        if (!memory || stopping || child !== writer || child.sleeping) break;
+        if (!memory || stopping || fenced !== undefined || child !== writer || child.sleeping) {
+          break;
+        }
         // the store must live on in a proof server's replica
         if (!proofs().some((p) => p.replicating)) break;
         child.sleeping = true;
@@ -381,7 +423,14 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         break;
       case 'recycle':
         // a SQLite or PostgreSQL writer with much memory once idle: a new one takes over
-        if (memory || stopping || child !== writer || child.sleeping || successor !== undefined) {
+        if (
+          memory ||
+          stopping ||
+          fenced !== undefined ||
+          child !== writer ||
+          child.sleeping ||
+          successor !== undefined
+        ) {
           break;
         }
         successor = start('writer', true);
@@ -395,7 +444,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         writer.send({ type: 'stop' });
         break;
       case 'wake-writer':
-        if (!writerAsleep || stopping) break;
+        if (!writerAsleep || stopping || fenced !== undefined) break;
         writerAsleep = false;
         // the writer going to sleep is started again once it has exited
         if (writer === undefined) start('writer');
@@ -411,8 +460,30 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         }
         break;
       case 'writer':
+        // once fenced, the fence's view stays (a writer stopping meanwhile has nothing to add)
+        if (fenced !== undefined && message.writer.fenced !== true) break;
         relayWriter(message.writer);
         if (message.writer.problem === undefined) writerReady?.();
+        break;
+      case 'fenced':
+        if (fenced !== undefined || stopping) break;
+        fenced = message.reason;
+        writerAsleep = false;
+        relayWriter({ socketPath: undefined, problem: message.reason, fenced: true });
+        logLine(
+          50,
+          'writer',
+          `publishing is over on this server: ${message.reason}; proofs are still served, publishes are refused, and /readyz reports not ready`,
+        );
+        options.onFenced?.(message.reason);
+        // every writer stops, and none is started again (onExit)
+        for (const w of [writer, successor]) {
+          if (w === undefined || w.exited) continue;
+          w.sleeping = true;
+          w.send({ type: 'stop' });
+        }
+        // a cluster starting on a fenced store starts without a writer
+        writerReady?.();
         break;
       case 'published': {
         const announce = async () => {
@@ -449,6 +520,12 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         break;
       }
       case 'fatal':
+        if (child.role === 'proof' && startup === undefined) {
+          // a proof server that cannot start again (the store unreachable for a while): it
+          // exits, and is started again after its backoff, like one that crashed
+          logLine(50, 'proof', `a proof server could not start: ${message.message}`);
+          break;
+        }
         fatal ??= message.message;
         if (startup !== undefined) {
           startup.reject(asError(message.message));
@@ -502,6 +579,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       base: 0,
       sleeping: false,
       handover,
+      ...(role === 'writer' ? { socketPath: privatePath(`writer-${nextWriterId++}.sock`) } : {}),
     };
     children.add(child);
     // a writer taking over becomes the writer once the old one has exited
@@ -525,6 +603,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
     child.exited = true;
     children.delete(child);
+    // a writer killed outright leaves its socket behind
+    if (child.socketPath !== undefined) rmSync(child.socketPath, { force: true });
     for (const done of child.writing) done();
     if (child.snapshotFile !== undefined) rmSync(child.snapshotFile, { force: true });
     for (const [id, wait] of snapshotWaits) {
@@ -543,6 +623,12 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       if (children.size === 0) finish(fatal === undefined ? 0 : 1);
       return;
     }
+    if (fenced !== undefined && child.role === 'writer') {
+      // the store is fenced: no writer is started again
+      if (child === writer) writer = undefined;
+      if (child === successor) successor = undefined;
+      return;
+    }
     if (child === successor) {
       // it did not take over: the running writer goes on, or (told to stop already) is
       // started again once it has exited
@@ -559,7 +645,19 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       return;
     }
     const how = signal !== null ? `signal ${signal}` : `code ${code}`;
-    logLine(50, child.role, `the ${child.role} process exited (${how}); starting it again`);
+    const next = policy.exited(child.role);
+    const recent = `${next.recent} exit${next.recent === 1 ? '' : 's'} of the ${child.role === 'proof' ? 'proof servers' : 'writer'} within ${policy.windowMs / 1000} s`;
+    if (!next.restart) {
+      fatal ??= `the ${child.role} process keeps exiting (${next.recent} time${next.recent === 1 ? '' : 's'} within ${policy.windowMs / 1000} s; last: ${how})`;
+      logLine(50, child.role, `the ${child.role} process exited (${how}); ${recent}: giving up`);
+      void stopAll(1);
+      return;
+    }
+    logLine(
+      50,
+      child.role,
+      `the ${child.role} process exited (${how}); starting it again in ${next.delayMs / 1000} s (${recent})`,
+    );
     if (child.role === 'writer') {
       writer = undefined;
       // started again below, awake
@@ -569,18 +667,16 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         problem: `the writer process exited (${how}); it is being started again`,
       });
     }
-    const now = Date.now();
-    restarts.push(now);
-    while (restarts.length > 0 && restarts[0]! < now - windowMs) restarts.shift();
-    if (restarts.length > maxRestarts) {
-      fatal ??= `the ${child.role} process keeps exiting (${restarts.length} times within ${windowMs / 1000} s; last: ${how})`;
-      void stopAll(1);
-      return;
-    }
-    const backoff = Math.min(30_000, 1_000 * 2 ** (restarts.length - 1));
-    setTimeout(() => {
-      if (!stopping) start(child.role);
-    }, backoff).unref();
+    // Not unref'd: between a child's exit and its restart, this timer may be all that keeps
+    // this process alive (a read-only cluster of one proof server).
+    const timer = setTimeout(() => {
+      restartTimers.delete(timer);
+      if (stopping) return;
+      // a writer exited while fenced meanwhile is not started again
+      if (child.role === 'writer' && fenced !== undefined) return;
+      start(child.role);
+    }, next.delayMs);
+    restartTimers.add(timer);
   };
 
   const stopAll = async (code: number): Promise<number> => {
@@ -592,6 +688,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
       });
       for (const [id] of acks) settleAck(id);
+      for (const timer of restartTimers) clearTimeout(timer);
+      restartTimers.clear();
       for (const child of children) child.send({ type: 'stop' });
       if (children.size === 0) finish(code === 0 && fatal === undefined ? 0 : 1);
       const timer = setTimeout(() => {
@@ -602,6 +700,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     return done;
   };
 
+  // folders of primaries that are gone (killed before they could remove them)
+  void removeStaleFolders(tmpdir(), (path, why) =>
+    logLine(40, 'writer', `removed ${path}, left by an earlier akd serve (${why})`),
+  );
   try {
     // the writer and the proof servers start side by side; proof servers refuse publishes
     // until the writer reports ready
@@ -630,7 +732,14 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     throw e;
   }
 
-  return { url: url!, close: () => stopAll(0), done, fatal: () => fatal };
+  return {
+    url: url!,
+    close: () => stopAll(0),
+    done,
+    fatal: () => fatal,
+    error: () => (fatal === undefined ? undefined : asError(fatal)),
+    fenced: () => fenced,
+  };
 }
 
 /**

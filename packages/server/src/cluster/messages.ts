@@ -115,6 +115,11 @@ export type ToChild =
        * writer lock instead of failing on it.
        */
       handover?: boolean;
+      /**
+       * The writer's socket, in a private folder the primary made and removes (the writer
+       * listens there; the primary removes it once the writer exits, however it ended).
+       */
+      socketPath?: string;
     }
   | { type: 'writer'; writer: WriterView }
   | { type: 'epoch'; id: number; epoch: string }
@@ -161,6 +166,12 @@ export type FromChild =
   | { type: 'accepting'; on: boolean; count: number }
   /** Sent with a copy of the listening socket, for the primary to keep (the first one listening). */
   | { type: 'socket' }
+  /**
+   * The writer found the store fenced (a fail-over's old primary, `akd fence`): no writer may
+   * publish there any more. It stops; the primary starts no other, and the proof servers go
+   * on serving proofs with publishing refused.
+   */
+  | { type: 'fenced'; reason: string }
   | { type: 'fatal'; message: string };
 
 /** The writer as proof servers see it. */
@@ -173,4 +184,9 @@ export interface WriterView {
    * publish asks the primary to start it again and waits for its socket.
    */
   asleep?: boolean;
+  /**
+   * The store is fenced: publishing is over for good on this server, and publishes are
+   * refused with `STORAGE_LOCKED` (and `problem`, the fence's reason) rather than "retry".
+   */
+  fenced?: boolean;
 }

@@ -127,6 +127,7 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
             sendInOrder({ type: 'published', id, epoch });
           }),
         handover: message.handover === true,
+        socketPath: message.socketPath!,
       });
     } else {
       const proof = await startProofRole({

@@ -1,19 +1,19 @@
 /**
  * The writer process of `akd serve`: the one process that publishes. It opens its own store
  * connection, takes the store's writer lock, holds the VRF key, and serves the private
- * publish app on a Unix socket in a folder only its user can enter. It runs at a lower CPU
- * priority than the proof servers (nice 10 by default), so a long publish slows itself rather
- * than the lookups. It reports its state to the primary: ready, the lock lost and being taken
- * again, or lost for good (then it stops, and `akd serve` with it). After start it fills in
- * the audit blobs of epochs published before the store kept them, one step between publishes.
+ * publish app on a Unix socket in a folder only its user can enter (made by the primary). It
+ * runs at a lower CPU priority than the proof servers (nice 10 by default), so a long publish
+ * slows itself rather than the lookups. It reports its state to the primary: ready, the lock lost and being taken
+ * again, or lost for good (then it stops, and `akd serve` with it), or the store fenced (then
+ * it stops, and the proof servers go on with publishing refused). After start it fills in the
+ * audit blobs of epochs published before the store kept them, one step between publishes.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import type { Logger } from 'pino';
 import { configurationByName, isAkdError } from '@akd-ts/core';
-import { StorageManager, type Database } from '@akd-ts/storage';
+import { StorageManager, isWriterFenced, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
 import { buildWriterApp } from '../writer/writer-app.js';
 import {
@@ -34,6 +34,8 @@ export interface WriterRoleOptions {
   waitForEpoch: (epoch: string) => Promise<void>;
   /** It takes over from this server's previous writer: it waits for the lock. */
   handover?: boolean;
+  /** Where it listens: a socket in a private folder, which the primary made. */
+  socketPath: string;
 }
 
 /** A running writer: `stop` finishes or abandons the publish in progress, then releases all. */
@@ -68,7 +70,8 @@ const HANDOVER_MS = 600_000;
  * Opens the directory once the writer lock is free: says it is ready (`ready`: the previous
  * writer may then finish its publish and stop), then `open` again every 50 ms while it says
  * `STORAGE_LOCKED`, for at most {@link HANDOVER_MS}.
- * @throws AkdError `STORAGE_LOCKED` when the lock stays held (another writer took it)
+ * @throws AkdError `STORAGE_LOCKED` when the lock stays held (another writer took it), and
+ * at once when the store is fenced (a WriterFencedError)
  */
 export async function openWhenHandedOver(
   open: () => Promise<Directory>,
@@ -81,7 +84,8 @@ export async function openWhenHandedOver(
     try {
       return await open();
     } catch (e) {
-      if (!isAkdError(e, 'STORAGE_LOCKED') || Date.now() > deadline) throw e;
+      // a fenced store never comes free: waiting would only load the database
+      if (!isAkdError(e, 'STORAGE_LOCKED') || isWriterFenced(e) || Date.now() > deadline) throw e;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -106,26 +110,40 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
       vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
       vrf: { threads: config.vrfThreads ?? availableThreads() },
     });
-  const directory =
-    options.handover === true
-      ? await openWhenHandedOver(open, () => send({ type: 'lock-waiting' }))
-      : await open();
-  const folder = mkdtempSync(join(tmpdir(), 'akd-writer-'));
-  const socketPath = join(folder, 'writer.sock');
+  const { socketPath } = options;
+  /** The store is fenced: the primary is told, and stops this writer (there is no other). */
+  const fenced = (reason: string) => {
+    logger.error({ reason }, 'the store is fenced: publishing is over on this server');
+    send({ type: 'writer', writer: { socketPath: undefined, problem: reason, fenced: true } });
+    send({ type: 'fenced', reason });
+  };
+  let directory: Directory;
+  try {
+    directory =
+      options.handover === true
+        ? await openWhenHandedOver(open, () => send({ type: 'lock-waiting' }))
+        : await open();
+  } catch (e) {
+    if (!isWriterFenced(e) || !e.storeFenced) throw e;
+    fenced(e.message);
+    return { stop: () => options.db.close() };
+  }
   const view = (): WriterView => {
     const lock = directory.lockStatus();
+    if (lock.fenced === true) return { socketPath: undefined, problem: lock.reason, fenced: true };
     return { socketPath, problem: lock.held ? undefined : lock.reason };
   };
   // set by stop(): the lock then ends because this writer releases it, which is no loss
   let stopping = false;
   directory.onLockStatus((status) => {
     if (stopping) return;
+    if (status.fenced === true) return fenced(status.reason ?? 'the store is fenced');
     if (status.held) logger.info({ generation: status.generation }, 'writer lock held again');
     else if (status.final) logger.error({ reason: status.reason }, 'writer lock lost for good');
     else logger.warn({ reason: status.reason }, 'writer lock lost; taking it again');
     send({ type: 'writer', writer: view() });
     if (status.final) {
-      send({ type: 'fatal', message: `the writer stopped: ${status.reason}` });
+      send({ type: 'fatal', message: `STORAGE_LOCKED: the writer stopped: ${status.reason}` });
     }
   });
   const app = await buildWriterApp({
@@ -202,7 +220,7 @@ export async function startWriterRole(options: WriterRoleOptions): Promise<Write
       await fill;
       await directory.close();
       await options.db.close();
-      rmSync(folder, { recursive: true, force: true });
+      rmSync(socketPath, { force: true });
     },
   };
 }

@@ -3,9 +3,11 @@
  * is passed to the writer's private socket with its body unread (a proof server never parses
  * a publish), and the writer's answer is relayed. While the writer is down, restarting or
  * without the writer lock, publishes are refused at once with 503 `HTTP_WRITER_UNAVAILABLE`
- * and `Retry-After`, before any of the body is read. A writer that sleeps (a memory store's,
- * stopped while idle) is woken first: the body is read only once the writer's socket is
- * connected, so a publish that meets a writer going to sleep wakes it and goes on.
+ * and `Retry-After`, before any of the body is read; over a fenced store (a fail-over's old
+ * primary), with 409 `STORAGE_LOCKED` and the fence's reason: retrying cannot help. A writer
+ * that sleeps (a memory store's, stopped while idle) is woken first: the body is read only
+ * once the writer's socket is connected, so a publish that meets a writer going to sleep
+ * wakes it and goes on.
  */
 
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
@@ -13,6 +15,7 @@ import { createConnection, type Socket } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
+import { AkdError } from '@akd-ts/core';
 import { HttpError } from '../errors.js';
 import { WRITER_PUBLISH_PATH } from './writer-app.js';
 
@@ -24,6 +27,11 @@ export interface WriterState {
   problem: string | undefined;
   /** It stopped while idle, and a publish starts it again (a memory store's writer). */
   asleep?: boolean;
+  /**
+   * The store is fenced (`problem` says so): no writer may publish to it any more, so
+   * publishes are refused with `STORAGE_LOCKED`, not asked to retry.
+   */
+  fenced?: boolean;
 }
 
 /**
@@ -57,6 +65,18 @@ function unavailable(why: string): HttpError {
 }
 
 /**
+ * Why a publish is refused now (or undefined): `STORAGE_LOCKED` for good when the store is
+ * fenced, else 503 `HTTP_WRITER_UNAVAILABLE` (retry later) while the writer has a problem.
+ */
+function refusal(state: WriterState, problem: string | undefined): Error | undefined {
+  if (problem === undefined) return undefined;
+  if (state.fenced === true) {
+    return new AkdError('STORAGE_LOCKED', `publishing is off for good on this server: ${problem}`);
+  }
+  return unavailable(`publishing is not possible now: ${problem}`);
+}
+
+/**
  * Forwards publishes to the writer named by `state()`.
  *
  * @example
@@ -87,8 +107,8 @@ export class WriterClient {
       if (this.wake !== undefined && (this.state().asleep === true || refused !== undefined)) {
         await this.wake(refused);
       }
-      const problem = this.problem();
-      if (problem !== undefined) throw unavailable(`publishing is not possible now: ${problem}`);
+      const denied = refusal(this.state(), this.problem());
+      if (denied !== undefined) throw denied;
       const path = this.state().socketPath;
       if (path === undefined) throw unavailable('the writer is not running');
       try {
@@ -121,8 +141,8 @@ export class WriterClient {
    * unreachable, `HTTP_BODY_TOO_LARGE` past `bodyLimit`.
    */
   async forward(request: FastifyRequest, bodyLimit: number): Promise<WriterAnswer> {
-    const problem = this.problem();
-    if (problem !== undefined) throw unavailable(`publishing is not possible now: ${problem}`);
+    const denied = refusal(this.state(), this.problem());
+    if (denied !== undefined) throw denied;
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > bodyLimit) throw tooLarge();
     const socket = await this.connect();
