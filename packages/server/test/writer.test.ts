@@ -170,10 +170,14 @@ test('over a fenced store a publish is refused at once with STORAGE_LOCKED, and 
   const ready = await fetch(`${url}/readyz`);
   assert.equal(ready.status, 503);
   assert.deepEqual(((await ready.json()) as { reasons: string[] }).reasons, [`writer: ${fence}`]);
-  // lookups go on
-  assert.equal((await fetch(`${url}/v1/epoch`)).status, 200);
+  // lookups go on, and the epoch says publishing is off
+  const epoch = await fetch(`${url}/v1/epoch`);
+  assert.equal(epoch.status, 200);
+  assert.equal(((await epoch.json()) as { publishing: boolean }).publishing, false);
   state = { socketPath, problem: undefined };
   assert.equal((await fetch(`${url}/readyz`)).status, 200);
+  const again = (await (await fetch(`${url}/v1/epoch`)).json()) as { publishing: boolean };
+  assert.equal(again.publishing, true);
 });
 
 test('a sleeping writer is woken before the body is read; a refused socket wakes it once', async () => {

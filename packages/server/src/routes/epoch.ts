@@ -15,7 +15,7 @@ export interface EpochJson {
   rootHash: string;
   publicKey: string;
   configuration: { name: string; domainLabel: string | null };
-  /** Whether POST /v1/publish is enabled. */
+  /** Whether POST /v1/publish is enabled (false for good once the store is fenced). */
   publishing: boolean;
   limits: {
     maxLabelBytes: number;
@@ -46,7 +46,9 @@ export function epochRoutes(app: FastifyInstance, ctx: RouteContext): void {
       configuration: configurationJson(directory.config),
       publishing:
         ctx.publishToken !== undefined &&
-        (ctx.writer !== undefined || directory instanceof Directory),
+        (ctx.writer !== undefined
+          ? ctx.writer.state().fenced !== true
+          : directory instanceof Directory),
       limits: {
         maxLabelBytes: limits.maxLabelBytes,
         maxValueBytes: limits.maxValueBytes,
