@@ -34,12 +34,8 @@ import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import type { StoreOptions } from '../store.js';
 import { addStoreOptions, openReader, withPublicStore } from './directory.js';
-import {
-  FOLDER_INDEX,
-  FolderSource,
-  HttpSource,
-  type RefreshableSource,
-} from './audit-blob-sources.js';
+import { FOLDER_INDEX, FolderSource, type RefreshableSource } from './audit-blob-sources.js';
+import { HttpSource } from './audit-blob-http.js';
 import { AuditReporter, type AnchorKind } from './audit-blob-report.js';
 import { loadState, readSigningKey, saveState, type AuditState } from './audit-blob-state.js';
 
