@@ -1,11 +1,14 @@
 /**
  * Audit blobs behind an S3-style listing over HTTP (spec 16: `<url>?list-type=2&prefix=
  * <epoch>/`, blob bytes at `<url>/<key>`), as WhatsApp serves its blobs and as `akd serve`
- * does at /v1/audit-blobs.
+ * does at /v1/audit-blobs. The server is not trusted, so every request is bounded
+ * (bounded-get.ts: a size limit for blobs and for listing pages, identity encoding only, a
+ * timeout on each wait).
  *
- * Failures are AkdErrors, so they print as one line: an unreachable server or a non-2xx answer
- * is STORAGE_CONNECTION, a listed blob that is not there STORAGE_NOT_FOUND, an unreadable
- * listing DECODE_MALFORMED, a key that is not a blob name AUDIT_BLOB_NAME.
+ * Failures are AkdErrors: an unreachable server, a non-2xx answer or a body cut short or
+ * stalled is STORAGE_CONNECTION (a monitor retries it), a listed blob that is not there
+ * STORAGE_NOT_FOUND, an unreadable listing DECODE_MALFORMED, an answer over its limit
+ * DECODE_INVALID_LENGTH, a key that is not a blob name AUDIT_BLOB_NAME.
  */
 
 import {
@@ -15,13 +18,20 @@ import {
   listingUrl,
   parseAuditBlobName,
   parseListBucketResult,
+  type ListingPage,
   type ListingQuery,
 } from '@akd-ts/core';
 import type { RefreshableSource } from './audit-blob-sources.js';
+import { blobLimit, listingLimit } from './audit-blob-limits.js';
+import { boundedGet, type BodyLimit } from './bounded-get.js';
 
 export interface HttpSourceOptions {
-  /** Per-request timeout (default 30 s). */
+  /** Milliseconds to wait for an answer, and then for each part of its body (default 30 s). */
   timeoutMs?: number;
+  /** The largest blob read (default DEFAULT_MAX_BLOB_MB MiB). */
+  maxBlobBytes?: number;
+  /** The largest listing page read (default DEFAULT_MAX_LISTING_MB MiB). */
+  maxListingBytes?: number;
   /** The fetch to use (tests, proxies); default the global one. */
   fetch?: typeof fetch;
 }
@@ -43,16 +53,19 @@ const GAP_PROBES = 4;
  */
 export class HttpSource implements RefreshableSource {
   readonly remote = true;
-  private readonly timeoutMs: number;
-  private readonly fetchFn: typeof fetch;
+  private readonly get: (url: string, limit: BodyLimit) => ReturnType<typeof boundedGet>;
+  private readonly blobLimit: BodyLimit;
+  private readonly listingLimit: BodyLimit;
   private scanned = false;
 
   constructor(
     readonly base: string,
     options: HttpSourceOptions = {},
   ) {
-    this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.fetchFn = options.fetch ?? fetch;
+    const get = { timeoutMs: options.timeoutMs ?? 30_000, fetch: options.fetch ?? fetch };
+    this.get = (url, limit) => boundedGet(url, limit, get);
+    this.blobLimit = blobLimit(options.maxBlobBytes);
+    this.listingLimit = listingLimit(options.maxListingBytes);
   }
 
   get description(): string {
@@ -61,35 +74,21 @@ export class HttpSource implements RefreshableSource {
 
   async refresh(): Promise<void> {} // every request asks the server afresh
 
-  private async get(url: string): Promise<Response> {
-    let res: Response;
-    try {
-      res = await this.fetchFn(url, { signal: AbortSignal.timeout(this.timeoutMs) });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const reason =
-        (e as Error).name === 'TimeoutError'
-          ? `no answer within ${this.timeoutMs / 1000} s`
-          : (cause?.code ?? cause?.message ?? (e as Error).message);
-      throw new AkdError('STORAGE_CONNECTION', `cannot reach ${url}: ${reason}`, { cause: e });
-    }
-    return res;
-  }
-
   /** One page of the listing. */
-  private async page(query: ListingQuery) {
+  private async page(query: ListingQuery): Promise<ListingPage> {
     const url = listingUrl(this.base, query);
-    const res = await this.get(url);
-    const body = await res.text();
-    if (!res.ok) {
-      throw new AkdError('STORAGE_CONNECTION', `${url} answered HTTP ${res.status}`);
+    const answer = await this.get(url, this.listingLimit);
+    if (!answer.ok) {
+      throw new AkdError('STORAGE_CONNECTION', `${url} answered HTTP ${answer.status}`);
     }
+    let page: ListingPage;
     try {
-      return parseListBucketResult(body);
+      page = parseListBucketResult(new TextDecoder().decode(answer.body));
     } catch (e) {
       if (!isAkdError(e)) throw e;
       throw new AkdError(e.code, `${url}: ${e.message}`, { field: e.field, cause: e });
     }
+    return page;
   }
 
   /** Every key under `prefix`, page after page. */
@@ -116,15 +115,15 @@ export class HttpSource implements RefreshableSource {
 
   async read(key: string): Promise<Uint8Array> {
     const url = blobUrl(this.base, key);
-    const res = await this.get(url);
-    if (res.status === 404) {
+    const answer = await this.get(url, this.blobLimit);
+    if (answer.ok) return answer.body;
+    if (answer.status === 404) {
       throw new AkdError(
         'STORAGE_NOT_FOUND',
         `the listing names blob ${key}, but ${url} answers 404`,
       );
     }
-    if (!res.ok) throw new AkdError('STORAGE_CONNECTION', `${url} answered HTTP ${res.status}`);
-    return new Uint8Array(await res.arrayBuffer());
+    throw new AkdError('STORAGE_CONNECTION', `${url} answered HTTP ${answer.status}`);
   }
 
   /** The smallest epoch above `above` in the whole listing (every key is checked to be a name). */

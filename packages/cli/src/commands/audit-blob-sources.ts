@@ -5,12 +5,15 @@
  * blobs themselves (names, proofs, chains) is core's.
  *
  * Failures of the source itself are AkdErrors too, so they print as one line: a blob that
- * cannot be read is STORAGE_NOT_FOUND, a stray file AUDIT_BLOB_NAME.
+ * cannot be read is STORAGE_NOT_FOUND, one over the size limit DECODE_INVALID_LENGTH, a stray
+ * file AUDIT_BLOB_NAME.
  */
 
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AkdError, parseAuditBlobName, type AuditBlobSource } from '@akd-ts/core';
+import { blobLimit } from './audit-blob-limits.js';
+import { overLimit, type BodyLimit } from './bounded-get.js';
 
 /** A source the follow loop can ask to look again (a folder rescans; a listing always does). */
 export interface RefreshableSource extends AuditBlobSource {
@@ -47,7 +50,15 @@ export class FolderSource implements RefreshableSource {
   private epochs: bigint[] = [];
   private scanned = false;
 
-  constructor(readonly root: string) {}
+  private readonly blobLimit: BodyLimit;
+
+  /** `maxBlobBytes`: the largest blob read (default DEFAULT_MAX_BLOB_MB MiB). */
+  constructor(
+    readonly root: string,
+    maxBlobBytes?: number,
+  ) {
+    this.blobLimit = blobLimit(maxBlobBytes);
+  }
 
   get description(): string {
     return this.root;
@@ -100,9 +111,13 @@ export class FolderSource implements RefreshableSource {
   }
 
   async read(key: string): Promise<Uint8Array> {
+    const path = join(this.root, key);
     try {
-      return new Uint8Array(await readFile(join(this.root, key)));
+      const { size } = await stat(path);
+      if (size > this.blobLimit.bytes) throw overLimit(path, this.blobLimit, `it is ${size} bytes`);
+      return new Uint8Array(await readFile(path));
     } catch (e) {
+      if (e instanceof AkdError) throw e;
       throw new AkdError(
         'STORAGE_NOT_FOUND',
         `cannot read blob ${key} in ${this.root}: ${(e as Error).message}`,
