@@ -33,6 +33,7 @@ before(async () => {
 });
 
 const verify = (...args: string[]) => akd(['audit', 'verify', ...args]);
+const keyOf = (epoch: number) => [...blobs.keys()].find((k) => k.startsWith(`${epoch}/`))!;
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 
@@ -207,6 +208,110 @@ test('the size options take MiB, within bounds', async () => {
     assert.equal(r.code, 2, `${option} ${value}`);
     assert.match(r.stderr, new RegExp(`^usage error: ${option}: expected ${expects} \\(MiB\\)`));
   }
+});
+
+/** A page of a listing that is truncated, with `token` as its next continuation token. */
+function page(keys: string[], token?: string): string {
+  return renderListBucketResult({
+    name: 'bucket',
+    prefix: '',
+    maxKeys: 1000,
+    isTruncated: true,
+    nextContinuationToken: token,
+    contents: keys.map((key) => ({ key })),
+  });
+}
+
+test('a listing that gives back a continuation token it gave before is refused', async () => {
+  // the same token forever (the trial's 6,641 requests), and a cycle of two
+  for (const tokens of [['A'], ['A', 'B']]) {
+    const server = serve((_req, res, url) => {
+      const token = url.searchParams.get('continuation-token');
+      const next = tokens[(token === null ? 0 : tokens.indexOf(token) + 1) % tokens.length]!;
+      res.end(page([], next));
+    });
+    const r = await refused(
+      server,
+      new RegExp(
+        `^error: DECODE_MALFORMED: http:.*/bucket\\?list-type=2&prefix=0%2F&continuation-token=${tokens.at(-1)}: the listing repeats itself: page ${tokens.length + 1} gives the continuation token "A" again, so it would never end`,
+      ),
+    );
+    assert.equal(r.requests.length, tokens.length + 1);
+  }
+});
+
+test('a listing whose next page does not advance past the last key is refused', async () => {
+  const keys = [keyOf(1), keyOf(2)];
+  // start-after ignored; or fresh tokens that start over
+  for (const tokens of [false, true]) {
+    let n = 0;
+    const server = serve((_req, res) => {
+      res.end(page(keys, tokens ? `t${n++}` : undefined));
+    });
+    const r = await refused(
+      server,
+      new RegExp(
+        `^error: DECODE_MALFORMED: http:.*/bucket\\?list-type=2&prefix=0%2F&${tokens ? 'continuation-token' : 'start-after'}=\\S+: the listing does not advance: page 2 lists "${keys[0]}", which does not sort after "${keys[1]}", the last key of the page before\\n$`,
+      ),
+    );
+    assert.equal(r.requests.length, 2);
+  }
+});
+
+test('a long honest listing, a key a page, with tokens or start-after, is read to its end', async () => {
+  const sorted = [...blobs.keys()].sort();
+  for (const tokens of [true, false]) {
+    const server = await serve((_req, res, url) => {
+      if (url.pathname !== '/bucket') return bucket()(_req, res, url);
+      const prefix = url.searchParams.get('prefix') ?? '';
+      const token = url.searchParams.get('continuation-token');
+      const after = token ?? url.searchParams.get('start-after') ?? '';
+      const rest = sorted.filter((k) => k.startsWith(prefix) && k > after);
+      const truncated = rest.length > 1;
+      res.end(
+        renderListBucketResult({
+          name: 'bucket',
+          prefix,
+          maxKeys: 1,
+          isTruncated: truncated,
+          nextContinuationToken: truncated && tokens ? rest[0] : undefined,
+          contents: rest.slice(0, 1).map((key) => ({ key })),
+        }),
+      );
+    });
+    try {
+      // each epoch's prefix, then the whole listing (to tell the end of the log from a gap)
+      const r = await verify(server.url);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`verified ${EPOCHS} blobs: epochs 0 -> ${EPOCHS}`));
+      const whole = server.requests.filter((q) => q.path === '/bucket' && !q.query.has('prefix'));
+      assert.equal(whole.length, EPOCHS, 'the whole listing, a page a key');
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test('an epoch listed with endlessly many keys is refused once it has more than 16', async () => {
+  let n = 0;
+  const server = serve((_req, res, url) => {
+    const prefix = url.searchParams.get('prefix') ?? '';
+    const key = `${prefix}${(n++).toString(16).padStart(64, '0')}/${'ab'.repeat(32)}`;
+    res.end(page([key], `t${n}`));
+  });
+  const r = await refused(
+    server,
+    /^error: AUDIT_CHAIN_BROKEN: http:.*\/bucket: the listing names more than 16 keys under "0\/" \("0\/0{64}\/(ab){32}", "0\/0{63}1\/(ab){32}", \.\.\.\): an epoch has one blob\n$/,
+  );
+  assert.equal(r.requests.length, 17);
+});
+
+test('a huge key in a listing is refused with a short message', async () => {
+  const r = await refused(
+    serve((_req, res) => res.end(page([`0/${'f'.repeat(2 * MiB)}`], 'next'))),
+    /^error: AUDIT_BLOB_NAME: http:.*\/bucket\?list-type=2&prefix=0%2F: the listing holds a key of 2097154 bytes \("0\/f{30}f*\.\.\."\): a key has at most 1024 bytes, an audit blob name at most 150\n$/,
+  );
+  assert.ok(r.stderr.length < 600, 'the message stays short');
 });
 
 /** Answers each blob request's headers and half its body, then `fault`s, `times` times. */

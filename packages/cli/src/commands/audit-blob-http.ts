@@ -3,14 +3,17 @@
  * <epoch>/`, blob bytes at `<url>/<key>`), as WhatsApp serves its blobs and as `akd serve`
  * does at /v1/audit-blobs. The server is not trusted, so every request is bounded
  * (bounded-get.ts: a size limit for blobs and for listing pages, identity encoding only, a
- * timeout on each wait).
+ * timeout on each wait) and a listing must make progress: a page that repeats a continuation
+ * token of the same walk, or lists keys that do not sort after the page before, ends the walk
+ * with an error instead of a loop.
  *
  * Failures are AkdErrors: an unreachable server, a non-2xx answer or a body cut short or
  * stalled is STORAGE_CONNECTION (a monitor retries it), a listed blob that is not there
- * STORAGE_NOT_FOUND, an unreadable listing DECODE_MALFORMED, an answer over its limit
- * DECODE_INVALID_LENGTH, a key that is not a blob name AUDIT_BLOB_NAME.
+ * STORAGE_NOT_FOUND, an unreadable or looping listing DECODE_MALFORMED, an answer over its
+ * limit DECODE_INVALID_LENGTH, a key that cannot be a blob name AUDIT_BLOB_NAME.
  */
 
+import { createHash } from 'node:crypto';
 import {
   AkdError,
   blobUrl,
@@ -21,6 +24,7 @@ import {
   type ListingPage,
   type ListingQuery,
 } from '@akd-ts/core';
+import { quote } from '../args.js';
 import type { RefreshableSource } from './audit-blob-sources.js';
 import { blobLimit, listingLimit } from './audit-blob-limits.js';
 import { boundedGet, type BodyLimit } from './bounded-get.js';
@@ -36,11 +40,22 @@ export interface HttpSourceOptions {
   fetch?: typeof fetch;
 }
 
-/** Stops a page loop whose server never stops answering "truncated". */
+/** Stops a walk whose server keeps answering "truncated" with new tokens and new keys. */
 const MAX_PAGES = 1_000_000;
 
 /** Epochs probed past the next one, once the whole listing was read, to notice a new gap. */
 const GAP_PROBES = 4;
+
+/** Keys under one epoch's prefix past which a listing is refused (an epoch has one blob). */
+const MAX_KEYS_AT_EPOCH = 16;
+
+/** S3's limit on a key, in UTF-8 bytes; an audit blob name has at most 150 characters. */
+const MAX_KEY_BYTES = 1024;
+
+/** A continuation token as a walk remembers it: a digest, so long tokens cost little. */
+function tokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('base64');
+}
 
 /**
  * Blobs behind an S3-style listing (spec 16). The walk asks for one epoch at a time
@@ -74,8 +89,8 @@ export class HttpSource implements RefreshableSource {
 
   async refresh(): Promise<void> {} // every request asks the server afresh
 
-  /** One page of the listing. */
-  private async page(query: ListingQuery): Promise<ListingPage> {
+  /** One page of the listing, and the URL it was read from. */
+  private async page(query: ListingQuery): Promise<{ url: string; page: ListingPage }> {
     const url = listingUrl(this.base, query);
     const answer = await this.get(url, this.listingLimit);
     if (!answer.ok) {
@@ -88,28 +103,74 @@ export class HttpSource implements RefreshableSource {
       if (!isAkdError(e)) throw e;
       throw new AkdError(e.code, `${url}: ${e.message}`, { field: e.field, cause: e });
     }
-    return page;
+    for (const key of page.keys) {
+      const bytes = Buffer.byteLength(key);
+      if (bytes > MAX_KEY_BYTES) {
+        throw new AkdError(
+          'AUDIT_BLOB_NAME',
+          `${url}: the listing holds a key of ${bytes} bytes (${quote(key)}): a key has at most ${MAX_KEY_BYTES} bytes, an audit blob name at most 150`,
+        );
+      }
+    }
+    return { url, page };
   }
 
-  /** Every key under `prefix`, page after page. */
+  /**
+   * Every key under `prefix`, page after page. A page must move the walk on: a continuation
+   * token seen before in this walk would repeat pages forever, and a key that does not sort
+   * after the last key of the page before means the listing went back (S3 lists in key order
+   * and continues after the last key it gave).
+   */
   private async *keys(prefix?: string): AsyncGenerator<string> {
     let query: ListingQuery = prefix === undefined ? {} : { prefix };
-    for (let pages = 0; pages < MAX_PAGES; pages++) {
-      const page = await this.page(query);
+    const tokens = new Set<string>();
+    let last: { key: string; bytes: Buffer } | undefined;
+    for (let pages = 1; pages <= MAX_PAGES; pages++) {
+      const { url, page } = await this.page(query);
+      for (const key of page.keys) {
+        if (last !== undefined && Buffer.compare(Buffer.from(key), last.bytes) <= 0) {
+          throw new AkdError(
+            'DECODE_MALFORMED',
+            `${url}: the listing does not advance: page ${pages} lists ${quote(key, 160)}, which does not sort after ${quote(last.key, 160)}, the last key of the page before`,
+          );
+        }
+      }
       yield* page.keys;
       if (!page.isTruncated) return;
-      // a truncated page has a token or keys (core refuses one with neither)
-      query =
-        page.nextContinuationToken !== undefined
-          ? { prefix, continuationToken: page.nextContinuationToken }
-          : { prefix, startAfter: page.keys[page.keys.length - 1]! };
+      const lastKey = page.keys[page.keys.length - 1];
+      if (lastKey !== undefined) last = { key: lastKey, bytes: Buffer.from(lastKey) };
+      // a truncated page has a token or keys (core refuses one with neither); keys that
+      // advance make a start-after advance too, so only a token can repeat
+      const token = page.nextContinuationToken;
+      if (token === undefined) {
+        query = { prefix, startAfter: lastKey! };
+        continue;
+      }
+      const digest = tokenDigest(token);
+      if (tokens.has(digest)) {
+        throw new AkdError(
+          'DECODE_MALFORMED',
+          `${url}: the listing repeats itself: page ${pages} gives the continuation token ${quote(token, 80)} again, so it would never end`,
+        );
+      }
+      tokens.add(digest);
+      query = { prefix, continuationToken: token };
     }
     throw new AkdError('DECODE_MALFORMED', `${this.base}: the listing never ends`);
   }
 
   async keysAt(epoch: bigint): Promise<string[]> {
+    const prefix = `${epoch}/`;
     const out: string[] = [];
-    for await (const key of this.keys(`${epoch}/`)) out.push(key);
+    for await (const key of this.keys(prefix)) {
+      out.push(key);
+      if (out.length > MAX_KEYS_AT_EPOCH) {
+        throw new AkdError(
+          'AUDIT_CHAIN_BROKEN',
+          `${this.base}: the listing names more than ${MAX_KEYS_AT_EPOCH} keys under ${quote(prefix)} (${quote(out[0]!, 160)}, ${quote(out[1]!, 160)}, ...): an epoch has one blob`,
+        );
+      }
+    }
     return out;
   }
 
