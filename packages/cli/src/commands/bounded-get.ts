@@ -134,30 +134,21 @@ async function readBody(
 ): Promise<Uint8Array> {
   const reader = res.body?.getReader();
   if (reader === undefined) return new Uint8Array(0);
-  // a truthful content-length fills this once; without one it grows by doubling, to the limit
-  let buffer = new Uint8Array(declared ?? 0);
-  let length = 0;
+  const body = new ByteBlocks();
   try {
     for (;;) {
       wait.timer.refresh();
       const { done, value } = await reader.read();
       if (done) break;
-      const end = length + value.length;
-      if (end > limit.bytes) {
+      if (body.length + value.length > limit.bytes) {
         reader.cancel().catch(() => {});
         throw overLimit(url, limit, `more than ${limit.bytes} bytes arrived`);
       }
-      if (end > buffer.length) {
-        const grown = new Uint8Array(Math.min(limit.bytes, Math.max(end, 2 * buffer.length)));
-        grown.set(buffer.subarray(0, length));
-        buffer = grown;
-      }
-      buffer.set(value, length);
-      length = end;
+      body.add(value);
     }
   } catch (e) {
     if (e instanceof AkdError) throw e;
-    const got = `${length}${declared === undefined ? '' : ` of ${declared}`} bytes`;
+    const got = `${body.length}${declared === undefined ? '' : ` of ${declared}`} bytes`;
     throw new AkdError(
       'STORAGE_CONNECTION',
       wait.stalled()
@@ -166,5 +157,48 @@ async function readBody(
       { cause: e },
     );
   }
-  return length === buffer.length ? buffer : buffer.slice(0, length);
+  return body.join();
+}
+
+/** The size of the blocks a body is gathered in. */
+const BLOCK_BYTES = 256 * 1024;
+
+/**
+ * Bytes gathered as they arrive, copied into blocks of 256 KiB: a body is held in about its
+ * own size whatever the size of its chunks (a server sending a byte at a time would otherwise
+ * cost an object per byte), and nothing is copied twice before the end.
+ */
+export class ByteBlocks {
+  private readonly blocks: Uint8Array[] = [];
+  /** Bytes used in the last block. */
+  private used = BLOCK_BYTES;
+  /** Bytes gathered so far. */
+  length = 0;
+
+  add(chunk: Uint8Array): void {
+    for (let from = 0; from < chunk.length;) {
+      if (this.used === BLOCK_BYTES) {
+        this.blocks.push(new Uint8Array(BLOCK_BYTES));
+        this.used = 0;
+      }
+      const n = Math.min(chunk.length - from, BLOCK_BYTES - this.used);
+      this.blocks[this.blocks.length - 1]!.set(chunk.subarray(from, from + n), this.used);
+      this.used += n;
+      from += n;
+    }
+    this.length += chunk.length;
+  }
+
+  /**
+   * The bytes in one array of exactly their length (a verifier thread is sent the array's
+   * whole buffer, so it must not be a view into a larger one).
+   */
+  join(): Uint8Array {
+    const out = new Uint8Array(this.length);
+    this.blocks.forEach((block, i) => {
+      const last = i === this.blocks.length - 1;
+      out.set(last ? block.subarray(0, this.used) : block, i * BLOCK_BYTES);
+    });
+    return out;
+  }
 }
