@@ -324,6 +324,16 @@ test('a corrupted blob, a bad name, a missing epoch each fail with a clear error
   assert.match(m.stdout, /verified 19 blobs: epochs 0 -> 19/);
   assert.equal(JSON.parse(readFileSync(join(tmp.dir, 'missing.state'), 'utf8')).epoch, '19');
 
+  const large = copy('large');
+  writeFileSync(blobPath(large, 5), Buffer.alloc(1024 * 1024 + 1));
+  const g = await verify(large, '--max-blob-mb', '1');
+  assert.equal(g.code, 1);
+  assert.match(
+    g.stderr,
+    /^error: DECODE_INVALID_LENGTH: the blob at .*large\/5\/[0-9a-f]{64}\/[0-9a-f]{64} is over the limit of 1 MiB \(it is 1048577 bytes\); --max-blob-mb raises the limit\n$/,
+  );
+  assert.match(g.stdout, /verified 4 blobs: epochs 0 -> 4/);
+
   const twice = copy('twice');
   cpSync(join(tmp.dir, 'start', '12'), join(twice, '12'), { recursive: true });
   const t = await verify(twice);

@@ -34,12 +34,9 @@ import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import type { StoreOptions } from '../store.js';
 import { addStoreOptions, openReader, withPublicStore } from './directory.js';
-import {
-  FOLDER_INDEX,
-  FolderSource,
-  HttpSource,
-  type RefreshableSource,
-} from './audit-blob-sources.js';
+import { FOLDER_INDEX, FolderSource, type RefreshableSource } from './audit-blob-sources.js';
+import { HttpSource } from './audit-blob-http.js';
+import { DEFAULT_MAX_BLOB_MB, DEFAULT_MAX_LISTING_MB } from './audit-blob-limits.js';
 import { AuditReporter, type AnchorKind } from './audit-blob-report.js';
 import { loadState, readSigningKey, saveState, type AuditState } from './audit-blob-state.js';
 
@@ -199,6 +196,8 @@ interface VerifyOptions {
   readAhead: string;
   threads?: string;
   timeout: string;
+  maxBlobMb: string;
+  maxListingMb: string;
   signKey?: string;
   namespace?: string;
   heads?: string;
@@ -229,15 +228,31 @@ function parseNonNegative(text: string, option: string): number {
   return Number(text.trim());
 }
 
+/** A size option in MiB, from 1 to `max`, as bytes. */
+function parseMebibytes(text: string, option: string, max: number): number {
+  const value = /^[0-9]{1,5}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!(value >= 1 && value <= max)) {
+    throw new UsageError(`${option}: expected 1 to ${max} (MiB), got ${quote(text)}`);
+  }
+  return value * 1024 * 1024;
+}
+
+/** How an HTTP source is read: its timeout and its size limits. */
+interface SourceBounds {
+  timeoutMs: number;
+  maxBlobBytes: number;
+  maxListingBytes: number;
+}
+
 /** The source named by the command's argument: an http(s) listing URL or a folder. */
-async function openSource(text: string, timeoutMs: number): Promise<RefreshableSource> {
+async function openSource(text: string, bounds: SourceBounds): Promise<RefreshableSource> {
   if (/^https?:\/\//i.test(text)) {
     try {
       new URL(text);
     } catch {
       throw new UsageError(`<source>: ${quote(text, 200)} is not a valid URL`);
     }
-    return new HttpSource(text, { timeoutMs });
+    return new HttpSource(text, bounds);
   }
   let isDir: boolean;
   try {
@@ -248,7 +263,7 @@ async function openSource(text: string, timeoutMs: number): Promise<RefreshableS
     );
   }
   if (!isDir) throw new UsageError(`<source>: ${quote(text, 200)} is not a folder`);
-  return new FolderSource(text);
+  return new FolderSource(text, bounds.maxBlobBytes);
 }
 
 /** Errors a monitor waits out (the listing is down or mid-update) rather than stops on. */
@@ -300,7 +315,12 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
     config.name === 'experimental' ? (opts.domainLabel ?? EXAMPLE_DOMAIN_LABEL) : null;
   const every = parseCount(opts.progressEvery, '--progress-every');
   const intervalMs = parseSeconds(opts.interval, '--interval') * 1000;
-  const timeoutMs = parseSeconds(opts.timeout, '--timeout') * 1000;
+  const bounds: SourceBounds = {
+    timeoutMs: parseSeconds(opts.timeout, '--timeout') * 1000,
+    // a Buffer holds at most 4 GiB, a string 2^29 - 24 characters
+    maxBlobBytes: parseMebibytes(opts.maxBlobMb, '--max-blob-mb', 4095),
+    maxListingBytes: parseMebibytes(opts.maxListingMb, '--max-listing-mb', 511),
+  };
   const readAhead = parseNonNegative(opts.readAhead, '--read-ahead');
   const threads =
     opts.threads === undefined ? availableThreads() : parseNonNegative(opts.threads, '--threads');
@@ -311,7 +331,7 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
   }
   const signingKey = opts.signKey === undefined ? undefined : await readSigningKey(opts.signKey);
   const namespace = opts.namespace ?? sourceText;
-  const source = await openSource(sourceText, timeoutMs);
+  const source = await openSource(sourceText, bounds);
   const state = opts.state === undefined ? undefined : await loadState(opts.state);
   const start = startingPoint(opts, config, domainLabel, state);
   let chain: AuditChain;
@@ -482,7 +502,21 @@ function addVerify(audit: Command, io: CliIo): void {
       '--threads <n>',
       'worker threads verifying blobs at once (default: the cores; 0: this thread)',
     )
-    .option('--timeout <seconds>', 'over HTTP: seconds to wait for each answer', '30')
+    .option(
+      '--timeout <seconds>',
+      'over HTTP: seconds to wait for an answer, and then for each part of its body',
+      '30',
+    )
+    .option(
+      '--max-blob-mb <n>',
+      "refuse a blob larger than this many MiB (the default is WhatsApp's largest known blob, 291.6 MB, with room to grow; a blob is held whole while it is verified)",
+      String(DEFAULT_MAX_BLOB_MB),
+    )
+    .option(
+      '--max-listing-mb <n>',
+      "over HTTP: refuse a listing page larger than this many MiB (the default is 30 times a page of WhatsApp's, 1,000 keys)",
+      String(DEFAULT_MAX_LISTING_MB),
+    )
     .option('--sign-key <file>', 'sign each verified head with this Ed25519 key (64 hex digits)')
     .option('--namespace <text>', 'the log named in signed heads (default: <source>)')
     .option('--heads <file>', 'with --sign-key: append every signed head to this file (JSON lines)')
@@ -495,6 +529,8 @@ function addVerify(audit: Command, io: CliIo): void {
       '\nEach blob must prove its step append-only, start from the root the previous blob ended at,\n' +
       'and follow it with no epoch missing. The chain starts at --trust, at the state file, at the\n' +
       "empty tree when the first blob is epoch 0's, or else at the first blob (trust on first use).\n" +
+      'Over HTTP only uncompressed answers are read, each within its size limit; a failure of the\n' +
+      'network (STORAGE_CONNECTION) ends the run, or with --follow is retried at the next poll.\n' +
       'Exit status: 0 when every blob verified, 1 at the first failure (its code and reason are\n' +
       'printed), 2 for a usage error.\n',
   );
