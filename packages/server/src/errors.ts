@@ -86,7 +86,11 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
   },
   STORAGE_CORRUPT: { status: 500, meaning: 'a stored record is corrupt' },
   STORAGE_SCHEMA: { status: 500, meaning: "the store's schema is not the expected one" },
-  STORAGE_LOCKED: { status: 409, meaning: 'another process holds the writer lock' },
+  STORAGE_LOCKED: {
+    status: 409,
+    meaning:
+      "another process holds the writer lock, or the store is fenced (a fail-over's old primary: publishing is over on this server)",
+  },
   // Directory
   DIRECTORY_INVALID_EPOCH: {
     status: 400,
