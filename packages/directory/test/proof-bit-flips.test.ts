@@ -1,8 +1,9 @@
 // Single-bit flips of real lookup and history proofs, as the directory serves them, in both
 // configurations: each flipped encoding is decoded and verified. The flips that still verify
 // must be exactly the documented leniencies (README, "What the verifiers do not check"), each
-// with the original result; every other flip must fail with an AkdError. Upstream 0.12
-// accepts and refuses the same flips.
+// with the original result; every other flip must fail with an AkdError. Upstream 0.12's
+// verifiers accept the same flips, and one kind more that this decoder refuses: a length of
+// the last top-level message made to run past the end of the bytes (wire-check.ts).
 //
 // Every bit is flipped of every byte outside byte strings of 32 bytes or more (tags, lengths,
 // varints, short labels: where bits have meanings of their own). Inside those (digests, VRF
