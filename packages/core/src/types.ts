@@ -21,7 +21,7 @@ export interface AzksElement {
 
 /** One level of a membership path: the sibling hanging next to the path (spec 10.1). */
 export interface SiblingProof {
-  /** The parent's label. */
+  /** The parent's label; at the outermost level (the root's) no verifier reads it (spec 11.1). */
   label: NodeLabel;
   /** Exactly one element: the sibling's label and value. */
   siblings: [AzksElement];

@@ -368,6 +368,21 @@ test('malformed encodings fail with DECODE_MALFORMED and the field path', () => 
   }
 });
 
+test('a last top-level message whose length runs past the end is refused (upstream reads to the end)', () => {
+  // rust-protobuf sets no limit at the top level, so upstream parses the last future-marker
+  // proof up to the end of the bytes and verifies the history; no encoder writes this
+  const bytes = COMPLETE.slice();
+  const at = bytes.length - 645 - 2; // the two-byte length (645) of the last element
+  assert.deepEqual([bytes[at - 1], bytes[at], bytes[at + 1]], [0x2a, 0x85, 0x05]);
+  bytes[at]! += 2;
+  throwsAkd(
+    () => decodeHistoryProof(bytes),
+    'DECODE_MALFORMED',
+    'non_existence_of_future_marker_proofs[1]',
+    /runs past/,
+  );
+});
+
 test('the empty encoding is a message with every field missing', () => {
   throwsAkd(() => decodeLookupProof(new Uint8Array(0)), 'DECODE_MISSING_FIELD', 'epoch');
   throwsAkd(() => decodeMembershipProof(new Uint8Array(0)), 'DECODE_MISSING_FIELD', 'label');

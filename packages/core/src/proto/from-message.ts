@@ -119,7 +119,10 @@ function siblingProofFromMessage(msg: pb.SiblingProof, path: string): akd.Siblin
   need(msg, F.direction, path);
   // Upstream keeps only the first sibling and ignores any extra ones (spec 15.4).
   const first = needMessage(msg.siblings[0], F.siblings, path);
-  // Upstream tests `direction & 0x0F`, so 16 reads as Left (spec 15.4).
+  // Upstream tests `direction & 0x0F` (spec 15.4), so 16 reads as Left and 17 as Right: the
+  // bits above the low four are dropped here and change nothing the verifiers see. Refusing
+  // them would refuse proofs upstream's verifiers accept, for no gain: honest servers send 0
+  // or 1, and protobuf allows other byte-level variants of the same proof anyway.
   const direction = msg.direction & 0x0f;
   if (direction > 1) {
     const where = at(path, 'direction');

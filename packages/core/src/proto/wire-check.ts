@@ -4,14 +4,17 @@
  * would turn such input into a plausible-looking message instead of an error:
  *
  * - a field that runs past the end of its enclosing message is read on into the parent
- *   (rust-protobuf enforces every nested length and fails);
+ *   (rust-protobuf enforces every nested length and fails, with one exception: its top level
+ *   has no limit, so a last message field whose length runs past the end of the bytes is read
+ *   up to that end, and accepted when what is there parses);
  * - a known field number with the wrong wire type is parsed as if the wire type were right
  *   (rust-protobuf matches on the whole tag, so it keeps such a field as unknown);
  * - a singular message field that occurs twice is merged (rust-protobuf keeps the last one);
  * - a packed list whose varints overrun its length is read on past it.
  *
  * This walk rejects all four as DECODE_MALFORMED (spec 15.4: a parse failure). For the second
- * and third that is stricter than upstream; no encoder emits either. Unknown field numbers are
+ * and third, and for the top-level overrun, that is stricter than upstream; no encoder emits
+ * any of them (an upstream server writes exact lengths). Unknown field numbers are
  * skipped, groups included, as every protobuf parser does. Once this check passes, protobuf-es
  * reads exactly the structure checked here.
  *

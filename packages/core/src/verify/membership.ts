@@ -1,7 +1,11 @@
 /**
  * Membership and non-membership verification (spec 11.1, 11.2): recompute the root hash from a
  * path and compare it with the trusted one. These checks accept exactly what upstream accepts:
- * the hash chain, which covers every label value on the path, is what binds a proof.
+ * the hash chain is what binds a proof. It covers every label on the path but one: the label
+ * of the outermost SiblingProof (the root's, in honest proofs), which no step hashes. The root
+ * enters only through `computeRootHashFromVal`, as a constant (WhatsAppV1) or not at all
+ * (Experimental), so whatever that label says, the path proves the same thing; upstream 0.12
+ * ignores it too, and an honest upstream server always sends the root there.
  */
 
 import { bytesEqual, toHex } from '../bytes.js';
@@ -24,6 +28,7 @@ export function membershipRootValue(config: Configuration, proof: MembershipProo
       level.direction === Direction.Left
         ? config.computeParentHashFromChildren(value, own, sibling.value, other)
         : config.computeParentHashFromChildren(sibling.value, other, value, own);
+    // the parent's label, hashed one level up; the outermost level's is never read
     label = level.label;
   }
   return value;
