@@ -18,6 +18,7 @@ import { useStrictJson } from './json-body.js';
 import { HttpError } from './errors.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { RequestGate } from './request-gate.js';
+import { clientGone } from './request-end.js';
 import { TurnTaker } from './turns.js';
 import { createMetrics } from './metrics.js';
 import {
@@ -163,8 +164,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // proof routes start one per event-loop turn, so probes and metrics are answered between
   // proofs rather than after every queued one (turns.ts)
   const turns = new TurnTaker();
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.url?.startsWith('/v1/') === true) await turns.take();
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.url?.startsWith('/v1/') !== true) return;
+    await turns.take();
+    // a client that left while its request waited for its turn costs no proof
+    if (clientGone(request.raw, reply.raw)) reply.hijack();
   });
 
   // bodies are JSON only: a text/plain body is refused (415), not parsed into a string

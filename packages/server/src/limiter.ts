@@ -12,7 +12,7 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
-import { onRequestEnd } from './request-end.js';
+import { clientGone, onRequestEnd } from './request-end.js';
 
 export interface LimiterOptions {
   /** Requests running at once (at least 1). */
@@ -133,11 +133,17 @@ export class ConcurrencyLimiter {
     let release: () => void;
     try {
       release = await this.acquire(waiting.signal);
+    } catch (e) {
+      // nobody to answer: the request ends here, with no error to log
+      if (waiting.signal.aborted) return void reply.hijack();
+      throw e;
     } finally {
       stopWatching();
     }
-    // the client may have gone between the grant and this line: then released at once
+    // the client may have gone between the grant and this line: then released at once, and
+    // the handler never runs
     onRequestEnd(request.raw, reply.raw, release);
+    if (clientGone(request.raw, reply.raw)) reply.hijack();
   };
 }
 

@@ -43,3 +43,13 @@ export function onRequestEnd(
   socket.once('close', end);
   return stop;
 }
+
+/**
+ * Whether the client of `request` has gone: its connection closed, so no answer can reach it
+ * and any work for it is wasted.
+ * @example if (clientGone(request.raw, reply.raw)) reply.hijack();
+ */
+export function clientGone(request: IncomingMessage, response: ServerResponse): boolean {
+  const socket = request.socket as IncomingMessage['socket'] | null;
+  return socket == null || socket.destroyed || response.destroyed;
+}

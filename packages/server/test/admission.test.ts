@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import { buildApp, ERROR_CATALOGUE, type ServerErrorCode } from '@akd-ts/server';
 import type { Directory } from '@akd-ts/directory';
 import { demoDirectory, type Fixture } from './support.js';
@@ -135,6 +136,40 @@ test('a request that leaves the heavy-route queue gives back nothing it never ha
       next.map((r) => r.status),
       [200, 200],
     );
+  } finally {
+    await app.close();
+  }
+});
+
+test('a request whose client left while it waited for its turn costs no proof', async () => {
+  const asked: string[] = [];
+  const directory = new Proxy(fixture.dir, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (prop !== 'lookup') return bound;
+      return (label: Uint8Array) => {
+        asked.push(Buffer.from(label).toString());
+        return bound(label);
+      };
+    },
+  });
+  const { app, port } = await listening({ directory: directory as never });
+  try {
+    // bob's connection closes after his request has queued for its turn (its grant is an
+    // immediate queued after this one), before the turn comes
+    app.server.prependListener('request', (request: IncomingMessage) => {
+      if (request.url === '/v1/lookup/bob') setImmediate(() => request.socket.destroy());
+    });
+    const leaver = await rawClient(port);
+    leaver.socket.write(get('/v1/lookup/bob'));
+    await leaver.closed;
+    const other = await rawClient(port);
+    other.socket.write(get('/v1/lookup/alice'));
+    assert.equal((await other.waitFor(1))[0]!.status, 200);
+    other.socket.destroy();
+    assert.deepEqual(asked, ['alice'], "the leaver's lookup never ran");
   } finally {
     await app.close();
   }
