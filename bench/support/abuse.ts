@@ -5,8 +5,12 @@
  * - pipeliners: each connection writes `pipelined` lookups in one go (about 1.5 MB for
  *   30,000) and never reads an answer, and comes back a second after it was closed;
  * - slow bodies: each connection starts a `POST /v1/lookup` and sends its body a byte a second;
- * - leavers: each asks for a key history (a heavy route, which may wait for a slot) and
- *   closes its connection 5 ms later, before the answer, again and again.
+ * - leavers: each asks for a key history (a heavy route, which may wait for a slot), closes
+ *   its connection 5 ms later, before the answer, and asks again 50 ms later: twenty make
+ *   about 300 new connections a second. (Without the pause they make thousands, a flood of
+ *   connections that fills the kernel's accept queue whatever the server does: a new client's
+ *   connection then waits for a retransmitted SYN, a second. Such floods are stopped before
+ *   the server, by SYN cookies and a proxy's limits per client.)
  */
 
 import { connect, type Socket } from 'node:net';
@@ -103,6 +107,7 @@ export async function abuseLoad(order: AbuseOrder, stopped: () => boolean): Prom
       await pause(5);
       socket.destroy();
       await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      await pause(50);
     }
   };
   await Promise.all([
