@@ -8,7 +8,7 @@
  *     [--seconds 15] [--audits 8] [--lookup-keys 100000] [--lookup-count 2000]
  *     [--lookup-rounds 2] [--no-upstream] [--connection-spread]
  *     [--phases one,alone,audits,abuse,publish] [--store-dir DIR]
- *     [--pipeliners 30] [--pipelined 30000] [--slow-bodies 30] [--leavers 20]
+ *     [--pipeliners 30] [--pipelined 30000] [--slow-bodies 30] [--leavers 20] [--leave-ms 1]
  *
  * Per core first: lookup proof generation on one thread without HTTP (bench/support/
  * lookup-rate.ts) alternating with upstream's `akd-rs bench-lookup` over the same number of
@@ -34,7 +34,8 @@
  * 4. lookups during abuse (bench/support/abuse.ts), for `--seconds`: `--pipeliners`
  *    connections each writing `--pipelined` lookups at once and never reading, `--slow-bodies`
  *    connections sending a lookup body a byte a second, and `--leavers` clients asking for a
- *    key history and leaving before the answer, each coming back when closed. Afterwards ten
+ *    key history and leaving `--leave-ms` later, before the answer, each coming back when
+ *    closed. Afterwards ten
  *    key histories in a row must each be answered 200 (no heavy-route slot leaked), and no
  *    server process may have been started again;
  * 5. lookups during one publish of `--publish` new labels through `POST /v1/publish` (the
@@ -96,6 +97,7 @@ const settings = {
   pipelined: Number(option('pipelined', quick ? '10000' : '30000')),
   slowBodies: Number(option('slow-bodies', '30')),
   leavers: Number(option('leavers', '20')),
+  leaveMs: Number(option('leave-ms', '1')),
 };
 for (const p of settings.phases) {
   if (!['one', 'alone', 'audits', 'abuse', 'publish'].includes(p)) {
@@ -677,6 +679,7 @@ async function runStore(name: string): Promise<Row[]> {
             pipelined: settings.pipelined,
             slowBodies: settings.slowBodies,
             leavers: settings.leavers,
+            leaveMs: settings.leaveMs,
             labels: settings.labels,
           },
         });

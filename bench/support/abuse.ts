@@ -6,7 +6,7 @@
  *   30,000) and never reads an answer, and comes back a second after it was closed;
  * - slow bodies: each connection starts a `POST /v1/lookup` and sends its body a byte a second;
  * - leavers: each asks for a key history (a heavy route, which may wait for a slot), closes
- *   its connection 5 ms later, before the answer, and asks again 50 ms later: twenty make
+ *   its connection `leaveMs` later, before the answer, and asks again 50 ms later: twenty make
  *   about 300 new connections a second. (Without the pause they make thousands, a flood of
  *   connections that fills the kernel's accept queue whatever the server does: a new client's
  *   connection then waits for a retransmitted SYN, a second. Such floods are stopped before
@@ -21,6 +21,8 @@ export interface AbuseOrder {
   pipelined: number;
   slowBodies: number;
   leavers: number;
+  /** How long a leaver waits before it closes its connection, ms. */
+  leaveMs: number;
   /** Labels `user-<i>@example.com` for i below this exist. */
   labels: number;
 }
@@ -104,7 +106,7 @@ export async function abuseLoad(order: AbuseOrder, stopped: () => boolean): Prom
       const socket = open();
       result.leaverRequests++;
       socket.write(`GET /v1/history/${label(i++ % order.labels)} HTTP/1.1\r\nHost: x\r\n\r\n`);
-      await pause(5);
+      await pause(order.leaveMs);
       socket.destroy();
       await new Promise<void>((resolve) => socket.once('close', () => resolve()));
       await pause(50);

@@ -122,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
       server.requestTimeout = timeouts.requestTimeoutMs;
       server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
+      gate.attach(server);
       return server;
     },
     // Node's own refusals (malformed HTTP, 408, 431) in the catalogue's shape
@@ -166,7 +167,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const turns = new TurnTaker();
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.url?.startsWith('/v1/') !== true) return;
-    await turns.take();
+    await turns.take(ctx.heavy.covers(request));
     // a client that left while its request waited for its turn costs no proof
     if (clientGone(request.raw, reply.raw)) reply.hijack();
   });

@@ -122,6 +122,17 @@ export class ConcurrencyLimiter {
     });
   }
 
+  /** Whether `request`'s route takes a slot of this limiter (its hook is a preHandler of it). */
+  covers(request: FastifyRequest): boolean {
+    const hooks = request.routeOptions.config as unknown as { limiter?: unknown } | undefined;
+    return hooks?.limiter === this;
+  }
+
+  /** Route options that take a slot of this limiter once the body was read. */
+  get route(): { preHandler: ConcurrencyLimiter['hook']; config: { limiter: ConcurrencyLimiter } } {
+    return { preHandler: this.hook, config: { limiter: this } };
+  }
+
   /**
    * A fastify hook (a preHandler: after the body was read): holds a slot until the answer is
    * sent or the client goes away, whichever comes first, and gives up waiting for one as

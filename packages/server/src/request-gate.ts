@@ -2,12 +2,14 @@
  * Admission of requests before any route sees them, at the level of connections: what keeps
  * one client from exhausting a proof server's memory or time through HTTP/1.1 itself.
  *
- * - **Pipelining.** Node emits every request it parses from a chunk at once, and a client can
- *   send thousands in one write without ever reading an answer; each would run and hold its
- *   answer in memory. Here a connection's requests run at most `connectionConcurrency` at a
- *   time, in order; later ones wait, and while any wait the connection is not read. A
+ * - **Pipelining.** Node parses a whole chunk read from a connection (up to 64 KiB) at once
+ *   and emits every request in it, and a client can send thousands in one write without
+ *   ever reading an answer; each would run and hold its answer in memory. Here a connection's
+ *   requests run at most `connectionConcurrency` at a time, in order; later ones wait, and
+ *   while any wait the connection is neither read nor parsed further: the gate hands Node's
+ *   parser each chunk `SLICE_BYTES` at a time (`attach`), and stops between slices. A
  *   connection with more than `maxPipelined` unanswered requests is closed: no client needs
- *   that many, and stopping reading alone cannot stop the rest of a chunk already read.
+ *   that many.
  * - **Answers nobody reads.** A connection's next request starts only once its socket can
  *   take more output (its buffer is below the high-water mark); and a connection whose output
  *   has not moved for `stallTimeoutMs` while some waits to be sent is closed, so a client that
@@ -28,7 +30,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { Server, Socket } from 'node:net';
 import { errorResponse, HttpError } from './errors.js';
 import { rawErrorAnswer } from './client-errors.js';
 
@@ -71,6 +73,14 @@ type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** Paths answered without waiting for the process (exact, before any query string). */
 const PROBES = new Set(['/livez', '/readyz', '/healthz', '/metrics']);
+/**
+ * How much of a chunk Node's parser is given at once: a few typical requests. Each slice is
+ * one call into the parser; a 64 KiB chunk of minimal pipelined requests holds a thousand.
+ */
+export const SLICE_BYTES = 4096;
+/** Node's HTTP/1 server's listeners of a connection's `data` and `end` (lib/_http_server.js). */
+const NODE_DATA_LISTENER = 'bound socketOnData';
+const NODE_END_LISTENER = 'bound socketOnEnd';
 /** Requests whose bodies Node's request timeout bounds instead of `bodyTimeoutMs`. */
 const LONG_BODIES = '/v1/publish';
 
@@ -104,6 +114,12 @@ interface Connection {
   sent: number;
   stuckSince: number | undefined;
   closed: boolean;
+  /** Node's parser's own `data` and `end` listeners, when the gate feeds the parser. */
+  parse?: (chunk: Buffer) => void;
+  end?: () => void;
+  /** Bytes read and not yet given to the parser; the end, once read, waits behind them. */
+  unparsed: Buffer[];
+  ended: boolean;
 }
 
 /**
@@ -137,13 +153,28 @@ export class RequestGate {
     this.#now = now;
   }
 
-  /** Requests running now (probes not counted), waiting for the process, and connections. */
-  get stats(): { active: number; waiting: number; connections: number } {
+  /**
+   * Requests running now (probes not counted), waiting for the process, open connections,
+   * and connections whose parser the gate feeds (`attach`).
+   */
+  get stats(): { active: number; waiting: number; connections: number; fed: number } {
+    let fed = 0;
+    for (const c of this.#connections.values()) if (c.parse !== undefined) fed++;
     return {
       active: this.#active,
       waiting: this.#waiting.length,
       connections: this.#connections.size,
+      fed,
     };
+  }
+
+  /**
+   * Feeds each new connection of `server` (a Node HTTP/1 server) to its parser a slice at a
+   * time, stopping while the connection's requests wait: call it once, before listening.
+   * Without it the gate still bounds what runs, but Node parses whole chunks.
+   */
+  attach(server: Server): void {
+    server.on('connection', (socket: Socket) => this.#adopt(socket));
   }
 
   /** `handler` behind the gate: what a server's `request` event calls. */
@@ -248,12 +279,67 @@ export class RequestGate {
       sent: 0,
       stuckSince: undefined,
       closed: false,
+      unparsed: [],
+      ended: false,
     };
     const own = connection;
     this.#connections.set(socket, own);
     socket.once('close', () => this.#closed(own));
     socket.on('drain', () => this.#pump(own));
     return own;
+  }
+
+  /**
+   * Puts the gate between the socket and Node's parser. Node's HTTP layer listens to `data`
+   * and `end` (and reads the socket in C++ until a `data` listener is added, which Node then
+   * supports by design); the gate takes both listeners' places and calls them itself. They
+   * are known by name: a Node whose listeners are not the two expected ones (a test checks
+   * this Node's) leaves the socket as it is, parsed whole chunks at a time.
+   */
+  #adopt(socket: Socket): void {
+    const parse = socket.listeners('data') as ((chunk: Buffer) => void)[];
+    const end = (socket.listeners('end') as (() => void)[]).filter(
+      (f) => f.name === NODE_END_LISTENER,
+    );
+    if (parse.length !== 1 || parse[0]!.name !== NODE_DATA_LISTENER || end.length !== 1) return;
+    const connection = this.#connection(socket);
+    socket.removeListener('data', parse[0]!);
+    socket.removeListener('end', end[0]!);
+    connection.parse = parse[0];
+    connection.end = end[0];
+    socket.on('data', (chunk: Buffer) => {
+      connection.unparsed.push(chunk);
+      this.#feed(connection);
+    });
+    socket.on('end', () => {
+      connection.ended = true;
+      this.#feed(connection);
+    });
+    // Node resumes a socket it paused for its own reasons (answers it could not send)
+    socket.on('resume', () => this.#feed(connection));
+  }
+
+  /** Gives the parser what it may parse now: nothing while requests wait or Node paused. */
+  #feed(connection: Connection): void {
+    const { socket, unparsed } = connection;
+    while (unparsed.length > 0) {
+      if (socket.destroyed || connection.closed) {
+        unparsed.length = 0;
+        return;
+      }
+      if (connection.queue.length > 0 || (socket as { _paused?: boolean })._paused === true) {
+        return;
+      }
+      const chunk = unparsed[0]!;
+      if (chunk.length <= SLICE_BYTES) unparsed.shift();
+      else unparsed[0] = chunk.subarray(SLICE_BYTES);
+      connection.parse!(chunk.subarray(0, SLICE_BYTES));
+    }
+    if (connection.ended && connection.end !== undefined && !socket.destroyed) {
+      const end = connection.end;
+      connection.end = undefined;
+      end();
+    }
   }
 
   /** Starts what the connection may start now, and reads it only when nothing waits. */
@@ -276,6 +362,7 @@ export class RequestGate {
     } else if (queue.length === 0 && connection.paused) {
       connection.paused = false;
       socket.resume();
+      this.#feed(connection);
     }
   }
 

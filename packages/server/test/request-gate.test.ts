@@ -13,6 +13,7 @@ import { rawClient } from './raw-http.js';
 async function gated(
   limits: ConstructorParameters<typeof RequestGate>[0],
   handler: (request: IncomingMessage, response: ServerResponse) => void,
+  attach = false,
 ) {
   const closes: CloseReason[] = [];
   const refusals: string[] = [];
@@ -31,6 +32,7 @@ async function gated(
       handler(request, response);
     }),
   );
+  if (attach) gate.attach(server);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
@@ -161,4 +163,34 @@ test('a request whose connection already closed never reaches the handler', asyn
   } finally {
     server.close();
   }
+});
+
+test('attached, the gate feeds the parser a slice at a time: a long pipelined write is parsed as requests are answered', async () => {
+  // requests of about 1 KiB: four to a slice, fifty in one write
+  const request = `GET / HTTP/1.1\r\nHost: x\r\nX-Pad: ${'p'.repeat(1000)}\r\n\r\n`;
+  const serve = async (attach: boolean) => {
+    const server = await gated(
+      { connectionConcurrency: 1, maxPipelined: 8 },
+      (_q, response) => setImmediate(() => response.end('ok')),
+      attach,
+    );
+    const client = await rawClient(server.port);
+    if (attach)
+      assert.equal(server.gate.stats.fed, 1, "this Node's parser listeners are the expected ones");
+    client.socket.write(request.repeat(50));
+    return { server, client };
+  };
+  const fed = await serve(true);
+  const answers = await fed.client.waitFor(50);
+  assert.ok(answers.every((a) => a.status === 200 && a.body === 'ok'));
+  assert.deepEqual(fed.server.closes, []);
+  fed.client.socket.destroy();
+  fed.server.close();
+
+  // not attached, Node parses the whole write at once: the connection passes its limit
+  const whole = await serve(false);
+  await whole.client.closed;
+  assert.deepEqual(whole.server.closes, ['pipelining']);
+  assert.equal(whole.server.gate.stats.fed, 0);
+  whole.server.close();
 });

@@ -33,6 +33,37 @@ test('TurnTaker grants one caller per event-loop turn, in order', async () => {
   assert.equal(turns.waiting, 0);
 });
 
+test('heavy requests start at most once per four lookups while both wait, and alone at every turn', async () => {
+  assert.throws(() => new TurnTaker(0), RangeError);
+  const turns = new TurnTaker(4);
+  const order: string[] = [];
+  const taken = [
+    ...Array.from({ length: 3 }, (_, i) => turns.take(true).then(() => order.push(`h${i}`))),
+    ...Array.from({ length: 10 }, (_, i) => turns.take().then(() => order.push(`l${i}`))),
+  ];
+  await Promise.all(taken);
+  // the first turn goes to a lookup (none has started yet), then four lookups per history,
+  // and the last history once no lookup is left
+  assert.deepEqual(order, [
+    'l0',
+    'l1',
+    'l2',
+    'l3',
+    'h0',
+    'l4',
+    'l5',
+    'l6',
+    'l7',
+    'h1',
+    'l8',
+    'l9',
+    'h2',
+  ]);
+  const alone: string[] = [];
+  await Promise.all([0, 1, 2].map((i) => turns.take(true).then(() => alone.push(`h${i}`))));
+  assert.deepEqual(alone, ['h0', 'h1', 'h2']);
+});
+
 test('a liveness probe behind a burst of lookups is answered before most of them', async () => {
   const { app, close } = await demoApp();
   const base = await app.listen({ host: '127.0.0.1', port: 0 });

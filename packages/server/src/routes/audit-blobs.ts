@@ -123,7 +123,7 @@ export function auditBlobRoutes(
     cache: options.cache,
   });
   const limit = Math.min(MAX_KEYS, Math.max(1, options.maxKeys ?? MAX_KEYS));
-  const route = options.limiter === undefined ? {} : { preHandler: options.limiter.hook };
+  const route = options.limiter === undefined ? {} : options.limiter.route;
 
   app.get<{ Querystring: ListingQuerystring }>(AUDIT_BLOBS_PATH, route, async (request, reply) => {
     const query = request.query;

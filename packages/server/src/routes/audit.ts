@@ -32,7 +32,7 @@ export function auditRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const blobs = new StoredAuditBlobs(directory, { cache: auditBlobCache });
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/v1/audit',
-    { preHandler: ctx.heavy.hook },
+    ctx.heavy.route,
     async (request, reply) => {
       const representation = representationOf(request);
       const from = parseEpoch(request.query.from, 'from');

@@ -14,7 +14,7 @@ export function historyRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
   app.get<{ Params: { label: string }; Querystring: { mostRecent?: string } }>(
     '/v1/history/:label',
-    { preHandler: ctx.heavy.hook },
+    ctx.heavy.route,
     async (request, reply) => {
       const representation = representationOf(request);
       const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);

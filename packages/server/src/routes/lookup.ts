@@ -60,36 +60,32 @@ export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
     );
   });
 
-  app.post<{ Body: unknown }>(
-    '/v1/lookup',
-    { preHandler: ctx.heavy.hook },
-    async (request, reply) => {
-      const representation = representationOf(request);
-      const body = request.body as { labels?: unknown } | null;
-      if (body === null || typeof body !== 'object' || !Array.isArray(body.labels)) {
-        throw new HttpError(
-          'HTTP_BAD_REQUEST',
-          'expected a JSON body {"labels": [...]} of labels (text, or hex:<hex>)',
-        );
-      }
-      const texts: unknown[] = body.labels;
-      if (texts.length === 0) throw new HttpError('HTTP_BAD_REQUEST', 'labels: the list is empty');
-      if (texts.length > limits.maxBatchLookup) {
-        throw new AkdError(
-          'DIRECTORY_LIMIT',
-          `labels: at most ${limits.maxBatchLookup} labels in one batch, got ${texts.length}`,
-          { field: 'labels' },
-        );
-      }
-      const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
-      const result = await directory.batchLookup(labels);
-      const proofs = result.proofs.map(served);
-      const encoded = proofs.map(encodeLookupProof);
-      metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
-      reply.header(PROOF_COUNT_HEADER, String(proofs.length));
-      return sendProof(reply, representation, result.epochHash, sizeDelimited(encoded), () =>
-        batchLookupJson(labels, proofs, encoded, result.epochHash),
+  app.post<{ Body: unknown }>('/v1/lookup', ctx.heavy.route, async (request, reply) => {
+    const representation = representationOf(request);
+    const body = request.body as { labels?: unknown } | null;
+    if (body === null || typeof body !== 'object' || !Array.isArray(body.labels)) {
+      throw new HttpError(
+        'HTTP_BAD_REQUEST',
+        'expected a JSON body {"labels": [...]} of labels (text, or hex:<hex>)',
       );
-    },
-  );
+    }
+    const texts: unknown[] = body.labels;
+    if (texts.length === 0) throw new HttpError('HTTP_BAD_REQUEST', 'labels: the list is empty');
+    if (texts.length > limits.maxBatchLookup) {
+      throw new AkdError(
+        'DIRECTORY_LIMIT',
+        `labels: at most ${limits.maxBatchLookup} labels in one batch, got ${texts.length}`,
+        { field: 'labels' },
+      );
+    }
+    const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
+    const result = await directory.batchLookup(labels);
+    const proofs = result.proofs.map(served);
+    const encoded = proofs.map(encodeLookupProof);
+    metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
+    reply.header(PROOF_COUNT_HEADER, String(proofs.length));
+    return sendProof(reply, representation, result.epochHash, sizeDelimited(encoded), () =>
+      batchLookupJson(labels, proofs, encoded, result.epochHash),
+    );
+  });
 }
