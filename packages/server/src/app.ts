@@ -93,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       );
     },
     readyTimeoutMs: deps.readyTimeoutMs ?? 2_000,
+    readyAnsweredWithinMs: deps.readyAnsweredWithinMs ?? 1_000,
   };
 
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...deps.http };

@@ -30,6 +30,8 @@ export interface RouteContext {
   writerProblem: () => string | undefined;
   /** How long readiness waits for the store, ms. */
   readyTimeoutMs: number;
+  /** How recent a read's answer shows readiness the store is reachable, ms. */
+  readyAnsweredWithinMs: number;
 }
 
 /** Response headers naming the epoch and root hash a proof was served against. */

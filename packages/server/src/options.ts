@@ -132,6 +132,11 @@ export interface AppDeps {
   /** How long `/readyz` waits for the store to answer, ms (default 2,000). */
   readyTimeoutMs?: number;
   /**
+   * A read the store answered this recently shows `/readyz` it is reachable without a read of
+   * its own, ms (default 1,000; 0: every probe reads the store).
+   */
+  readyAnsweredWithinMs?: number;
+  /**
    * Bytes of stored audit blobs this server keeps in memory for audits and blob downloads
    * (default {@link DEFAULT_AUDIT_BLOB_CACHE_BYTES}; 0: none, every answer reads the store).
    */

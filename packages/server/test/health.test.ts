@@ -18,6 +18,8 @@ test('a store that hangs fails readiness within the timeout; liveness stays 200'
     directory: fixture.dir,
     processMetrics: false,
     readyTimeoutMs: 50,
+    // every probe reads the store itself
+    readyAnsweredWithinMs: 0,
     logger,
   });
   for (const url of ['/readyz', '/healthz']) {
@@ -92,5 +94,52 @@ test('a publishing server whose writer lock is lost is not ready, and says why',
   extra = undefined;
   assert.equal((await app.inject({ url: '/readyz' })).statusCode, 200);
   await app.close();
+  await fixture.close();
+});
+
+test("a store that answered the requests' own reads recently is not read again by probes, and probes at once share one check", async () => {
+  const inner = new MemoryDatabase();
+  const db = Object.create(inner) as Database;
+  let direct = 0;
+  let hang = false;
+  db.get = ((key) => {
+    direct++;
+    return hang ? new Promise(() => {}) : inner.get(key);
+  }) as Database['get'];
+  const fixture = await demoDirectory('whatsapp_v1', db);
+  const app = await buildApp({
+    directory: fixture.dir,
+    processMetrics: false,
+    readyTimeoutMs: 50,
+    readyAnsweredWithinMs: 60_000,
+  });
+  // the publishes read the store just now: probes need no read of their own, even while the
+  // store is slow to answer anything new (its queue is the requests')
+  assert.ok(fixture.dir.storage.lastAnswerAt !== undefined);
+  hang = true;
+  const before = direct;
+  const probes = await Promise.all([0, 1, 2].map(() => app.inject({ url: '/readyz' })));
+  assert.deepEqual(
+    probes.map((p) => p.statusCode),
+    [200, 200, 200],
+  );
+  assert.equal(direct, before, 'no direct read');
+  await app.close();
+
+  // with no answer on record, three probes at once make one direct read, and share its fate
+  const strict = await buildApp({
+    directory: fixture.dir,
+    processMetrics: false,
+    readyTimeoutMs: 50,
+    readyAnsweredWithinMs: 0,
+  });
+  const shared = await Promise.all([0, 1, 2].map(() => strict.inject({ url: '/readyz' })));
+  assert.deepEqual(
+    shared.map((p) => p.statusCode),
+    [503, 503, 503],
+  );
+  assert.equal(direct, before + 1, 'one direct read for the three probes');
+  await strict.close();
+  hang = false;
   await fixture.close();
 });

@@ -101,6 +101,29 @@ export class StorageManager implements RecordReader {
     dbRecordsWritten: 0,
   };
 
+  #lastAnswerAt: number | undefined;
+
+  /**
+   * When the database last answered a read (`performance.now()`), a record or "not found",
+   * or undefined before its first answer: evidence that it is reachable, which readiness
+   * probes use instead of adding a read of their own to a busy store.
+   */
+  get lastAnswerAt(): number | undefined {
+    return this.#lastAnswerAt;
+  }
+
+  /** `read`, noting when the database answered it. */
+  async #answered<T>(read: Promise<T>): Promise<T> {
+    try {
+      const value = await read;
+      this.#lastAnswerAt = performance.now();
+      return value;
+    } catch (e) {
+      if (isAkdError(e, 'STORAGE_NOT_FOUND')) this.#lastAnswerAt = performance.now();
+      throw e;
+    }
+  }
+
   constructor(db: Database, options: StorageManagerOptions = {}) {
     this.db = db;
     this.cache = options.cache === false ? undefined : new TimedCache(options.cache ?? {});
@@ -124,7 +147,7 @@ export class StorageManager implements RecordReader {
       return cached as RecordFor<K>;
     }
     this.metrics.dbGets++;
-    const record = await this.db.get(key);
+    const record = await this.#answered(this.db.get(key));
     this.cache?.put(k, record);
     return record;
   }
@@ -149,7 +172,7 @@ export class StorageManager implements RecordReader {
     if (missing.length > 0) {
       this.metrics.dbBatchGets++;
       this.metrics.dbBatchKeys += missing.length;
-      const found = await this.db.batchGet(missing);
+      const found = await this.#answered(this.db.batchGet(missing));
       this.cache?.putRecords(found);
       for (const r of found) out.push(r);
     }
@@ -159,7 +182,7 @@ export class StorageManager implements RecordReader {
   async readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
     this.metrics.dbBatchGets++;
     this.metrics.dbBatchKeys += labels.length;
-    return readNodeRecords(this.db, labels);
+    return this.#answered(readNodeRecords(this.db, labels));
   }
 
   cacheNodes(records: readonly TreeNodeRecord[]): void {
@@ -180,13 +203,13 @@ export class StorageManager implements RecordReader {
     }
     this.metrics.dbBatchGets++;
     this.metrics.dbBatchKeys += labels.length / LABEL_BYTES;
-    return this.db.batchGetNodeBytes(labels);
+    return this.#answered(this.db.batchGetNodeBytes(labels));
   }
 
   /** One record straight from the database, bypassing (and not filling) the cache. */
   async getDirect<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
     this.metrics.dbGets++;
-    return this.db.get(key);
+    return this.#answered(this.db.get(key));
   }
 
   /** The cached record, never touching the database. */
@@ -276,12 +299,12 @@ export class StorageManager implements RecordReader {
 
   /** The user's state selected by `flag` from committed data (spec 14.2). */
   async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
-    return this.db.getUserState(username, flag);
+    return this.#answered(this.db.getUserState(username, flag));
   }
 
   /** All committed states of a user, by ascending epoch. */
   async getUserData(username: Uint8Array): Promise<ValueStateRecord[]> {
-    return this.db.getUserData(username);
+    return this.#answered(this.db.getUserData(username));
   }
 
   /** Latest version and value per user under `flag`, committed data only. */
@@ -289,7 +312,7 @@ export class StorageManager implements RecordReader {
     usernames: Uint8Array[],
     flag: ValueStateFlag,
   ): Promise<UserVersion[]> {
-    return this.db.getUserStateVersions(usernames, flag);
+    return this.#answered(this.db.getUserStateVersions(usernames, flag));
   }
 
   /**

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AkdError, NodeLabel, utf8 } from '@akd-ts/core';
+import { AkdError, NodeLabel, isAkdError, utf8 } from '@akd-ts/core';
 import {
   AZKS_KEY,
   MemoryDatabase,
   StorageManager,
   TimedCache,
   nodeKey,
+  type Database,
   type DbRecord,
   type TreeNodeRecord,
   type ValueStateRecord,
@@ -289,4 +290,25 @@ test('cache entries expire, cleaning can be suspended, and the memory bound evic
   const defaults = new TimedCache({ itemLifetimeMs: 1, cleanFrequencyMs: 0 });
   defaults.put('x', leaf(1, 1n));
   assert.ok(defaults.get('x'), 'a lifetime <= 1 ms falls back to the default');
+});
+
+test('lastAnswerAt notes when the database answered a read, a record or not found, and not a failure', async () => {
+  const inner = new MemoryDatabase();
+  const db = Object.create(inner) as Database;
+  let fail = false;
+  db.get = ((key) =>
+    fail
+      ? Promise.reject(new AkdError('STORAGE_CONNECTION', 'down'))
+      : inner.get(key)) as Database['get'];
+  const storage = new StorageManager(db, { cache: false });
+  assert.equal(storage.lastAnswerAt, undefined);
+  await assert.rejects(storage.getDirect(AZKS_KEY), (e) => isAkdError(e, 'STORAGE_NOT_FOUND'));
+  const notFound = storage.lastAnswerAt;
+  assert.ok(notFound !== undefined, 'not found is an answer');
+  fail = true;
+  await assert.rejects(storage.get(AZKS_KEY), (e) => isAkdError(e, 'STORAGE_CONNECTION'));
+  assert.equal(storage.lastAnswerAt, notFound, 'a failure is not an answer');
+  fail = false;
+  await storage.getUserData(new Uint8Array([1])).catch(() => undefined);
+  assert.ok(storage.lastAnswerAt! >= notFound);
 });

@@ -2,10 +2,14 @@
  * Operations routes. Health is two questions, asked by two probes:
  * - `GET /livez` (liveness): the process answers. No I/O, so a busy store or a lost writer
  *   lock never gets a healthy process restarted; only a stuck event loop fails it.
- * - `GET /readyz` (readiness): this process should get traffic. The store answers a direct
- *   read within `readyTimeoutMs`, the directory serves its latest epoch, the writer (when this
- *   server publishes) holds the store's writer lock, and the server is not shutting down.
- *   Otherwise 503 with the reasons, which are also logged when readiness changes.
+ * - `GET /readyz` (readiness): this process should get traffic. The store answered a read in
+ *   the last `readyAnsweredWithinMs` (the requests' own reads count: a probe adds no read to a busy store, nor
+ *   waits behind its queue), or answers a direct read within `readyTimeoutMs`; the directory
+ *   serves its latest epoch; the writer (when this server publishes) holds the store's
+ *   writer lock; and the server is not shutting down. Otherwise 503 with the reasons, which
+ *   are also logged when readiness changes. Probes that arrive while a check runs share its
+ *   answer, so a flood of probes (which the request gate never holds back) costs one check
+ *   at a time.
  * `GET /healthz` is readiness, under the name older deployments probe.
  * Also `GET /metrics` (Prometheus text format) and `GET /openapi.json` (OpenAPI 3.1).
  */
@@ -37,7 +41,10 @@ export async function readiness(ctx: RouteContext): Promise<Readiness> {
   if (ctx.draining()) reasons.push('shutting down');
   try {
     const { directory } = ctx;
-    await within(directory.storage.getDirect(AZKS_KEY), ctx.readyTimeoutMs, 'the store');
+    const answered = directory.storage.lastAnswerAt;
+    if (answered === undefined || performance.now() - answered > ctx.readyAnsweredWithinMs) {
+      await within(directory.storage.getDirect(AZKS_KEY), ctx.readyTimeoutMs, 'the store');
+    }
     epoch = (await within(directory.getEpochHash(), ctx.readyTimeoutMs, 'the directory')).epoch;
   } catch (e) {
     reasons.push(`store: ${e instanceof Error ? e.message : String(e)}`);
@@ -51,9 +58,11 @@ export function opsRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { metrics } = ctx;
   let wasReady: boolean | undefined;
 
+  let checking: Promise<Readiness> | undefined;
   const ready = async (reply: FastifyReply) => {
     reply.header('cache-control', 'no-store');
-    const { epoch, reasons } = await readiness(ctx);
+    checking ??= readiness(ctx).finally(() => (checking = undefined));
+    const { epoch, reasons } = await checking;
     const ok = reasons.length === 0;
     if (ok !== wasReady) {
       if (ok) app.log.info('ready');
