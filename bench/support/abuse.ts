@@ -104,11 +104,13 @@ export async function abuseLoad(order: AbuseOrder, stopped: () => boolean): Prom
     let i = n;
     while (!stopped()) {
       const socket = open();
+      // watched from the start: a server that is gone closes it before the pause ends
+      const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       result.leaverRequests++;
       socket.write(`GET /v1/history/${label(i++ % order.labels)} HTTP/1.1\r\nHost: x\r\n\r\n`);
       await pause(order.leaveMs);
       socket.destroy();
-      await new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      await gone;
       await pause(50);
     }
   };
