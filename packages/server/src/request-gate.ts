@@ -116,6 +116,12 @@ interface Connection {
   closed: boolean;
   /** Node's parser's own `data` and `end` listeners, when the gate feeds the parser. */
   parse?: (chunk: Buffer) => void;
+  /**
+   * The parser those listeners drive. Node frees it (back to a pool other connections take
+   * parsers from) when the connection closes or leaves HTTP (CONNECT, an upgrade): from then
+   * on nothing may be fed to it.
+   */
+  parser?: unknown;
   end?: () => void;
   /** Bytes read and not yet given to the parser; the end, once read, waits behind them. */
   unparsed: Buffer[];
@@ -307,6 +313,7 @@ export class RequestGate {
     socket.removeListener('end', end[0]!);
     connection.parse = parse[0];
     connection.end = end[0];
+    connection.parser = (socket as { parser?: unknown }).parser;
     socket.on('data', (chunk: Buffer) => {
       connection.unparsed.push(chunk);
       this.#feed(connection);
@@ -322,8 +329,13 @@ export class RequestGate {
   /** Gives the parser what it may parse now: nothing while requests wait or Node paused. */
   #feed(connection: Connection): void {
     const { socket, unparsed } = connection;
+    const parsing = () =>
+      !socket.destroyed &&
+      !connection.closed &&
+      connection.parser !== undefined &&
+      (socket as { parser?: unknown }).parser === connection.parser;
     while (unparsed.length > 0) {
-      if (socket.destroyed || connection.closed) {
+      if (!parsing()) {
         unparsed.length = 0;
         return;
       }
@@ -335,7 +347,7 @@ export class RequestGate {
       else unparsed[0] = chunk.subarray(SLICE_BYTES);
       connection.parse!(chunk.subarray(0, SLICE_BYTES));
     }
-    if (connection.ended && connection.end !== undefined && !socket.destroyed) {
+    if (connection.ended && connection.end !== undefined && parsing()) {
       const end = connection.end;
       connection.end = undefined;
       end();
