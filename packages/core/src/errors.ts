@@ -38,6 +38,13 @@ export const ERROR_CODES = [
   // auditor's signed head that does not verify (packages/core/src/audit)
   'AUDIT_CHAIN_BROKEN',
   'AUDIT_SIGNATURE',
+  // Witness signatures in Plexi's format (packages/core/src/witness): unreadable JSON, a key
+  // id that is not the trusted key's, signed bytes that are not the fields' encoding, and a
+  // signature that does not verify
+  'WITNESS_DECODE',
+  'WITNESS_KEY_MISMATCH',
+  'WITNESS_MESSAGE_MISMATCH',
+  'WITNESS_SIGNATURE_INVALID',
   // Storage (spec 14)
   'STORAGE_NOT_FOUND',
   'STORAGE_TRANSACTION',

@@ -157,3 +157,15 @@ export {
   verifyAuditorHead,
 } from './audit/signed-head.js';
 export type { AuditorHead, SignedAuditorHead, SignedAuditorHeadJson } from './audit/signed-head.js';
+// Witnesses in Plexi's format: the signed message, its encodings, signatures and their JSON.
+export {
+  encodeSignatureMessage,
+  isPlexiCiphersuite,
+  parseWitnessSignature,
+  PLEXI_CIPHERSUITES,
+  signWitness,
+  verifyWitnessSignature,
+  witnessKeyId,
+  witnessSignatureToJson,
+} from './witness/index.js';
+export type { PlexiCiphersuite, SignatureMessage, WitnessSignature } from './witness/index.js';
