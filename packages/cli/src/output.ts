@@ -11,7 +11,7 @@ import {
   fromUtf8,
   isUtf8,
   toHex,
-  signedHeadToJson,
+  witnessSignatureToJson,
   type AuditVerifyResult,
   type Configuration,
   type VerifyResult,
@@ -93,7 +93,9 @@ function queryJson(q: ClientQuery): { [key: string]: Json } {
     rootEpoch,
     // 'caller': the epoch is the caller's word; 'signed-head': an auditor's signature binds it
     rootEpochFrom: source.kind,
-    ...(source.kind === 'signed-head' ? { signedHead: { ...signedHeadToJson(source.head) } } : {}),
+    ...(source.kind === 'signed-head'
+      ? { signedHead: witnessSignatureToJson(source.head) as { [key: string]: Json } }
+      : {}),
   };
 }
 

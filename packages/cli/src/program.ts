@@ -33,7 +33,8 @@ Commands by task:
                      audit verify (check a folder or listing of audit blobs as one chain,
                      and keep following it)
   check proofs       verify lookup, verify history (against a root you trust);
-                     verify audit (one append-only proof against root hashes you trust)
+                     verify audit (one append-only proof against root hashes you trust);
+                     verify head (a witness's signed head, in Plexi's format)
 
 Exit status:
   0  done (for verify: the proof is valid)

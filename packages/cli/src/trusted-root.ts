@@ -7,14 +7,16 @@
  * which.
  */
 
-import { readFile } from 'node:fs/promises';
-import { signedHeadFromJson, toHex, verifyAuditorHead, type SignedAuditorHead } from '@akd-ts/core';
-import { parseEpoch, parseHex, quote } from './args.js';
+import { AkdError, toHex, verifyWitnessSignature, type WitnessSignature } from '@akd-ts/core';
+import { parseEpoch, parseHex } from './args.js';
 import { UsageError } from './errors.js';
+import { readWitnessHead } from './witness-head.js';
 
 /** Where the pairing of a root hash with its epoch comes from. */
 export type RootSource =
-  { kind: 'caller' } | { kind: 'store' } | { kind: 'signed-head'; head: SignedAuditorHead };
+  | { kind: 'caller' }
+  | { kind: 'store' }
+  | { kind: 'signed-head'; head: WitnessSignature; auditorKey: Uint8Array };
 
 /** A root hash, its epoch, and why that epoch is believed. */
 export interface TrustedRoot {
@@ -30,38 +32,26 @@ export interface RootOptions {
   auditorKey?: string;
 }
 
-/** A signed head file: one JSON head, or JSON lines of heads (the newest, last, is used). */
-async function readSignedHead(path: string): Promise<SignedAuditorHead> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    throw new UsageError(
-      `--signed-head: cannot read ${quote(path, 200)}: ${(e as Error).message}`,
-      {
-        cause: e,
-      },
+/**
+ * A witness signs an akd log's root hash as its digest: anything but 32 bytes is no root.
+ * @throws AkdError `DECODE_INVALID_LENGTH`
+ */
+export function checkRootDigest(head: WitnessSignature): void {
+  if (head.digest.length !== 32) {
+    throw new AkdError(
+      'DECODE_INVALID_LENGTH',
+      `the signed head's digest is ${head.digest.length} bytes, not a 32-byte root hash`,
+      { field: 'digest' },
     );
   }
-  const last = text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '')
-    .pop();
-  let json: unknown;
-  try {
-    json = JSON.parse(last ?? '');
-  } catch {
-    throw new UsageError(`--signed-head: ${quote(path, 200)} holds no JSON signed head`);
-  }
-  return signedHeadFromJson(json); // AkdError DECODE_INVALID_VALUE naming a bad field
 }
 
 /**
  * The root of a client check: from --root and --epoch, or from a signed head whose signature
  * is checked (then --root and --epoch, when also given, must be the head's).
- * @throws UsageError for missing or conflicting options; AkdError `AUDIT_SIGNATURE` when the
- * head is not signed by --auditor-key
+ * @throws UsageError for missing or conflicting options; AkdError `WITNESS_*` when the head
+ * is not a witness signature by --auditor-key, `DECODE_INVALID_LENGTH` when its digest is not a
+ * 32-byte root
  */
 export async function trustedRoot(opts: RootOptions): Promise<TrustedRoot> {
   const root = opts.root === undefined ? undefined : parseHex(opts.root, '--root', 32);
@@ -81,15 +71,20 @@ export async function trustedRoot(opts: RootOptions): Promise<TrustedRoot> {
     );
   }
   const auditorKey = parseHex(opts.auditorKey, '--auditor-key', 32);
-  const head = await readSignedHead(opts.signedHead);
-  verifyAuditorHead(auditorKey, head);
-  if (root !== undefined && toHex(root) !== toHex(head.rootHash)) {
-    throw new UsageError(`--root: the signed head's root hash is ${toHex(head.rootHash)}`);
+  const head = await readWitnessHead(opts.signedHead, '--signed-head');
+  verifyWitnessSignature(head, auditorKey);
+  checkRootDigest(head);
+  if (root !== undefined && toHex(root) !== toHex(head.digest)) {
+    throw new UsageError(`--root: the signed head's root hash is ${toHex(head.digest)}`);
   }
   if (epoch !== undefined && epoch !== head.epoch) {
     throw new UsageError(`--epoch: the signed head is for epoch ${head.epoch}`);
   }
-  return { root: head.rootHash, rootEpoch: head.epoch, source: { kind: 'signed-head', head } };
+  return {
+    root: head.digest,
+    rootEpoch: head.epoch,
+    source: { kind: 'signed-head', head, auditorKey },
+  };
 }
 
 /**
@@ -114,7 +109,7 @@ export function rootStatement(t: TrustedRoot): string {
       const at = ms <= 8.64e15 ? new Date(ms).toISOString() : `${h.timestamp} ms after 1970`;
       return (
         `checked against root hash ${hash}, the root of epoch ${t.rootEpoch} in a head signed by ` +
-        `auditor ${toHex(h.publicKey)} for ${JSON.stringify(h.namespace)} at ${at}`
+        `auditor ${toHex(t.source.auditorKey)} for ${JSON.stringify(h.namespace)} at ${at}`
       );
     }
   }

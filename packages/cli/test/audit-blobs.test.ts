@@ -12,16 +12,17 @@ import {
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import {
-  auditorPublicKey,
   decodeSingleAppendOnlyProof,
   encodeSingleAppendOnlyProof,
   fromHex,
   parseAuditBlobName,
   rootHashOfElements,
-  signedHeadFromJson,
+  encodeSignatureMessage,
+  parseWitnessSignature,
   toHex,
-  verifyAuditorHead,
+  verifyWitnessSignature,
   WhatsAppV1Configuration,
+  witnessPublicKey,
   type AzksElement,
 } from '@akd-ts/core';
 import { run } from '../src/program.js';
@@ -392,7 +393,7 @@ test('blobs a malicious server would publish fail with their own codes', async (
   assert.match((await verify(nested)).stderr, /AUDIT_MALFORMED_PROOF: .*prefix of label/);
 });
 
-test('signed heads: each verified head is signed, the heads file and the state carry them', async () => {
+test("signed heads: each verified head is signed in Plexi's format, in the heads file and the state", async () => {
   const keyFile = join(tmp.dir, 'auditor.key');
   const secret = 'ab'.repeat(32);
   writeFileSync(keyFile, `${secret}\n`);
@@ -412,24 +413,37 @@ test('signed heads: each verified head is signed, the heads file and the state c
     '5',
   );
   assert.equal(r.code, 0, r.stderr);
-  const publicKey = auditorPublicKey(fromHex(secret));
-  assert.match(r.stdout, new RegExp(`signed head: epoch 5 by auditor key ${toHex(publicKey)}`));
+  const publicKey = witnessPublicKey(fromHex(secret));
+  assert.match(
+    r.stdout,
+    new RegExp(
+      `signed head: epoch 5 by auditor key ${toHex(publicKey)} \\(Plexi ciphersuite 0x0001\\)`,
+    ),
+  );
   assert.doesNotMatch(r.stdout + r.stderr, new RegExp(secret));
   const lines = readFileSync(heads, 'utf8').trim().split('\n');
   assert.equal(lines.length, 5);
   lines.forEach((line, i) => {
-    const head = signedHeadFromJson(JSON.parse(line));
-    verifyAuditorHead(publicKey, head);
+    const json = JSON.parse(line);
+    assert.equal(json.version, 1);
+    assert.equal(json.key_id, publicKey[31]);
+    const head = parseWitnessSignature(json);
+    verifyWitnessSignature(head, publicKey);
+    assert.equal(head.ciphersuite, 1);
     assert.equal(head.namespace, 'test-log');
     assert.equal(head.epoch, BigInt(i + 1));
-    assert.equal(toHex(head.rootHash), roots[i + 1]);
+    assert.equal(toHex(head.digest), roots[i + 1]);
   });
   const saved = JSON.parse(readFileSync(state, 'utf8'));
-  verifyAuditorHead(publicKey, signedHeadFromJson(saved.signedHead));
+  verifyWitnessSignature(parseWitnessSignature(saved.signedHead), publicKey);
   const json = await verify(
     join(tmp.dir, 'end'),
     '--sign-key',
     keyFile,
+    '--ciphersuite',
+    '0x0002',
+    '--heads',
+    join(tmp.dir, 'heads-bincode.jsonl'),
     '--json',
     '--until-epoch',
     '2',
@@ -437,6 +451,20 @@ test('signed heads: each verified head is signed, the heads file and the state c
   const summary = JSON.parse(json.stdout.trim().split('\n').pop()!);
   assert.equal(summary.stopped, 'until-epoch');
   assert.equal(summary.signedHead.publicKey, toHex(publicKey));
+  assert.equal(summary.signedHead.ciphersuite, 2);
+  const bincode = readFileSync(join(tmp.dir, 'heads-bincode.jsonl'), 'utf8').trim().split('\n');
+  const last = parseWitnessSignature(JSON.parse(bincode.pop()!));
+  verifyWitnessSignature(last, publicKey);
+  assert.equal(last.ciphersuite, 2);
+  // the bincode layout: le32(2), then the namespace with its u64 length
+  assert.equal(toHex(last.serializedMessage.subarray(0, 4)), '02000000');
+  assert.deepEqual(last.serializedMessage, encodeSignatureMessage(last));
+  const badSuite = await verify(join(tmp.dir, 'end'), '--sign-key', keyFile, '--ciphersuite', '3');
+  assert.equal(badSuite.code, 2);
+  assert.match(
+    badSuite.stderr,
+    /--ciphersuite: expected 0x0001 \(protobuf\) or 0x0002 \(bincode\)/,
+  );
   // bad keys are usage errors that never echo the file
   writeFileSync(keyFile, 'not a key');
   const bad = await verify(join(tmp.dir, 'end'), '--sign-key', keyFile);

@@ -1,12 +1,12 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  auditorPublicKey,
   decodeLookupProof,
   encodeLookupProof,
-  signAuditorHead,
-  signedHeadToJson,
+  signWitness,
   toHex,
+  witnessPublicKey,
+  witnessSignatureToJson,
 } from '@akd-ts/core';
 import { run } from '../src/program.js';
 import { akd, tempDir, vectorCase, withOption, withoutOption } from './helpers.js';
@@ -338,11 +338,14 @@ describe('unexpected failures', () => {
 describe('a signed head binds the root to its epoch', () => {
   const c = vectorCase('whatsapp_v1', tmp.write);
   const auditorSecret = new Uint8Array(32).fill(9);
-  const auditorKey = toHex(auditorPublicKey(auditorSecret));
+  const auditorKey = toHex(witnessPublicKey(auditorSecret));
   const namespace = 'https://kt.example/v1/audit-blobs';
   const head = (epoch: bigint, rootHash: Uint8Array = c.vectors.epochHash) =>
-    signedHeadToJson(
-      signAuditorHead(auditorSecret, { namespace, epoch, timestamp: 1_700_000_000_000n, rootHash }),
+    witnessSignatureToJson(
+      signWitness(
+        { ciphersuite: 1, namespace, epoch, timestamp: 1_700_000_000_000n, digest: rootHash },
+        auditorSecret,
+      ),
     );
   const lines = (...heads: object[]) =>
     new TextEncoder().encode(heads.map((h) => JSON.stringify(h)).join('\n') + '\n');
@@ -374,20 +377,48 @@ describe('a signed head binds the root to its epoch', () => {
   });
 
   test('another auditor, an edited head, or a root or epoch that disagrees with it is refused', async () => {
-    const other = toHex(auditorPublicKey(new Uint8Array(32).fill(8)));
+    const other = toHex(witnessPublicKey(new Uint8Array(32).fill(8)));
     const wrongKey = await check(...signed(other));
     assert.equal(wrongKey.code, 1);
     assert.match(
       oneLine(wrongKey.stderr),
-      /^error: AUDIT_SIGNATURE: the head is signed by auditor key [0-9a-f]{64}, not [0-9a-f]{64}$/,
+      /^error: WITNESS_KEY_MISMATCH: the signature names key id \d+, not \d+ of witness key [0-9a-f]{64}$/,
     );
-    const edited = tmp.write('edited.json', lines({ ...head(49n), epoch: '50' }));
+    const edited = tmp.write('edited.json', lines({ ...head(49n), epoch: 50 }));
     const forged = await check('--signed-head', edited, '--auditor-key', auditorKey);
     assert.equal(forged.code, 1);
     assert.match(
       oneLine(forged.stderr),
-      /^error: AUDIT_SIGNATURE: the auditor's signature of epoch 50 does not verify$/,
+      /^error: WITNESS_MESSAGE_MISMATCH: serialized_message is not the encoding of the signed fields$/,
     );
+    // without its serialized message the fields are what is checked: the signature fails
+    const noMessage: Record<string, unknown> = { ...head(49n), epoch: 50 };
+    delete noMessage['serialized_message'];
+    const resigned = await check(
+      '--signed-head',
+      tmp.write('resigned.json', lines(noMessage)),
+      '--auditor-key',
+      auditorKey,
+    );
+    assert.equal(resigned.code, 1);
+    assert.match(
+      oneLine(resigned.stderr),
+      /^error: WITNESS_SIGNATURE_INVALID: the witness signature of .* epoch 50 does not verify$/,
+    );
+    const shortDigest = witnessSignatureToJson(
+      signWitness(
+        { ciphersuite: 2, namespace, epoch: 49n, timestamp: 0n, digest: new Uint8Array(31) },
+        auditorSecret,
+      ),
+    );
+    const notRoot = await check(
+      '--signed-head',
+      tmp.write('short.json', lines(shortDigest)),
+      '--auditor-key',
+      auditorKey,
+    );
+    assert.equal(notRoot.code, 1);
+    assert.match(oneLine(notRoot.stderr), /^error: DECODE_INVALID_LENGTH: .*31 bytes/);
     const epoch = await withHead(withOption(c.base, '--epoch', '48'));
     assert.equal(epoch.code, 2);
     assert.match(epoch.stderr, /^usage error: --epoch: the signed head is for epoch 49\n/);
@@ -409,7 +440,7 @@ describe('a signed head binds the root to its epoch', () => {
     assert.equal(malformed.code, 1);
     assert.match(
       oneLine(malformed.stderr),
-      /^error: DECODE_INVALID_VALUE: signed head: namespace is missing$/,
+      /^error: WITNESS_DECODE: witness signature: ciphersuite is missing$/,
     );
     const notJson = await check(
       '--signed-head',
@@ -418,7 +449,7 @@ describe('a signed head binds the root to its epoch', () => {
       auditorKey,
     );
     assert.equal(notJson.code, 2);
-    assert.match(notJson.stderr, /--signed-head: ".*not\.json" holds no JSON signed head/);
+    assert.match(notJson.stderr, /--signed-head: ".*not\.json" holds no JSON head/);
     const missing = await check(
       '--signed-head',
       '/nonexistent/head.json',

@@ -34,17 +34,17 @@ export const ERROR_CODES = [
   'AUDIT_EPOCH_GAP',
   'AUDIT_BLOB_NAME',
   'AUDIT_BLOB_EPOCH',
-  // Audit chains of blobs (spec 16): a blob that does not continue the verified chain, and an
-  // auditor's signed head that does not verify (packages/core/src/audit)
+  // Audit chains of blobs (spec 16): a blob that does not continue the verified chain
+  // (packages/core/src/audit)
   'AUDIT_CHAIN_BROKEN',
-  'AUDIT_SIGNATURE',
   // Witness signatures in Plexi's format (packages/core/src/witness): unreadable JSON, a key
   // id that is not the trusted key's, signed bytes that are not the fields' encoding, and a
-  // signature that does not verify
+  // signature that does not verify, and one for another log than the one expected
   'WITNESS_DECODE',
   'WITNESS_KEY_MISMATCH',
   'WITNESS_MESSAGE_MISMATCH',
   'WITNESS_SIGNATURE_INVALID',
+  'WITNESS_NAMESPACE_MISMATCH',
   // Storage (spec 14)
   'STORAGE_NOT_FOUND',
   'STORAGE_TRANSACTION',

@@ -116,7 +116,7 @@ export {
   reducedSecretScalars,
 } from './vrf/ecvrf.js';
 export type { ReducedSecretScalars } from './vrf/ecvrf.js';
-// Audit blobs and the auditor (spec 16): names, blobs, chains, listings, signed heads.
+// Audit blobs and the auditor (spec 16): names, blobs, chains, listings.
 export { formatAuditBlobName, parseAuditBlobName } from './audit/blob-name.js';
 export type { AuditBlobName } from './audit/blob-name.js';
 export {
@@ -148,15 +148,6 @@ export {
 export type { ListingPage, ListingQuery, ListingResponse } from './audit/listing.js';
 export { epochsInKeyOrder } from './audit/listing-order.js';
 export type { KeyOrderQuery } from './audit/listing-order.js';
-export {
-  auditorHeadMessage,
-  auditorPublicKey,
-  signAuditorHead,
-  signedHeadFromJson,
-  signedHeadToJson,
-  verifyAuditorHead,
-} from './audit/signed-head.js';
-export type { AuditorHead, SignedAuditorHead, SignedAuditorHeadJson } from './audit/signed-head.js';
 // Witnesses in Plexi's format: the signed message, its encodings, signatures and their JSON.
 export {
   encodeSignatureMessage,
@@ -166,6 +157,7 @@ export {
   signWitness,
   verifyWitnessSignature,
   witnessKeyId,
+  witnessPublicKey,
   witnessSignatureToJson,
 } from './witness/index.js';
 export type { PlexiCiphersuite, SignatureMessage, WitnessSignature } from './witness/index.js';

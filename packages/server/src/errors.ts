@@ -75,7 +75,6 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
   AUDIT_BLOB_NAME: { status: 500, meaning: 'the server produced an invalid audit proof' },
   AUDIT_BLOB_EPOCH: { status: 500, meaning: 'the server produced an invalid audit proof' },
   AUDIT_CHAIN_BROKEN: { status: 500, meaning: 'the server produced an invalid audit proof' },
-  AUDIT_SIGNATURE: { status: 500, meaning: 'a signed audit head failed to verify' },
   // Witness signatures pushed to the server (POST /v1/witness-signatures)
   WITNESS_DECODE: { status: 400, meaning: "a witness signature is not Plexi's JSON" },
   WITNESS_KEY_MISMATCH: {
@@ -87,6 +86,10 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
     meaning: "a witness signature's serialized message is not its fields' encoding",
   },
   WITNESS_SIGNATURE_INVALID: { status: 400, meaning: 'a witness signature does not verify' },
+  WITNESS_NAMESPACE_MISMATCH: {
+    status: 400,
+    meaning: "a witness signature is for another namespace than this directory's",
+  },
   // Storage
   STORAGE_NOT_FOUND: { status: 500, meaning: 'a record the tree needs is missing from the store' },
   STORAGE_TRANSACTION: { status: 500, meaning: 'a storage transaction failed' },

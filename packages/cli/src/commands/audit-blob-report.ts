@@ -4,7 +4,7 @@
  * and the first failure with its code. Rates are over this run's verification only.
  */
 
-import { toHex, type AuditBlobNaming, type AuditHead, type SignedAuditorHead } from '@akd-ts/core';
+import { toHex, type AuditBlobNaming, type AuditHead, type WitnessSignature } from '@akd-ts/core';
 import type { CliIo } from '../io.js';
 import { toJson, type Json } from '../output.js';
 
@@ -21,7 +21,8 @@ export interface SummaryInput {
   /** The head after this run's last blob. */
   head: AuditHead | undefined;
   failure: { code: string; message: string; epoch?: bigint } | undefined;
-  signedHead: SignedAuditorHead | undefined;
+  /** The last head this run signed (Plexi's format), and the key that signed it. */
+  signedHead: { head: WitnessSignature; publicKey: Uint8Array } | undefined;
   /** Why the run stopped without a failure. */
   stopped: 'end' | 'interrupted' | 'until-epoch';
 }
@@ -135,10 +136,12 @@ export class AuditReporter {
           s.signedHead === undefined
             ? null
             : {
-                epoch: s.signedHead.epoch,
-                timestamp: s.signedHead.timestamp,
+                epoch: s.signedHead.head.epoch,
+                timestamp: s.signedHead.head.timestamp,
+                ciphersuite: s.signedHead.head.ciphersuite,
+                keyId: s.signedHead.head.keyId,
                 publicKey: toHex(s.signedHead.publicKey),
-                signature: toHex(s.signedHead.signature),
+                signature: toHex(s.signedHead.head.signature),
               },
       });
       return;
@@ -157,7 +160,7 @@ export class AuditReporter {
     }
     if (s.signedHead !== undefined) {
       lines.push(
-        `signed head: epoch ${s.signedHead.epoch} by auditor key ${toHex(s.signedHead.publicKey)}`,
+        `signed head: epoch ${s.signedHead.head.epoch} by auditor key ${toHex(s.signedHead.publicKey)} (Plexi ciphersuite 0x000${s.signedHead.head.ciphersuite})`,
       );
     }
     if (s.failure !== undefined) {

@@ -6,18 +6,17 @@
  * State file (JSON, written atomically): `{"format": "akd-audit-state", "version": 1,
  * "source", "configuration", "domainLabel", "naming", "epoch", "rootHash", "verified",
  * "updatedAt", "failure", "signedHead"}`; epochs are decimal strings (exact for u64), hashes
- * lowercase hex.
+ * lowercase hex, and the signed head is a witness signature in Plexi's JSON.
  */
 
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import {
   fromHex,
-  signedHeadToJson,
   toHex,
+  witnessSignatureToJson,
   type AuditBlobNaming,
   type AuditHead,
-  type SignedAuditorHead,
-  type SignedAuditorHeadJson,
+  type WitnessSignature,
 } from '@akd-ts/core';
 import { quote } from '../args.js';
 import { UsageError } from '../errors.js';
@@ -39,7 +38,8 @@ export interface AuditStateJson {
   updatedAt: string;
   /** The first failure of the last run, if it failed. */
   failure: { code: string; message: string } | null;
-  signedHead: SignedAuditorHeadJson | null;
+  /** The last signed head, in Plexi's JSON (a witness signature). */
+  signedHead: Record<string, unknown> | null;
 }
 
 /** The state as the command uses it. */
@@ -51,7 +51,7 @@ export interface AuditState {
   head: AuditHead;
   verified: number;
   failure?: { code: string; message: string };
-  signedHead?: SignedAuditorHead;
+  signedHead?: WitnessSignature;
 }
 
 function invalid(path: string, why: string): UsageError {
@@ -116,7 +116,7 @@ export async function saveState(path: string, state: AuditState): Promise<void> 
     verified: state.verified,
     updatedAt: new Date().toISOString(),
     failure: state.failure ?? null,
-    signedHead: state.signedHead === undefined ? null : signedHeadToJson(state.signedHead),
+    signedHead: state.signedHead === undefined ? null : witnessSignatureToJson(state.signedHead),
   };
   const temp = `${path}.${process.pid}.tmp`;
   try {

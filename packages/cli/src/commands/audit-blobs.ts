@@ -16,16 +16,18 @@ import {
   CONFIGURATION_NAMES,
   EXAMPLE_DOMAIN_LABEL,
   isAkdError,
-  signAuditorHead,
-  signedHeadToJson,
+  signWitness,
   toHex,
+  witnessPublicKey,
+  witnessSignatureToJson,
   walkAuditBlobs,
   type AkdError,
   type AuditBlobNaming,
   type AuditHead,
   type Configuration,
-  type SignedAuditorHead,
+  type PlexiCiphersuite,
   type VerifiedAuditBlob,
+  type WitnessSignature,
 } from '@akd-ts/core';
 import { availableThreads, createAuditBlobVerifier, exportAuditBlobs } from '@akd-ts/directory';
 import { parseConfiguration, parseCount, parseEpoch, parseHex, quote } from '../args.js';
@@ -199,9 +201,20 @@ interface VerifyOptions {
   maxBlobMb: string;
   maxListingMb: string;
   signKey?: string;
+  ciphersuite: string;
   namespace?: string;
   heads?: string;
   json?: boolean;
+}
+
+/** `--ciphersuite`: Plexi's 0x0001 (protobuf) or 0x0002 (bincode), written in hex or decimal. */
+function parseCiphersuite(text: string): PlexiCiphersuite {
+  const t = text.trim().toLowerCase();
+  if (t === '0x0001' || t === '0x1' || t === '1') return 0x0001;
+  if (t === '0x0002' || t === '0x2' || t === '2') return 0x0002;
+  throw new UsageError(
+    `--ciphersuite: expected 0x0001 (protobuf) or 0x0002 (bincode), got ${quote(text)}`,
+  );
 }
 
 /** `--trust <epoch>:<root>`. */
@@ -329,6 +342,7 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
   if (opts.heads !== undefined && opts.signKey === undefined) {
     throw new UsageError('--heads needs --sign-key (the heads file holds signed heads)');
   }
+  const ciphersuite = parseCiphersuite(opts.ciphersuite);
   const signingKey = opts.signKey === undefined ? undefined : await readSigningKey(opts.signKey);
   const namespace = opts.namespace ?? sourceText;
   const source = await openSource(sourceText, bounds);
@@ -347,7 +361,7 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
   const controller = new AbortController();
   let anchorKind = start.kind;
   let runStart = chain.head;
-  let signedHead: SignedAuditorHead | undefined;
+  let signedHead: WitnessSignature | undefined;
   let failure: AkdError | undefined;
   let stopped: 'end' | 'interrupted' | 'until-epoch' = 'end';
   const reached = () => untilEpoch !== undefined && (chain.head?.epoch ?? -1n) >= untilEpoch;
@@ -373,14 +387,19 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
       anchorKind ??= v.startEpoch === 0n ? 'genesis' : 'first-use';
     }
     if (signingKey !== undefined) {
-      signedHead = signAuditorHead(signingKey, {
-        namespace,
-        epoch: v.endEpoch,
-        timestamp: BigInt(Date.now()),
-        rootHash: v.name.currentHash,
-      });
+      // Plexi's SignatureMessage: for an akd log the digest is the root at the epoch
+      signedHead = signWitness(
+        {
+          ciphersuite,
+          namespace,
+          timestamp: BigInt(Date.now()),
+          epoch: v.endEpoch,
+          digest: v.name.currentHash,
+        },
+        signingKey,
+      );
       if (opts.heads !== undefined) {
-        await appendFile(opts.heads, `${JSON.stringify(signedHeadToJson(signedHead))}\n`);
+        await appendFile(opts.heads, `${JSON.stringify(witnessSignatureToJson(signedHead))}\n`);
       }
     }
     reporter.blob(v.endEpoch, v.bytes);
@@ -466,7 +485,10 @@ async function verify(sourceText: string, opts: VerifyOptions, io: CliIo): Promi
             message: failure.message,
             epoch: chain.head === undefined ? undefined : chain.head.epoch + 1n,
           },
-    signedHead,
+    signedHead:
+      signedHead === undefined || signingKey === undefined
+        ? undefined
+        : { head: signedHead, publicKey: witnessPublicKey(signingKey) },
     stopped,
   });
   if (failure !== undefined) throw failure;
@@ -517,9 +539,20 @@ function addVerify(audit: Command, io: CliIo): void {
       "over HTTP: refuse a listing page larger than this many MiB (the default is 30 times a page of WhatsApp's, 1,000 keys)",
       String(DEFAULT_MAX_LISTING_MB),
     )
-    .option('--sign-key <file>', 'sign each verified head with this Ed25519 key (64 hex digits)')
+    .option(
+      '--sign-key <file>',
+      "sign each verified head, as Plexi's SignatureMessage, with this Ed25519 key (64 hex digits)",
+    )
+    .option(
+      '--ciphersuite <id>',
+      "with --sign-key: Plexi's ciphersuite, 0x0001 (protobuf) or 0x0002 (bincode)",
+      '0x0001',
+    )
     .option('--namespace <text>', 'the log named in signed heads (default: <source>)')
-    .option('--heads <file>', 'with --sign-key: append every signed head to this file (JSON lines)')
+    .option(
+      '--heads <file>',
+      "with --sign-key: append every signed head to this file (Plexi's JSON, one per line)",
+    )
     .option('--json', 'print progress and the summary as JSON lines');
   cmd.addHelpText(
     'after',

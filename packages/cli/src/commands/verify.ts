@@ -1,5 +1,5 @@
 /**
- * `akd verify lookup | history | audit`: offline verification of proofs a directory served,
+ * `akd verify lookup | history | audit | head`: offline verification of proofs a directory served,
  * against root hashes the caller already trusts. Each command only parses its options, calls
  * the core verifier (spec 11.3, 11.4, 11.5) and prints what was proven.
  */
@@ -30,6 +30,7 @@ import {
 import type { CliIo } from '../io.js';
 import { trustedRoot, type RootOptions } from '../trusted-root.js';
 import { formatAudit, formatHistory, formatLookup, type ClientQuery } from '../output.js';
+import { addVerifyHead } from './verify-head.js';
 
 // Real values of upstream's whatsapp_v1 test vector (spec 17.1), so the examples are concrete.
 const EXAMPLE_KEY = 'f6ec49c8085f4d4be69db8e248bf11ce288026f5b8c5f6599defe58303d0702d';
@@ -224,7 +225,7 @@ function addAudit(verify: Command, io: CliIo): void {
 }
 
 /**
- * Adds `verify lookup`, `verify history` and `verify audit` to `program`.
+ * Adds `verify lookup`, `verify history`, `verify audit` and `verify head` to `program`.
  *
  * @example
  * ```ts
@@ -239,4 +240,5 @@ export function addVerifyCommands(program: Command, io: CliIo): void {
   addLookup(verify, io);
   addHistory(verify, io);
   addAudit(verify, io);
+  addVerifyHead(verify, io);
 }

@@ -5,6 +5,11 @@
 
 export { encodeSignatureMessage, isPlexiCiphersuite, PLEXI_CIPHERSUITES } from './message.js';
 export type { PlexiCiphersuite, SignatureMessage } from './message.js';
-export { signWitness, verifyWitnessSignature, witnessKeyId } from './signature.js';
+export {
+  signWitness,
+  verifyWitnessSignature,
+  witnessKeyId,
+  witnessPublicKey,
+} from './signature.js';
 export type { WitnessSignature } from './signature.js';
 export { parseWitnessSignature, witnessSignatureToJson } from './json.js';

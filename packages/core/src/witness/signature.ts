@@ -38,6 +38,23 @@ export function witnessKeyId(publicKey: Uint8Array): number {
   return publicKey[31]!;
 }
 
+/**
+ * The Ed25519 public key of a witness's 32-byte secret key (seed).
+ *
+ * @throws RangeError for a secret key that is not 32 bytes.
+ * @example witnessPublicKey(seed).length // 32
+ */
+export function witnessPublicKey(secretKey: Uint8Array): Uint8Array {
+  checkSecretKey(secretKey);
+  return ed25519.getPublicKey(secretKey);
+}
+
+function checkSecretKey(secretKey: Uint8Array): void {
+  if (!(secretKey instanceof Uint8Array) || secretKey.length !== 32) {
+    throw new RangeError('secretKey must be 32 bytes');
+  }
+}
+
 function checkPublicKey(publicKey: Uint8Array): void {
   if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32) {
     throw new RangeError('publicKey must be 32 bytes');
@@ -51,9 +68,7 @@ function checkPublicKey(publicKey: Uint8Array): void {
  * @example const s = signWitness({ ciphersuite: 1, namespace, timestamp: BigInt(Date.now()), epoch, digest: root }, seed);
  */
 export function signWitness(m: SignatureMessage, secretKey: Uint8Array): WitnessSignature {
-  if (!(secretKey instanceof Uint8Array) || secretKey.length !== 32) {
-    throw new RangeError('secretKey must be 32 bytes');
-  }
+  checkSecretKey(secretKey);
   const serializedMessage = encodeSignatureMessage(m);
   const publicKey = ed25519.getPublicKey(secretKey);
   return {
