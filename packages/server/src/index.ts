@@ -56,3 +56,5 @@ export {
   DEFAULT_WRITER_RECYCLE_MB,
   DEFAULT_WRITER_SLEEP_MS,
 } from './cluster/messages.js';
+export { buildWitnessApp } from './witness/plexi-api.js';
+export type { WitnessApiOptions, WitnessKey } from './witness/plexi-api.js';
