@@ -31,7 +31,8 @@ Commands by task:
   serve proofs       lookup, history; audit (one append-only proof between two epochs)
   audit a directory  audit export (write its audit blobs to a folder);
                      audit verify (check a folder or listing of audit blobs as one chain,
-                     and keep following it)
+                     and keep following it); audit witness (serve its signed heads with
+                     Plexi's witness API)
   check proofs       verify lookup, verify history (against a root you trust);
                      verify audit (one append-only proof against root hashes you trust);
                      verify head (a witness's signed head, in Plexi's format)

@@ -41,6 +41,7 @@ import { HttpSource } from './audit-blob-http.js';
 import { DEFAULT_MAX_BLOB_MB, DEFAULT_MAX_LISTING_MB } from './audit-blob-limits.js';
 import { AuditReporter, type AnchorKind } from './audit-blob-report.js';
 import { loadState, readSigningKey, saveState, type AuditState } from './audit-blob-state.js';
+import { addAuditWitness } from './audit-witness.js';
 
 /** The folder index `akd audit export` keeps beside the blobs (informative; verify ignores it). */
 interface FolderIndex {
@@ -585,4 +586,5 @@ export function addAuditBlobCommands(audit: Command, io: CliIo): void {
   audit.enablePositionalOptions();
   addExport(audit, io);
   addVerify(audit, io);
+  addAuditWitness(audit, io);
 }
