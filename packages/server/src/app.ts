@@ -31,6 +31,7 @@ import { warmAuditBlobs } from './audit-warm.js';
 import { auditBlobRoutes } from './routes/audit-blobs.js';
 import { auditRoutes } from './routes/audit.js';
 import { epochRoutes } from './routes/epoch.js';
+import { witnessRoutes } from './witness/routes.js';
 import { historyRoutes } from './routes/history.js';
 import { lookupRoutes } from './routes/lookup.js';
 import { opsRoutes } from './routes/ops.js';
@@ -94,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     readyTimeoutMs: deps.readyTimeoutMs ?? 2_000,
     readyAnsweredWithinMs: deps.readyAnsweredWithinMs ?? 1_000,
+    witnesses: deps.witnesses,
   };
 
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...deps.http };
@@ -196,6 +198,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   auditRoutes(app, ctx);
   auditBlobRoutes(app, { directory: deps.directory, limiter: ctx.heavy, cache: auditBlobCache });
   publishRoutes(app, ctx);
+  if (deps.witnesses !== undefined) witnessRoutes(app, deps.directory, deps.witnesses);
   opsRoutes(app, ctx);
   webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL));
   return app;

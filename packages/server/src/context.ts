@@ -3,6 +3,7 @@
  * are sent (the negotiated representation, with the epoch and root hash in headers).
  */
 
+import type { WitnessRelay } from './witness/relay.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toHex, type EpochHash } from '@akd-ts/core';
 import type { AuditBlobCache, ReadOnlyDirectory } from '@akd-ts/directory';
@@ -32,6 +33,8 @@ export interface RouteContext {
   readyTimeoutMs: number;
   /** How recent a read's answer shows readiness the store is reachable, ms. */
   readyAnsweredWithinMs: number;
+  /** Witness signatures `GET /v1/epoch` carries, when witnesses are configured. */
+  witnesses?: WitnessRelay | undefined;
 }
 
 /** Response headers naming the epoch and root hash a proof was served against. */

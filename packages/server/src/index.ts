@@ -58,3 +58,5 @@ export {
 } from './cluster/messages.js';
 export { buildWitnessApp } from './witness/plexi-api.js';
 export type { WitnessApiOptions, WitnessKey } from './witness/plexi-api.js';
+export { WitnessRelay } from './witness/relay.js';
+export type { RelayedWitness, WitnessRelayOptions } from './witness/relay.js';

@@ -57,12 +57,33 @@ const labelParam = {
   schema: { type: 'string' },
 };
 
+/** The witness route, served only when the server relays witness signatures. */
+const witnessPaths = {
+  '/v1/witness-signatures': {
+    post: {
+      summary:
+        "a configured witness pushes its signature of the latest epoch (Plexi's JSON); kept for GET /v1/epoch once it verifies",
+      requestBody: {
+        required: true,
+        content: { [JSON_TYPE]: { schema: ref('WitnessSignature') } },
+      },
+      responses: {
+        '204': { description: 'kept' },
+        ...errors(400, 413, 415, 500, 503),
+      },
+    },
+  },
+};
+
 /**
- * The document, with the server's limits filled in.
+ * The document, with the server's limits filled in (and the witness route when `witnesses`).
  *
  * @example openApiDocument(DEFAULT_SERVER_LIMITS).paths['/v1/epoch']
  */
-export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
+export function openApiDocument(
+  limits: ServerLimits,
+  options: { witnesses?: boolean } = {},
+): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
@@ -219,6 +240,7 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
           },
         },
       },
+      ...(options.witnesses === true ? witnessPaths : {}),
       '/livez': {
         get: {
           summary: 'liveness: 200 while the process answers (no I/O)',
@@ -327,6 +349,28 @@ export function openApiDocument(limits: ServerLimits): Record<string, unknown> {
             },
             publishing: { type: 'boolean' },
             limits: { type: 'object' },
+            witnesses: {
+              type: 'array',
+              description:
+                "witness signatures of this root, in Cloudflare Plexi's JSON (only when the server relays witnesses): check each with a witness key you trust",
+              items: ref('WitnessSignature'),
+            },
+          },
+        },
+        WitnessSignature: {
+          type: 'object',
+          description: "a witness's signature in Plexi's JSON (docs/auditor.md)",
+          required: ['namespace', 'timestamp', 'epoch', 'digest', 'signature', 'key_id'],
+          properties: {
+            version: { type: 'integer', enum: [1, 2] },
+            ciphersuite: { type: 'integer', enum: [1, 2] },
+            namespace: { type: 'string' },
+            timestamp: { type: 'integer', description: 'milliseconds since 1970' },
+            epoch: { type: 'integer' },
+            digest: { type: 'string', description: 'the root hash at the epoch, hex' },
+            signature: { type: 'string', description: 'Ed25519, 64 bytes, hex' },
+            key_id: { type: 'integer', description: "the last byte of the witness's key" },
+            serialized_message: { type: ['string', 'null'], description: 'the signed bytes, hex' },
           },
         },
         Lookup: {

@@ -3,6 +3,7 @@
  * test-only fault. Defaults are conservative: publishing is off unless a token is given.
  */
 
+import type { WitnessRelay } from './witness/relay.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { DEFAULT_LIMITS, type ReadOnlyDirectory } from '@akd-ts/directory';
 import type { WriterClient } from './writer/writer-client.js';
@@ -113,6 +114,11 @@ export interface AppDeps {
   writer?: WriterClient;
   /** Overrides of {@link DEFAULT_SERVER_LIMITS}. */
   limits?: Partial<ServerLimits>;
+  /**
+   * Witness signatures to relay: `GET /v1/epoch` then carries `witnesses`, and
+   * `POST /v1/witness-signatures` accepts pushed ones (packages/server/src/witness).
+   */
+  witnesses?: WitnessRelay;
   /** A pino logger (or any fastify-compatible one); default: no logging. */
   logger?: FastifyBaseLogger;
   /** Overrides of {@link DEFAULT_HTTP_TIMEOUTS}. */

@@ -6,6 +6,7 @@ import {
   buildApp,
   openApiDocument,
   DEFAULT_SERVER_LIMITS,
+  WitnessRelay,
 } from '@akd-ts/server';
 import { demoDirectory } from './support.js';
 
@@ -75,4 +76,19 @@ test("the document's error-code enum is the catalogue, and its limits are the ap
       assert.ok(op.responses['200'], `${method} ${path} documents its success`);
     }
   }
+});
+
+test('with witnesses relayed, the witness route is documented and served; without, neither', async () => {
+  const fixture = await demoDirectory();
+  const witnesses = new WitnessRelay({ namespace: 'n', witnesses: [] });
+  const app = await buildApp({ directory: fixture.dir, processMetrics: false, witnesses });
+  const doc = (await app.inject({ url: '/openapi.json' })).json() as Doc;
+  assert.ok(doc.paths['/v1/witness-signatures']?.['post'] !== undefined);
+  assert.ok(app.hasRoute({ method: 'POST', url: '/v1/witness-signatures' }));
+  const schemas = openApiDocument(DEFAULT_SERVER_LIMITS) as unknown as {
+    paths: Record<string, unknown>;
+  };
+  assert.equal(schemas.paths['/v1/witness-signatures'], undefined);
+  await app.close();
+  await fixture.close();
 });

@@ -24,6 +24,8 @@ export interface EpochJson {
     maxHistoryVersions: number;
     maxAuditEpochs: number;
   };
+  /** Witness signatures of this epoch's root, in Plexi's JSON (when witnesses are configured). */
+  witnesses?: Record<string, unknown>[];
 }
 
 function configurationJson(config: Configuration): EpochJson['configuration'] {
@@ -57,6 +59,9 @@ export function epochRoutes(app: FastifyInstance, ctx: RouteContext): void {
         maxAuditEpochs: limits.maxAuditEpochs,
       },
     };
+    if (ctx.witnesses !== undefined) {
+      body.witnesses = await ctx.witnesses.signaturesFor(epochHash.epoch, epochHash.hash);
+    }
     return reply.type('application/json; charset=utf-8').send(body);
   });
 }

@@ -84,7 +84,9 @@ export function opsRoutes(app: FastifyInstance, ctx: RouteContext): void {
     return reply.type(metrics.registry.contentType).header('cache-control', 'no-store').send(text);
   });
 
-  const document = JSON.stringify(openApiDocument(ctx.limits));
+  const document = JSON.stringify(
+    openApiDocument(ctx.limits, { witnesses: ctx.witnesses !== undefined }),
+  );
   app.get('/openapi.json', async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(document),
   );

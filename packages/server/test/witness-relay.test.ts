@@ -1,0 +1,165 @@
+// The directory server relays witness signatures, over real HTTP: a polled witness (Plexi's
+// API) and a pushing one, both verified against configured keys before GET /v1/epoch carries
+// them; forged, foreign, unknown-key and wrong-root signatures refused; a witness that lies or
+// hangs is not relayed and does not hold the answer past its bound.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import {
+  signWitness,
+  toHex,
+  witnessPublicKey,
+  witnessSignatureToJson,
+  type PlexiCiphersuite,
+} from '@akd-ts/core';
+import { buildWitnessApp, WitnessRelay } from '@akd-ts/server';
+import { demoApp } from './support.js';
+
+const NS = 'demo.akd-ts';
+const POLLED = new Uint8Array(32).fill(41);
+const PUSHER = new Uint8Array(32).fill(42);
+const LIAR = new Uint8Array(32).fill(43);
+const STRANGER = new Uint8Array(32).fill(44);
+const dir = mkdtempSync(join(tmpdir(), 'akd-relay-'));
+
+function signed(
+  seed: Uint8Array,
+  epoch: bigint,
+  digest: Uint8Array,
+  namespace = NS,
+  ciphersuite: PlexiCiphersuite = 1,
+) {
+  const m = { ciphersuite, namespace, epoch, timestamp: 1_700_000_000_000n, digest };
+  return witnessSignatureToJson(signWitness(m, seed));
+}
+
+let demo: Awaited<ReturnType<typeof demoApp>>;
+let base = '';
+const witnessApps: { close(): Promise<unknown> }[] = [];
+let hanging: Server;
+let epoch = 0n;
+let root: Uint8Array = new Uint8Array(0);
+
+before(async () => {
+  // the demo's latest root, which the witnesses sign
+  const probe = await demoApp();
+  const head = await probe.dir.getEpochHash();
+  epoch = head.epoch;
+  root = head.hash;
+  await probe.close();
+
+  const serve = async (seed: Uint8Array, lines: object[]) => {
+    const heads = join(dir, `${toHex(seed).slice(0, 8)}.jsonl`);
+    writeFileSync(heads, lines.map((l) => JSON.stringify(l) + '\n').join(''));
+    const app = buildWitnessApp({ heads, keys: [] });
+    witnessApps.push(app);
+    return app.listen({ port: 0, host: '127.0.0.1' });
+  };
+  const polledUrl = await serve(POLLED, [signed(POLLED, epoch, root, NS, 2)]);
+  // the liar serves a signature of another root
+  const liarUrl = await serve(LIAR, [signed(LIAR, epoch, new Uint8Array(32).fill(1))]);
+  // a witness that accepts the connection and never answers
+  hanging = createServer(() => undefined);
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+  const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+
+  const witnesses = new WitnessRelay({
+    namespace: NS,
+    witnesses: [
+      { publicKey: witnessPublicKey(POLLED), url: polledUrl },
+      { publicKey: witnessPublicKey(PUSHER) },
+      { publicKey: witnessPublicKey(LIAR), url: liarUrl },
+      { publicKey: witnessPublicKey(STRANGER), url: hangingUrl },
+    ],
+    timeoutMs: 3000,
+  });
+  demo = await demoApp({ witnesses });
+  base = await demo.app.listen({ port: 0, host: '127.0.0.1' });
+});
+
+after(async () => {
+  await demo.close();
+  for (const app of witnessApps) await app.close();
+  hanging.closeAllConnections();
+  await new Promise((resolve) => hanging.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function epochJson(): Promise<{ epoch: string; rootHash: string; witnesses: object[] }> {
+  const r = await fetch(`${base}/v1/epoch`);
+  assert.equal(r.status, 200);
+  return (await r.json()) as { epoch: string; rootHash: string; witnesses: object[] };
+}
+
+const push = (body: unknown) =>
+  fetch(`${base}/v1/witness-signatures`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+test("GET /v1/epoch carries the polled witness's signature, not the liar's or the silent one's", async () => {
+  const body = await epochJson();
+  assert.equal(body.epoch, epoch.toString());
+  assert.equal(body.rootHash, toHex(root));
+  assert.deepEqual(body.witnesses, [signed(POLLED, epoch, root, NS, 2)]);
+});
+
+test('a pushed signature is kept once it verifies, and carried with the root', async () => {
+  const r = await push(signed(PUSHER, epoch, root));
+  assert.equal(r.status, 204, await r.text());
+  const body = await epochJson();
+  assert.equal(body.witnesses.length, 2);
+  assert.deepEqual(body.witnesses[1], signed(PUSHER, epoch, root));
+});
+
+test('forged, foreign, unknown and wrong-root pushes are refused with their codes', async () => {
+  const good = signed(PUSHER, epoch, root);
+  const refused = async (body: unknown, status: number, code: string) => {
+    const r = await push(body);
+    assert.equal(r.status, status);
+    assert.equal(((await r.json()) as { error: { code: string } }).error.code, code);
+  };
+  const sig = String(good['signature']);
+  await refused(
+    { ...good, signature: (sig[0] === '0' ? '1' : '0') + sig.slice(1) },
+    400,
+    'WITNESS_SIGNATURE_INVALID',
+  );
+  await refused({ ...good, epoch: Number(epoch) + 1 }, 400, 'WITNESS_MESSAGE_MISMATCH');
+  await refused(signed(PUSHER, epoch, root, 'other.log'), 400, 'WITNESS_NAMESPACE_MISMATCH');
+  const unknown = signed(new Uint8Array(32).fill(99), epoch, root);
+  const knownIds = [POLLED, PUSHER, LIAR, STRANGER].map((s) => witnessPublicKey(s)[31]);
+  if (!knownIds.includes(Number(unknown['key_id']))) {
+    await refused(unknown, 400, 'WITNESS_KEY_MISMATCH');
+  }
+  await refused(signed(PUSHER, epoch, new Uint8Array(32).fill(7)), 400, 'HTTP_BAD_REQUEST');
+  await refused(signed(PUSHER, epoch + 5n, root), 400, 'HTTP_BAD_REQUEST');
+  await refused({ version: 1 }, 400, 'WITNESS_DECODE');
+  const big = await fetch(`${base}/v1/witness-signatures`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...good, namespace: 'x'.repeat(10_000) }),
+  });
+  assert.equal(big.status, 413);
+  // what was kept is unchanged
+  assert.equal((await epochJson()).witnesses.length, 2);
+});
+
+test('the OpenAPI document lists the witness route when witnesses are relayed', async () => {
+  const doc = (await (await fetch(`${base}/openapi.json`)).json()) as {
+    paths: Record<string, unknown>;
+  };
+  assert.ok('/v1/witness-signatures' in doc.paths);
+});
+
+test('a relay refuses a witness key that is not 32 bytes', () => {
+  assert.throws(
+    () => new WitnessRelay({ namespace: NS, witnesses: [{ publicKey: new Uint8Array(31) }] }),
+    RangeError,
+  );
+});
