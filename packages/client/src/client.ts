@@ -32,6 +32,7 @@ import {
   type LabelCheck,
   type VerifiedLookup,
 } from './monitor.js';
+import { plexiCodec } from './plexi.js';
 import { checkPolicy, type WitnessCodec, type WitnessPolicy } from './witness.js';
 
 export interface ClientOptions {
@@ -48,7 +49,7 @@ export interface ClientOptions {
   trust?: Head;
   /** Trusted witnesses; with them, every head needs a quorum's signatures. */
   witnesses?: WitnessPolicy;
-  /** Parses and checks witness signatures (core's Plexi module); needed with `witnesses`. */
+  /** Parses and checks witness signatures; default: Plexi's format (core's witness module). */
   witnessCodec?: WitnessCodec;
   /** The oldest a quorum's newest signatures may be, ms; needs `witnesses`. */
   maxAgeMs?: number;
@@ -246,11 +247,7 @@ export class AkdClient {
       witnesses: options.witnesses,
       maxAgeMs: options.maxAgeMs,
       maxAuditEpochs: Number.isInteger(maxAudit) && maxAudit > 0 ? maxAudit : 1000,
-      codec: () => {
-        if (options.witnessCodec === undefined)
-          throw new TypeError('witnessCodec: needed to check witnesses');
-        return options.witnessCodec;
-      },
+      codec: () => options.witnessCodec ?? plexiCodec,
     };
     this.#ctx = { ...base, evidenceBase: (k, code, m) => evidenceBase(base, k, code, m) };
     return this.#ctx;

@@ -16,6 +16,7 @@ export type { DirectoryState, Head, HeadBasis, LabelState, VerifiedHead } from '
 export { EVIDENCE_FORMAT, EvidenceError, isEvidenceError } from './evidence.js';
 export type { Evidence, EvidenceHead, EvidenceKind } from './evidence.js';
 export { checkPolicy, readWitnesses } from './witness.js';
+export { plexiCodec } from './plexi.js';
 export type {
   ValidWitness,
   WitnessCodec,
