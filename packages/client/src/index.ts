@@ -15,6 +15,8 @@ export { loadDirectoryState, saveDirectoryState } from './state.js';
 export type { DirectoryState, Head, HeadBasis, LabelState, VerifiedHead } from './state.js';
 export { EVIDENCE_FORMAT, EvidenceError, isEvidenceError } from './evidence.js';
 export type { Evidence, EvidenceHead, EvidenceKind } from './evidence.js';
+export { verifyEvidence } from './verify-evidence.js';
+export type { EvidenceVerdict } from './verify-evidence.js';
 export { checkPolicy, readWitnesses } from './witness.js';
 export { plexiCodec } from './plexi.js';
 export type {

@@ -173,7 +173,8 @@ function versionRollback(
 
 /**
  * Checks a label: its current version is not below the one seen, and, for an owned label,
- * every version since the last one seen carries a registered value (verified history proof).
+ * every version since the last one seen carries a registered value (verified history proof;
+ * on the first check, only the current version must).
  * @throws EvidenceError `CLIENT_VERSION_ROLLBACK` or `CLIENT_UNEXPECTED_CHANGE`, or as lookups.
  */
 export async function checkLabel(
@@ -224,7 +225,12 @@ async function ownerHistory(
       historyParams: params,
     },
   ).filter((v) => v.version > r.version);
-  const unexpected = versions.filter((v) => !r.registered.includes(toHex(v.value)));
+  // on the first check, versions before the current one predate the monitoring: only the
+  // current value must be the owner's
+  const unexpected = versions.filter(
+    (v) =>
+      !r.registered.includes(toHex(v.value)) && (r.version > 0n || v.version === found.version),
+  );
   if (unexpected.length > 0) {
     const list = unexpected.map((v) => `version ${v.version} (epoch ${v.epoch})`).join(', ');
     throw new EvidenceError({
