@@ -52,7 +52,7 @@ export async function advance(
   last: VerifiedHead | undefined,
   served: ServedHead,
 ): Promise<VerifiedHead> {
-  const servedEv = () => evidenceHead(served, 'served', served.witnesses);
+  const servedEv = () => evidenceHead(served, 'served', signing(ctx, served, served.witnesses));
   const lastEv = (h: VerifiedHead) => evidenceHead(h, `verified (${h.basis})`);
   const start: VerifiedHead | undefined =
     last ?? (ctx.trust && { ...ctx.trust, verifiedAt: ctx.now(), basis: 'trusted' });
@@ -162,6 +162,20 @@ export async function advance(
     );
   }
   return head;
+}
+
+/** The relayed signatures that sign `head` itself (evidence carries no others with it). */
+function signing(ctx: ClientContext, head: Head, relayed: unknown[]): unknown[] {
+  if (ctx.witnesses === undefined) return [];
+  const codec = ctx.codec();
+  return relayed.filter((json) => {
+    try {
+      const s = codec.parse(json);
+      return s.epoch === head.epoch && bytesEqual(s.digest, head.rootHash);
+    } catch {
+      return false;
+    }
+  });
 }
 
 function notExtended(start: Head, served: Head, cause: unknown): AkdError {

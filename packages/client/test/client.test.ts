@@ -10,6 +10,7 @@ import {
   WebStorageStore,
   isEvidenceError,
   type Evidence,
+  verifyEvidence,
 } from '@akd-ts/client';
 import { hostileServer, realServer, getJson } from './support/hostile.js';
 
@@ -128,6 +129,7 @@ test('a new head whose append-only proof does not lead to it is refused with the
   assert.equal(ev.kind, 'append-only');
   assert.equal(ev.appendOnly!.length, 1);
   assert.equal(ev.appendOnly![0]!.from, '3');
+  assert.equal(verifyEvidence(ev).proven, true);
   // a proof that starts from another tree
   s.hostile.rule = async (path, up, accept) => {
     if (!path.startsWith('/v1/audit')) return undefined;
@@ -136,6 +138,19 @@ test('a new head whose append-only proof does not lead to it is refused with the
   };
   const ev2 = await caught(() => s.client.refresh(), 'AUDIT_EPOCH_GAP');
   assert.equal(ev2.kind, 'append-only');
+  assert.equal(verifyEvidence(ev2).proven, true);
+  // the honest proof of the same range, put in its place, shows nothing
+  const honest = await fetch(`${s.real.url}/v1/audit?from=3&to=4`, {
+    headers: { accept: 'application/x-protobuf' },
+  });
+  const fixed = structuredClone(ev);
+  fixed.appendOnly![0]!.proof = Buffer.from(await honest.arrayBuffer()).toString('base64');
+  fixed.heads[1]!.rootHash = toHex((await s.real.dir.getEpochHash()).hash);
+  assert.equal(verifyEvidence(fixed).proven, false);
+  assert.throws(
+    () => verifyEvidence({ ...ev, kind: 'odd' }),
+    (e) => isAkdError(e, 'DECODE_MALFORMED'),
+  );
   // no proof at all: nothing extends the head
   s.hostile.rule = (path) =>
     path.startsWith('/v1/audit')
@@ -178,6 +193,7 @@ test('owner monitoring: registered values pass, a change the owner did not make 
   );
   assert.equal(ev.heads[0]!.epoch, '6');
   assert.match(ev.message, /version 4 \(epoch 5\)/);
+  assert.equal(verifyEvidence(ev).proven, true);
   await s.close();
 });
 
@@ -194,6 +210,8 @@ test('contact monitoring: a version below one seen is refused', async () => {
   const ev = await caught(() => client.checkContact('bob'), 'CLIENT_VERSION_ROLLBACK');
   assert.equal(ev.label!.versionSeen, '5');
   assert.ok(ev.label!.lookup!.proof.length > 0);
+  assert.equal(verifyEvidence(ev).proven, true);
+  assert.equal(verifyEvidence({ ...ev, label: { ...ev.label!, versionSeen: '1' } }).proven, false);
   await s.close();
 });
 

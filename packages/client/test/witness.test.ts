@@ -6,7 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fromHex, isAkdError, toHex } from '@akd-ts/core';
-import { AkdClient, MemoryStore, isEvidenceError, type ClientOptions } from '@akd-ts/client';
+import {
+  AkdClient,
+  MemoryStore,
+  isEvidenceError,
+  verifyEvidence,
+  type ClientOptions,
+} from '@akd-ts/client';
 import {
   hostileServer,
   realServer,
@@ -119,6 +125,12 @@ test('split view: two clients served different roots for epoch 4 are told apart 
     assert.equal(theirs!.rootHash, toHex(rootA));
     assert.equal(theirs!.epoch, '4');
     assert.equal(theirs!.witnesses.length, 1);
+    const verdict = verifyEvidence(e.evidence);
+    assert.equal(verdict.proven, true, verdict.problems.join('; '));
+    // the witness signature moved onto bob's head no longer verifies
+    const moved = structuredClone(e.evidence);
+    moved.heads[0]!.witnesses = moved.heads[1]!.witnesses;
+    assert.equal(verifyEvidence(moved).proven, false);
   }
   // relaying no signature leaves bob without a quorum: the fork cannot be hidden as valid
   sigs = [];
@@ -181,6 +193,8 @@ test('a server that stops advancing goes stale once its newest quorum is too old
     assert.equal(e.evidence.kind, 'stale');
     assert.equal(e.evidence.witnesses!.maxAgeMs, 3_600_000);
     assert.equal(e.evidence.detectedAt, T0 + 3_600_001);
+    assert.equal(verifyEvidence(e.evidence).proven, true);
+    assert.equal(verifyEvidence({ ...e.evidence, detectedAt: T0 + 1000 }).proven, false);
   }
   await h.close();
   await real.close();
