@@ -57,6 +57,12 @@ async function proven(
     const root = hexField(body, 'rootHash', url, 32);
     let head = await client.head();
     if (head === undefined || epoch > head.epoch) head = (await client.refresh()).head;
+    if (epoch > head.epoch) {
+      throw new AkdError(
+        'CLIENT_RESPONSE',
+        `${url} was proven against epoch ${epoch}, beyond the server's own current epoch ${head.epoch}`,
+      );
+    }
     if (epoch === head.epoch) {
       if (!bytesEqual(root, head.rootHash)) {
         const ctx = await client.context();

@@ -112,6 +112,23 @@ test('a replaced root for a verified epoch is a fork, in /v1/epoch and in a proo
       : undefined;
   const ev2 = await caught(() => s.client.lookup('alice'), 'CLIENT_FORK');
   assert.equal(ev2.heads[1]!.rootHash, replaced);
+  // a proof claiming an epoch the server's head has not reached
+  s.hostile.rule = async (path, up) =>
+    path.startsWith('/v1/lookup/')
+      ? { body: { ...(await (await up(path)).json()), epoch: '99' } }
+      : undefined;
+  await assert.rejects(s.client.lookup('alice'), (e) => isAkdError(e, 'CLIENT_RESPONSE'));
+  // a proof against an older epoch, again and again, is a rollback
+  const older = await getJson(s.real.url, '/v1/lookup/alice');
+  await s.real.publish([['zed', 'zed-key']]);
+  s.hostile.rule = undefined;
+  await s.client.refresh();
+  s.hostile.rule = (path) => (path.startsWith('/v1/lookup/') ? { body: older } : undefined);
+  const ev3 = await caught(() => s.client.lookup('alice'), 'CLIENT_ROLLBACK');
+  assert.deepEqual(
+    ev3.heads.map((h) => h.epoch),
+    ['4', '3'],
+  );
   await s.close();
 });
 
