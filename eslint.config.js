@@ -1,4 +1,4 @@
-// Lint rules for every package. `core` and `web` must stay browser-safe: they may not import
+// Lint rules for every package. `core`, `client` (but its `node` entry) and `web` must stay browser-safe: they may not import
 // Node built-ins, which the restricted-imports rule below enforces.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -48,21 +48,22 @@ export default tseslint.config(
     },
   },
   {
-    files: ['packages/core/src/**/*.ts', 'packages/web/src/**/*.ts'],
+    files: ['packages/core/src/**/*.ts', 'packages/web/src/**/*.ts', 'packages/client/src/**/*.ts'],
+    ignores: ['packages/client/src/node.ts', 'packages/client/src/node/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           paths: nodeBuiltins.map((name) => ({
             name,
-            message: 'core and web run in browsers: no Node built-ins.',
+            message: 'core, client and web run in browsers: no Node built-ins.',
           })),
         },
       ],
       'no-restricted-globals': [
         'error',
-        { name: 'Buffer', message: 'core and web run in browsers: use Uint8Array.' },
-        { name: 'process', message: 'core and web run in browsers.' },
+        { name: 'Buffer', message: 'core, client and web run in browsers: use Uint8Array.' },
+        { name: 'process', message: 'core, client and web run in browsers.' },
       ],
     },
   },

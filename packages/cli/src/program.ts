@@ -13,6 +13,7 @@ import { addDirectoryCommands } from './commands/directory.js';
 import { addFailoverCommands } from './commands/failover.js';
 import { addProofCommands } from './commands/proofs.js';
 import { addServeCommands } from './commands/serve.js';
+import { addEvidenceCommand, addMonitorCommands } from './commands/monitor.js';
 import { addVerifyCommands } from './commands/verify.js';
 import { EXIT, reportFailure } from './errors.js';
 import type { CliIo } from './io.js';
@@ -35,7 +36,9 @@ Commands by task:
                      Plexi's witness API)
   check proofs       verify lookup, verify history (against a root you trust);
                      verify audit (one append-only proof against root hashes you trust);
-                     verify head (a witness's signed head, in Plexi's format)
+                     verify head (a witness's signed head, in Plexi's format);
+                     verify evidence (what a client caught a server doing)
+  watch a directory  monitor (it only grows, and a label is as expected)
 
 Exit status:
   0  done (for verify: the proof is valid)
@@ -92,6 +95,11 @@ export function buildProgram(io: CliIo): Command {
   addDirectoryCommands(program, io);
   addAuditBlobCommands(addProofCommands(program, io), io);
   addVerifyCommands(program, io);
+  addEvidenceCommand(
+    program.commands.find((c) => c.name() === 'verify')!,
+    io,
+  );
+  addMonitorCommands(program, io);
   addServeCommands(program, io);
   addBackupCommands(program, io);
   addFailoverCommands(program, io);

@@ -47,6 +47,8 @@ test('the program has the commands the documents are checked for', () => {
     'verify lookup',
     'verify history',
     'verify audit',
+    'verify evidence',
+    'monitor',
     'serve',
   ]) {
     assert.ok(PATHS.includes(path), path);

@@ -60,6 +60,18 @@ export const ERROR_CODES = [
   'DIRECTORY_LABEL_NOT_FOUND',
   'DIRECTORY_READ_ONLY',
   'DIRECTORY_TREE',
+  // Clients holding state (packages/client): what a server showed contradicts what the client
+  // verified before, or cannot be checked against it
+  'CLIENT_FORK',
+  'CLIENT_ROLLBACK',
+  'CLIENT_NOT_EXTENDED',
+  'CLIENT_WITNESS_QUORUM',
+  'CLIENT_STALE_HEAD',
+  'CLIENT_UNEXPECTED_CHANGE',
+  'CLIENT_VERSION_ROLLBACK',
+  'CLIENT_DIRECTORY_KEY',
+  'CLIENT_RESPONSE',
+  'CLIENT_STATE',
 ] as const;
 
 export type AkdErrorCode = (typeof ERROR_CODES)[number];

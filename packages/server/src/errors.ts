@@ -123,6 +123,29 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
     retryAfter: 5,
   },
   DIRECTORY_TREE: { status: 500, meaning: 'the tree is inconsistent' },
+  // Clients (packages/client): raised by a client about a server, never sent by one
+  CLIENT_FORK: { status: 500, meaning: 'client only: two roots for one epoch' },
+  CLIENT_ROLLBACK: { status: 500, meaning: 'client only: a head older than one verified' },
+  CLIENT_NOT_EXTENDED: {
+    status: 500,
+    meaning: 'client only: a new head not proven to extend the last one',
+  },
+  CLIENT_WITNESS_QUORUM: { status: 500, meaning: 'client only: too few valid witness signatures' },
+  CLIENT_STALE_HEAD: { status: 500, meaning: 'client only: the newest witnessed head is too old' },
+  CLIENT_UNEXPECTED_CHANGE: {
+    status: 500,
+    meaning: 'client only: a version of an owned label the owner did not publish',
+  },
+  CLIENT_VERSION_ROLLBACK: {
+    status: 500,
+    meaning: "client only: a label's version below one seen",
+  },
+  CLIENT_DIRECTORY_KEY: {
+    status: 500,
+    meaning: "client only: the directory's key or configuration changed",
+  },
+  CLIENT_RESPONSE: { status: 500, meaning: 'client only: a response of the wrong shape' },
+  CLIENT_STATE: { status: 500, meaning: "client only: the client's saved state is unreadable" },
   // HTTP layer
   HTTP_BAD_REQUEST: {
     status: 400,
