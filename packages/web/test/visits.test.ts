@@ -57,11 +57,8 @@ async function serve(fixture: Fixture): Promise<RunningServer> {
   return server;
 }
 
-/**
- * The demo directory's first two epochs, then another third epoch: what a server forking its
- * clients at epoch 3 serves to some of them (same VRF key and configuration, another root).
- */
-async function forkedDirectory(): Promise<Fixture> {
+/** A directory with the demo's VRF key and configuration that published `epochs`. */
+async function directoryOf(epochs: { label: Uint8Array; value: Uint8Array }[][]): Promise<Fixture> {
   const db = new MemoryDatabase();
   const dir = await Directory.open({
     config: configurationByName('whatsapp_v1'),
@@ -69,9 +66,19 @@ async function forkedDirectory(): Promise<Fixture> {
     vrfKeys: new InMemoryVrfKeyStore(SECRET),
   });
   const roots = [(await dir.getEpochHash()).hash];
-  for (const updates of EPOCHS.slice(0, 2)) roots.push((await dir.publish(updates)).hash);
-  roots.push((await dir.publish([{ label: utf8('alice'), value: utf8('mallory-key') }])).hash);
+  for (const updates of epochs) roots.push((await dir.publish(updates)).hash);
   return { db, dir, roots, close: () => dir.close() };
+}
+
+/**
+ * The demo directory's first two epochs, then another third epoch: what a server forking its
+ * clients at epoch 3 serves to some of them (same VRF key and configuration, another root).
+ */
+function forkedDirectory(): Promise<Fixture> {
+  return directoryOf([
+    ...EPOCHS.slice(0, 2),
+    [{ label: utf8('alice'), value: utf8('mallory-key') }],
+  ]);
 }
 
 async function proxyTo(server: RunningServer): Promise<SwitchProxy> {
@@ -137,6 +144,15 @@ test('a second visit after a publish is proven to extend the first (append-only 
     (await second.page.textContent('#details'))!,
     /Root hash fromthe head this browser verified/,
   );
+  // a publish while the page is open: the lookup's newer epoch is proven before it is used
+  const root5 = (await fixture.dir.publish([{ label: utf8('erin'), value: utf8('erin-key') }]))
+    .hash;
+  const fresh = await lookUp(second.page, 'erin');
+  assert.equal(fresh.kind, 'verified', fresh.verdict);
+  assert.match(fresh.verdict, /at epoch 5/);
+  const now = await headOf(second.page);
+  assert.match(now.verdict, /Epoch 5 extends your last visit's epoch 4/);
+  assert.match(now.remembered, new RegExp(`epoch 5, root hash ${toHex(root5)}`));
   await context.close();
 });
 
@@ -194,6 +210,39 @@ test('a server that forks between two visits is a failed verdict with evidence t
   assert.equal(lookup.kind, 'failed');
   assert.match(lookup.verdict, /head failed its check \(CLIENT_FORK\)/);
   assert.doesNotMatch((await second.page.textContent('#details'))!, /mallory-key/);
+  await context.close();
+});
+
+test('a server that rolls back between two visits is a failed verdict with evidence', async (t) => {
+  if (skippedWithoutChromium(t)) return;
+  const proxy = await proxyTo(await serve(await demoDirectory()));
+  const context = await browser!.newContext({ acceptDownloads: true });
+  const first = await visit(context, proxy.url);
+  assert.equal(first.kind, 'first-use', first.verdict);
+  await first.page.close();
+
+  // the same directory as it was at epoch 2 (same key, same roots up to there)
+  const older = await directoryOf(EPOCHS.slice(0, 2));
+  proxy.target = (await serve(older)).url;
+  const second = await visit(context, proxy.url);
+  assert.equal(second.kind, 'failed', second.verdict);
+  assert.match(second.verdict, /ROLLBACK: CLIENT_ROLLBACK/);
+  assert.match(second.verdict, /epoch 2, older than the verified epoch 3/);
+  const [download] = await Promise.all([
+    second.page.waitForEvent('download'),
+    second.page.click('#evidence-download'),
+  ]);
+  assert.equal(download.suggestedFilename(), 'akd-evidence-rollback-epoch-2.json');
+  const evidence = JSON.parse(readFileSync((await download.path())!, 'utf8')) as {
+    kind: string;
+    heads: { epoch: string; rootHash: string }[];
+  };
+  assert.equal(evidence.kind, 'rollback');
+  assert.deepEqual(
+    evidence.heads.map((h) => h.epoch),
+    ['3', '2'],
+  );
+  assert.equal(evidence.heads[1]!.rootHash, toHex(older.roots[2]!));
   await context.close();
 });
 
