@@ -176,6 +176,9 @@ test('a server that forks between two visits is a failed verdict with evidence t
   // the browser still remembers the head it verified, not the forked one
   assert.match(second.remembered, new RegExp(`epoch 3, root hash ${toHex(honest.roots[3]!)}`));
   assert.equal(await second.page.textContent('#server-root-hash'), toHex(forked.roots[3]!));
+  // AKD_SCREENSHOT_DIR keeps a picture of the verdict for a person to look at
+  const shots = process.env.AKD_SCREENSHOT_DIR;
+  if (shots) await second.page.screenshot({ path: join(shots, 'head-fork.png'), fullPage: true });
 
   const [download] = await Promise.all([
     second.page.waitForEvent('download'),
