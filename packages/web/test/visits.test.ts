@@ -23,6 +23,7 @@ import {
 } from '../../../test/browser/harness.js';
 import { demoDirectory, EPOCHS, SECRET, type Fixture } from '../../server/test/support.js';
 import { testWitness } from '../../client/test/support/witness.js';
+import { akd } from '../../cli/test/helpers.js';
 import { switchProxy, type SwitchProxy } from './support/switch-proxy.js';
 
 const executablePath = chromiumPath();
@@ -104,6 +105,13 @@ async function headOf(page: Page) {
     verdict: (await page.textContent('#head-verdict'))!,
     remembered: (await page.textContent('#remembered'))!,
   };
+}
+
+/** `akd verify evidence FILE` checks the downloaded file and finds it proves `kind`. */
+async function provenOffline(file: string, kind: string): Promise<void> {
+  const checked = await akd(['verify', 'evidence', file]);
+  assert.equal(checked.code, 0, checked.stdout + checked.stderr);
+  assert.match(checked.stdout, new RegExp(`proven: ${kind}`));
 }
 
 /** The browser's verdict on a lookup of `label`. */
@@ -207,6 +215,7 @@ test('a server that forks between two visits is a failed verdict with evidence t
       ['3', toHex(forked.roots[3]!), 'served'],
     ],
   );
+  await provenOffline((await download.path())!, 'fork');
 
   // nothing the forked server proves is shown as verified
   const lookup = await lookUp(second.page, 'alice');
@@ -246,6 +255,7 @@ test('a server that rolls back between two visits is a failed verdict with evide
     ['3', '2'],
   );
   assert.equal(evidence.heads[1]!.rootHash, toHex(older.roots[2]!));
+  await provenOffline((await download.path())!, 'rollback');
   await context.close();
 });
 
@@ -322,6 +332,7 @@ test('witness signatures show with their age; a quorum older than the maximum ag
     maxAgeMs: 3_600_000,
   });
   assert.equal(evidence.heads[0]!.witnesses.length, 1);
+  await provenOffline((await download.path())!, 'stale');
 
   // the settings are kept by the browser: a later visit reads them back
   const later = await visit(context, proxy.url);
