@@ -151,8 +151,6 @@ async function settle(): Promise<void> {
     setVerdict(verdictEl, 'error', 'Not a label', (e as Error).message);
     return;
   }
-  const button = $('submit') as HTMLButtonElement;
-  button.disabled = true;
   const failed = headCheckFailure();
   const pasted = input('trusted-root').value.trim() !== '' || input('trusted-epoch').value !== '';
   if (failed !== undefined && !pasted) {
@@ -164,6 +162,8 @@ async function settle(): Promise<void> {
     );
     return;
   }
+  const button = $('submit') as HTMLButtonElement;
+  button.disabled = true;
   setVerdict(verdictEl, 'checking', 'Fetching and verifying the proof…');
   $('result').scrollIntoView({ block: 'start' }); // the progress shows where the verdict will
   try {

@@ -340,3 +340,25 @@ test('witness signatures show with their age; a quorum older than the maximum ag
   assert.equal(await later.page.inputValue('#witness-max-age'), '1');
   await context.close();
 });
+
+test('a saved state the client cannot read is an error until the person forgets it', async (t) => {
+  if (skippedWithoutChromium(t)) return;
+  const proxy = await proxyTo(await serve(await demoDirectory()));
+  const context = await browser!.newContext();
+  const first = await visit(context, proxy.url);
+  // what another page of the origin, or a person, left in the page's storage key
+  await first.page.evaluate(() => localStorage.setItem('akd-page-state', '{"format":"other"}'));
+  await first.page.close();
+  const second = await visit(context, proxy.url);
+  assert.equal(second.kind, 'error', second.verdict);
+  assert.match(second.verdict, /Could not verify the server's head: CLIENT_STATE/);
+  assert.equal(await second.page.isVisible('#evidence-actions'), false, 'no evidence to offer');
+  const refused = await lookUp(second.page, 'alice');
+  assert.equal(refused.kind, 'failed');
+  assert.match(refused.verdict, /head failed its check \(CLIENT_STATE\)/);
+  await second.page.click('#forget-head');
+  await second.page.waitForSelector('#head-verdict[data-settled][data-verdict="first-use"]');
+  const found = await lookUp(second.page, 'alice');
+  assert.equal(found.kind, 'verified', found.verdict);
+  await context.close();
+});
