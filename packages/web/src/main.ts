@@ -1,8 +1,9 @@
 /**
- * The page's behaviour (bundled into public/app.js): load the latest epoch, and on submit
- * fetch the label's lookup proof (protobuf) and optionally its history, verify them here with
- * core (check.ts), and show the verdict, the value and the path to the root. Everything shown
- * that came from the server is set as text, never as HTML.
+ * The page's behaviour (bundled into app.js): check the server's head against the one this
+ * browser verified on its last visit (head-view.ts, with @akd-ts/client), and on submit fetch
+ * the label's lookup proof (protobuf) and optionally its history, verify them here with core
+ * (check.ts) against that verified head, and show the verdict, the value and the path to the
+ * root. Everything shown that came from the server is set as text, never as HTML.
  */
 
 import { AkdError, initVrfWasm, toHex, vrfArithmetic, type VerifyResult } from '@akd-ts/core';
@@ -13,29 +14,14 @@ import {
   labelPath,
   parseLabel,
   trustedRoot,
-  type EpochInfo,
   type PathView,
   type TrustedRoot,
   type Verdict,
 } from './check.js';
+import { $, el, fact, input, setVerdict } from './dom.js';
+import { headCheckFailure, servedInfo, startHeadView, verifiedRoot } from './head-view.js';
 
 const PROTOBUF = 'application/x-protobuf';
-
-function $(id: string): HTMLElement {
-  const el = document.getElementById(id);
-  if (el === null) throw new Error(`the page has no #${id}`);
-  return el;
-}
-
-const input = (id: string) => $(id) as HTMLInputElement;
-
-/** An element with text content (and optional class). */
-function el(tag: string, text?: string, className?: string): HTMLElement {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  if (className !== undefined) node.className = className;
-  return node;
-}
 
 /** An API error body, or a description of a response that is not one. */
 async function apiError(res: Response): Promise<{ code: string; message: string }> {
@@ -46,45 +32,6 @@ async function apiError(res: Response): Promise<{ code: string; message: string 
     // not JSON: fall through
   }
   return { code: `HTTP_${res.status}`, message: res.statusText || 'unexpected answer' };
-}
-
-async function fetchEpoch(): Promise<EpochInfo> {
-  const res = await fetch('/v1/epoch', { headers: { accept: 'application/json' } });
-  if (!res.ok) {
-    const { code, message } = await apiError(res);
-    throw new Error(`${code}: ${message}`);
-  }
-  return (await res.json()) as EpochInfo;
-}
-
-let epochInfo: EpochInfo | undefined;
-
-function showEpoch(info: EpochInfo): void {
-  epochInfo = info;
-  $('server-epoch').textContent = info.epoch;
-  $('server-root-hash').textContent = info.rootHash;
-  $('server-public-key').textContent = info.publicKey;
-  $('server-config').textContent =
-    info.configuration.domainLabel === null
-      ? info.configuration.name
-      : `${info.configuration.name} (domain label ${info.configuration.domainLabel})`;
-  $('server-root').hidden = false;
-  $('epoch-status').textContent = `The server's latest epoch is ${info.epoch}.`;
-}
-
-type VerdictKind = 'verified' | 'failed' | 'not-found' | 'error' | 'checking';
-
-function setVerdict(target: HTMLElement, kind: VerdictKind, headline: string, reason?: string) {
-  target.dataset['verdict'] = kind;
-  target.replaceChildren(el('span', headline, 'headline'));
-  if (reason !== undefined) target.append(el('span', reason, 'reason'));
-}
-
-function fact(list: HTMLElement, term: string, value: string, mono = false): void {
-  list.append(el('dt', term));
-  const dd = el('dd');
-  dd.append(mono ? el('code', value) : document.createTextNode(value));
-  list.append(dd);
 }
 
 function showPath(path: PathView | undefined, trusted: TrustedRoot): void {
@@ -149,25 +96,22 @@ function showHistory(verdict: Verdict<VerifyResult[]>): void {
   }
 }
 
-/** The root to verify against: the one pasted, else the server's for the proof's epoch. */
+/** The root to verify against: the one pasted, else the head this browser verified. */
 async function chooseRoot(
   servedEpoch: string | null,
 ): Promise<{ trusted: TrustedRoot; source: string }> {
   const pastedRoot = input('trusted-root').value.trim();
   const pastedEpoch = input('trusted-epoch').value.trim();
-  if (epochInfo === undefined || (servedEpoch !== null && servedEpoch !== epochInfo.epoch)) {
-    // a publish happened since the page loaded (or it never loaded): get the current root
-    showEpoch(await fetchEpoch());
+  if (pastedRoot === '' && pastedEpoch === '') return verifiedRoot(servedEpoch);
+  const info = servedInfo();
+  if (info === undefined) {
+    throw new AkdError('CLIENT_RESPONSE', "the server's key and configuration are not known");
   }
-  const info = epochInfo!;
-  if (pastedRoot !== '' || pastedEpoch !== '') {
-    const epoch = pastedEpoch !== '' ? pastedEpoch : (servedEpoch ?? info.epoch);
-    return {
-      trusted: trustedRoot(info, { rootHash: pastedRoot, epoch }),
-      source: 'the root hash you pasted',
-    };
-  }
-  return { trusted: trustedRoot(info), source: "this server's /v1/epoch (not independent)" };
+  const epoch = pastedEpoch !== '' ? pastedEpoch : (servedEpoch ?? info.epoch);
+  return {
+    trusted: trustedRoot(info, { rootHash: pastedRoot, epoch }),
+    source: 'the root hash you pasted',
+  };
 }
 
 /**
@@ -205,6 +149,17 @@ async function settle(): Promise<void> {
     label = parseLabel(input('label').value);
   } catch (e) {
     setVerdict(verdictEl, 'error', 'Not a label', (e as Error).message);
+    return;
+  }
+  const failed = headCheckFailure();
+  const pasted = input('trusted-root').value.trim() !== '' || input('trusted-epoch').value !== '';
+  if (failed !== undefined && !pasted) {
+    setVerdict(
+      verdictEl,
+      'failed',
+      `✘ NOT verified: the server's head failed its check (${failed.code})`,
+      'A proof is only as good as the root hash it is checked against, and this server did not show a head this browser can trust: see above. Do not use its answers.',
+    );
     return;
   }
   const button = $('submit') as HTMLButtonElement;
@@ -281,9 +236,7 @@ async function settle(): Promise<void> {
 
 function start(): void {
   ($('lookup-form') as HTMLFormElement).addEventListener('submit', (e) => void lookUp(e));
-  fetchEpoch().then(showEpoch, (e: unknown) => {
-    $('epoch-status').textContent = `Could not load the latest epoch: ${(e as Error).message}`;
-  });
+  void startHeadView();
   document.documentElement.dataset['ready'] = 'true';
 }
 
