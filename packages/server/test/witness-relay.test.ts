@@ -43,6 +43,8 @@ const witnessApps: { close(): Promise<unknown> }[] = [];
 let hanging: Server;
 let epoch = 0n;
 let root: Uint8Array = new Uint8Array(0);
+let witnesses: WitnessRelay;
+let hangingAsked: Promise<void>;
 
 before(async () => {
   // the demo's latest root, which the witnesses sign
@@ -63,11 +65,13 @@ before(async () => {
   // the liar serves a signature of another root
   const liarUrl = await serve(LIAR, [signed(LIAR, epoch, new Uint8Array(32).fill(1))]);
   // a witness that accepts the connection and never answers
-  hanging = createServer(() => undefined);
+  let asked: () => void = () => undefined;
+  hangingAsked = new Promise((resolve) => (asked = resolve));
+  hanging = createServer(() => asked());
   await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
   const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
 
-  const witnesses = new WitnessRelay({
+  witnesses = new WitnessRelay({
     namespace: NS,
     witnesses: [
       { publicKey: witnessPublicKey(POLLED), url: polledUrl },
@@ -102,7 +106,17 @@ const push = (body: unknown) =>
     body: JSON.stringify(body),
   });
 
+test('a witness that never answers does not hold GET /v1/epoch', async () => {
+  // the first answer starts the polls in the background and carries what is kept: nothing yet
+  const body = await epochJson();
+  assert.deepEqual(body.witnesses, []);
+  // the silent witness was asked, and the answer came without it
+  await hangingAsked;
+});
+
 test("GET /v1/epoch carries the polled witness's signature, not the liar's or the silent one's", async () => {
+  // what a server does after a publish, and what the previous answer started
+  await witnesses.pollAll(epoch, root);
   const body = await epochJson();
   assert.equal(body.epoch, epoch.toString());
   assert.equal(body.rootHash, toHex(root));
@@ -162,4 +176,35 @@ test('a relay refuses a witness key that is not 32 bytes', () => {
     () => new WitnessRelay({ namespace: NS, witnesses: [{ publicKey: new Uint8Array(31) }] }),
     RangeError,
   );
+});
+
+test("each witness's newest signature at or below the head is carried, checked at its epoch", () => {
+  const relay = new WitnessRelay({
+    namespace: NS,
+    witnesses: [{ publicKey: witnessPublicKey(POLLED) }, { publicKey: witnessPublicKey(PUSHER) }],
+  });
+  const roots = new Map([
+    [1n, new Uint8Array(32).fill(1)],
+    [2n, new Uint8Array(32).fill(2)],
+    [3n, new Uint8Array(32).fill(3)],
+  ]);
+  const at = (e: bigint) => roots.get(e);
+  relay.accept(signed(POLLED, 1n, roots.get(1n)!), at);
+  relay.accept(signed(POLLED, 2n, roots.get(2n)!), at);
+  relay.accept(signed(PUSHER, 1n, roots.get(1n)!), at);
+  // at epoch 3, nobody has signed yet: each witness's newest earlier signature
+  assert.deepEqual(relay.signaturesFor(3n, roots.get(3n)!), [
+    signed(POLLED, 2n, roots.get(2n)!),
+    signed(PUSHER, 1n, roots.get(1n)!),
+  ]);
+  // a head at epoch 1 is not carried a signature of a later epoch
+  assert.deepEqual(relay.signaturesFor(1n, roots.get(1n)!), [
+    signed(POLLED, 1n, roots.get(1n)!),
+    signed(PUSHER, 1n, roots.get(1n)!),
+  ]);
+  // a head whose root differs from the one signed at its own epoch is not carried that signature
+  assert.deepEqual(relay.signaturesFor(2n, new Uint8Array(32).fill(9)), [
+    signed(POLLED, 1n, roots.get(1n)!),
+    signed(PUSHER, 1n, roots.get(1n)!),
+  ]);
 });

@@ -24,7 +24,7 @@ export interface EpochJson {
     maxHistoryVersions: number;
     maxAuditEpochs: number;
   };
-  /** Witness signatures of this epoch's root, in Plexi's JSON (when witnesses are configured). */
+  /** Each relayed witness's newest signature at or below this epoch, in Plexi's JSON (when witnesses are configured). */
   witnesses?: Record<string, unknown>[];
 }
 
@@ -60,7 +60,7 @@ export function epochRoutes(app: FastifyInstance, ctx: RouteContext): void {
       },
     };
     if (ctx.witnesses !== undefined) {
-      body.witnesses = await ctx.witnesses.signaturesFor(epochHash.epoch, epochHash.hash);
+      body.witnesses = ctx.witnesses.signaturesFor(epochHash.epoch, epochHash.hash);
     }
     return reply.type('application/json; charset=utf-8').send(body);
   });

@@ -122,20 +122,44 @@ export class WitnessRelay {
   }
 
   /**
-   * The signatures kept for `epoch` with root `root`, in Plexi's JSON, after asking the
-   * polled witnesses that have not answered for it (each at most once per `retryMs`).
+   * What `GET /v1/epoch` carries for the head (`epoch`, `root`), in Plexi's JSON: for each
+   * witness, its newest kept signature at or below `epoch` (a signature of an earlier epoch
+   * was checked against this directory's root of that epoch when it was kept). Witnesses
+   * sign after they have verified, so they lag the head; a client that holds an older
+   * verified head can still count them, and one at the head counts them once they catch up.
+   *
+   * Polled witnesses that have not answered for `epoch` are asked in the background (each at
+   * most once per `retryMs`): a slow or silent witness never holds the answer.
    */
-  async signaturesFor(epoch: bigint, root: Uint8Array): Promise<Record<string, unknown>[]> {
-    await Promise.all(
+  signaturesFor(epoch: bigint, root: Uint8Array): Record<string, unknown>[] {
+    void this.pollAll(epoch, root);
+    const newest = new Map<string, WitnessSignature>();
+    for (const [kept, byWitness] of this.kept) {
+      if (BigInt(kept) > epoch) continue;
+      for (const [witness, s] of byWitness) {
+        if (s.epoch === epoch && !bytesEqual(s.digest, root)) continue;
+        const seen = newest.get(witness);
+        if (seen === undefined || seen.epoch < s.epoch) newest.set(witness, s);
+      }
+    }
+    // the configured order, so that answers are stable
+    return this.options.witnesses
+      .map((w) => newest.get(toHex(w.publicKey)))
+      .filter((s): s is WitnessSignature => s !== undefined)
+      .map((s) => witnessSignatureToJson(s));
+  }
+
+  /**
+   * Asks every polled witness for its signature of (`epoch`, `root`), resolving when all have
+   * answered, failed or timed out. `signaturesFor` starts this without waiting; a server may
+   * await it after a publish, and tests do.
+   */
+  pollAll(epoch: bigint, root: Uint8Array): Promise<void> {
+    return Promise.all(
       this.options.witnesses
         .filter((w) => w.url !== undefined)
         .map((w) => this.poll(w, epoch, root)),
-    );
-    const byWitness = this.kept.get(epoch.toString());
-    if (byWitness === undefined) return [];
-    return [...byWitness.values()]
-      .filter((s) => bytesEqual(s.digest, root))
-      .map((s) => witnessSignatureToJson(s));
+    ).then(() => undefined);
   }
 
   private poll(w: RelayedWitness, epoch: bigint, root: Uint8Array): Promise<void> {
