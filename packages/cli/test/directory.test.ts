@@ -420,8 +420,9 @@ test('commands on public data need no VRF secret key, and a mistyped store is ne
         join(tmp.dir, 'o'),
       ],
       ['lookup', '--db', `sqlite:${join(tmp.dir, 'typo.db')}`, '--label', 'u1'],
+      ['publish', '--db', `sqlite:${join(tmp.dir, 'typo.db')}`, '-'],
     ]) {
-      const r = await akd(args, { env });
+      const r = await akd(args, { env, stdin: '{"label":"u1","value":"v"}\n' });
       assert.equal(r.code, 2, args.join(' '));
       assert.match(
         r.stderr,

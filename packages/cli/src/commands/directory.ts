@@ -122,13 +122,16 @@ async function using<S extends PublicStore, T>(
   }
 }
 
-/** Runs `fn` on the store opened with its secret key (to publish). */
+/**
+ * Runs `fn` on the store opened with its secret key (to publish). The store must exist: only
+ * `akd init` creates one, so a mistyped --db leaves nothing behind.
+ */
 export function withStore<T>(
   opts: StoreOptions,
   io: CliIo,
   fn: (store: OpenedStore) => Promise<T>,
 ): Promise<T> {
-  return using(openStore(opts, io, { why: SECRET_FOR.publish }), fn);
+  return using(openStore(opts, io, { why: SECRET_FOR.publish, create: false, migrate: true }), fn);
 }
 
 /** Runs `fn` on the store opened for public data only (no secret key, never created). */
