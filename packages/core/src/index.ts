@@ -19,6 +19,7 @@ export {
   assertU64,
 } from './bytes.js';
 export { AkdError, isAkdError, ERROR_CODES } from './errors.js';
+export { describeLabel } from './label-text.js';
 export type { AkdErrorCode, AkdErrorOptions } from './errors.js';
 export {
   NodeLabel,
