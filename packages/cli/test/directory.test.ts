@@ -212,7 +212,7 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
   assert.match(array.stderr, /line 1: expected an object/);
   const unknown = await akd(['lookup', '--db', db, '--label', 'nobody'], { env });
   assert.equal(unknown.code, 1);
-  assert.match(unknown.stderr, /DIRECTORY_LABEL_NOT_FOUND/);
+  assert.match(unknown.stderr, /DIRECTORY_LABEL_NOT_FOUND: label "nobody" has no value at epoch/);
   const range = await akd(['audit', '--db', db, '--from', '3', '--to', '9'], { env });
   assert.equal(range.code, 1);
   assert.match(range.stderr, /DIRECTORY_INVALID_EPOCH/);
