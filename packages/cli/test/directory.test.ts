@@ -53,6 +53,15 @@ test('init, publish, epoch, lookup, history and audit work together, and their p
   const epoch = await akd(['epoch', '--db', db], { env });
   assert.match(epoch.stdout, /^epoch: 2\nroot hash: 565a0cf1/);
   assert.match(epoch.stdout, new RegExp(`public key: ${PUBLIC_KEY}`));
+  // past roots, for akd verify audit --hashes: epoch 1's is the root its publish printed
+  const past = await akd(['epoch', '--db', db, '--epoch', '1'], { env });
+  assert.match(past.stdout, /^epoch: 1 \(the latest is 2\)\nroot hash: b8d31596e860/);
+  const pastJson = JSON.parse((await akd(['epoch', '--db', db, '--epoch', '1', '--json'])).stdout);
+  assert.deepEqual([pastJson.epoch, pastJson.latestEpoch], [1, 2]);
+  const future = await akd(['epoch', '--db', db, '--epoch', '3'], { env });
+  assert.equal(future.code, 1);
+  assert.match(future.stderr, /DIRECTORY_INVALID_EPOCH: epoch 3 is not published/);
+  assert.equal((await akd(['epoch', '--db', db, '--epoch', 'one'], { env })).code, 2);
 
   const tmp = tempDir();
   try {

@@ -23,7 +23,7 @@ import {
   availableThreads,
   type Update,
 } from '@akd-ts/directory';
-import { parseConfiguration, quote, readInput } from '../args.js';
+import { parseConfiguration, parseEpoch, quote, readInput } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
@@ -381,19 +381,32 @@ function addPublish(program: Command, io: CliIo): void {
 function addEpoch(program: Command, io: CliIo): void {
   const cmd = program
     .command('epoch')
-    .description("print the directory's latest epoch, root hash and public key");
-  addStoreOptions(cmd);
-  cmd.action(async (opts: StoreOptions & { json?: boolean }) => {
+    .description("print the directory's latest epoch (or --epoch n), root hash and public key");
+  addStoreOptions(cmd).option(
+    '--epoch <n>',
+    'print the root hash published at epoch n instead of the latest (what akd verify audit --hashes takes)',
+  );
+  cmd.addHelpText(
+    'after',
+    '\nExample, the roots an audit proof from epoch 0 to 1 is checked against:\n' +
+      '  $ akd epoch --db sqlite:./akd.db --epoch 0\n' +
+      '  $ akd epoch --db sqlite:./akd.db --epoch 1\n',
+  );
+  cmd.action(async (opts: StoreOptions & { json?: boolean; epoch?: string }) => {
+    const wanted = opts.epoch === undefined ? undefined : parseEpoch(opts.epoch, '--epoch');
     await withReader(opts, io, 'public', async (reader, store) => {
-      const { epoch, hash } = await reader.getEpochHash();
+      const latest = await reader.getEpochHash();
+      const { epoch, hash } =
+        wanted === undefined ? latest : { epoch: wanted, hash: await reader.getRootHashAt(wanted) };
       const publicKey = toHex(reader.getPublicKey());
       if (opts.json === true) {
         io.stdout.write(
-          `${toJson({ epoch, rootHash: toHex(hash), publicKey, configuration: store.config.name })}\n`,
+          `${toJson({ epoch, rootHash: toHex(hash), latestEpoch: latest.epoch, publicKey, configuration: store.config.name })}\n`,
         );
       } else {
+        const past = epoch === latest.epoch ? '' : ` (the latest is ${latest.epoch})`;
         io.stdout.write(
-          `epoch: ${epoch}\nroot hash: ${toHex(hash)}\npublic key: ${publicKey}\nconfiguration: ${configDescription(store.config, store.settings.domainLabel)}\n`,
+          `epoch: ${epoch}${past}\nroot hash: ${toHex(hash)}\npublic key: ${publicKey}\nconfiguration: ${configDescription(store.config, store.settings.domainLabel)}\n`,
         );
       }
     });
