@@ -29,6 +29,7 @@ import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import { parseUpdates } from '../updates.js';
 import { formatPhaseTimes, publishReporter } from './publish-progress.js';
+import { sayWhenInterrupted, type PublishState } from './publish-interrupt.js';
 import {
   keyFilePath,
   loadSecretKey,
@@ -325,56 +326,80 @@ function addPublish(program: Command, io: CliIo): void {
   );
   cmd.action(async (file: string, opts: PublishOptions) => {
     const threads = vrfThreads(opts.vrfThreads);
-    const updates: Update[] = parseUpdates(await readInput(file, '<updates>', io));
-    if (updates.length === 0 && opts.allowEmpty !== true) {
-      // an empty batch is almost always a broken pipeline upstream, not a wish
-      throw new UsageError(
-        `<updates>: ${file === '-' ? 'stdin' : quote(file, 200)} holds no update (it is empty or blank); pass --allow-empty to accept that`,
-      );
+    const state: PublishState = { store: storeUrl(opts, io) };
+    const stopSaying = sayWhenInterrupted(state, io.stderr);
+    try {
+      await publishFrom(file, opts, threads, state, io);
+    } finally {
+      stopSaying();
     }
-    await withStore(opts, io, async (store) => {
-      const started = performance.now();
-      const dir = await Directory.open({
-        config: store.config,
-        storage: new StorageManager(store.db),
-        vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
-        vrf: { threads },
-      });
-      const reporter = publishReporter(io.stderr, opts.progress);
-      try {
-        const before = await dir.getEpochHash();
-        let phases;
-        let result;
-        try {
-          result = await dir.publish(updates, { onProgress: reporter.onProgress });
-        } finally {
-          // stops the bar on failure too, so the error starts on a line of its own
-          phases = reporter.finish();
-        }
-        const { epoch, hash } = result;
-        const seconds = (performance.now() - started) / 1000;
-        const changed = epoch !== before.epoch;
-        if (opts.json === true) {
-          const phaseSeconds = Object.fromEntries(
-            Object.entries(phases).map(([k, v]) => [k, Number(v.toFixed(3))]),
-          );
-          io.stdout.write(
-            `${toJson({ epoch, rootHash: toHex(hash), updates: updates.length, newEpoch: changed, seconds: Number(seconds.toFixed(3)), phases: phaseSeconds })}\n`,
-          );
-        } else if (changed) {
-          const rate = updates.length / Math.max(seconds, 1e-9);
-          io.stdout.write(
-            `published epoch ${epoch}: ${updates.length} update${updates.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s (${rate.toFixed(0)} labels/s)\nroot hash: ${toHex(hash)}\nphases: ${formatPhaseTimes(phases)}\n`,
-          );
-        } else {
-          io.stdout.write(
-            `no change: every value is already published; epoch stays ${epoch}\nroot hash: ${toHex(hash)}\n`,
-          );
-        }
-      } finally {
-        await dir.close();
-      }
+  });
+}
+
+/** The body of `akd publish`, reporting how far it got in `state`. */
+async function publishFrom(
+  file: string,
+  opts: PublishOptions,
+  threads: number,
+  state: PublishState,
+  io: CliIo,
+): Promise<void> {
+  const updates: Update[] = parseUpdates(await readInput(file, '<updates>', io));
+  if (updates.length === 0 && opts.allowEmpty !== true) {
+    // an empty batch is almost always a broken pipeline upstream, not a wish
+    throw new UsageError(
+      `<updates>: ${file === '-' ? 'stdin' : quote(file, 200)} holds no update (it is empty or blank); pass --allow-empty to accept that`,
+    );
+  }
+  await withStore(opts, io, async (store) => {
+    const started = performance.now();
+    const dir = await Directory.open({
+      config: store.config,
+      storage: new StorageManager(store.db),
+      vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+      vrf: { threads },
     });
+    const reporter = publishReporter(io.stderr, opts.progress);
+    try {
+      const before = await dir.getEpochHash();
+      state.before = before.epoch;
+      let phases;
+      let result;
+      try {
+        result = await dir.publish(updates, {
+          onProgress: (progress) => {
+            state.phase = progress.phase;
+            reporter.onProgress(progress);
+          },
+        });
+        state.finished = true;
+      } finally {
+        // stops the bar on failure too, so the error starts on a line of its own
+        phases = reporter.finish();
+      }
+      const { epoch, hash } = result;
+      const seconds = (performance.now() - started) / 1000;
+      const changed = epoch !== before.epoch;
+      if (opts.json === true) {
+        const phaseSeconds = Object.fromEntries(
+          Object.entries(phases).map(([k, v]) => [k, Number(v.toFixed(3))]),
+        );
+        io.stdout.write(
+          `${toJson({ epoch, rootHash: toHex(hash), updates: updates.length, newEpoch: changed, seconds: Number(seconds.toFixed(3)), phases: phaseSeconds })}\n`,
+        );
+      } else if (changed) {
+        const rate = updates.length / Math.max(seconds, 1e-9);
+        io.stdout.write(
+          `published epoch ${epoch}: ${updates.length} update${updates.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s (${rate.toFixed(0)} labels/s)\nroot hash: ${toHex(hash)}\nphases: ${formatPhaseTimes(phases)}\n`,
+        );
+      } else {
+        io.stdout.write(
+          `no change: every value is already published; epoch stays ${epoch}\nroot hash: ${toHex(hash)}\n`,
+        );
+      }
+    } finally {
+      await dir.close();
+    }
   });
 }
 
