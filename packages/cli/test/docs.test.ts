@@ -1,7 +1,8 @@
 // The documentation a newcomer follows matches the code: every command of the program is in
 // the README, the CLI README and `akd --help`; no document runs `npx` (outside a checkout it
 // would fetch whatever package owns the name); and the Node version the README states is one
-// every installed dependency accepts; and the README's SQLite walk-through runs as written.
+// every installed dependency accepts; every install script npm would run has been reviewed; and
+// the README's SQLite walk-through runs as written.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -173,4 +174,18 @@ test("the README's SQLite walk-through runs as written, past roots included", as
   const [root0, root1] = await Promise.all(roots);
   assert.notEqual(root0, root1);
   assert.equal(root1, (await json(['epoch', ...db])).rootHash, 'epoch 1 is the latest');
+});
+
+test('every dependency with an install script is reviewed in allowScripts, as npm 11 asks', () => {
+  const pkg = JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> };
+  const lock = JSON.parse(read('package-lock.json')) as {
+    packages: Record<string, { hasInstallScript?: boolean; link?: boolean }>;
+  };
+  const unreviewed = Object.entries(lock.packages)
+    .filter(([path, p]) => p.hasInstallScript === true && path.startsWith('node_modules/'))
+    .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
+    .filter((name) => typeof pkg.allowScripts[name] !== 'boolean');
+  assert.deepEqual(unreviewed, [], 'install scripts npm would list as not covered by allowScripts');
+  // the README says which run and why buf's does not
+  assert.match(read('README.md'), /`allowScripts`[\s\S]*`@bufbuild\/buf`/);
 });
