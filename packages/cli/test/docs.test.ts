@@ -189,3 +189,48 @@ test('every dependency with an install script is reviewed in allowScripts, as np
   // the README says which run and why buf's does not
   assert.match(read('README.md'), /`allowScripts`[\s\S]*`@bufbuild\/buf`/);
 });
+
+/** Every file under `dir` (relative to the checkout), skipping generated and installed ones. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(ROOT.length))
+    .filter((p) => !/(^|\/)(node_modules|dist)\//.test(p));
+}
+
+test('the files that comments and the READMEs name exist', () => {
+  const sources = [
+    ...filesUnder('packages').filter((p) => /\/(src|proto|scripts|wasm|native)\//.test(p)),
+    ...filesUnder('scripts'),
+    ...readdirSync(join(ROOT, 'packages')).map((p) => `packages/${p}/README.md`),
+    'README.md',
+  ].filter((p) => /\.(ts|mjs|sql|proto|c|h|sh|md)$/.test(p) && !p.includes('/gen/'));
+  const names = new Set(
+    ['packages', 'scripts', 'bench', 'test']
+      .flatMap(filesUnder)
+      .map((p) => p.slice(p.lastIndexOf('/') + 1)),
+  );
+  const missing: string[] = [];
+  for (const path of sources) {
+    let text: string;
+    try {
+      text = read(path);
+    } catch {
+      continue; // a package without a README
+    }
+    // file names in prose: in a README, anywhere; in code, in comments (tsc checks imports)
+    const prose = path.endsWith('.md')
+      ? text
+      : text
+          .split('\n')
+          .filter((l) => /^\s*(\*|\/\/|\/\*|--|#(?!include))/.test(l))
+          .join('\n');
+    for (const [name] of prose.matchAll(/(?<![\w.<-])[a-z][\w-]*\.(ts|mjs|sql|proto|c|h)\b/g)) {
+      if (/\.(d|test)\.ts$/.test(name) || names.has(name.slice(name.lastIndexOf('/') + 1))) {
+        continue;
+      }
+      missing.push(`${path}: ${name}`);
+    }
+  }
+  assert.deepEqual(missing, [], 'names of files that do not exist');
+});
