@@ -3,6 +3,10 @@
  * Node dependency. Byte layouts follow the akd specification section by section.
  */
 
+// Importing core starts compiling the WebAssembly VRF module (loader.ts), so a page has it by
+// its first verification: the one side effect package.json's sideEffects declares to bundlers.
+import './vrf/wasm/loader.js';
+
 export {
   toHex,
   fromHex,
