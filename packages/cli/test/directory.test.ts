@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import pg from 'pg';
+import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
 import { akd, tempDir } from './helpers.js';
 
 const KEY = 'c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721';
@@ -507,3 +510,28 @@ test('publish takes a number of VRF worker threads', async () => {
   assert.equal(two.code, 0, two.stderr);
   assert.equal(JSON.parse(two.stdout).epoch, 1);
 });
+
+test(
+  'over PostgreSQL a publish to a mistyped schema is refused and creates no schema',
+  { skip: POSTGRES_SKIP },
+  async () => {
+    const schema = `akd_test_typo_${randomBytes(5).toString('hex')}`;
+    const publish = await akd(['publish', '--db', `${POSTGRES_URL}?schema=${schema}`, '-'], {
+      env: { AKD_VRF_KEY: KEY },
+      stdin: jsonl([{ label: 'a', value: 'b' }]),
+    });
+    assert.equal(publish.code, 1);
+    assert.match(publish.stderr, /STORAGE_SCHEMA: .*has no akd tables/);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        'SELECT 1 FROM information_schema.schemata WHERE schema_name = $1',
+        [schema],
+      );
+      assert.equal(rows.length, 0, 'no schema was created');
+    } finally {
+      await client.end();
+    }
+  },
+);
