@@ -126,18 +126,21 @@ test("the README's SQLite walk-through runs as written, past roots included", as
   const commands = readmeCommands('A directory in a\nSQLite file');
   assert.match(commands.at(-1)!, /^akd serve /, 'the block ends by serving');
   const tmp = mkdtempSync(join(tmpdir(), 'akd-readme-'));
-  const cwd = process.cwd();
-  process.chdir(tmp); // the README's relative paths land in the temporary folder
-  t.after(() => {
-    process.chdir(cwd);
-    rmSync(tmp, { recursive: true, force: true });
-  });
+  t.after(() => rmSync(tmp, { recursive: true, force: true }));
+  // the README's relative paths, and the default key file, land in the temporary folder
+  const env = { AKD_VRF_KEY_FILE: join(tmp, 'akd.key') };
+  const inTmp = (word: string, previous: string | undefined) =>
+    word.startsWith('sqlite:./')
+      ? `sqlite:${join(tmp, word.slice('sqlite:'.length))}`
+      : word.startsWith('./') || ['--out', '--proof'].includes(previous ?? '')
+        ? join(tmp, word)
+        : word;
   const json = async (args: string[]) => {
-    const r = await akd([...args, '--json']);
+    const r = await akd([...args, '--json'], { env });
     assert.equal(r.code, 0, r.stderr);
     return JSON.parse(r.stdout) as { rootHash: string; publicKey: string };
   };
-  const db = ['--db', 'sqlite:./akd.db'];
+  const db = ['--db', `sqlite:${join(tmp, 'akd.db')}`];
   for (const command of commands.slice(0, -1)) {
     // a placeholder is one word, spaces and all
     let words = shellWords(command.replace(/<root of epoch (\d+)>/g, '<root-of-epoch-$1>'));
@@ -164,10 +167,10 @@ test("the README's SQLite walk-through runs as written, past roots included", as
         args.push((await Promise.all(roots)).join(','));
       } else {
         assert.doesNotMatch(word, /[<>]/, `an unfilled placeholder in: ${command}`);
-        args.push(word);
+        args.push(inTmp(word, words[i]));
       }
     }
-    const r = await akd(args, stdin === undefined ? {} : { stdin });
+    const r = await akd(args, stdin === undefined ? { env } : { env, stdin });
     assert.equal(r.code, 0, `${command}\n${r.stderr}`);
   }
   const roots = [0, 1].map(async (n) => (await json(['epoch', ...db, '--epoch', `${n}`])).rootHash);
