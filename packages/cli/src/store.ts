@@ -52,6 +52,11 @@ export interface OpenMode {
    * created, so a mistyped --db leaves nothing behind.
    */
   create?: boolean;
+  /**
+   * Whether an existing store of an older schema may be migrated (default: `create`). A writer
+   * of an existing store (`akd publish`) passes true with `create: false`.
+   */
+  migrate?: boolean;
 }
 
 /**
@@ -90,7 +95,8 @@ export async function openDatabase(url: string, mode: OpenMode = {}): Promise<Da
     parsed.searchParams.delete('schema');
     return PostgresDatabase.open(parsed.toString(), {
       ...(schema === undefined ? {} : { schema }),
-      migrate: create,
+      migrate: mode.migrate ?? create,
+      create,
     });
   }
   throw new UsageError(

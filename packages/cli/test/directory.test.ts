@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import pg from 'pg';
+import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
 import { akd, tempDir } from './helpers.js';
 
 const KEY = 'c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721';
@@ -53,6 +56,15 @@ test('init, publish, epoch, lookup, history and audit work together, and their p
   const epoch = await akd(['epoch', '--db', db], { env });
   assert.match(epoch.stdout, /^epoch: 2\nroot hash: 565a0cf1/);
   assert.match(epoch.stdout, new RegExp(`public key: ${PUBLIC_KEY}`));
+  // past roots, for akd verify audit --hashes: epoch 1's is the root its publish printed
+  const past = await akd(['epoch', '--db', db, '--epoch', '1'], { env });
+  assert.match(past.stdout, /^epoch: 1 \(the latest is 2\)\nroot hash: b8d31596e860/);
+  const pastJson = JSON.parse((await akd(['epoch', '--db', db, '--epoch', '1', '--json'])).stdout);
+  assert.deepEqual([pastJson.epoch, pastJson.latestEpoch], [1, 2]);
+  const future = await akd(['epoch', '--db', db, '--epoch', '3'], { env });
+  assert.equal(future.code, 1);
+  assert.match(future.stderr, /DIRECTORY_INVALID_EPOCH: epoch 3 is not published/);
+  assert.equal((await akd(['epoch', '--db', db, '--epoch', 'one'], { env })).code, 2);
 
   const tmp = tempDir();
   try {
@@ -212,7 +224,7 @@ test('commands on a store refuse a missing store, a foreign key and bad input', 
   assert.match(array.stderr, /line 1: expected an object/);
   const unknown = await akd(['lookup', '--db', db, '--label', 'nobody'], { env });
   assert.equal(unknown.code, 1);
-  assert.match(unknown.stderr, /DIRECTORY_LABEL_NOT_FOUND/);
+  assert.match(unknown.stderr, /DIRECTORY_LABEL_NOT_FOUND: label "nobody" has no value at epoch/);
   const range = await akd(['audit', '--db', db, '--from', '3', '--to', '9'], { env });
   assert.equal(range.code, 1);
   assert.match(range.stderr, /DIRECTORY_INVALID_EPOCH/);
@@ -420,8 +432,9 @@ test('commands on public data need no VRF secret key, and a mistyped store is ne
         join(tmp.dir, 'o'),
       ],
       ['lookup', '--db', `sqlite:${join(tmp.dir, 'typo.db')}`, '--label', 'u1'],
+      ['publish', '--db', `sqlite:${join(tmp.dir, 'typo.db')}`, '-'],
     ]) {
-      const r = await akd(args, { env });
+      const r = await akd(args, { env, stdin: '{"label":"u1","value":"v"}\n' });
       assert.equal(r.code, 2, args.join(' '));
       assert.match(
         r.stderr,
@@ -497,3 +510,28 @@ test('publish takes a number of VRF worker threads', async () => {
   assert.equal(two.code, 0, two.stderr);
   assert.equal(JSON.parse(two.stdout).epoch, 1);
 });
+
+test(
+  'over PostgreSQL a publish to a mistyped schema is refused and creates no schema',
+  { skip: POSTGRES_SKIP },
+  async () => {
+    const schema = `akd_test_typo_${randomBytes(5).toString('hex')}`;
+    const publish = await akd(['publish', '--db', `${POSTGRES_URL}?schema=${schema}`, '-'], {
+      env: { AKD_VRF_KEY: KEY },
+      stdin: jsonl([{ label: 'a', value: 'b' }]),
+    });
+    assert.equal(publish.code, 1);
+    assert.match(publish.stderr, /STORAGE_SCHEMA: .*has no akd tables/);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        'SELECT 1 FROM information_schema.schemata WHERE schema_name = $1',
+        [schema],
+      );
+      assert.equal(rows.length, 0, 'no schema was created');
+    } finally {
+      await client.end();
+    }
+  },
+);

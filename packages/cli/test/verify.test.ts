@@ -114,6 +114,8 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
       ]);
       assert.equal(wrongLabel.code, 1);
       assert.match(oneLine(wrongLabel.stderr), /^error: VRF_VERIFY_FAILED: /);
+      // the key is right: the label given is the likely mistake, and it is named as typed
+      assert.match(wrongLabel.stderr, /for label "17" .*the proof is of another label/);
 
       const other = name === 'whatsapp_v1' ? 'experimental' : 'whatsapp_v1';
       const wrongConfig = await akd([
@@ -136,6 +138,8 @@ for (const name of ['whatsapp_v1', 'experimental'] as const) {
       ]);
       assert.equal(wrongRoot.code, 1);
       assert.match(oneLine(wrongRoot.stderr), /^error: VERIFY_ROOT_MISMATCH: /);
+      assert.match(wrongRoot.stderr, /the proof of label "16" does not lead to the trusted root/);
+      assert.doesNotMatch(wrongRoot.stderr, /0x[0-9a-f]+\.\.\., 256\)/);
     });
 
     test('bytes that are not a lookup proof exit 1 with DECODE_MALFORMED', async () => {

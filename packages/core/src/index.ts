@@ -3,6 +3,10 @@
  * Node dependency. Byte layouts follow the akd specification section by section.
  */
 
+// Importing core starts compiling the WebAssembly VRF module (loader.ts), so a page has it by
+// its first verification: the one side effect package.json's sideEffects declares to bundlers.
+import './vrf/wasm/loader.js';
+
 export {
   toHex,
   fromHex,
@@ -19,6 +23,7 @@ export {
   assertU64,
 } from './bytes.js';
 export { AkdError, isAkdError, ERROR_CODES } from './errors.js';
+export { describeLabel } from './label-text.js';
 export type { AkdErrorCode, AkdErrorOptions } from './errors.js';
 export {
   NodeLabel,

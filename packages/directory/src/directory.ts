@@ -9,6 +9,7 @@ import {
   AkdError,
   VersionFreshness,
   bytesEqual,
+  describeLabel,
   toHex,
   type AkdLabel,
   type AkdValue,
@@ -188,7 +189,7 @@ export class Directory extends ReadOnlyDirectory {
       if (seen.has(key)) {
         throw new AkdError(
           'DIRECTORY_DUPLICATE_LABEL',
-          `label ${key} appears more than once in one publish`,
+          `label ${describeLabel(label)} appears more than once in one publish`,
         );
       }
       seen.add(key);

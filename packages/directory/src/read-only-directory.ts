@@ -181,6 +181,34 @@ export class ReadOnlyDirectory {
     };
   }
 
+  /**
+   * The root hash published at `epoch`, for auditors and clients that were not watching then.
+   * The tree keeps only the latest root; an earlier one is read from the stored audit blob of
+   * the step that follows it (spec 16), whose name holds the roots on both sides of the step.
+   * @throws AkdError `DIRECTORY_INVALID_EPOCH` for an epoch after the latest;
+   * `STORAGE_NOT_FOUND` when the store holds no blob of that step (a store from before audit
+   * blobs were kept, until a writer fills them in).
+   * @example (await dir.getRootHashAt(0n)).length // 32
+   */
+  async getRootHashAt(epoch: bigint): Promise<Uint8Array> {
+    const { latestEpoch } = await this.azksRecord();
+    if (epoch < 0n || epoch > latestEpoch) {
+      throw new AkdError(
+        'DIRECTORY_INVALID_EPOCH',
+        `epoch ${epoch} is not published: the latest is ${latestEpoch}`,
+      );
+    }
+    if (epoch === latestEpoch) return this.ctx.azks.rootHash(this.ctx.storage, latestEpoch);
+    const [next] = await this.ctx.storage.db.getAuditBlobInfos([epoch + 1n]);
+    if (next === undefined) {
+      throw new AkdError(
+        'STORAGE_NOT_FOUND',
+        `the store holds no audit blob of epoch ${epoch + 1n}, which names the root of epoch ${epoch}`,
+      );
+    }
+    return next.previousHash.slice();
+  }
+
   /** The VRF public key clients verify with (32 bytes). */
   getPublicKey(): Uint8Array {
     return this.ctx.publicKey.slice();

@@ -1,6 +1,7 @@
 // Audit blobs stored as epochs are published: one per step, verifying as a chain against the
 // published roots on every store; a store without them (migrated from an older version) is
-// filled in; readers list and fetch only what is stored, up to the epoch they know.
+// filled in; readers list and fetch only what is stored, up to the epoch they know, and read
+// past roots from them.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -76,6 +77,12 @@ for (const store of STORES) {
       });
       assert.deepEqual([chain.verified, chain.last.epoch], [6, 6n]);
       assert.deepEqual(chain.last.rootHash, roots[6]);
+      // every published root can be read back, the past ones from the blobs
+      for (const [epoch, root] of roots.entries()) {
+        assert.deepEqual(await t.dir.getRootHashAt(BigInt(epoch)), root, `root of ${epoch}`);
+      }
+      await assert.rejects(t.dir.getRootHashAt(7n), isCode('DIRECTORY_INVALID_EPOCH'));
+      await assert.rejects(t.dir.getRootHashAt(-1n), isCode('DIRECTORY_INVALID_EPOCH'));
       await t.dir.close();
     },
   );
@@ -129,6 +136,10 @@ test('a store without blobs (from before they were kept) is filled in, oldest fi
     storage: new StorageManager(db),
     vrfKeys: hardCodedKeys(),
   });
+  // a root whose following step has no blob cannot be read yet; the newest two can
+  await assert.rejects(reader.getRootHashAt(2n), isCode('STORAGE_NOT_FOUND'));
+  assert.deepEqual(await reader.getRootHashAt(4n), roots[4]);
+  assert.deepEqual(await reader.getRootHashAt(5n), roots[5]);
   const stored = new StoredAuditBlobs(reader);
   const range = await stored.range(0n, 5n);
   assert.deepEqual(range.missing, [1n, 2n, 3n, 4n]);

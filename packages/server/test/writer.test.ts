@@ -129,6 +129,17 @@ test("the writer's refusals reach the client in the catalogue's shape", async ()
   const noToken = await publish('{}', { 'content-type': 'application/json' });
   assert.equal(noToken.status, 401);
   assert.equal((await reader.getEpochHash()).epoch, 1n, 'nothing was published');
+  // a repeated label is named as the text the client sent, not as its bytes
+  const twice = await publish(
+    JSON.stringify({
+      updates: [
+        { label: 'h', value: '1' },
+        { label: 'h', value: '2' },
+      ],
+    }),
+  );
+  const refusal = (await twice.json()) as { error: { message: string } };
+  assert.match(refusal.error.message, /^label "h" appears more than once in one publish/);
 });
 
 test('a writer without its lock, or not running, is a 503 with Retry-After, and not ready', async () => {

@@ -13,6 +13,8 @@ import { MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, type Migration } from './schema
 export interface SchemaPlan {
   /** Create or migrate (true), or only check the version (false: readers on replicas). */
   migrate: boolean;
+  /** With `migrate`: create the tables when absent (default true), else refuse the schema. */
+  create?: boolean;
   /** The version to reach and the steps there (tests pass their own). */
   version?: number;
   migrations?: readonly Migration[];
@@ -63,6 +65,7 @@ async function createOrMigrate(
   target: number,
   migrations: readonly Migration[],
   schemaSql: string,
+  create: boolean,
 ): Promise<number> {
   await client.query({ text: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}` });
   await client.query({ text: `SET LOCAL search_path TO ${quoteIdent(schema)}` });
@@ -73,6 +76,11 @@ async function createOrMigrate(
     values: [schema],
   });
   if (rows.length === 0) {
+    // thrown inside the transaction: the CREATE SCHEMA above is rolled back with it
+    if (!create)
+      throw schemaError(
+        `schema "${schema}" has no akd tables (a store is created only on request)`,
+      );
     await client.query({ text: schemaSql });
     return target;
   }
@@ -131,7 +139,7 @@ async function checkSchema(pool: PgPool, schema: string, target: number): Promis
 /**
  * Makes sure `schema` holds this driver's tables at its version and returns that version.
  * @throws AkdError `STORAGE_SCHEMA` when the store is newer than the driver, has no migration
- * path, or (without `migrate`) is missing or older; `STORAGE_CONNECTION` when unreachable.
+ * path, or (without `migrate`) is missing or older, or (without `create`) is missing; `STORAGE_CONNECTION` when unreachable.
  */
 export async function prepareSchema(
   pool: PgPool,
@@ -145,7 +153,7 @@ export async function prepareSchema(
   for (let attempt = 1; ; attempt++) {
     try {
       return await inTransaction(pool, 'BEGIN', (client) =>
-        createOrMigrate(client, schema, target, migrations, schemaSql),
+        createOrMigrate(client, schema, target, migrations, schemaSql, plan.create ?? true),
       );
     } catch (e) {
       const state = (e as { code?: unknown }).code;

@@ -20,6 +20,12 @@ export interface PostgresDatabaseOptions {
    * replicas pass false: they only check that the schema is there at this driver's version.
    */
   migrate?: boolean;
+  /**
+   * With `migrate`, whether a schema without the driver's tables may be created (default
+   * true). A writer that must find an existing store (`akd publish`) passes false: a mistyped
+   * schema name is then refused and nothing is created, while an older store still migrates.
+   */
+  create?: boolean;
   /** `application_name` of the driver's connections (default `akd-ts`). */
   applicationName?: string;
   /**
@@ -41,6 +47,7 @@ const DEFAULTS = {
   writeChunkSize: 5_000,
   readChunkSize: 10_000,
   migrate: true,
+  create: true,
   applicationName: 'akd-ts',
   fenceCheckMs: 5_000,
 };

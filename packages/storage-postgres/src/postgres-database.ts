@@ -229,7 +229,10 @@ export class PostgresDatabase implements Database, ReplicationAware {
   ): Promise<PostgresDatabase> {
     const db = new PostgresDatabase(connections, checkOptions(options));
     try {
-      await prepareSchema(connections.pool, db.schema, { migrate: db.#settings.migrate });
+      await prepareSchema(connections.pool, db.schema, {
+        migrate: db.#settings.migrate,
+        create: db.#settings.create,
+      });
     } catch (e) {
       await db.close();
       throw e;

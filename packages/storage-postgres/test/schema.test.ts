@@ -65,6 +65,25 @@ test('a fresh store is at the current version, and reopening keeps its data', pg
   await reader.close();
 });
 
+test(
+  'create: false refuses a missing schema and creates nothing, yet migrates',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('nocreate');
+    await assert.rejects(openDb(schema, { create: false }), isSchemaError(schema, 'no akd tables'));
+    const { rows } = await sql('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [
+      schema,
+    ]);
+    assert.equal(rows.length, 0, 'the schema was not created');
+    // an existing store opens, and an older one is migrated
+    await (await openDb(schema)).close();
+    await sql(`DROP TABLE "${schema}".audit_blobs`);
+    await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+    await (await openDb(schema, { create: false })).close();
+    assert.equal(await version(schema), SCHEMA_VERSION);
+  },
+);
+
 test('concurrent opens of a fresh schema all succeed', pgTest, async () => {
   const schema = schemas.fresh('race');
   const dbs = await Promise.all(Array.from({ length: 5 }, () => openDb(schema)));

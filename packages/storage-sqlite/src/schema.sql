@@ -2,8 +2,9 @@
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
--- fresh store, and migrations.ts to bring an older one up to date. Tables are STRICT (SQLite
--- enforces the column types) and WITHOUT ROWID (the primary key is the table's b-tree key).
+-- fresh store, and the MIGRATIONS of schema.ts to bring an older one up to date. Tables are
+-- STRICT (SQLite enforces the column types) and WITHOUT ROWID (the primary key is the table's
+-- b-tree key).
 --
 -- Node labels are 36-byte BLOBs: be32(label_len) || label_val (32 bytes), the NodeLabel
 -- to_bytes() layout of spec 3.1. All 32 bytes are kept, since two labels that differ only in

@@ -6,7 +6,8 @@
  * (or Windows) lock on that file, so a writer in another process, or a second connection in
  * this one, gets SQLITE_BUSY at once (busy timeout 0) and we report `STORAGE_LOCKED`. The
  * operating system drops the lock when the holder's process dies, even under SIGKILL, so a
- * crashed writer never leaves a stale lock behind. A separate file is needed because the
+ * crashed writer never leaves a stale lock behind (and, its journal kept in memory, no journal
+ * file either). A separate file is needed because the
  * writer's own connection writes to the main file, and WAL mode allows only one write
  * transaction there at a time. The lock file is left in place on release: deleting it would
  * let a process that opened the old file and one that creates a new one both "hold" the lock.
@@ -52,6 +53,9 @@ export function acquireFileLock(path: string, open: SqliteClientFactory): Writer
   try {
     client = open(lockPath);
     client.pragma('busy_timeout = 0');
+    // the transaction never writes a page, so its rollback journal can live in memory: on
+    // disk, BEGIN EXCLUSIVE creates <lock>-journal, which a killed writer would leave behind
+    client.pragma('journal_mode = MEMORY');
     client.exec('BEGIN EXCLUSIVE');
   } catch (e) {
     client?.close();

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AkdError } from '@akd-ts/core';
 import { AZKS_KEY, nodeKey, type DbRecord } from '@akd-ts/storage';
@@ -56,6 +56,11 @@ describe('writer lock', () => {
       await rejectsWith(db.get(AZKS_KEY), 'STORAGE_NOT_FOUND');
       child.process.kill('SIGKILL');
       assert.equal(await child.exited, 'SIGKILL');
+      // the killed writer left the lock file and nothing else: no journal of its transaction
+      assert.deepEqual(
+        readdirSync(dirname(path)).filter((f) => f.startsWith(`${basename(path)}-writer`)),
+        [basename(writerLockPath(path))],
+      );
       const lock = await db.acquireWriterLock();
       await lock.release();
     } finally {

@@ -56,6 +56,9 @@ test('a tampered proof, a wrong root, a wrong label and garbage are NOT verified
   const old = trustedRoot(info, { rootHash: toHex(fixture.roots[2]!), epoch: '2' });
   const stale = checkLookup(old, utf8('alice'), bytes);
   assert.equal(!stale.verified && stale.code, 'VERIFY_ROOT_MISMATCH');
+  // the reason names the label as the person typed it, not its position in the tree
+  assert.match(!stale.verified ? stale.reason : '', /^the proof of label "alice" does not lead/);
+  assert.doesNotMatch(!stale.verified ? stale.reason : '', /, 256\)/);
   const otherRoot = trustedRoot(info, { rootHash: toHex(fixture.roots[2]!), epoch: '3' });
   assert.equal(
     (checkLookup(otherRoot, utf8('alice'), bytes) as { code: string }).code,
@@ -64,6 +67,7 @@ test('a tampered proof, a wrong root, a wrong label and garbage are NOT verified
   const wrongLabel = checkLookup(trustedRoot(info), utf8('bob'), bytes);
   assert.equal(wrongLabel.verified, false);
   assert.match((wrongLabel as { code: string }).code, /^VRF_/);
+  assert.match((wrongLabel as { reason: string }).reason, /label "bob" .*another label/);
   const garbage = checkLookup(trustedRoot(info), utf8('alice'), new Uint8Array([0xff, 1, 2]));
   assert.equal(garbage.verified, false);
   assert.match((garbage as { code: string }).code, /^DECODE_/);

@@ -23,12 +23,13 @@ import {
   availableThreads,
   type Update,
 } from '@akd-ts/directory';
-import { parseConfiguration, quote, readInput } from '../args.js';
+import { parseConfiguration, parseEpoch, quote, readInput } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import { parseUpdates } from '../updates.js';
 import { formatPhaseTimes, publishReporter } from './publish-progress.js';
+import { sayWhenInterrupted, type PublishState } from './publish-interrupt.js';
 import {
   keyFilePath,
   loadSecretKey,
@@ -122,13 +123,16 @@ async function using<S extends PublicStore, T>(
   }
 }
 
-/** Runs `fn` on the store opened with its secret key (to publish). */
+/**
+ * Runs `fn` on the store opened with its secret key (to publish). The store must exist: only
+ * `akd init` creates one, so a mistyped --db leaves nothing behind.
+ */
 export function withStore<T>(
   opts: StoreOptions,
   io: CliIo,
   fn: (store: OpenedStore) => Promise<T>,
 ): Promise<T> {
-  return using(openStore(opts, io, { why: SECRET_FOR.publish }), fn);
+  return using(openStore(opts, io, { why: SECRET_FOR.publish, create: false, migrate: true }), fn);
 }
 
 /** Runs `fn` on the store opened for public data only (no secret key, never created). */
@@ -322,75 +326,112 @@ function addPublish(program: Command, io: CliIo): void {
   );
   cmd.action(async (file: string, opts: PublishOptions) => {
     const threads = vrfThreads(opts.vrfThreads);
-    const updates: Update[] = parseUpdates(await readInput(file, '<updates>', io));
-    if (updates.length === 0 && opts.allowEmpty !== true) {
-      // an empty batch is almost always a broken pipeline upstream, not a wish
-      throw new UsageError(
-        `<updates>: ${file === '-' ? 'stdin' : quote(file, 200)} holds no update (it is empty or blank); pass --allow-empty to accept that`,
-      );
+    const state: PublishState = { store: storeUrl(opts, io) };
+    const stopSaying = sayWhenInterrupted(state, io.stderr);
+    try {
+      await publishFrom(file, opts, threads, state, io);
+    } finally {
+      stopSaying();
     }
-    await withStore(opts, io, async (store) => {
-      const started = performance.now();
-      const dir = await Directory.open({
-        config: store.config,
-        storage: new StorageManager(store.db),
-        vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
-        vrf: { threads },
-      });
-      const reporter = publishReporter(io.stderr, opts.progress);
-      try {
-        const before = await dir.getEpochHash();
-        let phases;
-        let result;
-        try {
-          result = await dir.publish(updates, { onProgress: reporter.onProgress });
-        } finally {
-          // stops the bar on failure too, so the error starts on a line of its own
-          phases = reporter.finish();
-        }
-        const { epoch, hash } = result;
-        const seconds = (performance.now() - started) / 1000;
-        const changed = epoch !== before.epoch;
-        if (opts.json === true) {
-          const phaseSeconds = Object.fromEntries(
-            Object.entries(phases).map(([k, v]) => [k, Number(v.toFixed(3))]),
-          );
-          io.stdout.write(
-            `${toJson({ epoch, rootHash: toHex(hash), updates: updates.length, newEpoch: changed, seconds: Number(seconds.toFixed(3)), phases: phaseSeconds })}\n`,
-          );
-        } else if (changed) {
-          const rate = updates.length / Math.max(seconds, 1e-9);
-          io.stdout.write(
-            `published epoch ${epoch}: ${updates.length} update${updates.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s (${rate.toFixed(0)} labels/s)\nroot hash: ${toHex(hash)}\nphases: ${formatPhaseTimes(phases)}\n`,
-          );
-        } else {
-          io.stdout.write(
-            `no change: every value is already published; epoch stays ${epoch}\nroot hash: ${toHex(hash)}\n`,
-          );
-        }
-      } finally {
-        await dir.close();
-      }
+  });
+}
+
+/** The body of `akd publish`, reporting how far it got in `state`. */
+async function publishFrom(
+  file: string,
+  opts: PublishOptions,
+  threads: number,
+  state: PublishState,
+  io: CliIo,
+): Promise<void> {
+  const updates: Update[] = parseUpdates(await readInput(file, '<updates>', io));
+  if (updates.length === 0 && opts.allowEmpty !== true) {
+    // an empty batch is almost always a broken pipeline upstream, not a wish
+    throw new UsageError(
+      `<updates>: ${file === '-' ? 'stdin' : quote(file, 200)} holds no update (it is empty or blank); pass --allow-empty to accept that`,
+    );
+  }
+  await withStore(opts, io, async (store) => {
+    const started = performance.now();
+    const dir = await Directory.open({
+      config: store.config,
+      storage: new StorageManager(store.db),
+      vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+      vrf: { threads },
     });
+    const reporter = publishReporter(io.stderr, opts.progress);
+    try {
+      const before = await dir.getEpochHash();
+      state.before = before.epoch;
+      let phases;
+      let result;
+      try {
+        result = await dir.publish(updates, {
+          onProgress: (progress) => {
+            state.phase = progress.phase;
+            reporter.onProgress(progress);
+          },
+        });
+        state.finished = true;
+      } finally {
+        // stops the bar on failure too, so the error starts on a line of its own
+        phases = reporter.finish();
+      }
+      const { epoch, hash } = result;
+      const seconds = (performance.now() - started) / 1000;
+      const changed = epoch !== before.epoch;
+      if (opts.json === true) {
+        const phaseSeconds = Object.fromEntries(
+          Object.entries(phases).map(([k, v]) => [k, Number(v.toFixed(3))]),
+        );
+        io.stdout.write(
+          `${toJson({ epoch, rootHash: toHex(hash), updates: updates.length, newEpoch: changed, seconds: Number(seconds.toFixed(3)), phases: phaseSeconds })}\n`,
+        );
+      } else if (changed) {
+        const rate = updates.length / Math.max(seconds, 1e-9);
+        io.stdout.write(
+          `published epoch ${epoch}: ${updates.length} update${updates.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s (${rate.toFixed(0)} labels/s)\nroot hash: ${toHex(hash)}\nphases: ${formatPhaseTimes(phases)}\n`,
+        );
+      } else {
+        io.stdout.write(
+          `no change: every value is already published; epoch stays ${epoch}\nroot hash: ${toHex(hash)}\n`,
+        );
+      }
+    } finally {
+      await dir.close();
+    }
   });
 }
 
 function addEpoch(program: Command, io: CliIo): void {
   const cmd = program
     .command('epoch')
-    .description("print the directory's latest epoch, root hash and public key");
-  addStoreOptions(cmd);
-  cmd.action(async (opts: StoreOptions & { json?: boolean }) => {
+    .description("print the directory's latest epoch (or --epoch n), root hash and public key");
+  addStoreOptions(cmd).option(
+    '--epoch <n>',
+    'print the root hash published at epoch n instead of the latest (what akd verify audit --hashes takes)',
+  );
+  cmd.addHelpText(
+    'after',
+    '\nExample, the roots an audit proof from epoch 0 to 1 is checked against:\n' +
+      '  $ akd epoch --db sqlite:./akd.db --epoch 0\n' +
+      '  $ akd epoch --db sqlite:./akd.db --epoch 1\n',
+  );
+  cmd.action(async (opts: StoreOptions & { json?: boolean; epoch?: string }) => {
+    const wanted = opts.epoch === undefined ? undefined : parseEpoch(opts.epoch, '--epoch');
     await withReader(opts, io, 'public', async (reader, store) => {
-      const { epoch, hash } = await reader.getEpochHash();
+      const latest = await reader.getEpochHash();
+      const { epoch, hash } =
+        wanted === undefined ? latest : { epoch: wanted, hash: await reader.getRootHashAt(wanted) };
       const publicKey = toHex(reader.getPublicKey());
       if (opts.json === true) {
         io.stdout.write(
-          `${toJson({ epoch, rootHash: toHex(hash), publicKey, configuration: store.config.name })}\n`,
+          `${toJson({ epoch, rootHash: toHex(hash), latestEpoch: latest.epoch, publicKey, configuration: store.config.name })}\n`,
         );
       } else {
+        const past = epoch === latest.epoch ? '' : ` (the latest is ${latest.epoch})`;
         io.stdout.write(
-          `epoch: ${epoch}\nroot hash: ${toHex(hash)}\npublic key: ${publicKey}\nconfiguration: ${configDescription(store.config, store.settings.domainLabel)}\n`,
+          `epoch: ${epoch}${past}\nroot hash: ${toHex(hash)}\npublic key: ${publicKey}\nconfiguration: ${configDescription(store.config, store.settings.domainLabel)}\n`,
         );
       }
     });

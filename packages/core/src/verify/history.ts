@@ -20,6 +20,7 @@ import type {
 } from '../types.js';
 import { verifyVrfLabel } from '../vrf/vrf-label.js';
 import { toVrfPublicKey, verifyExistence, type PublicKeyInput } from './lookup.js';
+import { withLabelContext } from './label-errors.js';
 import { verifyMembership, verifyNonMembership } from './membership.js';
 
 function historyError(message: string): AkdError {
@@ -103,26 +104,15 @@ function verifyUpdate(
   verifyMembership(config, rootHash, proof, `stale proof of version ${update.version - 1n}`);
 }
 
-/**
- * Verifies a key history proof and returns one result per version, newest first. `params`
- * must name the history parameters the server used (default: complete history).
- *
- * @throws AkdError with a `VERIFY_*` or `VRF_*` code when the proof does not verify.
- * @example
- * ```ts
- * const versions = keyHistoryVerify(config, pk, root, 49n, utf8('16'), proof, {
- *   historyParams: { kind: 'mostRecent', count: 1 },
- * });
- * ```
- */
-export function keyHistoryVerify(
+/** The checks of `keyHistoryVerify`, failing in the words of the proof's internals. */
+function historyChecks(
   config: Configuration,
   publicKey: PublicKeyInput,
   rootHash: Digest,
   currentEpoch: bigint,
   label: AkdLabel,
   proof: HistoryProof,
-  params: HistoryVerificationParams = { historyParams: { kind: 'complete' } },
+  params: HistoryVerificationParams,
 ): VerifyResult[] {
   const updates = proof.updateProofs;
   const { start, end } = checkShape(updates, currentEpoch, params.historyParams);
@@ -181,4 +171,31 @@ export function keyHistoryVerify(
     }
   });
   return results;
+}
+
+/**
+ * Verifies a key history proof and returns one result per version, newest first. `params`
+ * must name the history parameters the server used (default: complete history).
+ *
+ * @throws AkdError with a `VERIFY_*` or `VRF_*` code when the proof does not verify; a VRF
+ *   proof or path that fails is reported with the label as text (label-errors.ts).
+ * @example
+ * ```ts
+ * const versions = keyHistoryVerify(config, pk, root, 49n, utf8('16'), proof, {
+ *   historyParams: { kind: 'mostRecent', count: 1 },
+ * });
+ * ```
+ */
+export function keyHistoryVerify(
+  config: Configuration,
+  publicKey: PublicKeyInput,
+  rootHash: Digest,
+  currentEpoch: bigint,
+  label: AkdLabel,
+  proof: HistoryProof,
+  params: HistoryVerificationParams = { historyParams: { kind: 'complete' } },
+): VerifyResult[] {
+  return withLabelContext(label, () =>
+    historyChecks(config, publicKey, rootHash, currentEpoch, label, proof, params),
+  );
 }

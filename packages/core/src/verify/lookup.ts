@@ -10,6 +10,7 @@ import { markerVersion } from '../markers.js';
 import type { AkdLabel, Digest, LookupProof, MembershipProof, VerifyResult } from '../types.js';
 import { VrfPublicKey, toPublicKey } from '../vrf/ecvrf.js';
 import { verifyVrfLabel } from '../vrf/vrf-label.js';
+import { withLabelContext } from './label-errors.js';
 import { verifyMembership, verifyNonMembership } from './membership.js';
 
 /** A VRF public key as bytes or already parsed (parsing validates it, spec 5.2). */
@@ -69,17 +70,8 @@ export function verifyExistence(
   );
 }
 
-/**
- * Verifies a lookup proof for `label` against the trusted `(epoch, rootHash)` and returns the
- * proven `(epoch, version, value)`.
- *
- * @throws AkdError with a `VERIFY_*` or `VRF_*` code when the proof does not verify.
- * @example
- * ```ts
- * const { version, value } = lookupVerify(config, publicKey, rootHash, 49n, utf8('16'), proof);
- * ```
- */
-export function lookupVerify(
+/** The checks of `lookupVerify`, failing in the words of the proof's internals. */
+function lookupChecks(
   config: Configuration,
   publicKey: PublicKeyInput,
   rootHash: Digest,
@@ -122,4 +114,28 @@ export function lookupVerify(
   verifyNonMembership(config, rootHash, proof.freshnessProof);
 
   return { epoch: proof.epoch, version, value: proof.value };
+}
+
+/**
+ * Verifies a lookup proof for `label` against the trusted `(epoch, rootHash)` and returns the
+ * proven `(epoch, version, value)`.
+ *
+ * @throws AkdError with a `VERIFY_*` or `VRF_*` code when the proof does not verify; a VRF
+ *   proof or path that fails is reported with the label as text (label-errors.ts).
+ * @example
+ * ```ts
+ * const { version, value } = lookupVerify(config, publicKey, rootHash, 49n, utf8('16'), proof);
+ * ```
+ */
+export function lookupVerify(
+  config: Configuration,
+  publicKey: PublicKeyInput,
+  rootHash: Digest,
+  currentEpoch: bigint,
+  label: AkdLabel,
+  proof: LookupProof,
+): VerifyResult {
+  return withLabelContext(label, () =>
+    lookupChecks(config, publicKey, rootHash, currentEpoch, label, proof),
+  );
 }

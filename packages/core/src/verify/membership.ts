@@ -44,13 +44,13 @@ export function verifyMembership(
   config: Configuration,
   rootHash: Digest,
   proof: MembershipProof,
-  what = 'membership proof',
+  what = `membership proof of node ${proof.label}`,
 ): void {
   const computed = config.computeRootHashFromVal(membershipRootValue(config, proof));
   if (!bytesEqual(computed, rootHash)) {
     throw new AkdError(
       'VERIFY_ROOT_MISMATCH',
-      `${what} for label ${proof.label} leads to root ${toHex(computed)}, not ${toHex(rootHash)}`,
+      `${what} leads to root ${toHex(computed)}, not ${toHex(rootHash)}`,
     );
   }
 }

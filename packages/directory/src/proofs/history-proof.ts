@@ -9,7 +9,7 @@ import {
   isAkdError,
   VersionFreshness,
   getMarkerVersions,
-  toHex,
+  describeLabel,
   type AkdLabel,
   type HistoryParams,
   type HistoryProof,
@@ -58,7 +58,10 @@ export async function buildHistoryProof(
   const start = versions[versions.length - 1]!;
   const end = versions[0]!;
   if (start === 0n || end === 0n) {
-    throw new AkdError('DIRECTORY_INVALID_VERSION', `label ${toHex(label)} has a version 0`);
+    throw new AkdError(
+      'DIRECTORY_INVALID_VERSION',
+      `label ${describeLabel(label)} has a version 0`,
+    );
   }
   const { past, future } = getMarkerVersions(start, end, epoch);
 

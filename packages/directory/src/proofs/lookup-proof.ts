@@ -6,10 +6,10 @@
 
 import {
   AkdError,
+  describeLabel,
   isAkdError,
   VersionFreshness,
   markerVersion,
-  toHex,
   type AkdLabel,
   type LookupProof,
 } from '@akd-ts/core';
@@ -20,7 +20,7 @@ import { serialPreload, type DirectoryContext } from '../context.js';
 export function labelNotFound(label: AkdLabel, epoch: bigint): AkdError {
   return new AkdError(
     'DIRECTORY_LABEL_NOT_FOUND',
-    `label ${toHex(label)} has no value at epoch ${epoch}`,
+    `label ${describeLabel(label)} has no value at epoch ${epoch}`,
   );
 }
 

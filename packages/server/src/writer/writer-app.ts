@@ -1,7 +1,7 @@
 /**
  * The writer's private HTTP app: `POST /publish` reads and checks a publish body and publishes
  * it with the directory, the only thing the writer does for requests. It listens on a Unix
- * socket in a private folder (see writer-service.ts), reached only by this server's proof
+ * socket in a private folder (cluster/launcher.ts makes it), reached only by this server's proof
  * servers, which check the bearer token and pass the body through unread: so the seconds a
  * large publish spends parsing JSON, computing VRF labels, inserting and committing never run
  * on a thread that answers lookups. Errors are answered from the catalogue, like the API's.

@@ -4,7 +4,7 @@
 // writes a field that is set to 0 or empty (spec 15.2), and repeated scalars default to the
 // unpacked encoding. There is no package (upstream has none), so the message names are global.
 // Nothing is `required`: presence, lengths and value ranges are checked by the conversion
-// layer in src/proto/convert.ts (spec 15.4).
+// layer in src/proto/from-message.ts, and written by src/proto/to-message.ts (spec 15.4).
 //
 // Field names and numbers must stay identical to upstream's; changing either breaks byte
 // compatibility. After editing, run scripts/gen-proto.sh and commit the generated code.
