@@ -7,6 +7,7 @@
 #include <node_api.h>
 #include <stdlib.h>
 #include "ge25519.h"
+#include "h2c.h"
 #include "sha512.h"
 #include "x8.h"
 
@@ -14,19 +15,6 @@
 static int use_x8 = 0;
 
 static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
-
-/*
- * One try-and-increment candidate (spec 5.3 loop body, after upstream's non-canonical filter,
- * which the caller applies): decode leniently, clear the cofactor (H = 8·P) and refuse the
- * identity. Returns 0, or -1 when the candidate is refused.
- */
-static int decode_clear_cofactor(ge_p3 *p, const uint8_t candidate[32]) {
-  if (ge_frombytes_lenient(p, candidate, CONSTANTS) != 0) return -1;
-  ge_p3_dbl_to_p3(p, p);
-  ge_p3_dbl_to_p3(p, p);
-  ge_p3_dbl_to_p3(p, p);
-  return ge_p3_is_identity(p) ? -1 : 0;
-}
 
 /* The encoding of scalar·H for a candidate, or -1 when it is refused. */
 static int candidate_times_scalar(uint8_t out[32], const uint8_t candidate[32], const int8_t digits[64]) {
@@ -154,28 +142,6 @@ static napi_value multiply_point(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/*
- * encode_to_curve (spec 5.3): H from the first candidate SHA512(0x03 || 0x01 || Y || alpha ||
- * ctr || 0x00)[0..32], ctr = 0..255, that passes the filter and decodes to a point of large
- * order. Returns 0, or -1 when no counter gives a point.
- */
-static int encode_to_curve(ge_p3 *h, const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len) {
-  static const uint8_t front[2] = {0x03, 0x01};
-  sha512_state prefix;
-  sha512_init(&prefix);
-  sha512_update(&prefix, front, 2);
-  sha512_update(&prefix, pk, 32);
-  sha512_update(&prefix, alpha, (uint32_t)alpha_len);
-  for (int counter = 0; counter < 256; counter++) {
-    sha512_state s = prefix;
-    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
-    sha512_update(&s, tail, 2);
-    sha512_final(&s, digest);
-    if (!rejected_noncanonical(digest) && decode_clear_cofactor(h, digest) == 0) return 0;
-  }
-  return -1;
-}
-
 /* The VRF output SHA512(0x03 || 0x03 || encode(8·Gamma) || 0x00) (spec 5.3 proof_to_hash). */
 static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
   static const uint8_t front[2] = {0x03, 0x03}, back = 0x00;
@@ -185,21 +151,6 @@ static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
   sha512_update(&s, gamma8, 32);
   sha512_update(&s, &back, 1);
   sha512_final(&s, out);
-}
-
-/* Candidate `counter` of an alpha: SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32]. */
-static void candidate(uint8_t out[32], const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len,
-                      int counter) {
-  static const uint8_t front[2] = {0x03, 0x01};
-  uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
-  sha512_state s;
-  sha512_init(&s);
-  sha512_update(&s, front, 2);
-  sha512_update(&s, pk, 32);
-  sha512_update(&s, alpha, (uint32_t)alpha_len);
-  sha512_update(&s, tail, 2);
-  sha512_final(&s, digest);
-  memcpy(out, digest, 32);
 }
 
 /*
@@ -222,7 +173,8 @@ static size_t evaluate_x8(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
       const size_t m = waiting - first < 8 ? waiting - first : 8;
       for (size_t k = 0; k < 8; k++) {
         if (k < m) {
-          candidate(candidates[k], pk, alphas + alpha_len * pending[first + k], alpha_len, counter);
+          h2c_candidate(candidates[k], pk, alphas + alpha_len * pending[first + k], (uint32_t)alpha_len,
+                        counter);
         } else {
           memcpy(candidates[k], candidates[0], 32);
         }
@@ -252,7 +204,7 @@ static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
   for (size_t i = 0; i < n; i++) {
     ge_p3 h, result;
     uint8_t gamma8[32];
-    if (encode_to_curve(&h, pk, alphas + alpha_len * i, alpha_len) != 0) return i;
+    if (encode_to_curve(&h, pk, alphas + alpha_len * i, (uint32_t)alpha_len) < 0) return i;
     ge_scalarmult(&result, digits, &h, CONSTANTS);
     ge_p3_tobytes(gamma8, &result);
     proof_to_hash(out + 64 * i, gamma8);

@@ -7,7 +7,7 @@
 #ifndef AKD_GE25519_H
 #define AKD_GE25519_H
 
-#include "fe25519.h"
+#include "field.h"
 
 typedef struct { fe X, Y, Z; } ge_p2;
 typedef struct { fe X, Y, Z, T; } ge_p3;

@@ -6,7 +6,7 @@
  * Files: curve.ts (the noble calls), encode-to-curve.ts (try-and-increment), keys.ts,
  * proof.ts (byte layout and hashes), verify.ts (the verifier), window-table.ts (fixed-point
  * tables), wasm/ (the WebAssembly arithmetic). Secret multiplications use the constant-time
- * ladders of packages/core/wasm/ when the module is loaded, else noble's constant-time
+ * ladders of packages/vrf-native/native/wasm.c when the module is loaded, else noble's constant-time
  * `multiply`; both give the same bytes.
  */
 

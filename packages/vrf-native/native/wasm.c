@@ -3,8 +3,9 @@
  * without libc: core's verifier and prover call it through src/vrf/wasm/; a whole
  * verification runs here, SHA-512 and the try-and-increment loop included (akd_vrf_verify),
  * and so does the configurations' BLAKE3 (akd_blake3, blake3.h) once the module is loaded.
- * The point formulas are vrf-native's (ge25519.h), here on the 10-limb field of
- * fe25519_wasm.h, and so is the SHA-512 of its whole steps (sha512.h).
+ * The point formulas (ge25519.h), the hash to curve (h2c.h) and the SHA-512 (sha512.h) are
+ * the addon's, here on the ten-limb field (fe25519_10.h, chosen by AKD_FIELD_LIMBS=10, which
+ * scripts/build-wasm.mjs sets).
  *
  * Calls exchange bytes through one static buffer (`akd_io`): the caller writes the inputs at
  * the offsets each function names and reads the outputs back. Nothing is allocated, so the
@@ -17,8 +18,8 @@
  * multiplication, the early returns), which handles only public data: a proof, its input and
  * a public key.
  */
-#include "fe25519_wasm.h"
 #include "ge25519.h"
+#include "h2c.h"
 #include "scalar.h"
 #include "sha512.h"
 #include "blake3.h"
@@ -74,15 +75,6 @@ static const uint8_t BASE_BYTES[32] = {0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
                                        0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66};
 
 static void ge_base(ge_p3 *b) { ge_frombytes_lenient(b, BASE_BYTES, C); }
-
-/* H = 8 P for a try-and-increment candidate (spec 5.3), or -1: not a point, or small order. */
-static int decode_clear_cofactor(ge_p3 *p, const uint8_t candidate[32]) {
-  if (ge_frombytes_lenient(p, candidate, C) != 0) return -1;
-  ge_p3_dbl_to_p3(p, p);
-  ge_p3_dbl_to_p3(p, p);
-  ge_p3_dbl_to_p3(p, p);
-  return ge_p3_is_identity(p) ? -1 : 0;
-}
 
 /* Encodings of n points with one inversion (Montgomery's trick). n <= 8; public points. */
 static void ge_p3_tobytes_batch(uint8_t *out, const ge_p3 *const *points, int n) {
@@ -372,34 +364,12 @@ EXPORT("akd_gamma8") int akd_gamma8(void) {
 /* ---------------------------------------------------------------- whole steps, hashing included */
 
 /*
- * encode_to_curve (spec 5.3): candidates SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32]
- * for ctr = 0..255 until one is accepted; keeps H. Returns the counter, or -1.
- */
-static int encode_to_curve(const uint8_t pk[32], const uint8_t *alpha, uint32_t alpha_len) {
-  static const uint8_t front[2] = {0x03, 0x01};
-  sha512_state prefix;
-  sha512_init(&prefix);
-  sha512_update(&prefix, front, 2);
-  sha512_update(&prefix, pk, 32);
-  sha512_update(&prefix, alpha, alpha_len);
-  for (int counter = 0; counter < 256; counter++) {
-    sha512_state s = prefix;
-    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
-    sha512_update(&s, tail, 2);
-    sha512_final(&s, digest);
-    if (rejected_noncanonical(digest)) continue;
-    if (decode_clear_cofactor(&last_h, digest) == 0) return counter;
-  }
-  return -1;
-}
-
-/*
  * akd_encode_to_curve(alpha_len): io[0..32] the public key, alpha at io[256..]. Returns the
  * counter and keeps H (for akd_mul_h, akd_h_bytes), or -1 when no counter gives a point.
  */
 EXPORT("akd_encode_to_curve") int akd_encode_to_curve(uint32_t alpha_len) {
   if (alpha_len > ALPHA_MAX) return -2;
-  return encode_to_curve(io, io + ALPHA_AT, alpha_len);
+  return encode_to_curve(&last_h, io, io + ALPHA_AT, alpha_len);
 }
 
 /*
@@ -420,7 +390,7 @@ EXPORT("akd_vrf_verify") int akd_vrf_verify(uint32_t alpha_len) {
   for (int i = 0; i < 80; i++) proof[i] = io[32 + i];
   ge_p3 gamma;
   if (ge_frombytes_lenient(&gamma, proof, C) != 0) return -1;
-  const int counter = encode_to_curve(pk, io + ALPHA_AT, alpha_len);
+  const int counter = encode_to_curve(&last_h, pk, io + ALPHA_AT, alpha_len);
   if (counter < 0) return -3;
   const int status = verify_points(points, pk, &gamma, proof + 32, proof + 48);
   if (status != 0) return status;
