@@ -68,14 +68,6 @@ static void ge_sub(ge_p1p1 *r, const ge_p3 *p, const ge_cached *q) {
   fe_add(r->T, t0, r->T);
 }
 
-/* The base point B (RFC 8032 5.1), decoded on first use. */
-static const uint8_t BASE_BYTES[32] = {0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
-                                       0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
-                                       0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
-                                       0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66};
-
-static void ge_base(ge_p3 *b) { ge_frombytes_lenient(b, BASE_BYTES, C); }
-
 /* Encodings of n points with one inversion (Montgomery's trick). n <= 8; public points. */
 static void ge_p3_tobytes_batch(uint8_t *out, const ge_p3 *const *points, int n) {
   fe prefix[8], inv, x, y, zinv;

@@ -1,0 +1,80 @@
+/**
+ * The VRF backends of the directory side by side, in one process on one key: evaluating one
+ * label, evaluating a batch of labels (the publish hot path), and proving (lookups and
+ * histories). Each backend `vrfKeyBackend` can load is measured; the native addon twice, with
+ * its eight-lane path (AVX-512F) and forced to one lane, when the processor has the former.
+ *
+ *   npm run bench -- vrf-engines [--json] [--quick] [--batch 256] [--noble]
+ *
+ * `--noble` adds core's portable BigInt backend (about 1 ms a call). Figures are microseconds
+ * of one thread per label or proof (median of the samples, and the best sample).
+ */
+
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import { vrfKeyBackend, type VrfBackendName, type VrfKeyBackend } from '@akd-ts/directory';
+import { loadNativeVrf } from '@akd-ts/vrf-native';
+import { reportRow } from './support/common.js';
+import { DEFAULT_TIMING, QUICK_TIMING, time } from './support/timing.js';
+
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const timing = args.includes('--quick') ? QUICK_TIMING : DEFAULT_TIMING;
+const batchAt = args.indexOf('--batch');
+const batch = batchAt >= 0 ? Number(args[batchAt + 1]) : 256;
+
+const secretKey = randomBytes(32);
+const alphas = Array.from({ length: batch }, () => randomBytes(32));
+let next = 0;
+const oneAlpha = (): Uint8Array => alphas[next++ % alphas.length]!;
+
+const names: VrfBackendName[] = ['native', 'wasm'];
+if (args.includes('--noble')) names.push('noble');
+
+if (!json) {
+  console.log(
+    `vrf-engines: ${cpus()[0]?.model ?? 'unknown cpu'}, ${cpus().length} cores, load ` +
+      `${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}, batch ${batch}, Node ${process.version}\n`,
+  );
+}
+
+/** Times one backend's three cases and reports them as one row. */
+function measure(label: string, key: VrfKeyBackend): void {
+  const evaluateOne = time(() => key.evaluate(oneAlpha()), timing);
+  const evaluateBatch = time(() => key.evaluateMany(alphas), timing);
+  const prove = time(() => key.prove(oneAlpha()), timing);
+  const us = (ms: number) => Number((ms * 1000).toFixed(1));
+  reportRow(
+    {
+      backend: label,
+      'evaluate us': us(evaluateOne.msPerOp),
+      'evaluate best us': us(evaluateOne.minMsPerOp),
+      'batch us/label': us(evaluateBatch.msPerOp / batch),
+      'batch best us/label': us(evaluateBatch.minMsPerOp / batch),
+      'prove us': us(prove.msPerOp),
+      'prove best us': us(prove.minMsPerOp),
+    },
+    json,
+  );
+}
+
+for (const name of names) {
+  let key: VrfKeyBackend;
+  try {
+    key = vrfKeyBackend(secretKey, name);
+  } catch (error) {
+    if (!json) console.log(`${name}: not available (${(error as Error).message})`);
+    continue;
+  }
+  if (name !== 'native') {
+    measure(name, key);
+    continue;
+  }
+  const addon = loadNativeVrf()!;
+  if (addon.eightLanes(true)) measure('native, eight lanes', key);
+  addon.eightLanes(false);
+  measure('native, one lane', key);
+  addon.eightLanes(true);
+}
