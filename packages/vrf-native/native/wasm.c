@@ -24,7 +24,9 @@
 #include "sha512.h"
 #include "blake3.h"
 
+#ifndef EXPORT
 #define EXPORT(name) __attribute__((export_name(name)))
+#endif
 
 static const ge_constants *const C = &GE_CONSTANTS;
 
