@@ -38,16 +38,27 @@ export function missingDriverMessage(kind: StoreKind): string {
   );
 }
 
+/** A store's driver is not installed: the message says which package to install. */
+export class MissingDriverError extends Error {
+  readonly kind: StoreKind;
+
+  constructor(kind: StoreKind, cause: unknown) {
+    super(missingDriverMessage(kind), { cause });
+    this.name = 'MissingDriverError';
+    this.kind = kind;
+  }
+}
+
 /**
  * Loads one driver package through `importer` (the real import by default; tests pass one
  * that fails).
- * @throws Error with `missingDriverMessage` (the import's error as `cause`) when it is missing
+ * @throws MissingDriverError (the import's error as `cause`) when it is missing
  */
 export async function loadDriver<T>(kind: StoreKind, importer: () => Promise<T>): Promise<T> {
   try {
     return await importer();
   } catch (error) {
-    if (missing(error, kind)) throw new Error(missingDriverMessage(kind), { cause: error });
+    if (missing(error, kind)) throw new MissingDriverError(kind, error);
     throw error;
   }
 }

@@ -2,7 +2,12 @@
 // naming the package to install; any other failure of the import passes through unchanged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadDriver, loadSqliteDriver, loadPostgresDriver } from '../src/drivers.js';
+import {
+  MissingDriverError,
+  loadDriver,
+  loadSqliteDriver,
+  loadPostgresDriver,
+} from '../src/drivers.js';
 
 function notFound(name: string): Error {
   return Object.assign(new Error(`Cannot find package '${name}' imported from /x/store.js`), {
@@ -14,6 +19,9 @@ test('a missing driver package is named with the command that installs it', asyn
   await assert.rejects(
     loadDriver('sqlite', () => Promise.reject(notFound('@akd-ts/storage-sqlite'))),
     (error: Error) => {
+      assert.ok(error instanceof MissingDriverError);
+      assert.equal(error.name, 'MissingDriverError');
+      assert.equal(error.kind, 'sqlite');
       assert.match(error.message, /^a sqlite: store needs @akd-ts\/storage-sqlite/);
       assert.match(error.message, /npm install @akd-ts\/storage-sqlite/);
       assert.equal((error.cause as { code: string }).code, 'ERR_MODULE_NOT_FOUND');
@@ -22,7 +30,7 @@ test('a missing driver package is named with the command that installs it', asyn
   );
   await assert.rejects(
     loadDriver('postgres', () => Promise.reject(notFound('pg'))),
-    /^Error: a postgres:\/\/ store needs @akd-ts\/storage-postgres \(with pg\).*npm install @akd-ts\/storage-postgres/,
+    /^MissingDriverError: a postgres:\/\/ store needs @akd-ts\/storage-postgres \(with pg\).*npm install @akd-ts\/storage-postgres/,
   );
 });
 
