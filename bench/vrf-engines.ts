@@ -5,9 +5,12 @@
  * its eight-lane path (AVX-512F) and forced to one lane, when the processor has the former.
  *
  *   npm run bench -- vrf-engines [--json] [--quick] [--batch 256] [--noble]
+ *                                [--backends native,wasm]
  *
- * `--noble` adds core's portable BigInt backend (about 1 ms a call). Figures are microseconds
- * of one thread per label or proof (median of the samples, and the best sample).
+ * `--noble` adds core's portable BigInt backend (about 1 ms a call). `--backends` names the
+ * backends to try (a name this checkout does not know is reported as not available, so the
+ * same file can measure an older checkout's packages beside this one's). Figures are
+ * microseconds of one thread per label or proof (median of the samples, and the best sample).
  */
 
 import { randomBytes } from 'node:crypto';
@@ -28,7 +31,10 @@ const alphas = Array.from({ length: batch }, () => randomBytes(32));
 let next = 0;
 const oneAlpha = (): Uint8Array => alphas[next++ % alphas.length]!;
 
-const names: VrfBackendName[] = ['native', 'wasm'];
+const backendsAt = args.indexOf('--backends');
+const names = (
+  backendsAt >= 0 ? args[backendsAt + 1]!.split(',') : ['native', 'wasm']
+) as VrfBackendName[];
 if (args.includes('--noble')) names.push('noble');
 
 if (!json) {
