@@ -10,7 +10,9 @@
  * `--noble` adds core's portable BigInt backend (about 1 ms a call). `--backends` names the
  * backends to try (a name this checkout does not know is reported as not available, so the
  * same file can measure an older checkout's packages beside this one's). Figures are
- * microseconds of one thread per label or proof (median of the samples, and the best sample).
+ * microseconds of one thread per label or proof (median of the samples, and the best sample),
+ * and CPU microseconds (`process.cpuUsage`, user and system, over a fixed number of calls),
+ * which a machine shared with other work disturbs far less than the elapsed time.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -46,15 +48,28 @@ if (!json) {
   );
 }
 
+/** CPU microseconds a call of `fn`, over `calls` calls after a few unmeasured ones. */
+function cpuUs(fn: () => unknown, calls: number): number {
+  for (let i = 0; i < 3; i++) fn();
+  const start = process.cpuUsage();
+  for (let i = 0; i < calls; i++) fn();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / calls;
+}
+
 /** Times one backend's three cases and reports them as one row. */
 function measure(label: string, key: VrfKeyBackend): void {
   const evaluateOne = time(() => key.evaluate(oneAlpha()), timing);
   const evaluateBatch = time(() => key.evaluateMany(alphas), timing);
   const prove = time(() => key.prove(oneAlpha()), timing);
   const us = (ms: number) => Number((ms * 1000).toFixed(1));
+  const cpu = (v: number) => Number(v.toFixed(1));
   reportRow(
     {
       backend: label,
+      'cpu evaluate us': cpu(cpuUs(() => key.evaluate(oneAlpha()), 200)),
+      'cpu batch us/label': cpu(cpuUs(() => key.evaluateMany(alphas), 4) / batch),
+      'cpu prove us': cpu(cpuUs(() => key.prove(oneAlpha()), 200)),
       'evaluate us': us(evaluateOne.msPerOp),
       'evaluate best us': us(evaluateOne.minMsPerOp),
       'batch us/label': us(evaluateBatch.msPerOp / batch),
@@ -72,6 +87,11 @@ for (const name of names) {
     key = vrfKeyBackend(secretKey, name);
   } catch (error) {
     if (!json) console.log(`${name}: not available (${(error as Error).message})`);
+    continue;
+  }
+  if (key.name !== name) {
+    // an older checkout may fall back to another backend for a name it does not know
+    if (!json) console.log(`${name}: not available (${key.name} would stand in)`);
     continue;
   }
   if (name !== 'native') {
