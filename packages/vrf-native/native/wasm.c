@@ -147,6 +147,39 @@ static void fixed_accumulate(ge_p3 *r, const ge_cached *table, const int8_t *dig
   }
 }
 
+/* Builds the base point's table on first use (it depends on nothing secret). */
+static void base_table_init(void) {
+  if (base_table_ready) return;
+  ge_p3 b;
+  ge_base(&b);
+  fixed_table(base_table, &b, BASE_WINDOWS);
+  base_table_ready = 1;
+}
+
+/*
+ * r = a B for the signed radix-16 digits of a secret a, from the base point's table: per digit
+ * one constant-time selection (ge_select reads all eight entries of the digit's row and
+ * negates by a mask) and one complete addition, then four doublings, the same sequence for
+ * every a (ref10's fixed-base method). Four times fewer doublings than ge_scalarmult.
+ */
+static void ge_scalarmult_base_ct(ge_p3 *r, const int8_t digits[64]) {
+  ge_p1p1 t;
+  ge_cached selected;
+  base_table_init();
+  ge_p3_0(r);
+  for (int i = 1; i < 64; i += 2) {
+    ge_select(&selected, &base_table[8 * (i >> 1)], digits[i]);
+    ge_add(&t, r, &selected);
+    ge_p1p1_to_p3(r, &t);
+  }
+  for (int k = 0; k < 4; k++) ge_p3_dbl_to_p3(r, r);
+  for (int i = 0; i < 64; i += 2) {
+    ge_select(&selected, &base_table[8 * (i >> 1)], digits[i]);
+    ge_add(&t, r, &selected);
+    ge_p1p1_to_p3(r, &t);
+  }
+}
+
 /*
  * The table of a public key, from the slot that holds it or built into the oldest slot; NULL
  * when the key does not decode (callers check keys first with akd_key_check).
@@ -295,12 +328,7 @@ static int verify_points(uint8_t out[160], const uint8_t pk[32], const ge_p3 *ga
   for (int i = 0; i < 32; i++) c[i] = i < 16 ? c_bytes[i] : 0;
 
   /* U = s B - c Y from the two fixed-point tables */
-  if (!base_table_ready) {
-    ge_p3 b;
-    ge_base(&b);
-    fixed_table(base_table, &b, BASE_WINDOWS);
-    base_table_ready = 1;
-  }
+  base_table_init();
   const ge_cached *ytable = key_table(pk);
   if (ytable == 0) return -2;
   ge_scalar_digits(s_digits, s);
@@ -440,10 +468,9 @@ EXPORT("akd_h_bytes") void akd_h_bytes(void) { ge_p3_tobytes(io, &last_h); }
  */
 EXPORT("akd_mul_base") void akd_mul_base(void) {
   int8_t digits[64];
-  ge_p3 b, r;
-  ge_base(&b);
+  ge_p3 r;
   ge_scalar_digits(digits, io);
-  ge_scalarmult(&r, digits, &b, C);
+  ge_scalarmult_base_ct(&r, digits);
   wipe(digits, sizeof digits);
   ge_p3_tobytes(io + 32, &r);
 }
