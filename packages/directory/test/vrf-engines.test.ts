@@ -89,8 +89,14 @@ test("the wasm backend (core's WebAssembly) gives noble's bytes on random inputs
   );
 });
 
-test('noble is chosen by name', () => {
+test('noble is chosen by name; a name of no backend is refused', () => {
   assert.equal(vrfKeyBackend(new Uint8Array(32), 'noble').name, 'noble');
+  assert.throws(
+    () => vrfKeyBackend(new Uint8Array(32), 'sodium-native' as 'noble'),
+    (e: Error) =>
+      e instanceof TypeError &&
+      e.message === 'backend must be one of auto, native, wasm, noble; got "sodium-native"',
+  );
 });
 
 test('every engine gives the same labels and proofs, in job order', async () => {

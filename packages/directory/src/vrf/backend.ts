@@ -21,6 +21,9 @@ import { loadVrfNative, nativeVrfWhy } from './native.js';
 
 export type VrfBackendName = 'native' | 'wasm' | 'noble';
 
+/** Every accepted choice. */
+const BACKEND_CHOICES = ['auto', 'native', 'wasm', 'noble'] as const;
+
 /** Which backend to use: the fastest available, or a named one. */
 export type VrfBackendChoice = 'auto' | VrfBackendName;
 
@@ -56,12 +59,18 @@ export function nativeVrfAvailable(): boolean {
 
 /**
  * The key on the chosen backend.
+ * @throws TypeError for a choice that names no backend (an old name, as `sodium-native`)
  * @throws Error when `native` or `wasm` is asked for and cannot load
  */
 export function vrfKeyBackend(
   secretKey: Uint8Array,
   choice: VrfBackendChoice = 'auto',
 ): VrfKeyBackend {
+  if (!(BACKEND_CHOICES as readonly string[]).includes(choice)) {
+    throw new TypeError(
+      `backend must be one of ${BACKEND_CHOICES.join(', ')}; got ${JSON.stringify(choice)}`,
+    );
+  }
   if (choice === 'native' || choice === 'auto') {
     const native = loadVrfNative();
     if (native !== null) {
