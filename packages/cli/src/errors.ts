@@ -8,6 +8,7 @@
 import { CommanderError } from 'commander';
 import { isAkdError } from '@akd-ts/core';
 import type { CliIo } from './io.js';
+import { MissingDriverError } from '@akd-ts/server/drivers';
 
 /** Exit statuses of the akd command. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -71,7 +72,7 @@ export function reportFailure(error: unknown, io: CliIo, helpHint?: string): num
   }
   if (isAkdError(error)) {
     io.stderr.write(`error: ${error.code}: ${oneLine(error.message)}\n`);
-  } else if (error instanceof CommandFailure) {
+  } else if (error instanceof CommandFailure || error instanceof MissingDriverError) {
     io.stderr.write(`error: ${oneLine(error.message)}\n`);
   } else {
     // A bug or an environment failure: still one line, and never a success status

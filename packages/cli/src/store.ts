@@ -19,6 +19,7 @@ import {
 import { MemoryDatabase, type Database } from '@akd-ts/storage';
 import { UsageError } from './errors.js';
 import type { CliIo } from './io.js';
+import { loadPostgresDriver, loadSqliteDriver } from '@akd-ts/server/drivers';
 
 /** The store used when neither --db nor AKD_DB names one. */
 export const DEFAULT_DB = 'sqlite:./akd.db';
@@ -84,11 +85,11 @@ export async function openDatabase(url: string, mode: OpenMode = {}): Promise<Da
         `--db: no store at ${JSON.stringify(path)} (akd init creates one; check the path)`,
       );
     }
-    const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
+    const { SqliteDatabase } = await loadSqliteDriver();
     return SqliteDatabase.open(path, { create });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const { PostgresDatabase } = await import('@akd-ts/storage-postgres');
+    const { PostgresDatabase } = await loadPostgresDriver();
     // ?schema=<name> picks the PostgreSQL schema, so several directories can share a database
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;

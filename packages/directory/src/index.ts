@@ -31,12 +31,8 @@ export {
   availableThreads,
 } from './vrf/engine.js';
 export type { LabelsListener, VrfEngine, VrfJob, VrfLabelProof, VrfOptions } from './vrf/engine.js';
-export {
-  nativeVrfAvailable,
-  sodiumAvailable,
-  vrfKeyBackend,
-  wasmVrfAvailable,
-} from './vrf/backend.js';
+export { nativeVrfAvailable, vrfKeyBackend, wasmVrfAvailable } from './vrf/backend.js';
+export { nativeVrfWhy } from './vrf/native.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
 export { checkStoredDirectory } from './check/stored-directory.js';

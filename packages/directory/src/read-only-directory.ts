@@ -47,8 +47,8 @@ export interface DirectoryOptions {
   publicKey?: Uint8Array;
   parallelism?: ParallelismConfig;
   /**
-   * Worker threads and backend for VRF work (default: the calling thread, with sodium-native
-   * when it loads, else the portable noble implementation).
+   * Worker threads and backend for VRF work (default: the calling thread, with the native
+   * addon when it loads, else core's WebAssembly arithmetic, else the portable noble one).
    */
   vrf?: VrfOptions;
   /** A VRF engine of your own instead (it must hold the same key). */

@@ -16,40 +16,56 @@ import {
   WorkerVrfEngine,
   createVrfEngine,
   nativeVrfAvailable,
-  sodiumAvailable,
+  nativeVrfWhy,
   vrfKeyBackend,
   wasmVrfAvailable,
   type VrfEngine,
   type VrfJob,
 } from '@akd-ts/directory';
 import { openDirectory } from './support/build.js';
+import { nativeVrfRequired, nativeVrfSkip } from '../../../test/support/native-vrf-rule.js';
 
 const config = new WhatsAppV1Configuration();
+const native = nativeVrfAvailable();
+const skip = nativeVrfSkip(native, nativeVrfWhy());
 
-test('sodium-native and the native addon load here (the fast paths of proofs and publishing)', () => {
-  assert.equal(sodiumAvailable(), true);
-  assert.equal(nativeVrfAvailable(), true);
+test('the native addon loads here and is the default backend', { skip }, () => {
+  assert.ok(native, `the native VRF addon cannot be used: ${nativeVrfWhy()}`);
   assert.equal(vrfKeyBackend(new Uint8Array(32)).name, 'native');
 });
 
-test('the native backend gives the bytes of the portable one, one at a time and in batches', () => {
-  fc.assert(
-    fc.property(
-      fc.uint8Array({ minLength: 32, maxLength: 32 }),
-      fc.array(fc.uint8Array({ maxLength: 64 }), { minLength: 1, maxLength: 8 }),
-      (sk, alphas) => {
-        const native = vrfKeyBackend(sk, 'native');
-        const noble = vrfKeyBackend(sk, 'noble');
-        assert.equal(native.name, 'native');
-        const expected = alphas.map((a) => toHex(noble.evaluate(a)));
-        assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
-        assert.equal(toHex(native.evaluate(alphas[0]!)), expected[0]);
-        assert.equal(toHex(native.prove(alphas[0]!)), toHex(noble.prove(alphas[0]!)));
-      },
-    ),
-    { numRuns: 60 },
-  );
+test('without the addon, the default backend is WebAssembly and native is refused by name', () => {
+  if (native) {
+    assert.equal(vrfKeyBackend(new Uint8Array(32)).name, 'native');
+    return;
+  }
+  assert.equal(nativeVrfRequired(), false, `the addon is required here: ${nativeVrfWhy()}`);
+  assert.equal(vrfKeyBackend(new Uint8Array(32)).name, 'wasm');
+  assert.throws(() => vrfKeyBackend(new Uint8Array(32), 'native'), /native VRF addon cannot/);
 });
+
+test(
+  'the native backend gives the bytes of the portable one, one at a time and in batches',
+  { skip },
+  () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.array(fc.uint8Array({ maxLength: 64 }), { minLength: 1, maxLength: 8 }),
+        (sk, alphas) => {
+          const native = vrfKeyBackend(sk, 'native');
+          const noble = vrfKeyBackend(sk, 'noble');
+          assert.equal(native.name, 'native');
+          const expected = alphas.map((a) => toHex(noble.evaluate(a)));
+          assert.deepEqual(native.evaluateMany(alphas).map(toHex), expected);
+          assert.equal(toHex(native.evaluate(alphas[0]!)), expected[0]);
+          assert.equal(toHex(native.prove(alphas[0]!)), toHex(noble.prove(alphas[0]!)));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  },
+);
 
 test("the wasm backend (core's WebAssembly) gives noble's bytes on random inputs", () => {
   assert.equal(wasmVrfAvailable(), true);
@@ -73,22 +89,14 @@ test("the wasm backend (core's WebAssembly) gives noble's bytes on random inputs
   );
 });
 
-test('the sodium-native backend gives the same bytes as the portable one on random inputs', () => {
-  fc.assert(
-    fc.property(
-      fc.uint8Array({ minLength: 32, maxLength: 32 }),
-      fc.uint8Array({ maxLength: 64 }),
-      (sk, alpha) => {
-        const sodium = vrfKeyBackend(sk, 'sodium-native');
-        const noble = vrfKeyBackend(sk, 'noble');
-        assert.equal(sodium.name, 'sodium-native');
-        assert.equal(toHex(sodium.evaluate(alpha)), toHex(noble.evaluate(alpha)));
-        assert.equal(toHex(sodium.prove(alpha)), toHex(noble.prove(alpha)));
-      },
-    ),
-    { numRuns: 150 },
-  );
+test('noble is chosen by name; a name of no backend is refused', () => {
   assert.equal(vrfKeyBackend(new Uint8Array(32), 'noble').name, 'noble');
+  assert.throws(
+    () => vrfKeyBackend(new Uint8Array(32), 'sodium-native' as 'noble'),
+    (e: Error) =>
+      e instanceof TypeError &&
+      e.message === 'backend must be one of auto, native, wasm, noble; got "sodium-native"',
+  );
 });
 
 test('every engine gives the same labels and proofs, in job order', async () => {
@@ -100,15 +108,14 @@ test('every engine gives the same labels and proofs, in job order', async () => 
   }));
   const engines = [
     new LocalVrfEngine(config, sk, 'noble'),
-    new LocalVrfEngine(config, sk, 'sodium-native'),
-    new LocalVrfEngine(config, sk, 'native'),
+    new LocalVrfEngine(config, sk, 'wasm'),
     new WorkerVrfEngine(config, sk, { threads: 2 }),
-    new WorkerVrfEngine(config, sk, { threads: 2, backend: 'sodium-native' }),
     new WorkerVrfEngine(config, sk, { threads: 3, backend: 'noble' }),
     createVrfEngine(config, sk, { threads: 0 }),
-    new LocalVrfEngine(config, sk, 'wasm'),
     new WorkerVrfEngine(config, sk, { threads: 2, backend: 'wasm' }),
   ];
+  // the native engines where the addon is (the default ones above use it too)
+  if (native) engines.push(new LocalVrfEngine(config, sk, 'native'));
   try {
     const results = [];
     for (const engine of engines) {
@@ -126,11 +133,10 @@ test('every engine gives the same labels and proofs, in job order', async () => 
       results.push(JSON.stringify([labels, proofs, small]));
     }
     assert.equal(new Set(results).size, 1);
-    assert.match(engines[3]!.name, /^native, 2 worker threads$/);
-    assert.match(engines[4]!.name, /^sodium-native, 2 worker threads$/);
-    assert.match(engines[5]!.name, /^noble, 3 worker threads$/);
+    assert.equal(engines[2]!.name, `${native ? 'native' : 'wasm'}, 2 worker threads`);
+    assert.match(engines[3]!.name, /^noble, 3 worker threads$/);
     assert.match(engines[0]!.name, /noble \(main thread\)/);
-    assert.match(engines[8]!.name, /^wasm, 2 worker threads$/);
+    assert.match(engines[5]!.name, /^wasm, 2 worker threads$/);
   } finally {
     for (const e of engines) await e.close();
   }

@@ -28,6 +28,8 @@ export { EPOCH_HEADER, ROOT_HASH_HEADER } from './context.js';
 export { REPLICATION_LAG_HEADER } from './replication.js';
 export { PROOF_COUNT_HEADER, sizeDelimited } from './routes/lookup.js';
 export { openApiDocument } from './openapi.js';
+export { loadPostgresDriver, loadSqliteDriver, missingDriverMessage } from './drivers.js';
+export type { StoreKind } from './drivers.js';
 export { demoEpochs, demoKey, DEMO_PEOPLE } from './demo.js';
 export type { EpochJson } from './routes/epoch.js';
 export type { PublishJson } from './publish/run.js';

@@ -1,54 +1,31 @@
 /*
- * Node-API entry points of the native ECVRF fast path: whole evaluations (the try-and-increment
- * loop, its hashes and proof_to_hash, for a batch of alphas in one call), and the curve
- * arithmetic that libsodium's public API cannot do without a redundant subgroup check and a
- * decode/encode round trip per operation. The key handling stays in TypeScript (src/).
+ * Node-API entry points of the native ECVRF: whole evaluations (the try-and-increment loop,
+ * its hashes and proof_to_hash, for a batch of alphas in one call), whole proofs (prove.h),
+ * the constant-time reduction of the secret scalar, and entry points to the curve steps
+ * (one candidate, one multiplication, the eight lanes on crafted inputs) that the tests
+ * compare with core's portable implementation. Expanding the seed (a SHA-512 and clamping,
+ * no arithmetic on the secret) stays in TypeScript (src/).
  */
 #include <node_api.h>
 #include <stdlib.h>
 #include "ge25519.h"
+#include "h2c.h"
+#include "prove.h"
 #include "sha512.h"
 #include "x8.h"
 
 /* Whether evaluations multiply eight points at a time (set once, when the addon loads). */
 static int use_x8 = 0;
 
-static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
+/* The smallest batch evaluated eight lanes at a time (a short group pads the free lanes). */
+#define X8_MIN_BATCH 3
 
-/*
- * One try-and-increment candidate (spec 5.3 loop body, after upstream's non-canonical filter,
- * which the caller applies): decode leniently, clear the cofactor (H = 8·P) and refuse the
- * identity. Returns 0, or -1 when the candidate is refused.
- */
-static int decode_clear_cofactor(ge_p3 *p, const uint8_t candidate[32]) {
-  if (ge_frombytes_lenient(p, candidate, CONSTANTS) != 0) return -1;
-  ge_p3_dbl_to_p3(p, p);
-  ge_p3_dbl_to_p3(p, p);
-  ge_p3_dbl_to_p3(p, p);
-  return ge_p3_is_identity(p) ? -1 : 0;
-}
+static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
 
 /* The encoding of scalar·H for a candidate, or -1 when it is refused. */
 static int candidate_times_scalar(uint8_t out[32], const uint8_t candidate[32], const int8_t digits[64]) {
   ge_p3 p, result;
   if (decode_clear_cofactor(&p, candidate) != 0) return -1;
-  ge_scalarmult(&result, digits, &p, CONSTANTS);
-  ge_p3_tobytes(out, &result);
-  return 0;
-}
-
-/* The encoding of H = 8·decode(candidate) (spec 5.3), or -1 when the candidate is refused. */
-static int candidate_point(uint8_t out[32], const uint8_t candidate[32]) {
-  ge_p3 p;
-  if (decode_clear_cofactor(&p, candidate) != 0) return -1;
-  ge_p3_tobytes(out, &p);
-  return 0;
-}
-
-/* The encoding of scalar·decode(point), or -1 when the point does not decode. */
-static int point_times_scalar(uint8_t out[32], const uint8_t point[32], const int8_t digits[64]) {
-  ge_p3 p, result;
-  if (ge_frombytes_lenient(&p, point, CONSTANTS) != 0) return -1;
   ge_scalarmult(&result, digits, &p, CONSTANTS);
   ge_p3_tobytes(out, &result);
   return 0;
@@ -114,68 +91,6 @@ static napi_value multiply_candidates(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/*
- * clearCofactor(candidates, out, accepted): for each 32-byte candidate i, H = 8·decode(candidate)
- * encoded into out[32i..] and 1 in accepted[i], or 0 when the candidate is not a point or has
- * small order (the try-and-increment step of proving, which needs H itself).
- */
-static napi_value clear_cofactor(napi_env env, napi_callback_info info) {
-  uint8_t *data[3];
-  size_t length[3];
-  if (byte_args(env, info, 3, data, length) != 0) return NULL;
-  if (length[0] % 32 != 0 || length[1] != length[0] || length[2] * 32 != length[0]) {
-    napi_throw_range_error(env, NULL, "candidates and out must be 32 bytes per entry of accepted");
-    return NULL;
-  }
-  for (size_t i = 0; i < length[2]; i++) {
-    data[2][i] = candidate_point(data[1] + 32 * i, data[0] + 32 * i) == 0;
-  }
-  return NULL;
-}
-
-/*
- * multiplyPoint(point, scalar, out): out = scalar·decode(point), constant time in the scalar
- * (32 bytes little-endian, below 2^255). Throws a RangeError when the point does not decode.
- */
-static napi_value multiply_point(napi_env env, napi_callback_info info) {
-  uint8_t *data[3];
-  size_t length[3];
-  int8_t digits[64];
-  int status;
-  if (byte_args(env, info, 3, data, length) != 0) return NULL;
-  if (length[0] != 32 || length[2] != 32 || length[1] != 32 || (data[1][31] & 0x80) != 0) {
-    napi_throw_range_error(env, NULL, "point and out must be 32 bytes, the scalar 32 bytes below 2^255");
-    return NULL;
-  }
-  ge_scalar_digits(digits, data[1]);
-  status = point_times_scalar(data[2], data[0], digits);
-  wipe_digits(digits);
-  if (status != 0) napi_throw_range_error(env, NULL, "the point does not decode");
-  return NULL;
-}
-
-/*
- * encode_to_curve (spec 5.3): H from the first candidate SHA512(0x03 || 0x01 || Y || alpha ||
- * ctr || 0x00)[0..32], ctr = 0..255, that passes the filter and decodes to a point of large
- * order. Returns 0, or -1 when no counter gives a point.
- */
-static int encode_to_curve(ge_p3 *h, const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len) {
-  static const uint8_t front[2] = {0x03, 0x01};
-  sha512_state prefix;
-  sha512_init(&prefix);
-  sha512_update(&prefix, front, 2);
-  sha512_update(&prefix, pk, 32);
-  sha512_update(&prefix, alpha, (uint32_t)alpha_len);
-  for (int counter = 0; counter < 256; counter++) {
-    sha512_state s = prefix;
-    uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
-    sha512_update(&s, tail, 2);
-    sha512_final(&s, digest);
-    if (!rejected_noncanonical(digest) && decode_clear_cofactor(h, digest) == 0) return 0;
-  }
-  return -1;
-}
-
 /* The VRF output SHA512(0x03 || 0x03 || encode(8·Gamma) || 0x00) (spec 5.3 proof_to_hash). */
 static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
   static const uint8_t front[2] = {0x03, 0x03}, back = 0x00;
@@ -185,21 +100,6 @@ static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
   sha512_update(&s, gamma8, 32);
   sha512_update(&s, &back, 1);
   sha512_final(&s, out);
-}
-
-/* Candidate `counter` of an alpha: SHA512(0x03 || 0x01 || Y || alpha || ctr || 0x00)[0..32]. */
-static void candidate(uint8_t out[32], const uint8_t pk[32], const uint8_t *alpha, size_t alpha_len,
-                      int counter) {
-  static const uint8_t front[2] = {0x03, 0x01};
-  uint8_t tail[2] = {(uint8_t)counter, 0x00}, digest[64];
-  sha512_state s;
-  sha512_init(&s);
-  sha512_update(&s, front, 2);
-  sha512_update(&s, pk, 32);
-  sha512_update(&s, alpha, (uint32_t)alpha_len);
-  sha512_update(&s, tail, 2);
-  sha512_final(&s, digest);
-  memcpy(out, digest, 32);
 }
 
 /*
@@ -222,7 +122,8 @@ static size_t evaluate_x8(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
       const size_t m = waiting - first < 8 ? waiting - first : 8;
       for (size_t k = 0; k < 8; k++) {
         if (k < m) {
-          candidate(candidates[k], pk, alphas + alpha_len * pending[first + k], alpha_len, counter);
+          h2c_candidate(candidates[k], pk, alphas + alpha_len * pending[first + k], (uint32_t)alpha_len,
+                        counter);
         } else {
           memcpy(candidates[k], candidates[0], 32);
         }
@@ -252,7 +153,7 @@ static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
   for (size_t i = 0; i < n; i++) {
     ge_p3 h, result;
     uint8_t gamma8[32];
-    if (encode_to_curve(&h, pk, alphas + alpha_len * i, alpha_len) != 0) return i;
+    if (encode_to_curve(&h, pk, alphas + alpha_len * i, (uint32_t)alpha_len) < 0) return i;
     ge_scalarmult(&result, digits, &h, CONSTANTS);
     ge_p3_tobytes(gamma8, &result);
     proof_to_hash(out + 64 * i, gamma8);
@@ -285,7 +186,8 @@ static napi_value evaluate(napi_env env, napi_callback_info info) {
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
   ge_scalar_digits(digits, data[1]);
-  if (use_x8 && n > 0) {
+  /* eight lanes cost about as much as three labels one at a time: fewer go one at a time */
+  if (use_x8 && n >= X8_MIN_BATCH) {
     uint8_t(*points)[4][32] = malloc(n * sizeof *points);
     size_t *pending = malloc(n * sizeof *pending);
     if (points == NULL || pending == NULL) {
@@ -324,6 +226,96 @@ static napi_value eight_lanes(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * reduceSecret(clamped, x, x8): x = s mod L and x8 = 8 s mod L for the clamped 32-byte secret
+ * scalar s (spec 5.2), constant time (prove.h), so no secret goes through JavaScript's
+ * variable-time BigInt arithmetic.
+ */
+static napi_value reduce_secret(napi_env env, napi_callback_info info) {
+  uint8_t *data[3];
+  size_t length[3];
+  if (byte_args(env, info, 3, data, length) != 0) return NULL;
+  if (length[0] != 32 || length[1] != 32 || length[2] != 32) {
+    napi_throw_range_error(env, NULL, "clamped, x and x8 must be 32 bytes each");
+    return NULL;
+  }
+  vrf_reduce_secret(data[1], data[2], data[0]);
+  return NULL;
+}
+
+/*
+ * prove(secret, publicKey, alpha, out): the 80-byte proof (spec 5.3) into out, for
+ * secret = x mod L || nonce key (64 bytes). Throws an Error when no counter gives a point.
+ */
+static napi_value prove(napi_env env, napi_callback_info info) {
+  uint8_t *data[4]; /* secret, publicKey, alpha, out */
+  size_t length[4];
+  if (byte_args(env, info, 4, data, length) != 0) return NULL;
+  if (length[0] != 64 || (data[0][31] & 0x80) != 0 || length[1] != 32 ||
+      length[3] != VRF_PROOF_BYTES || length[2] > 0xffffffffu) {
+    napi_throw_range_error(env, NULL,
+                           "secret must be 64 bytes (x below 2^255, nonce key), the key 32, out 80");
+    return NULL;
+  }
+  if (vrf_prove(data[3], data[0], data[0] + 32, data[1], data[2], (uint32_t)length[2]) != 0) {
+    napi_throw_error(env, NULL, "encode_to_curve found no point in 256 tries");
+  }
+  return NULL;
+}
+
+/*
+ * eightLaneCandidates(candidates, scalar, out, accepted): the eight-lane steps (x8.h) on eight
+ * given 32-byte candidates, one per lane, so tests can reach every lane with crafted inputs:
+ * accepted[i] = whether lane i decoded to a point of large order, and out[32i..] = scalar·H_i
+ * for those (zeros for the others). Returns false, doing nothing, where the processor or the
+ * build has no eight-lane code.
+ */
+static napi_value eight_lane_candidates(napi_env env, napi_callback_info info) {
+  uint8_t *data[4];
+  size_t length[4];
+  int8_t digits[64];
+  uint8_t decoded[8][4][32], products[8][32];
+  int ok[8];
+  napi_value result;
+  if (byte_args(env, info, 4, data, length) != 0) return NULL;
+  if (length[0] != 256 || length[1] != 32 || (data[1][31] & 0x80) != 0 || length[2] != 256 ||
+      length[3] != 8) {
+    napi_throw_range_error(env, NULL,
+                           "eight 32-byte candidates, a scalar below 2^255, 256 bytes out, 8 accepted");
+    return NULL;
+  }
+  const int available = x8_available();
+  if (available) {
+    x8_decode(decoded, ok, (const uint8_t(*)[32])data[0]);
+    /* refused lanes multiply lane 0's point (or B's coordinates, if none decoded): their
+       products are dropped, and every lane runs the same operations anyway */
+    int first = -1;
+    for (int i = 0; i < 8; i++) if (ok[i] && first < 0) first = i;
+    for (int i = 0; i < 8; i++) {
+      if (ok[i]) continue;
+      if (first >= 0) memcpy(decoded[i], decoded[first], sizeof decoded[i]);
+      else {
+        ge_p3 b;
+        ge_base(&b);
+        fe_tobytes(decoded[i][0], b.X);
+        fe_tobytes(decoded[i][1], b.Y);
+        fe_tobytes(decoded[i][2], b.Z);
+        fe_tobytes(decoded[i][3], b.T);
+      }
+    }
+    ge_scalar_digits(digits, data[1]);
+    x8_multiply(products, (const uint8_t(*)[4][32])decoded, digits);
+    wipe_digits(digits);
+    for (int i = 0; i < 8; i++) {
+      data[3][i] = (uint8_t)(ok[i] != 0);
+      if (ok[i]) memcpy(data[2] + 32 * i, products[i], 32);
+      else memset(data[2] + 32 * i, 0, 32);
+    }
+  }
+  if (napi_get_boolean(env, available, &result) != napi_ok) return NULL;
+  return result;
+}
+
 static int export_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
   napi_value fn;
   return napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn) == napi_ok &&
@@ -337,8 +329,9 @@ static napi_value init(napi_env env, napi_value exports) {
   if (export_function(env, exports, "evaluate", evaluate) != 0 ||
       export_function(env, exports, "eightLanes", eight_lanes) != 0 ||
       export_function(env, exports, "multiplyCandidates", multiply_candidates) != 0 ||
-      export_function(env, exports, "clearCofactor", clear_cofactor) != 0 ||
-      export_function(env, exports, "multiplyPoint", multiply_point) != 0) {
+      export_function(env, exports, "reduceSecret", reduce_secret) != 0 ||
+      export_function(env, exports, "prove", prove) != 0 ||
+      export_function(env, exports, "eightLaneCandidates", eight_lane_candidates) != 0) {
     return NULL;
   }
   return exports;

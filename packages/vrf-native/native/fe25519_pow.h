@@ -1,7 +1,7 @@
 /*
  * What the field needs beyond its limb arithmetic, written once over the fe_* interface that
- * each limb layout provides (fe25519.h here: five 51-bit limbs for 64-bit hosts;
- * packages/core/wasm/fe25519_wasm.h: ten 25.5-bit limbs for WebAssembly): repeated squaring,
+ * each limb layout provides (fe25519_51.h: five 51-bit limbs for 64-bit hosts; fe25519_10.h:
+ * ten 25.5-bit limbs for WebAssembly; field.h chooses): repeated squaring,
  * the zero and sign tests on the canonical encoding, inversion and the square-root power.
  * Include it at the end of a limb header, after fe_sq, fe_mul and fe_tobytes.
  */

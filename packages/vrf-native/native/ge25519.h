@@ -7,7 +7,7 @@
 #ifndef AKD_GE25519_H
 #define AKD_GE25519_H
 
-#include "fe25519.h"
+#include "field.h"
 
 typedef struct { fe X, Y, Z; } ge_p2;
 typedef struct { fe X, Y, Z, T; } ge_p3;
@@ -239,5 +239,13 @@ static inline int rejected_noncanonical(const uint8_t h[32]) {
       return 0;
   }
 }
+
+/* The base point B (RFC 8032 5.1), decoded on use. */
+static const uint8_t GE_BASE_BYTES[32] = {0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+                                          0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+                                          0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+                                          0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66};
+
+static inline void ge_base(ge_p3 *b) { ge_frombytes_lenient(b, GE_BASE_BYTES, &GE_CONSTANTS); }
 
 #endif

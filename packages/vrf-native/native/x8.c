@@ -1,8 +1,8 @@
 /*
  * Eight-lane scalar multiplication on edwards25519 with AVX-512F (interface and purpose in
  * x8.h). Field elements are ten signed limbs of alternately 26 and 25 bits, the layout of
- * core's WebAssembly header (packages/core/wasm/fe25519_wasm.h, whose bound analysis holds
- * here unchanged), with each limb a vector of eight 64-bit lanes: a limb product is one
+ * fe25519_10.h (the WebAssembly field, beside this file, whose bound analysis holds here
+ * unchanged), with each limb a vector of eight 64-bit lanes: a limb product is one
  * signed 32 x 32 -> 64-bit multiplication (vpmuldq) for all eight lanes, where the five-limb
  * scalar code needs a 64 x 64 -> 128-bit one per lane. Limb products that wrap past 2^255 are
  * summed first and multiplied by 19 once, so every multiplication operand stays below 2^31.
@@ -77,7 +77,7 @@ static inline void fv_carry(fv out, v8 h[10]) {
   for (int i = 0; i < 10; i++) out[i] = h[i];
 }
 
-/* h = f g (the products of fe25519_wasm.h's fe_mul, the wrapped ones summed before times 19). */
+/* h = f g (the products of fe25519_10.h's fe_mul, the wrapped ones summed before times 19). */
 static inline void fv_mul(fv out, const fv f, const fv g) {
   const v8 f0 = f[0], f1 = f[1], f2 = f[2], f3 = f[3], f4 = f[4];
   const v8 f5 = f[5], f6 = f[6], f7 = f[7], f8 = f[8], f9 = f[9];
@@ -118,7 +118,7 @@ static inline void fv_mul(fv out, const fv f, const fv g) {
   fv_carry(out, h);
 }
 
-/* h = f^2 (fe25519_wasm.h's fe_sq, the wrapped products summed before times 19). */
+/* h = f^2 (fe25519_10.h's fe_sq, the wrapped products summed before times 19). */
 static inline void fv_sq(fv out, const fv f) {
   const v8 f0 = f[0], f1 = f[1], f2 = f[2], f3 = f[3], f4 = f[4];
   const v8 f5 = f[5], f6 = f[6], f7 = f[7], f8 = f[8], f9 = f[9];
@@ -223,7 +223,7 @@ static void lane_frombytes(fv h, int lane, const uint8_t s[32]) {
   }
 }
 
-/* The canonical encoding of lane `lane` of f (fe25519_wasm.h's fe_tobytes). */
+/* The canonical encoding of lane `lane` of f (fe25519_10.h's fe_tobytes). */
 static void lane_tobytes(uint8_t s[32], const fv f, int lane) {
   v8 h[10];
   fv t;
@@ -269,7 +269,7 @@ typedef struct { fv X, Y, Z, T; } gv_p3;
 typedef struct { fv X, Y, Z, T; } gv_p1p1;
 typedef struct { fv YplusX, YminusX, Z, T2d; } gv_cached;
 
-/* d, 2d and sqrt(-1) in these limbs (fe25519_wasm.h's FE25519_D, FE25519_D2, FE25519_SQRTM1). */
+/* d, 2d and sqrt(-1) in these limbs (fe25519_10.h's FE25519_D, FE25519_D2, FE25519_SQRTM1). */
 static const fv D = {ALL(56195235), ALL(13857412), ALL(51736253), ALL(6949390), ALL(114729),
                      ALL(24766616), ALL(60832955), ALL(30306712), ALL(48412415), ALL(21499315)};
 static const fv SQRTM1 = {ALL(34513072), ALL(25610706), ALL(9377949), ALL(3500415),

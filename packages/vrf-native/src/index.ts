@@ -1,22 +1,15 @@
 /**
- * ECVRF-EDWARDS25519-SHA512-TAI evaluation (spec 5.3, output only) with the curve arithmetic in
- * a small C addon: the publish hot path. libsodium's public API multiplies a point only after
- * decoding it, checking its subgroup with a second full multiplication and re-encoding it,
- * and clears a cofactor only through three such additions; evaluating a label here does one
- * decoding, three doublings and one constant-time multiplication instead, eight labels at a
- * time with AVX-512F where the processor has it (native/x8.c; about 3x faster again).
+ * ECVRF-EDWARDS25519-SHA512-TAI (spec 5.3) with the curve arithmetic in a small C addon: the
+ * publish hot path (evaluation, a whole batch of alphas per call: the try-and-increment loop,
+ * its SHA-512 hashes and the multiplication, eight labels at a time with AVX-512F where the
+ * processor has it, native/x8.c) and proving (one call a proof, native/prove.h). The secret
+ * scalar is reduced mod L in the addon too, in constant time, never by JavaScript's BigInt.
  * The bytes are those of core's portable implementation, the reference (tested on random
  * inputs and on crafted candidates).
- *
- * The try-and-increment loop and its SHA-512 hashes run in the addon too, a whole batch of
- * alphas per call: per label, a call back into JavaScript for each hash and its buffers cost
- * about a tenth of the evaluation. Proving
- * (`proofPointArithmetic`) borrows the addon's hash to curve and multiplications and leaves
- * the base point and the scalar arithmetic to libsodium (packages/directory/src/vrf/sodium.ts).
  */
 
 import { createRequire } from 'node:module';
-import { isRejectedNonCanonical, reducedSecretScalars, vrfPublicKeyFromSecret } from '@akd-ts/core';
+import { expandSecretKeyBytes, vrfPublicKeyFromSecret } from '@akd-ts/core';
 
 /** The addon's functions (native/addon.c). */
 export interface NativeVrfAddon {
@@ -43,39 +36,27 @@ export interface NativeVrfAddon {
     out: Uint8Array,
     accepted: Uint8Array,
   ): void;
-  /** `8·decode(candidate)` encoded into `out[32i..]`, with `accepted` as above. */
-  clearCofactor(candidates: Uint8Array, out: Uint8Array, accepted: Uint8Array): void;
   /**
-   * `scalar·decode(point)` encoded into `out`, constant time in the scalar (32 bytes, below
-   * 2^255). Throws a RangeError when the point does not decode.
+   * `x = s mod L` and `x8 = 8s mod L` (32 bytes each) for the clamped secret scalar `s`
+   * (spec 5.2), constant time.
    */
-  multiplyPoint(point: Uint8Array, scalar: Uint8Array, out: Uint8Array): void;
-}
-
-/** The point operations of proving (spec 5.3 `prove`) that the addon speeds up. */
-export interface ProofPointArithmetic {
-  /** `H` for one try-and-increment candidate, or undefined when the candidate is refused. */
-  hashToCurve(candidate: Uint8Array): Uint8Array | undefined;
-  /** `scalar·P` for an encoded point of the prime-order subgroup (Gamma = x·H, V = k·H). */
-  multiply(point: Uint8Array, scalar: Uint8Array): Uint8Array;
-}
-
-/** The addon's point arithmetic for a prover (libsodium's keeps the base point and scalars). */
-export function proofPointArithmetic(addon: NativeVrfAddon): ProofPointArithmetic {
-  const accepted = new Uint8Array(1);
-  return {
-    hashToCurve(candidate) {
-      if (isRejectedNonCanonical(candidate)) return undefined;
-      const out = new Uint8Array(32);
-      addon.clearCofactor(candidate, out, accepted);
-      return accepted[0] === 1 ? out : undefined;
-    },
-    multiply(point, scalar) {
-      const out = new Uint8Array(32);
-      addon.multiplyPoint(point, scalar, out);
-      return out;
-    },
-  };
+  reduceSecret(clamped: Uint8Array, x: Uint8Array, x8: Uint8Array): void;
+  /**
+   * The 80-byte proof (spec 5.3) of `alpha` into `out`, for `secret = x mod L || nonce key`
+   * (64 bytes); constant time in both. Throws when no counter maps alpha to a point.
+   */
+  prove(secret: Uint8Array, publicKey: Uint8Array, alpha: Uint8Array, out: Uint8Array): void;
+  /**
+   * The eight-lane steps on eight given candidates, one per lane (for tests): as
+   * `multiplyCandidates` for exactly eight. Returns false, writing nothing, where the
+   * processor or the build has no eight-lane code.
+   */
+  eightLaneCandidates(
+    candidates: Uint8Array,
+    scalar: Uint8Array,
+    out: Uint8Array,
+    accepted: Uint8Array,
+  ): boolean;
 }
 
 let loaded: NativeVrfAddon | null | undefined;
@@ -85,8 +66,9 @@ const ADDON_FUNCTIONS = [
   'evaluate',
   'eightLanes',
   'multiplyCandidates',
-  'clearCofactor',
-  'multiplyPoint',
+  'reduceSecret',
+  'prove',
+  'eightLaneCandidates',
 ] as const;
 
 /**
@@ -123,18 +105,32 @@ export function nativeVrfLoadError(): string | undefined {
   return loadError;
 }
 
-/** A secret key ready for native evaluation. Secret: never log it. */
+/** A secret key ready for native evaluation and proving. Secret: never log it. */
 export class NativeVrfKey {
   /** The public key `Y = x·B` (spec 5.2). */
   readonly publicKey: Uint8Array;
-  readonly #x8: Uint8Array;
+  /** `x mod L || nonce key`, what `prove` takes. */
+  readonly #secret = new Uint8Array(64);
+  readonly #x8 = new Uint8Array(32);
   readonly #addon: NativeVrfAddon;
 
+  /** @throws AkdError `VRF_INVALID_SECRET_KEY` when `secretKey` is not 32 bytes */
   constructor(addon: NativeVrfAddon, secretKey: Uint8Array) {
     this.#addon = addon;
-    // spec 5.3 proof_to_hash hashes 8·Gamma = (8x mod L)·H, below 2^253 as the addon requires
-    this.#x8 = reducedSecretScalars(secretKey).x8;
+    const { scalarBytes, nonceKey } = expandSecretKeyBytes(secretKey);
+    // spec 5.3 proof_to_hash hashes 8·Gamma = (8x mod L)·H; both reductions in constant time
+    addon.reduceSecret(scalarBytes, this.#secret.subarray(0, 32), this.#x8);
+    scalarBytes.fill(0);
+    this.#secret.set(nonceKey, 32);
+    nonceKey.fill(0);
     this.publicKey = vrfPublicKeyFromSecret(secretKey);
+  }
+
+  /** The 80-byte proof of `alpha` (spec 5.3 `prove`). */
+  prove(alpha: Uint8Array): Uint8Array {
+    const out = new Uint8Array(80);
+    this.#addon.prove(this.#secret, this.publicKey, alpha, out);
+    return out;
   }
 
   /** The 64-byte VRF output of one alpha. */

@@ -1,13 +1,25 @@
 /**
- * The native evaluation against core's portable ECVRF, the reference: random keys and inputs,
- * then crafted try-and-increment candidates that SHA-512 would essentially never produce
- * (non-canonical y, small-order points, x = 0 with the sign bit), then bad arguments.
+ * The native evaluation and proving against core's portable ECVRF, the reference: random keys
+ * and inputs, then crafted try-and-increment candidates that SHA-512 would essentially never
+ * produce (non-canonical y, small-order points, x = 0 with the sign bit), on the one-lane code
+ * and on each of the eight lanes, then bad arguments. Skipped where the addon was not built,
+ * except under CI=true or AKD_REQUIRE_NATIVE_VRF=1 (test/support/native-vrf-rule.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ED25519_TORSION_SUBGROUP, ed25519 } from '@noble/curves/ed25519.js';
-import { VrfSecretKey, fromHex, isRejectedNonCanonical, toHex, vrfEvaluate } from '@akd-ts/core';
+import { readFileSync } from 'node:fs';
+import {
+  VrfSecretKey,
+  expandSecretKeyBytes,
+  fromHex,
+  isRejectedNonCanonical,
+  toHex,
+  vrfEvaluate,
+  vrfProve,
+  vrfVerify,
+} from '@akd-ts/core';
 // core's own candidate check (not part of its public API): the reference for crafted inputs
 import { interpretHashAsPoint } from '../../core/src/vrf/ecvrf.js';
 import {
@@ -15,15 +27,12 @@ import {
   addonMismatch,
   loadNativeVrf,
   nativeVrfLoadError,
-  proofPointArithmetic,
+  type NativeVrfAddon,
 } from '@akd-ts/vrf-native';
+import { nativeVrfSkip } from '../../../test/support/native-vrf-rule.js';
 
 const addon = loadNativeVrf();
-const skip =
-  addon === null && process.env['CI'] !== 'true'
-    ? `native VRF addon not built here (${nativeVrfLoadError()}); CI always builds it`
-    : false;
-if (skip) console.log(`# SKIP ${skip}`);
+const skip = nativeVrfSkip(addon !== null, nativeVrfLoadError());
 
 const L = ed25519.Point.Fn.ORDER;
 const P = ed25519.Point.Fp.ORDER;
@@ -50,28 +59,55 @@ function checkCandidates(candidates: Uint8Array[], scalar: bigint): number {
   const accepted = new Uint8Array(n);
   addon!.multiplyCandidates(flat, scalarBytes(scalar), out, accepted);
   let points = 0;
-  const cleared = new Uint8Array(32 * n);
-  const clearedAccepted = new Uint8Array(n);
-  addon!.clearCofactor(flat, cleared, clearedAccepted);
-  const prover = proofPointArithmetic(addon!);
   candidates.forEach((c, i) => {
     // the addon leaves upstream's non-canonical filter to its caller, as NativeVrfKey applies it
     const ours = accepted[i] === 1 && !isRejectedNonCanonical(c);
     const reference = interpretHashAsPoint(c);
     assert.equal(ours, reference !== undefined, `candidate ${toHex(c)}`);
-    assert.equal(clearedAccepted[i], accepted[i]);
-    assert.equal(prover.hashToCurve(c) !== undefined, reference !== undefined);
     if (reference !== undefined) {
       points++;
       const expected = scalar === 0n ? ed25519.Point.ZERO : reference.multiply(scalar);
       assert.equal(toHex(out.subarray(32 * i, 32 * i + 32)), toHex(expected.toBytes()));
-      const h = cleared.subarray(32 * i, 32 * i + 32);
-      assert.equal(toHex(h), toHex(reference.toBytes()));
-      assert.equal(toHex(prover.hashToCurve(c)!), toHex(h));
-      assert.equal(toHex(prover.multiply(h, scalarBytes(scalar))), toHex(expected.toBytes()));
     }
   });
+  checkLanes(candidates, scalar, out, accepted);
   return points;
+}
+
+/** Whether this processor has AVX-512F, read from the kernel (Linux), else undefined. */
+function cpuHasAvx512f(): boolean | undefined {
+  try {
+    return /^flags\s*:.*\bavx512f\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Groups of eight candidates that went through the eight lanes, for the report below. */
+let laneGroups = 0;
+
+/**
+ * The same candidates through the eight-lane code, eight at a time (the last group padded
+ * with its first), each result compared with the one-lane code's: every lane position sees
+ * accepted and refused candidates alike.
+ */
+function checkLanes(candidates: Uint8Array[], scalar: bigint, out: Uint8Array, ok: Uint8Array) {
+  for (let first = 0; first < candidates.length; first += 8) {
+    const group = new Uint8Array(256);
+    const lanes = Array.from({ length: 8 }, (_, k) =>
+      first + k < candidates.length ? first + k : first,
+    );
+    lanes.forEach((i, k) => group.set(candidates[i]!, 32 * k));
+    const laneOut = new Uint8Array(256);
+    const laneOk = new Uint8Array(8);
+    if (!addon!.eightLaneCandidates(group, scalarBytes(scalar), laneOut, laneOk)) return;
+    laneGroups++;
+    lanes.forEach((i, k) => {
+      assert.equal(laneOk[k], ok[i], `lane ${k}, candidate ${toHex(candidates[i]!)}`);
+      const expected = ok[i] === 1 ? out.subarray(32 * i, 32 * i + 32) : new Uint8Array(32);
+      assert.equal(toHex(laneOut.subarray(32 * k, 32 * k + 32)), toHex(expected), `lane ${k}`);
+    });
+  }
 }
 
 test('the addon loads (CI builds it at install)', { skip }, () => {
@@ -188,22 +224,40 @@ test('bad arguments are refused with a clear error and write nothing', { skip },
   assert.throws(() => f(c, s, out, new Uint8Array(3)), RangeError);
   assert.deepEqual([...ok], [0, 0]);
 
-  const clear = addon!.clearCofactor.bind(addon) as (...args: unknown[]) => void;
-  assert.throws(() => clear(c, out), TypeError);
-  assert.throws(() => clear(c, out, new Uint8Array(1)), RangeError);
-  assert.throws(() => clear(c, new Uint8Array(64), 'no'), TypeError);
+  const reduce = addon!.reduceSecret.bind(addon) as (...args: unknown[]) => void;
+  const x = new Uint8Array(32);
+  assert.throws(() => reduce(x, x), TypeError);
+  assert.throws(() => reduce(x, x, new Uint8Array(31)), RangeError);
+  assert.throws(() => reduce(new Uint8Array(64), x, x), RangeError);
 
-  const multiply = addon!.multiplyPoint.bind(addon) as (...args: unknown[]) => void;
-  const base = ed25519.Point.BASE.toBytes();
-  const product = new Uint8Array(32);
-  multiply(base, s, product);
-  assert.equal(toHex(product), toHex(ed25519.Point.BASE.multiply(5n).toBytes()));
-  assert.throws(() => multiply(base, s), TypeError);
-  assert.throws(() => multiply(base.subarray(1), s, product), RangeError);
-  assert.throws(() => multiply(base, scalarBytes(1n << 255n), product), RangeError);
-  assert.throws(() => multiply(base, s, new Uint8Array(31)), RangeError);
-  // y = 2 is not the y of any curve point
-  assert.throws(() => multiply(encodeY(2n, false), s, product), /does not decode/);
+  const prove = addon!.prove.bind(addon) as (...args: unknown[]) => void;
+  const secret = new Uint8Array(64).fill(1);
+  const proof = new Uint8Array(80);
+  const key = ed25519.Point.BASE.toBytes();
+  assert.throws(() => prove(secret, key, c), TypeError);
+  assert.throws(() => prove(secret.subarray(1), key, c, proof), RangeError);
+  assert.throws(
+    () =>
+      prove(
+        secret.map((b, i) => (i === 31 ? 0x80 : b)),
+        key,
+        c,
+        proof,
+      ),
+    RangeError,
+  );
+  assert.throws(() => prove(secret, key.subarray(1), c, proof), RangeError);
+  assert.throws(() => prove(secret, key, c, new Uint8Array(64)), RangeError);
+  assert.deepEqual([...proof], new Array<number>(80).fill(0));
+
+  const lanes = addon!.eightLaneCandidates.bind(addon) as (...args: unknown[]) => boolean;
+  assert.throws(() => lanes(new Uint8Array(256), s, new Uint8Array(256)), TypeError);
+  assert.throws(() => lanes(c, s, new Uint8Array(256), new Uint8Array(8)), RangeError);
+  assert.throws(() => lanes(new Uint8Array(256), s, out, new Uint8Array(8)), RangeError);
+  assert.throws(
+    () => lanes(new Uint8Array(256), scalarBytes(1n << 255n), new Uint8Array(256), ok),
+    RangeError,
+  );
 
   const evaluate = addon!.evaluate.bind(addon) as (...args: unknown[]) => number;
   const pk = ed25519.Point.BASE.toBytes();
@@ -218,6 +272,74 @@ test('bad arguments are refused with a clear error and write nothing', { skip },
   assert.equal(evaluate(pk, s, new Uint8Array(0), new Uint8Array(0)), 0);
 });
 
+test('native proofs are the portable ones, and verify', { skip }, () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ minLength: 32, maxLength: 32 }),
+      fc.uint8Array({ maxLength: 100 }),
+      (sk, alpha) => {
+        const proof = new NativeVrfKey(addon!, sk).prove(alpha);
+        const reference = vrfProve(sk, alpha, 'noble');
+        assert.equal(toHex(proof), toHex(reference));
+        const publicKey = VrfSecretKey.fromBytes(sk).publicKeyBytes;
+        assert.equal(toHex(vrfVerify(publicKey, proof, alpha)), toHex(vrfEvaluate(sk, alpha)));
+      },
+    ),
+    { numRuns: 80 },
+  );
+});
+
+test('the secret scalar is reduced in C: x mod L and 8x mod L', { skip }, () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (sk) => {
+      const clamped = expandSecretKeyBytes(sk).scalarBytes;
+      const s = BigInt(`0x${toHex(Uint8Array.from(clamped).reverse())}`);
+      const x = new Uint8Array(32);
+      const x8 = new Uint8Array(32);
+      addon!.reduceSecret(clamped, x, x8);
+      assert.equal(toHex(x), toHex(scalarBytes(s % L)));
+      assert.equal(toHex(x8), toHex(scalarBytes((8n * s) % L)));
+    }),
+    { numRuns: 100 },
+  );
+  // the extremes of a 256-bit input: 0, L - 1, L, 2^256 - 1
+  for (const s of [0n, L - 1n, L, (1n << 256n) - 1n]) {
+    const x = new Uint8Array(32);
+    const x8 = new Uint8Array(32);
+    addon!.reduceSecret(scalarBytes(s), x, x8);
+    assert.equal(toHex(x), toHex(scalarBytes(s % L)));
+    assert.equal(toHex(x8), toHex(scalarBytes((8n * s) % L)));
+  }
+});
+
+test(
+  'the eight lanes were each tested with crafted inputs, or it is said they were not',
+  {
+    skip,
+  },
+  (t) => {
+    const cpu = cpuHasAvx512f();
+    const probe = addon!.eightLaneCandidates(
+      new Uint8Array(256),
+      new Uint8Array(32),
+      new Uint8Array(256),
+      new Uint8Array(8),
+    );
+    if (cpu === true) {
+      // a processor with AVX-512F whose build lost the eight-lane code is a defect
+      assert.equal(probe, true, 'this processor has AVX-512F but the addon has no eight-lane path');
+      assert.ok(laneGroups >= 50, `only ${laneGroups} groups went through the eight lanes`);
+    } else {
+      // nothing to fix on a processor without it: the path cannot run here
+      assert.equal(laneGroups, 0);
+      t.diagnostic(
+        `the eight-lane (AVX-512F) path was NOT exercised: this processor ${cpu === false ? 'has no AVX-512F' : 'was not identified'}`,
+      );
+      console.log('# eight-lane path not exercised on this processor');
+    }
+  },
+);
+
 test('evaluating no alphas gives none; an alpha without a point is an error', () => {
   // a stand-in addon: the real one cannot be made to miss 256 candidates in a row
   let calls = 0;
@@ -226,7 +348,8 @@ test('evaluating no alphas gives none; an alpha without a point is an error', ()
       calls++;
       return 0;
     },
-  } as unknown as Parameters<typeof proofPointArithmetic>[0];
+    reduceSecret: () => {},
+  } as unknown as NativeVrfAddon;
   const key = new NativeVrfKey(stub, new Uint8Array(32).fill(1));
   assert.deepEqual(key.evaluateMany([]), []);
   assert.throws(() => key.evaluate(new Uint8Array(3)), /no point in 256 tries/);
@@ -238,8 +361,9 @@ test('a binary built from other sources (a function missing) is named and not us
     evaluate() {},
     eightLanes() {},
     multiplyCandidates() {},
-    clearCofactor() {},
-    multiplyPoint() {},
+    reduceSecret() {},
+    prove() {},
+    eightLaneCandidates() {},
   };
   assert.equal(addonMismatch(complete), undefined);
   const { evaluate: _e, eightLanes: _l, ...old } = complete;

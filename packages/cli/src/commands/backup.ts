@@ -30,6 +30,7 @@ import {
   removeStore,
   stagingPath,
 } from './store-files.js';
+import { loadSqliteDriver } from '@akd-ts/server/drivers';
 
 const POSTGRES_HINT =
   'back up a PostgreSQL store with pg_dump or pg_basebackup (docs/operating.md, "Backups")';
@@ -75,7 +76,7 @@ async function absent(path: string, option: string, why: string): Promise<void> 
  * @throws AkdError `DIRECTORY_READ_ONLY` when it holds no directory
  */
 async function withDirectory(path: string, then: (db: SqliteDatabase) => Promise<void>) {
-  const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
+  const { SqliteDatabase } = await loadSqliteDriver();
   const db = await SqliteDatabase.open(path, { create: false });
   try {
     if ((await readSettings(db)) === undefined) {

@@ -10,6 +10,7 @@
 import { AkdError, toHex } from '@akd-ts/core';
 import { checkStoredDirectory } from '@akd-ts/directory';
 import { readSettings, settingsConfiguration } from '../store.js';
+import { loadSqliteDriver } from '@akd-ts/server/drivers';
 
 /** How much `--verify` checks. */
 export const VERIFY_LEVELS = ['standard', 'full'] as const;
@@ -35,7 +36,7 @@ function integrityError(problems: string[]): AkdError {
  * epoch 17 but ..."), `DIRECTORY_READ_ONLY` when it holds no directory, or a storage error.
  */
 export async function checkStoreFile(path: string, level: VerifyLevel): Promise<CheckedStore> {
-  const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
+  const { SqliteDatabase } = await loadSqliteDriver();
   const db = await SqliteDatabase.open(path, { create: false });
   try {
     const problems = await db.checkIntegrity();

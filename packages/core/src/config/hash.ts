@@ -2,8 +2,8 @@
  * BLAKE3 with a 32-byte output, the hash of both configurations (spec 3.2, 3.3).
  *
  * Where core's WebAssembly module is loaded (vrf/wasm/loader.ts; hashing does not load it),
- * inputs of up to 4 KiB are hashed by its BLAKE3 (packages/core/wasm/blake3.h): it is ready to run as soon as the module
- * is, which spares a page's first verification the JavaScript BLAKE3 before the engine has
+ * inputs of up to 4 KiB are hashed by its BLAKE3 (packages/vrf-native/native/blake3.h): it
+ * is ready to run as soon as the module is, which spares a page's first verification the JavaScript BLAKE3 before the engine has
  * compiled it, and once warm it is as fast as blake3-jit on the tree's 36-136 byte inputs.
  * Elsewhere (no WebAssembly, a browser's main thread before the module has loaded,
  * `setVrfArithmetic('noble')`, longer inputs) blake3-jit hashes: it is about ten times faster

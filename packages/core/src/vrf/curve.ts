@@ -58,8 +58,11 @@ export function decodePointLenient(bytes: Uint8Array): EdwardsPoint | undefined 
 }
 
 /**
- * Secret scalar multiplication with noble's constant-time ladder. noble refuses the scalar 0
- * (it requires `1 <= k < L`), which a nonce reduced mod L could in principle be, so that case
+ * Secret scalar multiplication with noble's `multiply`: a windowed method that adds a dummy
+ * point for zero windows, so its sequence of point operations does not depend on the scalar,
+ * but on BigInt field arithmetic, whose timing JavaScript does not fix: not constant time. It
+ * serves only where core's WebAssembly cannot load (ecvrf.ts). noble refuses the scalar 0 (it
+ * requires `1 <= k < L`), which a nonce reduced mod L could in principle be, so that case
  * returns the identity, as dalek would.
  */
 export function multiplySecret(point: EdwardsPoint, scalar: bigint): EdwardsPoint {

@@ -5,9 +5,13 @@
  *
  * Files: curve.ts (the noble calls), encode-to-curve.ts (try-and-increment), keys.ts,
  * proof.ts (byte layout and hashes), verify.ts (the verifier), window-table.ts (fixed-point
- * tables), wasm/ (the WebAssembly arithmetic). Secret multiplications use the constant-time
- * ladders of packages/core/wasm/ when the module is loaded, else noble's constant-time
- * `multiply`; both give the same bytes.
+ * tables), wasm/ (the WebAssembly arithmetic). What touches the secret scalar or the nonce
+ * (reductions mod L, multiplications, the response) runs in the WebAssembly module when it is
+ * loaded: constant-time windowed multiplication and bit-serial reductions
+ * (packages/vrf-native/native/wasm.c), checked under valgrind by scripts/ct-check.mjs. Where
+ * WebAssembly cannot load (or `noble` is forced), BigInt `%` and noble's multiply stand in:
+ * the same bytes, but not constant time, since JavaScript fixes no timing of BigInt
+ * arithmetic; a server has the module (or the native addon) and never takes that path.
  */
 
 import { sha512 } from '@noble/hashes/sha2.js';

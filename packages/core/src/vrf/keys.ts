@@ -185,7 +185,8 @@ export class VrfSecretKey {
 
   /**
    * Expands a 32-byte secret seed (spec 5.2): on WebAssembly with its constant-time scalar
-   * reduction and base-point multiplication, else with noble.
+   * reduction and base-point multiplication (wasm.c, checked by scripts/ct-check.mjs), else
+   * with BigInt `%` and noble's multiply, which are not constant time (see ecvrf.ts).
    *
    * @throws AkdError `VRF_INVALID_SECRET_KEY` when `sk` is not 32 bytes
    * @example
@@ -203,7 +204,7 @@ export class VrfSecretKey {
       publicKey = createPublicKey(wasmMulBase(wasm, x), undefined);
     } else {
       // x is in [2^254, 2^255) and a multiple of 8 while L is odd and 8L > 2^255, so x mod L is
-      // never 0 and noble's constant-time multiply (1 <= k < L) always accepts it.
+      // never 0 and noble's multiply (1 <= k < L) always accepts it.
       const scalar = modL(bytesToScalarLE(scalarBytes));
       const point = Point.BASE.multiply(scalar);
       parts = {
@@ -264,16 +265,15 @@ export interface ReducedSecretScalars {
 
 /**
  * `x mod L` and `8x mod L` for the secret seed `sk` (spec 5.2, 5.3), for backends whose
- * multiplications want reduced scalars (libsodium's, the native addon's). Since `H` has order
- * L, reducing changes no product. Secret: never log them.
+ * multiplications want reduced scalars. Since `H` has order L, reducing changes no product.
+ * Reduced as `fromBytes` reduces: in the WebAssembly module, in constant time, where it loads
+ * (the native addon reduces in its own C). Secret: never log them.
  *
  * @throws AkdError `VRF_INVALID_SECRET_KEY` when `sk` is not 32 bytes
  */
 export function reducedSecretScalars(sk: Uint8Array): ReducedSecretScalars {
-  const { scalarBytes } = expandSecretKeyBytes(sk);
-  const x = modL(bytesToScalarLE(scalarBytes));
-  scalarBytes.fill(0);
-  return { x: scalarToBytesLE(x, 32), x8: scalarToBytesLE(modL(8n * x), 32) };
+  const { x, x8 } = secretParts(VrfSecretKey.fromBytes(sk));
+  return { x: x.slice(), x8: x8.slice() };
 }
 
 /** Accepts a parsed key or raw bytes (parsed with `VrfSecretKey.fromBytes`). */

@@ -8,7 +8,7 @@
  * five points to encode share one field inversion.
  *
  * When the WebAssembly arithmetic is loaded (wasm/loader.ts) the curve work runs there
- * instead, with the same structure in C (packages/core/wasm/vrf.c: fixed-point tables for B
+ * instead, with the same structure in C (packages/vrf-native/native/wasm.c: fixed-point tables for B
  * and per key, one w-NAF doubling chain for V, one inversion) and identical results.
  */
 

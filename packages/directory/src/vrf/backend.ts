@@ -1,13 +1,13 @@
 /**
  * One VRF key on the best backend this process can load, most capable first:
- * - `native`: evaluation (the publish hot path) and the point arithmetic of proofs in akd-ts's
- *   own C addon (@akd-ts/vrf-native), the base point and scalars of proofs through libsodium
- *   (noble's prover when libsodium does not load);
- * - `wasm`: core's WebAssembly arithmetic for both (constant-time ladders and scalars for the
- *   secret), where the addon was not built;
- * - `sodium-native`: libsodium for both;
+ * - `native`: evaluation (the publish hot path) and proving in akd-ts's own C addon
+ *   (@akd-ts/vrf-native, an optional dependency built at install where a C compiler is);
+ * - `wasm`: core's WebAssembly arithmetic for both (constant-time windowed multiplications and
+ *   scalar reductions for the secret), where the addon was not built;
  * - `noble`: core's portable BigInt implementation, the reference.
  * All give identical bytes; the engines (calling thread or worker threads) are built on this.
+ * (libsodium, through sodium-native, was a backend until the WebAssembly module outran it in
+ * every case: bench/vrf-engines.ts.)
  */
 
 import {
@@ -17,15 +17,12 @@ import {
   vrfProve,
   type VrfArithmetic,
 } from '@akd-ts/core';
-import {
-  NativeVrfKey,
-  loadNativeVrf,
-  proofPointArithmetic,
-  type ProofPointArithmetic,
-} from '@akd-ts/vrf-native';
-import { SodiumVrfKey, loadSodium } from './sodium.js';
+import { loadVrfNative, nativeVrfWhy } from './native.js';
 
-export type VrfBackendName = 'native' | 'wasm' | 'sodium-native' | 'noble';
+export type VrfBackendName = 'native' | 'wasm' | 'noble';
+
+/** Every accepted choice. */
+const BACKEND_CHOICES = ['auto', 'native', 'wasm', 'noble'] as const;
 
 /** Which backend to use: the fastest available, or a named one. */
 export type VrfBackendChoice = 'auto' | VrfBackendName;
@@ -55,68 +52,41 @@ function coreBackend(secretKey: Uint8Array, arithmetic: VrfArithmetic): VrfKeyBa
   };
 }
 
-/** Whether sodium-native loads in this process. */
-export function sodiumAvailable(): boolean {
-  return loadSodium() !== null;
-}
-
-/** Whether akd-ts's native evaluation addon was built and loads in this process. */
+/** Whether akd-ts's native addon is installed, was built, and loads in this process. */
 export function nativeVrfAvailable(): boolean {
-  return loadNativeVrf() !== null;
-}
-
-type Prover = (alpha: Uint8Array) => Uint8Array;
-
-/** libsodium's prover (with the addon's point arithmetic when given), else noble's. */
-function proverFor(secretKey: Uint8Array, points: ProofPointArithmetic | undefined): Prover {
-  const sodium = loadSodium();
-  if (sodium !== null) {
-    const key = new SodiumVrfKey(sodium, secretKey, points);
-    return (a) => key.prove(a);
-  }
-  const key = VrfSecretKey.fromBytes(secretKey);
-  return (a) => vrfProve(key, a);
+  return loadVrfNative() !== null;
 }
 
 /**
  * The key on the chosen backend.
- * @throws Error when `native`, `wasm` or `sodium-native` is asked for and cannot load
+ * @throws TypeError for a choice that names no backend (an old name, as `sodium-native`)
+ * @throws Error when `native` or `wasm` is asked for and cannot load
  */
 export function vrfKeyBackend(
   secretKey: Uint8Array,
   choice: VrfBackendChoice = 'auto',
 ): VrfKeyBackend {
+  if (!(BACKEND_CHOICES as readonly string[]).includes(choice)) {
+    throw new TypeError(
+      `backend must be one of ${BACKEND_CHOICES.join(', ')}; got ${JSON.stringify(choice)}`,
+    );
+  }
   if (choice === 'native' || choice === 'auto') {
-    const addon = loadNativeVrf();
-    if (addon !== null) {
-      const key = new NativeVrfKey(addon, secretKey);
+    const native = loadVrfNative();
+    if (native !== null) {
+      const key = new native.NativeVrfKey(native.addon, secretKey);
       return {
         name: 'native',
         evaluate: (a) => key.evaluate(a),
         evaluateMany: (alphas) => key.evaluateMany(alphas),
-        prove: proverFor(secretKey, proofPointArithmetic(addon)),
-      };
-    }
-    if (choice === 'native')
-      throw new Error('the native VRF addon cannot be loaded in this process');
-  }
-  if (choice === 'wasm' || choice === 'auto') {
-    if (choice === 'wasm' || wasmVrfAvailable()) return coreBackend(secretKey, 'wasm');
-  }
-  if (choice === 'sodium-native' || choice === 'auto') {
-    const sodium = loadSodium();
-    if (sodium !== null) {
-      const key = new SodiumVrfKey(sodium, secretKey);
-      const evaluate = (a: Uint8Array) => key.evaluate(a);
-      return {
-        name: 'sodium-native',
-        evaluate,
-        evaluateMany: (alphas) => alphas.map(evaluate),
         prove: (a) => key.prove(a),
       };
     }
-    if (choice === 'sodium-native')
-      throw new Error('sodium-native cannot be loaded in this process');
+    if (choice === 'native')
+      throw new Error(`the native VRF addon cannot be used: ${nativeVrfWhy()}`);
+  }
+  if (choice === 'wasm' || choice === 'auto') {
+    if (choice === 'wasm' || wasmVrfAvailable()) return coreBackend(secretKey, 'wasm');
   }
   return coreBackend(secretKey, 'noble');
 }

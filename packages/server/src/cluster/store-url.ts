@@ -5,6 +5,7 @@
  */
 
 import type { Database } from '@akd-ts/storage';
+import { loadPostgresDriver, loadSqliteDriver } from '../drivers.js';
 
 export interface StoreUrlOptions {
   /** A SQLite connection's page cache, KiB (default: the driver's, 64 MiB). */
@@ -19,14 +20,14 @@ export interface StoreUrlOptions {
  */
 export async function openStoreUrl(url: string, options: StoreUrlOptions = {}): Promise<Database> {
   if (url.startsWith('sqlite:')) {
-    const { SqliteDatabase } = await import('@akd-ts/storage-sqlite');
+    const { SqliteDatabase } = await loadSqliteDriver();
     return SqliteDatabase.open(url.slice('sqlite:'.length), {
       ...(options.sqliteCacheKiB === undefined ? {} : { cacheSizeKiB: options.sqliteCacheKiB }),
       ...(options.sqliteBlobThread === true ? { auditBlobThread: true } : {}),
     });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const { PostgresDatabase } = await import('@akd-ts/storage-postgres');
+    const { PostgresDatabase } = await loadPostgresDriver();
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;
     parsed.searchParams.delete('schema');

@@ -1,5 +1,5 @@
 /**
- * Loading the WebAssembly VRF arithmetic (packages/core/wasm/, embedded in
+ * Loading the WebAssembly VRF arithmetic (packages/vrf-native/native/wasm.c, embedded in
  * vrf-wasm-bytes.ts) and choosing between it and noble's BigInt arithmetic, the portable
  * reference that stays in use wherever WebAssembly is missing or refused (a Content Security
  * Policy without 'wasm-unsafe-eval', an engine without WebAssembly).
@@ -14,7 +14,7 @@
 import { VRF_WASM_BASE64 } from './vrf-wasm-bytes.js';
 import { warmUpWasm } from './warm-up.js';
 
-/** The module's exports (packages/core/wasm/vrf.c documents each). */
+/** The module's exports (packages/vrf-native/native/wasm.c documents each). */
 export interface VrfWasmExports {
   memory: WebAssembly.Memory;
   akd_io(): number;
@@ -49,7 +49,7 @@ export type VrfArithmetic = 'wasm' | 'noble';
 export type VrfArithmeticChoice = 'auto' | VrfArithmetic;
 
 const IO_BYTES = 1024;
-/** The longest input `akd_blake3` hashes (vrf.c HASH_IO_BYTES less the digest). */
+/** The longest input `akd_blake3` hashes (wasm.c HASH_IO_BYTES less the digest). */
 export const HASH_INPUT_MAX = 4096;
 
 let loaded: VrfWasm | undefined;

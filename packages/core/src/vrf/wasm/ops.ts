@@ -1,5 +1,5 @@
 /**
- * The VRF steps on the WebAssembly arithmetic (packages/core/wasm/vrf.c), in the byte forms the
+ * The VRF steps on the WebAssembly arithmetic (packages/vrf-native/native/wasm.c), in the byte forms the
  * TypeScript side hashes: the try-and-increment loop and SHA-512 stay here (spec 5.3), each
  * curve operation is one call that reads and writes the module's exchange buffer. Every
  * function copies what it returns out of the buffer, since the next call overwrites it.
@@ -10,7 +10,7 @@ import { encodeToCurveInput, isRejectedNonCanonical, noPointError } from '../enc
 import type { VrfWasm } from './loader.js';
 import type { VerifyTrace } from '../verify.js';
 
-/** Where alpha goes in the exchange buffer, and the longest alpha it takes (vrf.c). */
+/** Where alpha goes in the exchange buffer, and the longest alpha it takes (wasm.c). */
 const ALPHA_AT = 256;
 export const WASM_ALPHA_MAX = 1024 - ALPHA_AT;
 

@@ -37,7 +37,7 @@ function hexOf(bytes: Uint8Array, from: number, to: number): string {
 /**
  * Runs the module's verification path once on RFC 9381's example and its BLAKE3 once on
  * BLAKE3's one-byte vector. Undefined when both answers are right, else what was wrong.
- * The exchange buffers are wiped afterwards (their offsets: vrf.c `akd_vrf_verify`).
+ * The exchange buffers are wiped afterwards (their offsets: wasm.c `akd_vrf_verify`).
  */
 export function warmUpWasm(w: VrfWasm): string | undefined {
   const { io, fns } = w;

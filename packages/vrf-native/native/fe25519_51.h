@@ -7,8 +7,8 @@
  * stays below 2^53 and sub carries its subtrahend first, so every operand handed to mul/sq is
  * below 2^54, where the 128-bit accumulators cannot overflow (5 * 19 * 2^108 < 2^115).
  */
-#ifndef AKD_FE25519_H
-#define AKD_FE25519_H
+#ifndef AKD_FE25519_51_H
+#define AKD_FE25519_51_H
 
 #include <stdint.h>
 #include <string.h>

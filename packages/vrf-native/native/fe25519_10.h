@@ -1,12 +1,13 @@
 /*
  * Arithmetic modulo p = 2^255 - 19 for WebAssembly, in ten signed limbs of alternately 26 and
  * 25 bits (limb i holds bits ceil(25.5 i) and up). WebAssembly multiplies 64 x 64 -> 64 bits
- * only, so the 51-bit limbs of packages/vrf-native/native/fe25519.h would need a 128-bit
- * product emulated by four multiplications; here every limb product is one i64.mul.
+ * only, so the 51-bit limbs of fe25519_51.h would need a 128-bit product emulated by four
+ * multiplications; here every limb product is one i64.mul.
  *
- * This header provides the same fe_* interface as the native one and takes its include guard,
- * so the shared point code (vrf-native/native/ge25519.h, which includes "fe25519.h") and the
- * shared exponentiation chains (fe25519_pow.h) build on these limbs instead.
+ * It provides the same fe_* interface as fe25519_51.h; field.h picks one of the two by
+ * AKD_FIELD_LIMBS (10 here) for the shared point code (ge25519.h) and the shared
+ * exponentiation chains (fe25519_pow.h). x8.c vectorises this layout, eight lanes a limb,
+ * and relies on the bounds below unchanged.
  *
  * Bounds: fe_mul, fe_sq and fe_frombytes leave |limb| at most about 2^25 (26-bit limbs) and
  * 2^24 (25-bit limbs); sums and differences of up to four such values (the most the point
@@ -17,8 +18,8 @@
  * Every function runs in time independent of the values (no branches or indexes on them), as
  * the secret-scalar multiplication needs.
  */
-#ifndef AKD_FE25519_H
-#define AKD_FE25519_H
+#ifndef AKD_FE25519_10_H
+#define AKD_FE25519_10_H
 
 #include <stdint.h>
 
