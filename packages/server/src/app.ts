@@ -78,7 +78,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
     publishToken: deps.publishToken,
     writer: deps.publishToken === undefined ? undefined : deps.writer,
-    tamper: deps.unsafeTamperProofsForTesting === true,
     heavy: new ConcurrencyLimiter('heavy', {
       max: limits.maxHeavyRequests,
       maxQueued: limits.maxHeavyQueued,
@@ -143,8 +142,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       sendError(reply, error, request.log, countError);
     },
   });
-
-  if (ctx.tamper) app.log.warn('serving TAMPERED proofs: a test-only option, never for deployment');
 
   app.server.on('checkExpectation', expectationHandler(countError));
   app.server.on('connect', connectHandler(countError));

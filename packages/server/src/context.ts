@@ -19,7 +19,6 @@ export interface RouteContext {
   publishToken: string | undefined;
   /** Where publishes go, when a writer process publishes for this server. */
   writer: WriterClient | undefined;
-  tamper: boolean;
   /** The limit on heavy requests (audits, blobs, histories, batch lookups). */
   heavy: ConcurrencyLimiter;
   /** Stored audit blobs kept in memory, shared by the audit and blob routes (or none). */

@@ -6,12 +6,11 @@
  */
 
 import type { FastifyInstance } from 'fastify';
-import { AkdError, encodeLookupProof, type LookupProof } from '@akd-ts/core';
+import { AkdError, encodeLookupProof } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { batchLookupJson, lookupJson } from '../json.js';
 import { parseLabel } from '../params.js';
-import { tamperLookup } from '../tamper.js';
 
 /** Header of a batch response: how many proofs it holds. */
 export const PROOF_COUNT_HEADER = 'x-akd-proof-count';
@@ -46,17 +45,15 @@ export function sizeDelimited(messages: Uint8Array[]): Uint8Array {
 
 export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
-  const served = (proof: LookupProof) => (ctx.tamper ? tamperLookup(proof) : proof);
 
   app.get<{ Params: { label: string } }>('/v1/lookup/:label', async (request, reply) => {
     const representation = representationOf(request);
     const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);
     const { proof, epochHash } = await directory.lookup(label);
-    const sent = served(proof);
-    const encoded = encodeLookupProof(sent);
+    const encoded = encodeLookupProof(proof);
     metrics.proofsServed.inc({ kind: 'lookup' });
     return sendProof(reply, representation, epochHash, encoded, () =>
-      lookupJson(label, sent, encoded, epochHash),
+      lookupJson(label, proof, encoded, epochHash),
     );
   });
 
@@ -80,7 +77,7 @@ export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
     }
     const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
     const result = await directory.batchLookup(labels);
-    const proofs = result.proofs.map(served);
+    const { proofs } = result;
     const encoded = proofs.map(encodeLookupProof);
     metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
     reply.header(PROOF_COUNT_HEADER, String(proofs.length));
