@@ -5,6 +5,7 @@
  * by its length as a varint, protobuf's `writeDelimitedTo` format), in the request's order.
  */
 
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import type { FastifyInstance } from 'fastify';
 import { AkdError, encodeLookupProof } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
@@ -15,32 +16,16 @@ import { parseLabel } from '../params.js';
 /** Header of a batch response: how many proofs it holds. */
 export const PROOF_COUNT_HEADER = 'x-akd-proof-count';
 
-/** `n` as a protobuf varint. */
-function varint(n: number): number[] {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return out;
-}
-
 /**
- * Messages in protobuf's size-delimited stream format.
+ * Messages in protobuf's size-delimited stream format, written by the protobuf runtime's
+ * writer (a length-delimited `bytes` value is exactly a varint length and the bytes).
  *
  * @example sizeDelimited([new Uint8Array([1, 2])]) // Uint8Array [2, 1, 2]
  */
 export function sizeDelimited(messages: Uint8Array[]): Uint8Array {
-  const parts = messages.map((m) => [Uint8Array.from(varint(m.length)), m] as const);
-  const out = new Uint8Array(parts.reduce((n, [h, m]) => n + h.length + m.length, 0));
-  let offset = 0;
-  for (const [h, m] of parts) {
-    out.set(h, offset);
-    out.set(m, offset + h.length);
-    offset += h.length + m.length;
-  }
-  return out;
+  const writer = new BinaryWriter();
+  for (const message of messages) writer.bytes(message);
+  return writer.finish();
 }
 
 export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
