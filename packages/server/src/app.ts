@@ -15,6 +15,8 @@ import type { RouteContext } from './context.js';
 import { clientErrorHandler, connectHandler, expectationHandler } from './client-errors.js';
 import { installErrorReplies, sendError } from './error-reply.js';
 import { useStrictJson } from './json-body.js';
+import { useOpenApi } from './openapi.js';
+import { routeSchemas } from './schemas/routes.js';
 import { HttpError } from './errors.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { RequestGate } from './request-gate.js';
@@ -75,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ctx: RouteContext = {
     directory: deps.directory,
     limits,
+    schemas: routeSchemas(limits),
     metrics,
     publishToken: deps.publishToken,
     writer: deps.publishToken === undefined ? undefined : deps.writer,
@@ -186,6 +189,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
+  // before any route: the document is generated from the routes' schemas as they are added
+  await useOpenApi(app);
   trackReplication(app, deps.directory, metrics.registry);
   epochRoutes(app, ctx);
   lookupRoutes(app, ctx);
@@ -194,6 +199,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   auditBlobRoutes(app, { directory: deps.directory, limiter: ctx.heavy, cache: auditBlobCache });
   publishRoutes(app, ctx);
   opsRoutes(app, ctx);
-  webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL));
+  webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL), ctx.schemas);
   return app;
 }

@@ -11,10 +11,13 @@ import type { WriterClient } from './writer/writer-client.js';
 import type { AppMetrics } from './metrics.js';
 import { negotiate, PROTOBUF, type Representation } from './negotiate.js';
 import type { ServerLimits } from './options.js';
+import type { RouteName, RouteSchema } from './schemas/routes.js';
 
 export interface RouteContext {
   directory: ReadOnlyDirectory;
   limits: ServerLimits;
+  /** Each route's schema (validation, serialisation, the OpenAPI document). */
+  schemas: Record<RouteName, RouteSchema>;
   metrics: AppMetrics;
   publishToken: string | undefined;
   /** Where publishes go, when a writer process publishes for this server. */

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { ExperimentalConfiguration, fromUtf8, toHex, type Configuration } from '@akd-ts/core';
 import { Directory } from '@akd-ts/directory';
 import { epochHeaders, type RouteContext } from '../context.js';
+import { validated } from '../schemas/refusals.js';
 
 /** `GET /v1/epoch` */
 export interface EpochJson {
@@ -36,7 +37,7 @@ function configurationJson(config: Configuration): EpochJson['configuration'] {
 
 export function epochRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits } = ctx;
-  app.get('/v1/epoch', async (_request, reply) => {
+  app.get('/v1/epoch', validated(ctx.schemas.epoch), async (_request, reply) => {
     const epochHash = await directory.getEpochHash();
     epochHeaders(reply, epochHash);
     const body: EpochJson = {

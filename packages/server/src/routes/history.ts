@@ -8,12 +8,13 @@ import { encodeHistoryProof, type HistoryParams } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
 import { historyJson } from '../json.js';
 import { parseCount, parseLabel } from '../params.js';
+import { validated } from '../schemas/refusals.js';
 
 export function historyRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
   app.get<{ Params: { label: string }; Querystring: { mostRecent?: string } }>(
     '/v1/history/:label',
-    ctx.heavy.route,
+    { ...ctx.heavy.route, ...validated(ctx.schemas.history) },
     async (request, reply) => {
       const representation = representationOf(request);
       const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);

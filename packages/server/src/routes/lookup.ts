@@ -7,11 +7,11 @@
 
 import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import type { FastifyInstance } from 'fastify';
-import { AkdError, encodeLookupProof } from '@akd-ts/core';
+import { encodeLookupProof } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
-import { HttpError } from '../errors.js';
 import { batchLookupJson, lookupJson } from '../json.js';
 import { parseLabel } from '../params.js';
+import { validated } from '../schemas/refusals.js';
 
 /** Header of a batch response: how many proofs it holds. */
 export const PROOF_COUNT_HEADER = 'x-akd-proof-count';
@@ -31,43 +31,37 @@ export function sizeDelimited(messages: Uint8Array[]): Uint8Array {
 export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
 
-  app.get<{ Params: { label: string } }>('/v1/lookup/:label', async (request, reply) => {
-    const representation = representationOf(request);
-    const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);
-    const { proof, epochHash } = await directory.lookup(label);
-    const encoded = encodeLookupProof(proof);
-    metrics.proofsServed.inc({ kind: 'lookup' });
-    return sendProof(reply, representation, epochHash, encoded, () =>
-      lookupJson(label, proof, encoded, epochHash),
-    );
-  });
+  app.get<{ Params: { label: string } }>(
+    '/v1/lookup/:label',
+    validated(ctx.schemas.lookup),
+    async (request, reply) => {
+      const representation = representationOf(request);
+      const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);
+      const { proof, epochHash } = await directory.lookup(label);
+      const encoded = encodeLookupProof(proof);
+      metrics.proofsServed.inc({ kind: 'lookup' });
+      return sendProof(reply, representation, epochHash, encoded, () =>
+        lookupJson(label, proof, encoded, epochHash),
+      );
+    },
+  );
 
-  app.post<{ Body: unknown }>('/v1/lookup', ctx.heavy.route, async (request, reply) => {
-    const representation = representationOf(request);
-    const body = request.body as { labels?: unknown } | null;
-    if (body === null || typeof body !== 'object' || !Array.isArray(body.labels)) {
-      throw new HttpError(
-        'HTTP_BAD_REQUEST',
-        'expected a JSON body {"labels": [...]} of labels (text, or hex:<hex>)',
+  // the schema has checked the body's shape: a list of 1 to maxBatchLookup strings
+  app.post<{ Body: { labels: string[] } }>(
+    '/v1/lookup',
+    { ...ctx.heavy.route, ...validated(ctx.schemas.batchLookup) },
+    async (request, reply) => {
+      const representation = representationOf(request);
+      const texts = request.body.labels;
+      const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
+      const result = await directory.batchLookup(labels);
+      const { proofs } = result;
+      const encoded = proofs.map(encodeLookupProof);
+      metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
+      reply.header(PROOF_COUNT_HEADER, String(proofs.length));
+      return sendProof(reply, representation, result.epochHash, sizeDelimited(encoded), () =>
+        batchLookupJson(labels, proofs, encoded, result.epochHash),
       );
-    }
-    const texts: unknown[] = body.labels;
-    if (texts.length === 0) throw new HttpError('HTTP_BAD_REQUEST', 'labels: the list is empty');
-    if (texts.length > limits.maxBatchLookup) {
-      throw new AkdError(
-        'DIRECTORY_LIMIT',
-        `labels: at most ${limits.maxBatchLookup} labels in one batch, got ${texts.length}`,
-        { field: 'labels' },
-      );
-    }
-    const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
-    const result = await directory.batchLookup(labels);
-    const { proofs } = result;
-    const encoded = proofs.map(encodeLookupProof);
-    metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
-    reply.header(PROOF_COUNT_HEADER, String(proofs.length));
-    return sendProof(reply, representation, result.epochHash, sizeDelimited(encoded), () =>
-      batchLookupJson(labels, proofs, encoded, result.epochHash),
-    );
-  });
+    },
+  );
 }
