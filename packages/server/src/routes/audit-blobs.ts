@@ -36,7 +36,7 @@ import {
 import { HttpError } from '../errors.js';
 import type { ConcurrencyLimiter } from '../limiter.js';
 import { useSharedShapes } from '../openapi.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 import { AUDIT_BLOB_SCHEMAS } from '../schemas/routes.js';
 
 /** Where the listing is served; a blob is at `${AUDIT_BLOBS_PATH}/<key>`. */

@@ -16,7 +16,7 @@ import { epochHeaders, representationOf, type RouteContext } from '../context.js
 import { HttpError } from '../errors.js';
 import { PROTOBUF } from '../negotiate.js';
 import { parseEpoch } from '../params.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 import { AUDIT_BLOBS_PATH } from './audit-blobs.js';
 
 /** How long a client should wait for missing blobs to be filled in, seconds. */

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { ExperimentalConfiguration, fromUtf8, toHex, type Configuration } from '@akd-ts/core';
 import { Directory } from '@akd-ts/directory';
 import { epochHeaders, type RouteContext } from '../context.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 
 /** `GET /v1/epoch` */
 export interface EpochJson {

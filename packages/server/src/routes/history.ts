@@ -8,7 +8,7 @@ import { encodeHistoryProof, type HistoryParams } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
 import { historyJson } from '../json.js';
 import { parseCount, parseLabel } from '../params.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 
 export function historyRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;

@@ -11,7 +11,7 @@ import { encodeLookupProof } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
 import { batchLookupJson, lookupJson } from '../json.js';
 import { parseLabel } from '../params.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 
 /** Header of a batch response: how many proofs it holds. */
 export const PROOF_COUNT_HEADER = 'x-akd-proof-count';

@@ -18,7 +18,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AZKS_KEY } from '@akd-ts/storage';
 import type { RouteContext } from '../context.js';
 import type {} from '@fastify/swagger';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 
 /** What readiness found: `reasons` is empty when ready. */
 export interface Readiness {

@@ -18,7 +18,7 @@ import type { RouteContext } from '../context.js';
 import { epochHeaders } from '../context.js';
 import { HttpError } from '../errors.js';
 import { parseUpdates, type PublishBody } from '../publish/body.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 import { runPublish, type PublishJson } from '../publish/run.js';
 import { fromHex } from '@akd-ts/core';
 import { RELAYED_HEADERS, type WriterClient } from '../writer/writer-client.js';

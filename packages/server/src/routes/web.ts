@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../errors.js';
 import type { RouteName, RouteSchema } from '../schemas/routes.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',

@@ -8,32 +8,13 @@
  * annotation `x-expected`; the messages quote it.
  */
 
-import { Ajv } from 'ajv';
-import type { FastifySchema, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import type { FastifySchemaValidationError } from 'fastify';
 import { AkdError } from '@akd-ts/core';
 import { HttpError } from '../errors.js';
 import { quote } from '../params.js';
 
 /** The annotation holding what a schema node expects, in words. */
 export const EXPECTED = 'x-expected';
-
-/**
- * The validator: no type coercion (a number is not a label, and query parameters are text
- * that params.ts reads), nothing removed or defaulted, the failing data and schema kept for
- * the messages, and `x-expected` allowed as an annotation. Routes name it themselves
- * ({@link validated}), so a route validates the same way in any fastify instance.
- */
-const ajv = new Ajv({
-  coerceTypes: false,
-  removeAdditional: false,
-  useDefaults: false,
-  allErrors: false,
-  verbose: true,
-  keywords: [EXPECTED],
-});
-
-const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) =>
-  ajv.compile(schema as object);
 
 type Located = FastifySchemaValidationError & {
   data?: unknown;
@@ -69,7 +50,7 @@ function expected(schema: Record<string, unknown> | undefined): string | undefin
 /**
  * The catalogue error for a failed validation of `dataVar` (`body`, `querystring`, `params`).
  *
- * @example app.get(path, { schemaErrorFormatter: refusal }, handler)
+ * @example app.get(path, { schema, schemaErrorFormatter: refusal }, handler)
  */
 export function refusal(errors: FastifySchemaValidationError[], dataVar: string): Error {
   const error = errors[0] as Located | undefined;
@@ -120,13 +101,4 @@ export function refusal(errors: FastifySchemaValidationError[], dataVar: string)
       ? `${name}: ${error.message ?? 'invalid'}`
       : `${name}: expected ${words}, got ${described(data)}`,
   );
-}
-
-/**
- * Route options that validate with `schema` and answer failures in the catalogue's words.
- *
- * @example app.get('/v1/audit', validated(schemas.audit), handler)
- */
-export function validated<S extends FastifySchema>(schema: S) {
-  return { schema, validatorCompiler, schemaErrorFormatter: refusal };
 }

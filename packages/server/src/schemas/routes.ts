@@ -37,17 +37,15 @@ const text = (type: string, description?: string) => ({
   [type]: { schema: Type.String(description === undefined ? {} : { description }) },
 });
 
+/** An error answer: one object, so its serialiser is compiled once for every route. */
+const ERROR_ANSWER = {
+  description: 'an error from the catalogue',
+  content: { [JSON_TYPE]: { schema: ref(ErrorShape) } },
+};
+
 /** Error answers of the catalogue, for the given statuses. */
 function errors(...statuses: number[]): Record<string, unknown> {
-  return Object.fromEntries(
-    statuses.map((s) => [
-      String(s),
-      {
-        description: 'an error from the catalogue',
-        content: { [JSON_TYPE]: { schema: ref(ErrorShape) } },
-      },
-    ]),
-  );
+  return Object.fromEntries(statuses.map((s) => [String(s), ERROR_ANSWER]));
 }
 
 const epochHeaders = {
@@ -152,8 +150,24 @@ export type RouteName =
   | 'page'
   | 'asset';
 
-/** The schemas of every route, with the server's limits. */
+const built = new Map<string, Record<RouteName, RouteSchema>>();
+
+/**
+ * The schemas of every route, with the server's limits: the same objects for the same limits,
+ * so what was compiled for them is compiled once (compilers.ts).
+ */
 export function routeSchemas(limits: ServerLimits): Record<RouteName, RouteSchema> {
+  const { maxBatchLookup, maxHistoryVersions, maxAuditEpochs, maxPublishUpdates } = limits;
+  const key = [maxBatchLookup, maxHistoryVersions, maxAuditEpochs, maxPublishUpdates].join();
+  let schemas = built.get(key);
+  if (schemas === undefined) {
+    schemas = buildSchemas(limits);
+    built.set(key, schemas);
+  }
+  return schemas;
+}
+
+function buildSchemas(limits: ServerLimits): Record<RouteName, RouteSchema> {
   const jsonOnly = (schema: TSchema, description: string) => ({
     description,
     headers: epochHeaders,

@@ -21,7 +21,7 @@ import { HttpError } from '../errors.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../options.js';
 import { parseUpdates, type PublishBody } from '../publish/body.js';
 import { useSharedShapes } from '../openapi.js';
-import { validated } from '../schemas/refusals.js';
+import { validated } from '../schemas/compilers.js';
 import { routeSchemas } from '../schemas/routes.js';
 import { runPublish, type PublishJson } from '../publish/run.js';
 import { fromHex } from '@akd-ts/core';
