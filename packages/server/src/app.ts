@@ -15,6 +15,8 @@ import type { RouteContext } from './context.js';
 import { clientErrorHandler, connectHandler, expectationHandler } from './client-errors.js';
 import { installErrorReplies, sendError } from './error-reply.js';
 import { useStrictJson } from './json-body.js';
+import { useOpenApi } from './openapi.js';
+import { routeSchemas } from './schemas/routes.js';
 import { HttpError } from './errors.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { RequestGate } from './request-gate.js';
@@ -76,10 +78,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const ctx: RouteContext = {
     directory: deps.directory,
     limits,
+    schemas: routeSchemas(limits),
     metrics,
     publishToken: deps.publishToken,
     writer: deps.publishToken === undefined ? undefined : deps.writer,
-    tamper: deps.unsafeTamperProofsForTesting === true,
     heavy: new ConcurrencyLimiter('heavy', {
       max: limits.maxHeavyRequests,
       maxQueued: limits.maxHeavyQueued,
@@ -146,8 +148,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
-  if (ctx.tamper) app.log.warn('serving TAMPERED proofs: a test-only option, never for deployment');
-
   app.server.on('checkExpectation', expectationHandler(countError));
   app.server.on('connect', connectHandler(countError));
   const sweeper = setInterval(() => gate.sweep(), timeouts.checkIntervalMs).unref();
@@ -191,6 +191,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
+  // before any route: the document is generated from the routes' schemas as they are added
+  await useOpenApi(app);
   trackReplication(app, deps.directory, metrics.registry);
   epochRoutes(app, ctx);
   lookupRoutes(app, ctx);
@@ -198,8 +200,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   auditRoutes(app, ctx);
   auditBlobRoutes(app, { directory: deps.directory, limiter: ctx.heavy, cache: auditBlobCache });
   publishRoutes(app, ctx);
-  if (deps.witnesses !== undefined) witnessRoutes(app, deps.directory, deps.witnesses);
+  if (deps.witnesses !== undefined)
+    witnessRoutes(app, deps.directory, deps.witnesses, ctx.schemas.witnessSignatures);
   opsRoutes(app, ctx);
-  webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL));
+  webRoutes(app, deps.webRoot ?? fileURLToPath(PUBLIC_DIR_URL), ctx.schemas);
   return app;
 }

@@ -6,44 +6,20 @@
  * base64. Both are byte for byte what core's `encodeAppendOnlyProof` makes of the same steps.
  */
 
+import { BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import { AkdError } from '@akd-ts/core';
 import type { AuditBlobInfo, AuditBlobRecord } from '@akd-ts/storage';
 
-/** `n` as a protobuf varint (spec 5: base-128, least significant group first). */
-export function varint(n: bigint | number): Uint8Array {
-  let v = BigInt(n);
-  const out: number[] = [];
-  while (v > 0x7fn) {
-    out.push(Number(v & 0x7fn) | 0x80);
-    v >>= 7n;
-  }
-  out.push(Number(v));
-  return Uint8Array.from(out);
-}
-
-const PROOFS_TAG = 0x0a; // field 1, length-delimited
-const EPOCHS_TAG = 0x10; // field 2, varint
-
-/** Field 1 entry header of a step of `size` bytes. */
+/** Field 1 (`proofs`, length-delimited) entry header of a step of `size` bytes (spec 5). */
 function stepHeader(size: number): Uint8Array {
-  const length = varint(size);
-  const out = new Uint8Array(1 + length.length);
-  out[0] = PROOFS_TAG;
-  out.set(length, 1);
-  return out;
+  return new BinaryWriter().tag(1, WireType.LengthDelimited).uint32(size).finish();
 }
 
-/** The `epochs` entries: the start epoch of each step. */
+/** The `epochs` entries (field 2, varint, unpacked as upstream writes them): each step's start. */
 function epochsField(steps: AuditBlobInfo[]): Uint8Array {
-  const parts = steps.map((s) => varint(s.epoch - 1n));
-  const out = new Uint8Array(parts.reduce((n, p) => n + 1 + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out[at++] = EPOCHS_TAG;
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  const writer = new BinaryWriter();
+  for (const s of steps) writer.tag(2, WireType.Varint).uint64(s.epoch - 1n);
+  return writer.finish();
 }
 
 /** The size of the whole `AppendOnlyProof` of `steps`. */

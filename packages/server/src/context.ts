@@ -12,15 +12,17 @@ import type { WriterClient } from './writer/writer-client.js';
 import type { AppMetrics } from './metrics.js';
 import { negotiate, PROTOBUF, type Representation } from './negotiate.js';
 import type { ServerLimits } from './options.js';
+import type { RouteName, RouteSchema } from './schemas/routes.js';
 
 export interface RouteContext {
   directory: ReadOnlyDirectory;
   limits: ServerLimits;
+  /** Each route's schema (validation, serialisation, the OpenAPI document). */
+  schemas: Record<RouteName, RouteSchema>;
   metrics: AppMetrics;
   publishToken: string | undefined;
   /** Where publishes go, when a writer process publishes for this server. */
   writer: WriterClient | undefined;
-  tamper: boolean;
   /** The limit on heavy requests (audits, blobs, histories, batch lookups). */
   heavy: ConcurrencyLimiter;
   /** Stored audit blobs kept in memory, shared by the audit and blob routes (or none). */

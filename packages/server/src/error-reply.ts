@@ -6,6 +6,7 @@
  */
 
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { AkdError } from '@akd-ts/core';
 import { errorResponse, HttpError, type HttpErrorCode } from './errors.js';
 
 /** Fastify's own client errors, by status, as catalogue codes. */
@@ -19,6 +20,8 @@ const FASTIFY_STATUS_CODES: Record<number, HttpErrorCode> = {
 
 /** Turns fastify's client errors (with a 4xx statusCode) into catalogue errors. */
 export function normalise(error: unknown): unknown {
+  // catalogue errors keep their code (fastify marks a failed validation's error with a 400)
+  if (error instanceof HttpError || error instanceof AkdError) return error;
   const status = (error as Partial<FastifyError> | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = FASTIFY_STATUS_CODES[status] ?? 'HTTP_BAD_REQUEST';

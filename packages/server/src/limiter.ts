@@ -14,6 +14,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
 import { clientGone, onRequestEnd } from './request-end.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The limiter whose slot a heavy route holds (see ConcurrencyLimiter.route). */
+    limiter?: ConcurrencyLimiter;
+  }
+}
+
 export interface LimiterOptions {
   /** Requests running at once (at least 1). */
   max: number;
@@ -124,8 +131,7 @@ export class ConcurrencyLimiter {
 
   /** Whether `request`'s route takes a slot of this limiter (its hook is a preHandler of it). */
   covers(request: FastifyRequest): boolean {
-    const hooks = request.routeOptions.config as unknown as { limiter?: unknown } | undefined;
-    return hooks?.limiter === this;
+    return request.routeOptions.config?.limiter === this;
   }
 
   /** Route options that take a slot of this limiter once the body was read. */

@@ -149,9 +149,4 @@ export interface AppDeps {
   auditBlobCacheBytes?: number;
   /** Register Node's process metrics (default true; tests building many apps turn it off). */
   processMetrics?: boolean;
-  /**
-   * TEST ONLY: flip a bit in every served lookup and history proof, so end-to-end tests can
-   * check that clients reject it. Never set this in a deployment.
-   */
-  unsafeTamperProofsForTesting?: boolean;
 }

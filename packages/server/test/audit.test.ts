@@ -8,10 +8,11 @@ import {
   decodeAppendOnlyProof,
   decodeSingleAppendOnlyProof,
   encodeAppendOnlyProof,
+  toHex,
 } from '@akd-ts/core';
 import { MemoryDatabase, type AuditBlobRecord, type Database } from '@akd-ts/storage';
 import { buildApp, type AuditJson } from '@akd-ts/server';
-import { countInserted, varint } from '../src/audit-stream.js';
+import { countInserted, protobufAudit } from '../src/audit-stream.js';
 import { ConcurrencyLimiter } from '../src/limiter.js';
 import { demoApp, demoDirectory } from './support.js';
 
@@ -53,10 +54,24 @@ test('a range is streamed from the stored steps, as protobuf and as JSON, and ve
   await demo.close();
 });
 
-test('the wire helpers: varints and counting inserted leaves without decoding', () => {
-  assert.deepEqual(varint(0), Uint8Array.of(0));
-  assert.deepEqual(varint(300), Uint8Array.of(0xac, 0x02));
-  assert.deepEqual(varint((1n << 64n) - 1n).length, 10);
+test('the wire helpers: multi-byte lengths and epochs as core encodes them; counting leaves', async () => {
+  const demo = await demoDirectory();
+  const records = [await demo.db.getAuditBlob(2n), await demo.db.getAuditBlob(3n)];
+  // epochs whose varints take two and ten bytes, over steps longer than 127 bytes
+  const ends = [300n, (1n << 64n) - 1n];
+  const infos = records.map((r, i) => ({ ...r, epoch: ends[i]!, size: r.data.length }));
+  assert.ok(records.every((r) => r.data.length > 127));
+  async function* data() {
+    for (const r of records) yield r;
+  }
+  const parts: Uint8Array[] = [];
+  for await (const part of protobufAudit(infos, data())) parts.push(part);
+  const expected = encodeAppendOnlyProof({
+    proofs: records.map((r) => decodeSingleAppendOnlyProof(r.data)),
+    epochs: ends.map((e) => e - 1n),
+  });
+  assert.equal(toHex(Buffer.concat(parts)), toHex(expected));
+  await demo.close();
   // field 1 twice, field 2 once
   const blob = Uint8Array.of(0x0a, 1, 7, 0x12, 0, 0x0a, 2, 1, 2);
   assert.equal(countInserted(blob), 2);

@@ -17,6 +17,7 @@ import {
   type PlexiCiphersuite,
 } from '@akd-ts/core';
 import { buildWitnessApp, WitnessRelay } from '@akd-ts/server';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { demoApp } from './support.js';
 
 const NS = 'demo.akd-ts';
@@ -164,11 +165,41 @@ test('forged, foreign, unknown and wrong-root pushes are refused with their code
   assert.equal((await epochJson()).witnesses.length, 2);
 });
 
-test('the OpenAPI document lists the witness route when witnesses are relayed', async () => {
+test('the served document lists the witness route, and the epoch answer with witnesses conforms', async () => {
   const doc = (await (await fetch(`${base}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  };
+  const route = doc.paths['/v1/witness-signatures']?.['post'];
+  assert.ok(route !== undefined);
+  assert.deepEqual(Object.keys(route.responses).sort(), ['204', '400', '413', '415', '500', '503']);
+  const ajv = new Ajv2020({ strict: false, validateFormats: false });
+  ajv.addSchema(doc, 'openapi.json');
+  const validate = ajv.compile({
+    $ref: 'openapi.json#/paths/~1v1~1epoch/get/responses/200/content/application~1json/schema',
+  });
+  const body = await epochJson();
+  assert.ok(body.witnesses.length > 0);
+  assert.ok(validate(body), ajv.errorsText(validate.errors));
+  // and the document refuses an answer whose witness signature lost a field
+  const broken = structuredClone(body) as { witnesses: Record<string, unknown>[] };
+  delete broken.witnesses[0]!['signature'];
+  assert.equal(validate(broken), false);
+});
+
+test('without witnesses relayed, neither the route nor the field is served', async () => {
+  const plain = await demoApp();
+  const doc = (await plain.app.inject({ url: '/openapi.json' })).json() as {
     paths: Record<string, unknown>;
   };
-  assert.ok('/v1/witness-signatures' in doc.paths);
+  assert.equal(doc.paths['/v1/witness-signatures'], undefined);
+  const res = await plain.app.inject({
+    method: 'POST',
+    url: '/v1/witness-signatures',
+    payload: {},
+  });
+  assert.equal(res.statusCode, 404);
+  assert.equal('witnesses' in (await plain.app.inject({ url: '/v1/epoch' })).json(), false);
+  await plain.close();
 });
 
 test('a relay refuses a witness key that is not 32 bytes', () => {

@@ -12,7 +12,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync, inflateSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { toHex } from '@akd-ts/core';
+import {
+  AkdError,
+  decodeLookupProof,
+  lookupVerify,
+  toHex,
+  utf8,
+  type HistoryProof,
+  type LookupProof,
+  type MembershipProof,
+} from '@akd-ts/core';
+import type { ReadOnlyDirectory } from '@akd-ts/directory';
 import { startServer, type RunningServer } from '@akd-ts/server';
 import {
   CHROMIUM_ARGS,
@@ -48,7 +58,7 @@ before(async () => {
   // closing a server closes its directory: the tampering one gets a reader of its own
   const { reader } = await import('../../server/test/support.js');
   tampering = await startServer(
-    { ...deps, directory: await reader(fixture.db), unsafeTamperProofsForTesting: true },
+    { ...deps, directory: tamperingWith(await reader(fixture.db)) },
     { port: 0 },
   );
   if (executablePath !== undefined) {
@@ -63,6 +73,107 @@ after(async () => {
   rmSync(webRoot, { recursive: true, force: true });
   if (!keptScreenshots) rmSync(screenshots, { recursive: true, force: true });
 });
+
+/**
+ * A server that tampers with its proofs: one bit flipped in the first sibling hash of each
+ * served existence proof. The proof still decodes, so a verifier must fail on the root hash
+ * it leads to (VERIFY_ROOT_MISMATCH), not on its encoding.
+ */
+function flipInPath(proof: MembershipProof): MembershipProof {
+  const [first, ...rest] = proof.siblingProofs;
+  if (first === undefined) {
+    // a one-leaf tree has no siblings: flip the proven hash instead
+    const hashVal = proof.hashVal.slice();
+    hashVal[0]! ^= 1;
+    return { ...proof, hashVal };
+  }
+  const sibling = first.siblings[0];
+  const value = sibling.value.slice();
+  value[value.length - 1]! ^= 1;
+  return {
+    ...proof,
+    siblingProofs: [{ ...first, siblings: [{ ...sibling, value }] }, ...rest],
+  };
+}
+
+function tamperLookup(proof: LookupProof): LookupProof {
+  return { ...proof, existenceProof: flipInPath(proof.existenceProof) };
+}
+
+function tamperHistory(proof: HistoryProof): HistoryProof {
+  const [first, ...rest] = proof.updateProofs;
+  if (first === undefined) return proof;
+  return {
+    ...proof,
+    updateProofs: [{ ...first, existenceProof: flipInPath(first.existenceProof) }, ...rest],
+  };
+}
+
+/** `directory`, serving its lookup and history proofs tampered with. */
+function tamperingWith(directory: ReadOnlyDirectory): ReadOnlyDirectory {
+  return new Proxy(directory, {
+    get(target, name) {
+      if (name === 'lookup') {
+        return async (label: Uint8Array) => {
+          const answer = await target.lookup(label);
+          return { ...answer, proof: tamperLookup(answer.proof) };
+        };
+      }
+      if (name === 'keyHistory') {
+        return async (...args: Parameters<ReadOnlyDirectory['keyHistory']>) => {
+          const answer = await target.keyHistory(...args);
+          return { ...answer, proof: tamperHistory(answer.proof) };
+        };
+      }
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+test('the tampering server serves proofs that decode but lead to another root', async () => {
+  const res = await fetch(`${tampering.url}/v1/lookup/alice`, {
+    headers: { accept: 'application/x-protobuf' },
+  });
+  assert.equal(res.status, 200);
+  const proof = decodeLookupProof(new Uint8Array(await res.arrayBuffer()));
+  const honestProof = (await fixture.dir.lookup(utf8('alice'))).proof;
+  const flipped = proof.existenceProof.siblingProofs[0]!.siblings[0].value;
+  const original = honestProof.existenceProof.siblingProofs[0]!.siblings[0].value;
+  assert.equal(
+    flipped.reduce((n, x, i) => n + popcount(x ^ original[i]!), 0),
+    1,
+    'one bit flipped',
+  );
+  const epochHash = await fixture.dir.getEpochHash();
+  assert.throws(
+    () =>
+      lookupVerify(
+        fixture.dir.config,
+        fixture.dir.getPublicKey(),
+        epochHash.hash,
+        epochHash.epoch,
+        utf8('alice'),
+        proof,
+      ),
+    (e: unknown) => e instanceof AkdError && e.code === 'VERIFY_ROOT_MISMATCH',
+  );
+  // a one-leaf path flips the proven hash; an empty history is left alone
+  const leafOnly = tamperLookup({
+    ...honestProof,
+    existenceProof: { ...honestProof.existenceProof, siblingProofs: [] },
+  });
+  assert.notDeepEqual(leafOnly.existenceProof.hashVal, honestProof.existenceProof.hashVal);
+  const empty = { ...(await fixture.dir.keyHistory(utf8('alice'), { kind: 'complete' })).proof };
+  empty.updateProofs = [];
+  assert.equal(tamperHistory(empty), empty);
+});
+
+function popcount(x: number): number {
+  let n = 0;
+  for (; x; x &= x - 1) n++;
+  return n;
+}
 
 /** Opens the page of `server`, looks `label` up and returns the settled verdict. */
 async function lookUp(

@@ -7,7 +7,6 @@
 
 import { AkdError } from '@akd-ts/core';
 import type { Update } from '@akd-ts/directory';
-import { HttpError } from '../errors.js';
 import { parseBytesField } from '../params.js';
 
 /** The limits a publish body is checked against. */
@@ -17,37 +16,23 @@ export interface PublishBodyLimits {
   maxValueBytes: number;
 }
 
+/** A publish body, as its schema (schemas/routes.ts) admits it. */
+export interface PublishBody {
+  updates: { label?: string; labelHex?: string; value?: string; valueHex?: string }[];
+}
+
 /**
- * The updates of a parsed JSON body, each label and value within the limits.
+ * The updates of a body the route's schema admitted (a list of at most maxPublishUpdates
+ * objects whose fields are strings, hex where hex), each label and value within the limits.
  *
- * @throws HttpError `HTTP_BAD_REQUEST` for a malformed body or update; AkdError
- * `DIRECTORY_LIMIT` naming the update for too many updates or a label or value too long.
+ * @throws HttpError `HTTP_BAD_REQUEST` for an update without its label or value, or with
+ * both forms of one; AkdError `DIRECTORY_LIMIT` naming the update for a label or value too
+ * long.
  * @example parseUpdates({ updates: [{ label: 'alice', value: 'k1' }] }, DEFAULT_SERVER_LIMITS)
  */
-export function parseUpdates(body: unknown, limits: PublishBodyLimits): Update[] {
-  const list = (body as { updates?: unknown } | null)?.updates;
-  if (body === null || typeof body !== 'object' || !Array.isArray(list)) {
-    throw new HttpError(
-      'HTTP_BAD_REQUEST',
-      'expected a JSON body {"updates": [{"label": ..., "value": ...}, ...]}',
-    );
-  }
-  if (list.length > limits.maxPublishUpdates) {
-    throw new AkdError(
-      'DIRECTORY_LIMIT',
-      `updates: at most ${limits.maxPublishUpdates} in one request, got ${list.length}`,
-      { field: 'updates' },
-    );
-  }
-  return list.map((item: unknown, i) => {
+export function parseUpdates(body: PublishBody, limits: PublishBodyLimits): Update[] {
+  return body.updates.map((record, i) => {
     const where = `updates[${i}]`;
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-      throw new HttpError(
-        'HTTP_BAD_REQUEST',
-        `${where}: expected an object with a label and a value`,
-      );
-    }
-    const record = item as Record<string, unknown>;
     const update = {
       label: parseBytesField(record, 'label', where),
       value: parseBytesField(record, 'value', where),

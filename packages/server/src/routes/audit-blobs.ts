@@ -35,6 +35,9 @@ import {
 } from '@akd-ts/directory';
 import { HttpError } from '../errors.js';
 import type { ConcurrencyLimiter } from '../limiter.js';
+import { useSharedShapes } from '../openapi.js';
+import { validated } from '../schemas/compilers.js';
+import { AUDIT_BLOB_SCHEMAS } from '../schemas/routes.js';
 
 /** Where the listing is served; a blob is at `${AUDIT_BLOBS_PATH}/<key>`. */
 export const AUDIT_BLOBS_PATH = '/v1/audit-blobs';
@@ -55,22 +58,13 @@ export interface AuditBlobRoutesOptions {
   cache?: AuditBlobCache | undefined;
 }
 
+/** The listing's parameters, each given at most once (the route's schema checks). */
 interface ListingQuerystring {
-  'list-type'?: unknown;
-  prefix?: unknown;
-  'start-after'?: unknown;
-  'continuation-token'?: unknown;
-  'max-keys'?: unknown;
-}
-
-/** A query parameter given at most once, as text. */
-function text(query: ListingQuerystring, name: keyof ListingQuerystring): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') {
-    throw new HttpError('HTTP_BAD_REQUEST', `${name}: give the parameter once`);
-  }
-  return value;
+  'list-type'?: string;
+  prefix?: string;
+  'start-after'?: string;
+  'continuation-token'?: string;
+  'max-keys'?: string;
 }
 
 /** Whether `key` is a blob name (every token this server issues holds one). */
@@ -96,11 +90,9 @@ function decodeToken(token: string): string {
   return key;
 }
 
+/** The page size asked for (the schema has checked it is 1 to 9 digits). */
 function parseMaxKeys(value: string | undefined, limit: number): number {
   if (value === undefined) return limit;
-  if (!/^[0-9]{1,9}$/.test(value)) {
-    throw new HttpError('HTTP_BAD_REQUEST', 'max-keys: expected a non-negative integer');
-  }
   return Math.min(Number(value), limit); // S3 caps a larger request silently
 }
 
@@ -124,42 +116,44 @@ export function auditBlobRoutes(
   });
   const limit = Math.min(MAX_KEYS, Math.max(1, options.maxKeys ?? MAX_KEYS));
   const route = options.limiter === undefined ? {} : options.limiter.route;
+  useSharedShapes(app);
 
-  app.get<{ Querystring: ListingQuerystring }>(AUDIT_BLOBS_PATH, route, async (request, reply) => {
-    const query = request.query;
-    const listType = text(query, 'list-type');
-    if (listType !== undefined && listType !== '2') {
-      throw new HttpError('HTTP_BAD_REQUEST', 'list-type: only 2 (ListObjectsV2) is served');
-    }
-    const prefix = text(query, 'prefix') ?? '';
-    const startAfter = text(query, 'start-after');
-    const token = text(query, 'continuation-token');
-    const maxKeys = parseMaxKeys(text(query, 'max-keys'), limit);
-    // as in S3, a continuation token takes precedence over start-after
-    const after = token !== undefined ? decodeToken(token) : startAfter;
-    const page = await blobs.list({ prefix, startAfter: after, maxKeys });
-    const xml = renderListBucketResult({
-      name: 'audit-blobs',
-      prefix,
-      startAfter,
-      continuationToken: token,
-      maxKeys,
-      isTruncated: page.isTruncated,
-      nextContinuationToken:
-        page.isTruncated && page.nextStartAfter !== undefined
-          ? encodeToken(page.nextStartAfter)
-          : undefined,
-      contents: page.contents,
-    });
-    return reply
-      .header('cache-control', 'no-store')
-      .type('application/xml; charset=utf-8')
-      .send(xml);
-  });
+  // the schema has checked the query: list-type is 2, each parameter given at most once
+  app.get<{ Querystring: ListingQuerystring }>(
+    AUDIT_BLOBS_PATH,
+    { ...route, ...validated(AUDIT_BLOB_SCHEMAS.auditBlobs) },
+    async (request, reply) => {
+      const query = request.query;
+      const prefix = query.prefix ?? '';
+      const startAfter = query['start-after'];
+      const token = query['continuation-token'];
+      const maxKeys = parseMaxKeys(query['max-keys'], limit);
+      // as in S3, a continuation token takes precedence over start-after
+      const after = token !== undefined ? decodeToken(token) : startAfter;
+      const page = await blobs.list({ prefix, startAfter: after, maxKeys });
+      const xml = renderListBucketResult({
+        name: 'audit-blobs',
+        prefix,
+        startAfter,
+        continuationToken: token,
+        maxKeys,
+        isTruncated: page.isTruncated,
+        nextContinuationToken:
+          page.isTruncated && page.nextStartAfter !== undefined
+            ? encodeToken(page.nextStartAfter)
+            : undefined,
+        contents: page.contents,
+      });
+      return reply
+        .header('cache-control', 'no-store')
+        .type('application/xml; charset=utf-8')
+        .send(xml);
+    },
+  );
 
   app.get<{ Params: { epoch: string; previous: string; current: string } }>(
     `${AUDIT_BLOBS_PATH}/:epoch/:previous/:current`,
-    route,
+    { ...route, ...validated(AUDIT_BLOB_SCHEMAS.auditBlob) },
     async (request, reply) => {
       const { epoch, previous, current } = request.params;
       const key = `${epoch}/${previous}/${current}`;

@@ -16,6 +16,7 @@ import { epochHeaders, representationOf, type RouteContext } from '../context.js
 import { HttpError } from '../errors.js';
 import { PROTOBUF } from '../negotiate.js';
 import { parseEpoch } from '../params.js';
+import { validated } from '../schemas/compilers.js';
 import { AUDIT_BLOBS_PATH } from './audit-blobs.js';
 
 /** How long a client should wait for missing blobs to be filled in, seconds. */
@@ -32,7 +33,7 @@ export function auditRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const blobs = new StoredAuditBlobs(directory, { cache: auditBlobCache });
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/v1/audit',
-    ctx.heavy.route,
+    { ...ctx.heavy.route, ...validated(ctx.schemas.audit) },
     async (request, reply) => {
       const representation = representationOf(request);
       const from = parseEpoch(request.query.from, 'from');

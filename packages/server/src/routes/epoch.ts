@@ -8,6 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import { ExperimentalConfiguration, fromUtf8, toHex, type Configuration } from '@akd-ts/core';
 import { Directory } from '@akd-ts/directory';
 import { epochHeaders, type RouteContext } from '../context.js';
+import { validated } from '../schemas/compilers.js';
+import type { WitnessSignatureJson } from '../schemas/shapes.js';
 
 /** `GET /v1/epoch` */
 export interface EpochJson {
@@ -24,8 +26,8 @@ export interface EpochJson {
     maxHistoryVersions: number;
     maxAuditEpochs: number;
   };
-  /** Each relayed witness's newest signature at or below this epoch, in Plexi's JSON (when witnesses are configured). */
-  witnesses?: Record<string, unknown>[];
+  /** Each relayed witness's newest signature at or below this epoch (when witnesses are relayed). */
+  witnesses?: WitnessSignatureJson[];
 }
 
 function configurationJson(config: Configuration): EpochJson['configuration'] {
@@ -38,7 +40,7 @@ function configurationJson(config: Configuration): EpochJson['configuration'] {
 
 export function epochRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits } = ctx;
-  app.get('/v1/epoch', async (_request, reply) => {
+  app.get('/v1/epoch', validated(ctx.schemas.epoch), async (_request, reply) => {
     const epochHash = await directory.getEpochHash();
     epochHeaders(reply, epochHash);
     const body: EpochJson = {

@@ -8,13 +8,13 @@ import { encodeHistoryProof, type HistoryParams } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
 import { historyJson } from '../json.js';
 import { parseCount, parseLabel } from '../params.js';
-import { tamperHistory } from '../tamper.js';
+import { validated } from '../schemas/compilers.js';
 
 export function historyRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
   app.get<{ Params: { label: string }; Querystring: { mostRecent?: string } }>(
     '/v1/history/:label',
-    ctx.heavy.route,
+    { ...ctx.heavy.route, ...validated(ctx.schemas.history) },
     async (request, reply) => {
       const representation = representationOf(request);
       const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);
@@ -26,11 +26,10 @@ export function historyRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const params: HistoryParams =
         count === null ? { kind: 'complete' } : { kind: 'mostRecent', count };
       const { proof, epochHash } = await directory.keyHistory(label, params);
-      const sent = ctx.tamper ? tamperHistory(proof) : proof;
-      const encoded = encodeHistoryProof(sent);
+      const encoded = encodeHistoryProof(proof);
       metrics.proofsServed.inc({ kind: 'history' });
       return sendProof(reply, representation, epochHash, encoded, () =>
-        historyJson(label, count, sent, encoded, epochHash),
+        historyJson(label, count, proof, encoded, epochHash),
       );
     },
   );

@@ -5,87 +5,63 @@
  * by its length as a varint, protobuf's `writeDelimitedTo` format), in the request's order.
  */
 
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import type { FastifyInstance } from 'fastify';
-import { AkdError, encodeLookupProof, type LookupProof } from '@akd-ts/core';
+import { encodeLookupProof } from '@akd-ts/core';
 import { representationOf, sendProof, type RouteContext } from '../context.js';
-import { HttpError } from '../errors.js';
 import { batchLookupJson, lookupJson } from '../json.js';
 import { parseLabel } from '../params.js';
-import { tamperLookup } from '../tamper.js';
+import { validated } from '../schemas/compilers.js';
 
 /** Header of a batch response: how many proofs it holds. */
 export const PROOF_COUNT_HEADER = 'x-akd-proof-count';
 
-/** `n` as a protobuf varint. */
-function varint(n: number): number[] {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return out;
-}
-
 /**
- * Messages in protobuf's size-delimited stream format.
+ * Messages in protobuf's size-delimited stream format, written by the protobuf runtime's
+ * writer (a length-delimited `bytes` value is exactly a varint length and the bytes).
  *
  * @example sizeDelimited([new Uint8Array([1, 2])]) // Uint8Array [2, 1, 2]
  */
 export function sizeDelimited(messages: Uint8Array[]): Uint8Array {
-  const parts = messages.map((m) => [Uint8Array.from(varint(m.length)), m] as const);
-  const out = new Uint8Array(parts.reduce((n, [h, m]) => n + h.length + m.length, 0));
-  let offset = 0;
-  for (const [h, m] of parts) {
-    out.set(h, offset);
-    out.set(m, offset + h.length);
-    offset += h.length + m.length;
-  }
-  return out;
+  const writer = new BinaryWriter();
+  for (const message of messages) writer.bytes(message);
+  return writer.finish();
 }
 
 export function lookupRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { directory, limits, metrics } = ctx;
-  const served = (proof: LookupProof) => (ctx.tamper ? tamperLookup(proof) : proof);
 
-  app.get<{ Params: { label: string } }>('/v1/lookup/:label', async (request, reply) => {
-    const representation = representationOf(request);
-    const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);
-    const { proof, epochHash } = await directory.lookup(label);
-    const sent = served(proof);
-    const encoded = encodeLookupProof(sent);
-    metrics.proofsServed.inc({ kind: 'lookup' });
-    return sendProof(reply, representation, epochHash, encoded, () =>
-      lookupJson(label, sent, encoded, epochHash),
-    );
-  });
+  app.get<{ Params: { label: string } }>(
+    '/v1/lookup/:label',
+    validated(ctx.schemas.lookup),
+    async (request, reply) => {
+      const representation = representationOf(request);
+      const label = parseLabel(request.params.label, 'label', limits.maxLabelBytes);
+      const { proof, epochHash } = await directory.lookup(label);
+      const encoded = encodeLookupProof(proof);
+      metrics.proofsServed.inc({ kind: 'lookup' });
+      return sendProof(reply, representation, epochHash, encoded, () =>
+        lookupJson(label, proof, encoded, epochHash),
+      );
+    },
+  );
 
-  app.post<{ Body: unknown }>('/v1/lookup', ctx.heavy.route, async (request, reply) => {
-    const representation = representationOf(request);
-    const body = request.body as { labels?: unknown } | null;
-    if (body === null || typeof body !== 'object' || !Array.isArray(body.labels)) {
-      throw new HttpError(
-        'HTTP_BAD_REQUEST',
-        'expected a JSON body {"labels": [...]} of labels (text, or hex:<hex>)',
+  // the schema has checked the body's shape: a list of 1 to maxBatchLookup strings
+  app.post<{ Body: { labels: string[] } }>(
+    '/v1/lookup',
+    { ...ctx.heavy.route, ...validated(ctx.schemas.batchLookup) },
+    async (request, reply) => {
+      const representation = representationOf(request);
+      const texts = request.body.labels;
+      const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
+      const result = await directory.batchLookup(labels);
+      const { proofs } = result;
+      const encoded = proofs.map(encodeLookupProof);
+      metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
+      reply.header(PROOF_COUNT_HEADER, String(proofs.length));
+      return sendProof(reply, representation, result.epochHash, sizeDelimited(encoded), () =>
+        batchLookupJson(labels, proofs, encoded, result.epochHash),
       );
-    }
-    const texts: unknown[] = body.labels;
-    if (texts.length === 0) throw new HttpError('HTTP_BAD_REQUEST', 'labels: the list is empty');
-    if (texts.length > limits.maxBatchLookup) {
-      throw new AkdError(
-        'DIRECTORY_LIMIT',
-        `labels: at most ${limits.maxBatchLookup} labels in one batch, got ${texts.length}`,
-        { field: 'labels' },
-      );
-    }
-    const labels = texts.map((t, i) => parseLabel(t, `labels[${i}]`, limits.maxLabelBytes));
-    const result = await directory.batchLookup(labels);
-    const proofs = result.proofs.map(served);
-    const encoded = proofs.map(encodeLookupProof);
-    metrics.proofsServed.inc({ kind: 'lookup' }, proofs.length);
-    reply.header(PROOF_COUNT_HEADER, String(proofs.length));
-    return sendProof(reply, representation, result.epochHash, sizeDelimited(encoded), () =>
-      batchLookupJson(labels, proofs, encoded, result.epochHash),
-    );
-  });
+    },
+  );
 }

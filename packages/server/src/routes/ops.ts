@@ -17,7 +17,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AZKS_KEY } from '@akd-ts/storage';
 import type { RouteContext } from '../context.js';
-import { openApiDocument } from '../openapi.js';
+import type {} from '@fastify/swagger';
+import { validated } from '../schemas/compilers.js';
 
 /** What readiness found: `reasons` is empty when ready. */
 export interface Readiness {
@@ -55,7 +56,7 @@ export async function readiness(ctx: RouteContext): Promise<Readiness> {
 }
 
 export function opsRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const { metrics } = ctx;
+  const { metrics, schemas } = ctx;
   let wasReady: boolean | undefined;
 
   let checking: Promise<Readiness> | undefined;
@@ -73,21 +74,25 @@ export function opsRoutes(app: FastifyInstance, ctx: RouteContext): void {
     return reply.code(503).send({ status: 'unavailable', reasons });
   };
 
-  app.get('/livez', async (_request, reply) =>
+  app.get('/livez', validated(schemas.livez), async (_request, reply) =>
     reply.header('cache-control', 'no-store').send({ status: 'ok' }),
   );
-  app.get('/readyz', async (_request, reply) => ready(reply));
-  app.get('/healthz', async (_request, reply) => ready(reply));
+  app.get('/readyz', validated(schemas.readyz), async (_request, reply) => ready(reply));
+  app.get(
+    '/healthz',
+    validated({ ...schemas.readyz, summary: 'readiness, under the older name (as /readyz)' }),
+    async (_request, reply) => ready(reply),
+  );
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', validated(schemas.metrics), async (_request, reply) => {
     const text = await metrics.registry.metrics();
     return reply.type(metrics.registry.contentType).header('cache-control', 'no-store').send(text);
   });
 
-  const document = JSON.stringify(
-    openApiDocument(ctx.limits, { witnesses: ctx.witnesses !== undefined }),
-  );
-  app.get('/openapi.json', async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(document),
-  );
+  // generated once, on the first request: every route is known by then
+  let document: string | undefined;
+  app.get('/openapi.json', validated(schemas.openapi), async (_request, reply) => {
+    document ??= JSON.stringify(app.swagger());
+    return reply.type('application/json; charset=utf-8').send(document);
+  });
 }

@@ -17,7 +17,8 @@ import { Directory } from '@akd-ts/directory';
 import type { RouteContext } from '../context.js';
 import { epochHeaders } from '../context.js';
 import { HttpError } from '../errors.js';
-import { parseUpdates } from '../publish/body.js';
+import { parseUpdates, type PublishBody } from '../publish/body.js';
+import { validated } from '../schemas/compilers.js';
 import { runPublish, type PublishJson } from '../publish/run.js';
 import { fromHex } from '@akd-ts/core';
 import { RELAYED_HEADERS, type WriterClient } from '../writer/writer-client.js';
@@ -93,16 +94,24 @@ export function publishRoutes(app: FastifyInstance, ctx: RouteContext): void {
     void app.register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-      scope.post('/v1/publish', { onRequest, onRequestAbort: () => undefined }, (request, reply) =>
-        relay(ctx, writer, request, reply),
+      // the schema documents the body; the writer validates it (with the same schema)
+      scope.post(
+        '/v1/publish',
+        {
+          onRequest,
+          onRequestAbort: () => undefined,
+          ...validated(ctx.schemas.publish),
+          validatorCompiler: () => () => true,
+        },
+        (request, reply) => relay(ctx, writer, request, reply),
       );
     });
     return;
   }
 
-  app.post<{ Body: unknown }>(
+  app.post<{ Body: PublishBody }>(
     '/v1/publish',
-    { bodyLimit: limits.publishBodyLimit, onRequest },
+    { bodyLimit: limits.publishBodyLimit, onRequest, ...validated(ctx.schemas.publish) },
     async (request, reply) => {
       const updates = parseUpdates(request.body, limits);
       const json = await runPublish(inThread!, updates, request.log);

@@ -9,6 +9,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../errors.js';
+import type { RouteName, RouteSchema } from '../schemas/routes.js';
+import { validated } from '../schemas/compilers.js';
 
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
@@ -49,24 +51,32 @@ async function readAsset(root: string, name: string): Promise<Buffer | undefined
   }
 }
 
-export function webRoutes(app: FastifyInstance, root: string): void {
-  app.get('/', async (_request, reply) => {
+export function webRoutes(
+  app: FastifyInstance,
+  root: string,
+  schemas: Record<RouteName, RouteSchema>,
+): void {
+  app.get('/', validated(schemas.page), async (_request, reply) => {
     reply.headers(SECURITY_HEADERS).header('cache-control', 'no-cache');
     const html = await readAsset(root, 'index.html');
     if (html === undefined) return reply.code(503).type(TYPES.html!).send(NOT_BUILT(root));
     return reply.type(TYPES.html!).send(html);
   });
 
-  app.get<{ Params: { file: string } }>('/assets/:file', async (request, reply) => {
-    const { file } = request.params;
-    const match = ASSET.exec(file);
-    const bytes = match === null ? undefined : await readAsset(root, file);
-    if (bytes === undefined)
-      throw new HttpError('HTTP_NOT_FOUND', `no asset ${JSON.stringify(file.slice(0, 60))}`);
-    return reply
-      .headers(SECURITY_HEADERS)
-      .header('cache-control', 'no-cache')
-      .type(TYPES[match![1]!]!)
-      .send(bytes);
-  });
+  app.get<{ Params: { file: string } }>(
+    '/assets/:file',
+    validated(schemas.asset),
+    async (request, reply) => {
+      const { file } = request.params;
+      const match = ASSET.exec(file);
+      const bytes = match === null ? undefined : await readAsset(root, file);
+      if (bytes === undefined)
+        throw new HttpError('HTTP_NOT_FOUND', `no asset ${JSON.stringify(file.slice(0, 60))}`);
+      return reply
+        .headers(SECURITY_HEADERS)
+        .header('cache-control', 'no-cache')
+        .type(TYPES[match![1]!]!)
+        .send(bytes);
+    },
+  );
 }

@@ -18,6 +18,7 @@ import {
   type WitnessSignature,
 } from '@akd-ts/core';
 import { HttpError } from '../errors.js';
+import type { WitnessSignatureJson } from '../schemas/shapes.js';
 
 /** A witness whose signatures the server relays. */
 export interface RelayedWitness {
@@ -131,7 +132,7 @@ export class WitnessRelay {
    * Polled witnesses that have not answered for `epoch` are asked in the background (each at
    * most once per `retryMs`): a slow or silent witness never holds the answer.
    */
-  signaturesFor(epoch: bigint, root: Uint8Array): Record<string, unknown>[] {
+  signaturesFor(epoch: bigint, root: Uint8Array): WitnessSignatureJson[] {
     void this.pollAll(epoch, root);
     const newest = new Map<string, WitnessSignature>();
     for (const [kept, byWitness] of this.kept) {
@@ -146,7 +147,7 @@ export class WitnessRelay {
     return this.options.witnesses
       .map((w) => newest.get(toHex(w.publicKey)))
       .filter((s): s is WitnessSignature => s !== undefined)
-      .map((s) => witnessSignatureToJson(s));
+      .map((s) => witnessSignatureToJson(s) as WitnessSignatureJson);
   }
 
   /**

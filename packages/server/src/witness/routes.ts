@@ -8,6 +8,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ReadOnlyDirectory } from '@akd-ts/directory';
 import type { WitnessRelay } from './relay.js';
+import type { RouteSchema } from '../schemas/routes.js';
+import { validated } from '../schemas/compilers.js';
 
 /** Signatures are under 1 KiB; anything much larger is no signature. */
 const BODY_LIMIT = 8 * 1024;
@@ -16,10 +18,17 @@ export function witnessRoutes(
   app: FastifyInstance,
   directory: ReadOnlyDirectory,
   relay: WitnessRelay,
+  schema: RouteSchema,
 ): void {
   app.post<{ Body: unknown }>(
     '/v1/witness-signatures',
-    { bodyLimit: BODY_LIMIT },
+    {
+      ...validated(schema),
+      // the body's schema documents it; core's parser checks it, with WITNESS_* codes that
+      // say more than a schema's refusal would
+      validatorCompiler: () => () => true,
+      bodyLimit: BODY_LIMIT,
+    },
     async (request, reply) => {
       // only the latest epoch's root is at hand: a witness pushes as soon as it has verified it
       const latest = await directory.getEpochHash();

@@ -19,7 +19,10 @@ import { installErrorReplies } from '../error-reply.js';
 import { useStrictJson } from '../json-body.js';
 import { HttpError } from '../errors.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from '../options.js';
-import { parseUpdates } from '../publish/body.js';
+import { parseUpdates, type PublishBody } from '../publish/body.js';
+import { useSharedShapes } from '../openapi.js';
+import { validated } from '../schemas/compilers.js';
+import { routeSchemas } from '../schemas/routes.js';
 import { runPublish, type PublishJson } from '../publish/run.js';
 import { fromHex } from '@akd-ts/core';
 
@@ -83,9 +86,12 @@ export async function buildWriterApp(options: WriterAppOptions): Promise<Fastify
   // is read never reaches the handler and counts for nothing)
   const running = new WeakSet<FastifyRequest>();
   let publishing = 0;
-  app.post<{ Body: unknown }>(
+  // the body is validated with the schema of the API's POST /v1/publish, which relays it here
+  useSharedShapes(app);
+  app.post<{ Body: PublishBody }>(
     WRITER_PUBLISH_PATH,
     {
+      ...validated(routeSchemas(limits).publish),
       preHandler: async (request) => {
         running.add(request);
         publishing++;
