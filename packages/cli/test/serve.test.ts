@@ -125,9 +125,8 @@ test('a read-only server serves proofs and stops on SIGTERM', async () => {
     stdin: '{"label":"bob","value":"k1"}\n',
   });
   assert.equal(second.code, 0, second.stderr);
-  const deadline = Date.now() + 5_000;
+  // no deadline of its own: the runner's time limit names a server that never sees it
   while ((await (await fetch(`${server.url}/v1/epoch`)).json()).epoch !== '2') {
-    assert.ok(Date.now() < deadline, 'the read-only server saw epoch 2');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const { code, stdout, stderr } = await server.stop();
