@@ -11,6 +11,13 @@
 // starts a throwaway server for the run and removes it afterwards (scripts/test-postgres.mjs).
 // With CI=true, a skipped test fails the run: CI has every dependency, so a skip there means a
 // check silently did not happen.
+//
+// Every test file has a time limit (AKD_TEST_TIMEOUT_MS, default 10 minutes; node's
+// --test-timeout, which node 20 applies to each file as a whole): a test that waits for
+// something that never comes fails its file, and is named in the summary as hung (the tests
+// its file had begun and not finished, test-reporter.mjs), instead of holding the run until
+// CI's own limit ends it with no name. The limit is no measure of speed: it is far above any
+// file's time on a busy machine.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -83,6 +90,13 @@ if (process.env.AKD_TEST_POSTGRES_URL) {
   console.log(`started a throwaway PostgreSQL server: ${postgres.source}, ${postgres.url}`);
 }
 
+/** Each test file's time limit, ms: long enough for a loaded machine, short of CI's. */
+const timeoutMs = Number(process.env.AKD_TEST_TIMEOUT_MS ?? 600_000);
+if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+  console.error(`AKD_TEST_TIMEOUT_MS must be a positive integer (ms), not ${timeoutMs}`);
+  process.exit(1);
+}
+
 const results = join(work, 'results.jsonl');
 const reportDir = join(work, 'coverage');
 const nodeArgs = [
@@ -91,6 +105,7 @@ const nodeArgs = [
   'tsx',
   '--test',
   `--test-concurrency=${Math.max(2, availableParallelism())}`,
+  `--test-timeout=${timeoutMs}`,
   '--test-reporter=spec',
   '--test-reporter-destination=stdout',
   `--test-reporter=${pathToFileURL(join(root, 'scripts/test-reporter.mjs')).href}`,
@@ -138,6 +153,8 @@ const causes = tests.filter(
 const cancelled = failed.filter((t) => t.failureType === 'cancelledByParent');
 const skipped = tests.filter((t) => t.status === 'skip' || t.status === 'todo');
 const passed = tests.filter((t) => t.status === 'pass');
+// files that ran out of time, with the tests they had begun and not finished
+const hung = causes.filter((t) => t.failureType === 'testTimeoutFailure');
 
 /** Line coverage, overall and per package (lowest first). */
 function coverage() {
@@ -183,6 +200,17 @@ if (causes.length > 0) {
   );
 } else if (failed.length > 0) {
   problems.push(`${failed.length} tests failed: ${failed.map((t) => t.name).join(', ')}`);
+}
+if (hung.length > 0) {
+  problems.push(
+    `${hung.length} test file${hung.length === 1 ? '' : 's'} ran out of time (${timeoutMs / 1000} s, AKD_TEST_TIMEOUT_MS); hung:\n` +
+      hung
+        .map((t) =>
+          (t.hung?.length ? t.hung : ['(no test had begun)']).map((h) => `  ${where(t)}${h}`),
+        )
+        .flat()
+        .join('\n'),
+  );
 }
 if (ci && skipped.length > 0) {
   problems.push(

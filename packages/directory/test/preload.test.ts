@@ -166,25 +166,51 @@ test('parallel levels follow spec 13.1', () => {
   assert.ok((parallelLevels(Parallelism.availableOr(32)) ?? -1) >= 0);
 });
 
+/**
+ * A clock of this thread's idle and busy time that moves only when told: reads then wait or
+ * work for exactly what a test says, however busy the machine.
+ */
+function loopClock() {
+  const t = { idle: 0, active: 0 };
+  return {
+    now: () => ({ ...t }),
+    idle: (ms: number) => (t.idle += ms),
+    work: (ms: number) => (t.active += ms),
+  };
+}
+
 test("an insertion's preload splits its frontier once its reads wait on round trips, not while they work", async () => {
   const bytes = randomBytes(5);
   const taken = new Set<string>();
   const elements = clusteredLeaves(bytes, 3000, 3000, taken);
   const more = clusteredLeaves(bytes, 3000, 3000, taken);
-  /** A store whose reads keep this thread busy (rows decoded here) for `ms` each. */
-  class BusyDatabase extends MemoryDatabase {
+  /**
+   * A store whose reads, on `clock`, wait for a round trip (`remote`: 10 ms idle) or keep
+   * this thread busy decoding rows (2 ms of work).
+   */
+  class TimedDatabase extends MemoryDatabase {
+    constructor(
+      readonly clock: ReturnType<typeof loopClock>,
+      readonly remote: boolean,
+    ) {
+      super();
+    }
+    private pass() {
+      if (this.remote) this.clock.idle(10);
+      else this.clock.work(2);
+    }
     override async batchGet(keys: Parameters<MemoryDatabase['batchGet']>[0]) {
-      const until = performance.now() + 2;
-      while (performance.now() < until);
+      this.pass();
       return super.batchGet(keys);
     }
     override async batchGetNodes(labels: Parameters<MemoryDatabase['batchGetNodes']>[0]) {
-      const until = performance.now() + 2;
-      while (performance.now() < until);
+      this.pass();
       return super.batchGetNodes(labels);
     }
   }
-  const splitsOf = async (db: MemoryDatabase | InstrumentedDatabase, splitAlways: boolean) => {
+  const splitsOf = async (remote: boolean, splitAlways: boolean) => {
+    const clock = loopClock();
+    const db = new TimedDatabase(clock, remote);
     const storage = new StorageManager(db);
     const azks = new Azks(config);
     let record = await azks.create(storage);
@@ -194,61 +220,85 @@ test("an insertion's preload splits its frontier once its reads wait on round tr
     storage.flushCache();
     const stats = { levels: 0, reads: 0, splits: 0 };
     tx = storage.beginTransaction();
-    await azks.insert(tx, record, more, { levels: 5, maxBatchSize: 100, splitAlways, stats });
+    const pacing = new ReadPacing(clock.now);
+    await azks.insert(tx, record, more, {
+      levels: 5,
+      maxBatchSize: 100,
+      splitAlways,
+      stats,
+      pacing,
+    });
     await tx.rollback();
+    assert.ok(stats.reads > 3, `${stats.reads} reads`);
     return stats.splits;
   };
-  // a round trip long against the reads' own work even when other jobs slow this thread down
-  const remote = () => new InstrumentedDatabase(new MemoryDatabase(), { readDelayMs: 10 });
-  assert.ok((await splitsOf(remote(), false)) > 0, 'waiting reads: split');
-  assert.equal(await splitsOf(new BusyDatabase(), false), 0, 'busy reads: serial');
-  assert.ok((await splitsOf(new BusyDatabase(), true)) > 0, 'split on demand');
+  assert.ok((await splitsOf(true, false)) > 0, 'waiting reads: split');
+  assert.equal(await splitsOf(false, false), 0, 'busy reads: serial');
+  assert.ok((await splitsOf(false, true)) > 0, 'split on demand');
 });
 
 test('read pacing: one read kept busy (as by a collection pause) does not outvote the reads that waited', async () => {
-  const busy = async () => {
-    const until = performance.now() + 100;
-    while (performance.now() < until);
-  };
-  const wait = () => new Promise<void>((resolve) => setTimeout(resolve, 15));
-  const pacing = new ReadPacing();
+  const clock = loopClock();
+  const busy = async () => void clock.work(100);
+  const wait = async () => void clock.idle(15);
+  const pacing = new ReadPacing(clock.now);
   await pacing.observe(busy);
   await pacing.observe(wait);
   assert.equal(pacing.split, false, 'too few reads to tell');
   await pacing.observe(wait);
   await pacing.observe(wait);
   await pacing.observe(wait);
-  // about 60 ms idle against 110 ms busy in all (the read right after the busy one counts
-  // part of it), but most reads waited
+  // 60 ms idle against 100 ms busy in all, but most reads waited
   assert.equal(pacing.split, true);
-  const working = new ReadPacing();
+  const working = new ReadPacing(clock.now);
   for (let i = 0; i < 3; i++) await working.observe(busy);
   await working.observe(wait);
   assert.equal(working.split, false, 'reads that work: no split');
+  // a read that half waits and half works counts as waiting; less idle than that, as working
+  const halves = new ReadPacing(clock.now);
+  for (let i = 0; i < 3; i++) {
+    await halves.observe(async () => {
+      clock.idle(5);
+      clock.work(5);
+    });
+  }
+  assert.equal(halves.split, true);
+  const mostlyBusy = new ReadPacing(clock.now);
+  for (let i = 0; i < 3; i++) {
+    await mostlyBusy.observe(async () => {
+      clock.idle(4);
+      clock.work(6);
+    });
+  }
+  assert.equal(mostlyBusy.split, false);
 });
 
 test("read pacing: the caller's own work between reads is left out of their vote", async () => {
-  const spin = (ms: number) => {
-    const until = performance.now() + ms;
-    while (performance.now() < until);
-  };
-  const wait = () => new Promise<void>((resolve) => setTimeout(resolve, 15));
+  const clock = loopClock();
   // two reads in turn that wait 15 ms each, with 60 ms of the caller's work after the first
   // (as a walk expands a read's nodes before it sends the next), noted or not
   const readsWith = (pacing: ReadPacing, noted: boolean) =>
     pacing.observe(async () => {
-      await wait();
-      const start = performance.now();
-      spin(60);
-      if (noted) pacing.exclude(performance.now() - start);
-      await wait();
+      clock.idle(15);
+      clock.work(60);
+      if (noted) pacing.exclude(60);
+      clock.idle(15);
     });
-  const noted = new ReadPacing();
-  const unnoted = new ReadPacing();
+  const noted = new ReadPacing(clock.now);
+  const unnoted = new ReadPacing(clock.now);
   for (let i = 0; i < 3; i++) {
     await readsWith(noted, true);
     await readsWith(unnoted, false);
   }
   assert.equal(noted.split, true, 'the reads themselves waited');
   assert.equal(unnoted.split, false, 'the work counted as the reads');
+});
+
+test('read pacing reads the event loop by default: reads that sleep on a timer waited', async () => {
+  const pacing = new ReadPacing();
+  for (let i = 0; i < 3; i++) {
+    // a timer's wait is idle time however busy the machine; the callback's work is tiny
+    await pacing.observe(() => new Promise<void>((resolve) => setTimeout(resolve, 20)));
+  }
+  assert.equal(pacing.split, true);
 });

@@ -64,10 +64,25 @@ test('a lost lock stops publishing; taken again, the writer builds on what anoth
   await a.dir.close();
 });
 
-test('locks that cannot be lost report themselves held', async () => {
+test('locks that cannot be lost report themselves held, through publishes, and never change', async () => {
   const t = await openDirectory('experimental');
   assert.deepEqual(t.dir.lockStatus(), { held: true, generation: 0, final: false });
-  const stop = t.dir.onLockStatus(() => assert.fail('never called'));
+  const changes: WriterLockStatus[] = [];
+  const stop = t.dir.onLockStatus((s) => changes.push(s));
+  // publishes check the lock (and would be refused without it): they go through, and the
+  // status stays what it was
+  for (const [epoch, value] of [
+    [1n, 'a1'],
+    [2n, 'a2'],
+  ] as const) {
+    const published = await t.dir.publish([{ label: utf8('alice'), value: utf8(value) }]);
+    assert.equal(published.epoch, epoch);
+    assert.deepEqual(t.dir.lockStatus(), { held: true, generation: 0, final: false });
+  }
+  assert.deepEqual(changes, []);
+  stop();
+  // stopping twice is harmless
   stop();
   await t.dir.close();
+  assert.deepEqual(changes, []);
 });

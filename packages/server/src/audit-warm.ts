@@ -19,12 +19,21 @@ import {
 /** How often a cache with room is filled again (new epochs), ms. */
 export const AUDIT_WARM_EVERY_MS = 30_000;
 
+/** A warmer's runs, for the code that installed it (tests wait on them). */
+export interface AuditWarmer {
+  /**
+   * Starts a run unless one is under way or the cache is full (as the timer does), and
+   * resolves once no run is left under way.
+   */
+  run(): Promise<void>;
+}
+
 export function warmAuditBlobs(
   app: FastifyInstance,
   directory: StoredAuditBlobsSource,
   cache: AuditBlobCache,
   everyMs = AUDIT_WARM_EVERY_MS,
-): void {
+): AuditWarmer {
   const blobs = new StoredAuditBlobs(directory, { cache });
   const stop = new AbortController();
   let running: Promise<void> | undefined;
@@ -58,4 +67,10 @@ export function warmAuditBlobs(
     stop.abort();
     clearInterval(timer);
   });
+  return {
+    run: async () => {
+      if (!stop.signal.aborted) warm();
+      await running;
+    },
+  };
 }

@@ -103,12 +103,18 @@ test('the writer app reports idle once no publish is left, whatever their outcom
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   let hold = true;
+  // both publishes are held once each has published its epoch and waits to be answered
+  let entered = 0;
+  let bothHeld!: () => void;
+  const holding = new Promise<void>((resolve) => (bothHeld = resolve));
   const app = await buildWriterApp({
     directory: fixture.dir,
     limits: { maxPublishUpdates: 2 },
     onIdle: () => idle++,
     onPublished: async () => {
-      if (hold) await held;
+      if (!hold) return;
+      if (++entered === 2) bothHeld();
+      await held;
     },
   });
   try {
@@ -116,9 +122,8 @@ test('the writer app reports idle once no publish is left, whatever their outcom
       app.inject({ method: 'POST', url: '/publish', headers: { 'content-type': type }, body });
     // two publishes at once: idle once, after the second is answered
     const first = publish('{"updates":[{"label":"dan","value":"k1"}]}');
-    await new Promise((resolve) => setTimeout(resolve, 50));
     const second = publish('{"updates":[{"label":"erin","value":"k1"}]}');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await holding;
     assert.equal(idle, 0, 'nothing is released while publishes run');
     hold = false;
     release();

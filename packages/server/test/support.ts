@@ -60,15 +60,35 @@ export function reader(db: Database, configName = 'whatsapp_v1'): Promise<ReadOn
 }
 
 /** Every log line written, as text, and the logger writing them. */
-export function captureLogs(): { lines: string[]; logger: ReturnType<typeof createLogger> } {
+export function captureLogs(): {
+  lines: string[];
+  logger: ReturnType<typeof createLogger>;
+  /** Resolves to the first line (parsed) that `match` accepts, once it is logged. */
+  logged: (match: (line: Record<string, unknown>) => boolean) => Promise<Record<string, unknown>>;
+} {
   const lines: string[] = [];
+  const waiting = new Set<(line: Record<string, unknown>) => boolean>();
   const stream = new Writable({
     write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
+      for (const line of String(chunk).split('\n').filter(Boolean)) {
+        lines.push(line);
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        for (const w of waiting) if (w(parsed)) waiting.delete(w);
+      }
       done();
     },
   });
-  return { lines, logger: createLogger({ level: 'trace' }, stream) };
+  const logged = (match: (line: Record<string, unknown>) => boolean) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const seen = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find(match);
+      if (seen !== undefined) return resolve(seen);
+      waiting.add((line) => {
+        if (!match(line)) return false;
+        resolve(line);
+        return true;
+      });
+    });
+  return { lines, logger: createLogger({ level: 'trace' }, stream), logged };
 }
 
 /** An app over a fresh demo directory, without process metrics (many apps per process). */

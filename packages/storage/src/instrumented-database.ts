@@ -32,6 +32,8 @@ export interface InstrumentOptions {
   readDelayMs?: number;
   /** Keys one round trip returns at most; a larger batch takes several (default unlimited). */
   maxKeysPerRead?: number;
+  /** The clock `storeMs` is read from, ms (default `performance.now`; tests inject one). */
+  now?: () => number;
 }
 
 /** What the wrapper saw. */
@@ -76,6 +78,7 @@ export class InstrumentedDatabase implements Database {
   };
   private readonly delay: number;
   private readonly cap: number;
+  private readonly now: () => number;
 
   constructor(
     readonly inner: Database,
@@ -83,6 +86,7 @@ export class InstrumentedDatabase implements Database {
   ) {
     this.delay = options.readDelayMs ?? 0;
     this.cap = options.maxKeysPerRead ?? Number.POSITIVE_INFINITY;
+    this.now = options.now ?? (() => performance.now());
     // answered in bytes only where the wrapped store answers so
     const bytesOf = inner.batchGetNodeBytes?.bind(inner);
     if (bytesOf !== undefined) {
@@ -109,9 +113,9 @@ export class InstrumentedDatabase implements Database {
         s.roundTrips++;
         await sleep(this.delay);
       }
-      const start = performance.now();
+      const start = this.now();
       const answer = op();
-      s.storeMs += performance.now() - start;
+      s.storeMs += this.now() - start;
       return await answer;
     } finally {
       s.inFlight--;

@@ -16,6 +16,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { childLevels } from '../parallelism.js';
+import type { ReadPacing } from './read-pacing.js';
 
 export interface PreloadOptions {
   /**
@@ -26,6 +27,8 @@ export interface PreloadOptions {
   levels: number | undefined;
   /** Split the frontier within the parallel levels whatever the reads cost (default false). */
   splitAlways?: boolean;
+  /** What judges the reads (default: a new ReadPacing on the event loop's clock; tests). */
+  pacing?: ReadPacing;
   /** Largest number of keys in one storage read; a bigger level is read in chunks. */
   maxBatchSize: number;
   /** Filled in when given: how deep the walk went and how many batched reads it issued. */

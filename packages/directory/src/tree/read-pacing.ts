@@ -17,23 +17,34 @@ const WARM_UP = 3;
 /** Splitting pays once reads spend at least this share of their time idle. */
 const IDLE_SHARE = 0.5;
 
+/** This thread's idle and busy time so far, ms (what `performance.eventLoopUtilization` counts). */
+export type LoopClock = () => { idle: number; active: number };
+
 export class ReadPacing {
   /** Reads seen, and those that spent at least IDLE_SHARE of their time idle. */
   #reads = 0;
   #waited = 0;
   /** The caller's own work done while reads were out (see `exclude`), ms in all. */
   #excluded = 0;
+  readonly #clock: LoopClock;
+
+  /** @param clock this thread's idle and busy time (default: the event loop's; tests inject one) */
+  constructor(clock: LoopClock = () => performance.eventLoopUtilization()) {
+    this.#clock = clock;
+  }
 
   /** Runs `read`, noting whether this thread spent most of it idle. */
   async observe<T>(read: () => Promise<T>): Promise<T> {
-    const before = performance.eventLoopUtilization();
+    const before = this.#clock();
     const excluded = this.#excluded;
     const result = await read();
-    const during = performance.eventLoopUtilization(before);
+    const after = this.#clock();
+    const idle = after.idle - before.idle;
+    const active = after.active - before.active;
     // the caller's own work is neither the reads' wait nor their work
-    const own = Math.min(during.active, this.#excluded - excluded);
-    const total = during.idle + during.active - own;
-    if (total > 0 && during.idle / total >= IDLE_SHARE) this.#waited++;
+    const own = Math.min(active, this.#excluded - excluded);
+    const total = idle + active - own;
+    if (total > 0 && idle / total >= IDLE_SHARE) this.#waited++;
     this.#reads++;
     return result;
   }

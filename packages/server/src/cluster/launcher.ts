@@ -31,23 +31,28 @@
  *   killed: its uncommitted epoch is then simply not there) and releases the lock.
  *
  * Children log JSON lines on their stdout, which the primary passes on line by line.
+ *
+ * This file is the supervisor: it starts children, decides what each message and each exit
+ * means for the cluster (restarts, the writer's sleep, hand-over and fence, stopping), and
+ * delegates the rest to a unit each: cluster-child.ts (starting a child, and what it is given
+ * to start with: its role, the configuration and the VRF key), epoch-barrier.ts (publishes
+ * answered once the proof servers serve their epoch), replica-relay.ts (a memory store's
+ * changes and snapshots), spread-keeper.ts (the listening socket and the accept orders) and
+ * restart-policy.ts (backoff).
  */
 
 import cluster from 'node:cluster';
-import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { AkdError } from '@akd-ts/core';
 import type { MemoryDatabase } from '@akd-ts/storage';
-import { readChanges } from '../replication/codec.js';
-import { writeSnapshotFile } from '../replication/replica.js';
-import { ConnectionSpread, type AcceptOrder } from './connection-spread.js';
-import type { FromChild, Role, ServeConfig, ToChild, WriterView } from './messages.js';
+import { sendStart, spawnChild, workerMain, type Child } from './cluster-child.js';
+import { EpochBarrier } from './epoch-barrier.js';
+import type { FromChild, Role, ServeConfig, WriterView } from './messages.js';
+import { ReplicaRelay } from './replica-relay.js';
 import { RestartPolicy } from './restart-policy.js';
+import { SpreadKeeper } from './spread-keeper.js';
 import { PRIVATE_FOLDER_PREFIX, removeStaleFolders } from './stale-folders.js';
 
 export interface ClusterOptions {
@@ -118,62 +123,6 @@ export interface RunningCluster {
   fenced: () => string | undefined;
 }
 
-/** A child, whichever way it was started. */
-interface Child {
-  role: Role;
-  process: ChildProcess;
-  /** Sends `message`, with a handle (a listening socket) when given. */
-  send(message: ToChild, handle?: unknown): void;
-  /**
-   * Sends `message` and resolves once it is written to the child's channel (or the child is
-   * gone): what the channel cannot take yet waits in this process's memory.
-   */
-  sendWritten(message: ToChild): Promise<void>;
-  /** What `sendWritten` waits for, all resolved on exit. */
-  writing: Set<() => void>;
-  /** Set on exit. */
-  exited: boolean;
-  /** A memory store's replica is being sent changes (from its snapshot on). */
-  replicating: boolean;
-  /** A memory store: the number of the last change this child's replica holds or was sent. */
-  seq: number;
-  /** A memory store's writer: the number of the last change before its own first one. */
-  base: number;
-  /** A memory store: the snapshot file it was given (it removes it once read). */
-  snapshotFile?: string;
-  /**
-   * A writer stopped on purpose: a memory store's while idle, or one that a new writer took
-   * over from (no restart, no problem).
-   */
-  sleeping: boolean;
-  /** A writer that takes over from the running one (it waits for the lock). */
-  handover: boolean;
-  /** A writer's socket, removed when it exits. */
-  socketPath?: string;
-}
-
-/** A memory store's replica in a file, and the number of the last change it holds. */
-interface Snapshot {
-  file: string;
-  seq: number;
-}
-
-/** The child entry, from sources (tests, under tsx) or from dist/. */
-function workerMain(): { exec: string; execArgv: string[] } {
-  const here = import.meta.url;
-  const fromSource = here.endsWith('.ts');
-  const exec = fileURLToPath(new URL(`./worker-main.${fromSource ? 'ts' : 'js'}`, here));
-  return {
-    exec,
-    execArgv: fromSource ? ['--conditions=source', '--import', import.meta.resolve('tsx')] : [],
-  };
-}
-
-function lines(stream: Readable | null, sink: (line: string) => void): void {
-  if (stream === null) return;
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', sink);
-}
-
 /**
  * Starts the cluster and resolves once every proof server listens (and the writer, if any,
  * is ready).
@@ -186,7 +135,8 @@ function lines(stream: Readable | null, sink: (line: string) => void): void {
  */
 export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
   const { config, log } = options;
-  // kept for the cluster's life: a child started again needs it (the caller may wipe its copy)
+  // kept for the cluster's life: a child started again needs it (the caller may wipe its
+  // copy); sent to each child in its start (cluster-child.ts), wiped when the cluster stops
   const secretKey = options.secretKey.slice();
   const stderr = options.stderr ?? ((text: string) => process.stderr.write(text));
   const workers = Math.max(1, Math.floor(options.workers));
@@ -227,53 +177,22 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   let url: string | undefined;
   let finish!: (code: number) => void;
   const done = new Promise<number>((resolve) => (finish = resolve));
-  let nextEpochId = 1;
-  /** Epochs announced to the proof servers, and the writer process that waits for them. */
-  const acks = new Map<
-    number,
-    { waiting: Set<Child>; writerId: number; timer: NodeJS.Timeout; from: Child }
-  >();
   let startup: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  let writerReady: (() => void) | undefined;
+  /** A memory store's writer is stopped while idle (or stopping so); a publish wakes it. */
+  let writerAsleep = false;
+  /** A writer taking over from `writer` (SQLite or PostgreSQL), until the old one exits. */
+  let successor: Child | undefined;
+  let nextWriterId = 1;
 
   const proofs = () => [...children].filter((c) => c.role === 'proof' && !c.exited);
-  // connection-spread.ts: the primary's copy of the listening socket (it never accepts from
-  // it), and the proof servers' limits
-  let socket: { close(): void } | undefined;
-  const spread = new ConnectionSpread<Child>();
-  const order = (orders: AcceptOrder<Child>[]) => {
-    for (const o of orders) {
-      o.worker.send(
-        { type: 'accept', start: o.start, limit: o.limit },
-        o.start ? socket : undefined,
-      );
-    }
-  };
-  const spreadWhenReady = () => {
-    if (options.spreadConnections !== true) return;
-    if (socket !== undefined && listening.size >= workers) order(spread.enable());
-  };
+  const spread = new SpreadKeeper<Child>(options.spreadConnections === true, workers);
+  const barrier = new EpochBarrier<Child>(options.epochAckMs ?? 2_000);
   const relayWriter = (view: WriterView) => {
     writerView = view;
     for (const p of proofs()) p.send({ type: 'writer', writer: view });
   };
-  const settleAck = (id: number) => {
-    const pending = acks.get(id);
-    if (pending === undefined) return;
-    clearTimeout(pending.timer);
-    acks.delete(id);
-    pending.from.send({ type: 'epoch-acked', id: pending.writerId });
-  };
 
-  // A memory store lives in the children, each of which keeps a replica (packed); this process
-  // keeps none. The writer's changes pass through here, numbered in the order they come, to
-  // the proof servers; a child that starts gets a snapshot of a running proof server's replica
-  // (or of the writer's, when no proof server runs), in a file, and the changes after it.
-  const memory = options.memory !== undefined;
-  /** The store as the cluster started, until its first change: for the first children. */
-  let initial = options.memory;
-  /** The number of the last change passed on. */
-  let lastSeq = 0;
-  let nextSnapshotId = 1;
   /**
    * This process's private folder (mode 0700), for the writer's socket and snapshot files:
    * made on first use, removed when the cluster stops. Its name carries this process's pid,
@@ -284,130 +203,51 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     folder ??= mkdtempSync(join(tmpdir(), `${PRIVATE_FOLDER_PREFIX}${process.pid}-`));
     return join(folder, name);
   };
-  const snapshotPath = (id: number) => privatePath(`snapshot-${id}`);
-  let nextWriterId = 1;
-  const snapshotWaits = new Map<
-    number,
-    { source: Child; resolve: (s: Snapshot) => void; reject: (e: Error) => void; file: string }
-  >();
-  const askSnapshot = (source: Child) =>
-    new Promise<Snapshot>((resolve, reject) => {
-      const id = nextSnapshotId++;
-      const file = snapshotPath(id);
-      snapshotWaits.set(id, { source, resolve, reject, file });
-      source.send({ type: 'snapshot-request', id, path: file });
-    });
-  const snapshotFor = async (target: Child): Promise<Snapshot> => {
-    for (;;) {
-      if (initial !== undefined) {
-        const file = snapshotPath(nextSnapshotId++);
-        await writeSnapshotFile(initial, file);
-        return { file, seq: 0 };
-      }
-      const holds = (c: Child | undefined) => c !== undefined && c !== target && c.replicating;
-      const source = proofs().find(holds) ?? (holds(writer) ? writer : undefined);
-      if (source === undefined) {
-        throw new Error('the processes that held the memory store are all gone, and it with them');
-      }
-      try {
-        const taken = await askSnapshot(source);
-        logLine(
-          40,
-          target.role,
-          `the ${target.role} process starts from a snapshot of a running ${source.role === 'writer' ? "writer's" : "proof server's"} replica of the memory store (change ${taken.seq})`,
-        );
-        return taken;
-      } catch (e) {
-        // the source exited before it answered, or could not write the file: another one
-        logLine(
-          40,
-          target.role,
-          `a snapshot of the memory store was not taken: ${(e as Error).message}`,
-        );
-      }
+  // a memory store lives in the children, whose replicas follow the writer through here
+  const memory = options.memory !== undefined;
+  const relay =
+    options.memory === undefined
+      ? undefined
+      : new ReplicaRelay({
+          initial: options.memory,
+          proofs,
+          writer: () => writer,
+          snapshotPath: (id) => privatePath(`snapshot-${id}`),
+          logLine,
+          fail: (reason) => {
+            fatal ??= reason;
+            void stopAll(1);
+          },
+        });
+  const startupDone = () => {
+    if (startup !== undefined && spread.listeningCount >= workers && writerReady === undefined) {
+      startup.resolve();
+      startup = undefined;
     }
   };
-  let memoryQueue: Promise<unknown> = Promise.resolve();
-  const inMemoryOrder = (task: () => Promise<void>) => {
-    memoryQueue = memoryQueue.then(task).catch((e: unknown) => {
-      fatal ??= `replicating the memory store failed: ${(e as Error).message}`;
-      void stopAll(1);
-    });
-  };
 
+  /** What a message from `child` means for the cluster. */
   const onMessage = (child: Child, message: FromChild, handle?: unknown) => {
     switch (message.type) {
       case 'hello': {
-        const start = (snapshotFile?: string, seq?: number) => {
-          // a proof server started once the socket is kept here listens on a copy of it
-          const copy = child.role === 'proof' ? socket : undefined;
-          child.send(
-            {
-              type: 'start',
-              role: child.role,
-              config,
-              secretKey,
-              ...(child.role === 'proof' ? { writer: writerView } : {}),
-              ...(snapshotFile === undefined ? {} : { snapshotFile, seq }),
-              ...(copy === undefined ? {} : { socket: true }),
-              ...(child.handover ? { handover: true } : {}),
-              ...(child.socketPath === undefined ? {} : { socketPath: child.socketPath }),
-            },
-            copy,
-          );
-        };
-        if (!memory) start();
-        else {
-          // in the memory queue: the snapshot holds every change passed on before it (and
-          // a writer's may hold later ones, which are then not passed on to this child)
-          inMemoryOrder(async () => {
-            const { file, seq } = await snapshotFor(child);
-            if (child.exited) {
-              rmSync(file, { force: true });
-              return;
-            }
-            child.replicating = true;
-            child.seq = seq;
-            child.base = lastSeq;
-            child.snapshotFile = file;
-            start(file, seq);
+        const start = (snapshot?: { file: string; seq: number }) =>
+          sendStart(child, {
+            config,
+            secretKey,
+            writer: writerView,
+            ...(snapshot === undefined ? {} : { snapshot }),
+            socket: spread.socket,
           });
-        }
+        if (relay === undefined) start();
+        else relay.hello(child, start);
         break;
       }
       case 'changes':
-        inMemoryOrder(async () => {
-          // checked here, so that bytes no replica could apply stop the cluster
-          readChanges(message.changes);
-          const seq = ++lastSeq;
-          initial = undefined;
-          const sent: Promise<void>[] = [];
-          for (const p of proofs()) {
-            if (p.replicating && p.seq < seq) {
-              p.seq = seq;
-              sent.push(p.sendWritten({ type: 'changes', changes: message.changes, seq }));
-            }
-          }
-          // The writer sends its next change once this one is in every proof server's
-          // channel: this process then holds one change at a time instead of a whole epoch's
-          // (tens of MB in small blocks, which the allocator kept once they were freed).
-          await Promise.all(sent);
-          child.send({ type: 'changes-relayed' });
-        });
+        relay?.changes(child, message.changes);
         break;
-      case 'snapshot': {
-        const wait = snapshotWaits.get(message.id);
-        if (wait === undefined || wait.source !== child) break;
-        snapshotWaits.delete(message.id);
-        if (message.error !== undefined) {
-          wait.reject(new Error(`the ${child.role} process: ${message.error}`));
-          break;
-        }
-        // a writer counts the changes it made since it started
-        const seq = child.role === 'writer' ? child.base + message.seq : message.seq;
-        wait.resolve({ file: wait.file, seq });
+      case 'snapshot':
+        relay?.snapshotTaken(child, message.id, message.seq, message.error);
         break;
-      }
       case 'idle':
         // a memory store's writer idle for its sleep time: it stops, giving back its copy of
         // the store; proof servers wake it (through here) for the next publish
@@ -451,13 +291,8 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         break;
       case 'listening':
         url ??= message.url;
-        listening.add(child);
-        order(spread.add(child));
-        spreadWhenReady();
-        if (startup !== undefined && listening.size >= workers && writerReady === undefined) {
-          startup.resolve();
-          startup = undefined;
-        }
+        spread.listening(child);
+        startupDone();
         break;
       case 'writer':
         // once fenced, the fence's view stays (a writer stopping meanwhile has nothing to add)
@@ -486,39 +321,24 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         writerReady?.();
         break;
       case 'published': {
-        const announce = async () => {
-          const id = nextEpochId++;
-          const waiting = new Set(proofs());
-          const timer = setTimeout(() => settleAck(id), options.epochAckMs ?? 2_000);
-          acks.set(id, { waiting, writerId: message.id, timer, from: child });
-          for (const p of waiting) p.send({ type: 'epoch', id, epoch: message.epoch });
-          if (waiting.size === 0) settleAck(id);
-        };
+        const announce = async () => barrier.announce(child, message.id, message.epoch, proofs());
         // after the changes that made the epoch
-        if (!memory) void announce();
-        else inMemoryOrder(announce);
+        if (relay === undefined) void announce();
+        else relay.inOrder(announce);
         break;
       }
       case 'socket':
-        // the first copy is kept; later ones (proof servers that bound the port at the same
-        // time, through the cluster) are not needed
-        if (socket === undefined && handle !== undefined) {
-          socket = handle as { close(): void };
-          spreadWhenReady();
-        } else (handle as { close?: () => void } | undefined)?.close?.();
+        spread.keepSocket(handle);
         break;
       case 'connections':
-        order(spread.report(child, message.count));
+        spread.report(child, message.count);
         break;
       case 'accepting':
-        order(spread.confirm(child, message.on, message.count));
+        spread.confirm(child, message.on, message.count);
         break;
-      case 'epoch-seen': {
-        const pending = acks.get(message.id);
-        pending?.waiting.delete(child);
-        if (pending !== undefined && pending.waiting.size === 0) settleAck(message.id);
+      case 'epoch-seen':
+        barrier.seen(child, message.id);
         break;
-      }
       case 'fatal':
         if (child.role === 'proof' && startup === undefined) {
           // a proof server that cannot start again (the store unreachable for a while): it
@@ -535,90 +355,34 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         break;
     }
   };
-  const listening = new Set<Child>();
-  let writerReady: (() => void) | undefined;
-  /** A memory store's writer is stopped while idle (or stopping so); a publish wakes it. */
-  let writerAsleep = false;
-  /** A writer taking over from `writer` (SQLite or PostgreSQL), until the old one exits. */
-  let successor: Child | undefined;
 
   const start = (role: Role, handover = false): Child => {
-    const worker = role === 'proof' ? cluster.fork({ AKD_SERVE_ROLE: role }) : undefined;
-    const proc =
-      worker?.process ??
-      fork(exec, [], {
-        // the writer collects its heap once idle after publishes (writer-role.ts)
-        execArgv: [...execArgv, '--expose-gc'],
-        silent: true,
-        serialization: 'advanced',
-        env: { ...process.env, AKD_SERVE_ROLE: role },
-      });
-    const child: Child = {
-      role,
-      process: proc,
-      send: (message, handle) => {
-        if (child.exited || !proc.connected) return;
-        if (worker !== undefined) worker.send(message, handle as never);
-        else proc.send(message, handle as never);
-      },
-      sendWritten: (message) =>
-        new Promise<void>((resolve) => {
-          if (child.exited || !proc.connected) return resolve();
-          const done = () => {
-            child.writing.delete(done);
-            resolve();
-          };
-          // resolved on exit too (onExit)
-          child.writing.add(done);
-          proc.send(message, undefined, {}, done);
-        }),
-      writing: new Set(),
-      exited: false,
-      replicating: false,
-      seq: 0,
-      base: 0,
-      sleeping: false,
-      handover,
+    const child = spawnChild(role, handover, {
+      exec,
+      execArgv,
       ...(role === 'writer' ? { socketPath: privatePath(`writer-${nextWriterId++}.sock`) } : {}),
-    };
+      log,
+      stderr,
+      logLine,
+      onMessage,
+      onExit,
+    });
     children.add(child);
     // a writer taking over becomes the writer once the old one has exited
     if (role === 'writer' && !handover) writer = child;
-    lines(proc.stdout, log);
-    proc.stderr?.on('data', (d: Buffer) => stderr(String(d)));
-    // A message sent as the child exits (its channel just closed) fails with EPIPE on this
-    // side, as an 'error' event that would otherwise end this process: the child's exit is
-    // handled by onExit. Anything else is reported.
-    const channelError = (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EPIPE' || e.code === 'ERR_IPC_CHANNEL_CLOSED') return;
-      logLine(50, role, `the ${role} process's channel failed: ${e.message}`);
-    };
-    proc.on('error', channelError);
-    worker?.on('error', channelError);
-    (worker ?? proc).on('message', (m: FromChild, handle?: unknown) => onMessage(child, m, handle));
-    proc.once('exit', (code, signal) => onExit(child, code, signal));
     return child;
   };
 
+  /** What `child`'s exit means: a restart after its backoff, the next writer, or the end. */
   const onExit = (child: Child, code: number | null, signal: NodeJS.Signals | null) => {
     child.exited = true;
     children.delete(child);
     // a writer killed outright leaves its socket behind
     if (child.socketPath !== undefined) rmSync(child.socketPath, { force: true });
     for (const done of child.writing) done();
-    if (child.snapshotFile !== undefined) rmSync(child.snapshotFile, { force: true });
-    for (const [id, wait] of snapshotWaits) {
-      if (wait.source !== child) continue;
-      snapshotWaits.delete(id);
-      rmSync(wait.file, { force: true });
-      wait.reject(new Error(`the ${child.role} process exited`));
-    }
-    listening.delete(child);
-    if (!stopping) order(spread.remove(child));
-    for (const [id, pending] of acks) {
-      pending.waiting.delete(child);
-      if (pending.waiting.size === 0) settleAck(id);
-    }
+    relay?.gone(child);
+    spread.gone(child, !stopping);
+    barrier.gone(child);
     if (stopping) {
       if (children.size === 0) finish(fatal === undefined ? 0 : 1);
       return;
@@ -684,10 +448,10 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       stopping = true;
       void done.then(() => {
         secretKey.fill(0);
-        socket?.close();
+        spread.close();
         if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
       });
-      for (const [id] of acks) settleAck(id);
+      barrier.settleAll();
       for (const timer of restartTimers) clearTimeout(timer);
       restartTimers.clear();
       for (const child of children) child.send({ type: 'stop' });
@@ -720,12 +484,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     await new Promise<void>((resolve, reject) => {
       startup = { resolve, reject };
       for (let i = 0; i < workers; i++) start('proof');
-      void writerStarted.then(() => {
-        if (listening.size >= workers && startup !== undefined) {
-          startup.resolve();
-          startup = undefined;
-        }
-      });
+      void writerStarted.then(startupDone);
     });
   } catch (e) {
     await stopAll(1);

@@ -267,7 +267,7 @@ export async function loadTree(
     arena: NodeArena.create({ capacity, labelValueLength, altCapacity: 0 }),
     count: 0,
     alts: 0,
-    pacing: new ReadPacing(),
+    pacing: options.pacing ?? new ReadPacing(),
     splitAlways: options.splitAlways === true,
     labels: [],
     records: [],
