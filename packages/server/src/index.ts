@@ -51,7 +51,7 @@ export type {
 } from './json.js';
 export { DEFAULT_PROOF_HEAP_MB, startCluster } from './cluster/launcher.js';
 export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
-export type { ServeConfig, WriterView } from './cluster/messages.js';
+export type { ServeConfig, WitnessesConfig, WriterView } from './cluster/messages.js';
 export {
   DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   DEFAULT_PROOF_CACHE_BYTES,
@@ -60,5 +60,5 @@ export {
 } from './cluster/messages.js';
 export { buildWitnessApp } from './witness/plexi-api.js';
 export type { WitnessApiOptions, WitnessKey } from './witness/plexi-api.js';
-export { WitnessRelay } from './witness/relay.js';
+export { WitnessRelay, witnessRelayOf } from './witness/relay.js';
 export type { RelayedWitness, WitnessRelayOptions } from './witness/relay.js';

@@ -31,6 +31,7 @@ import {
 } from '@akd-ts/server';
 import { quote } from '../args.js';
 import { vrfThreads } from './directory.js';
+import { collect, parseWitnesses } from './serve-witnesses.js';
 import { CommandFailure, UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import {
@@ -69,6 +70,8 @@ interface ServeOptions {
   proofHeapMb?: string;
   writerSleep: string;
   writerRecycleMb: string;
+  witness?: string[];
+  witnessNamespace?: string;
 }
 
 /**
@@ -280,6 +283,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
   const pollMs = parsePoll(opts.poll);
   const workers = parseWorkers(opts.workers);
   const level = opts.logLevel ?? (opts.demo === true ? 'warn' : 'info');
+  const witnesses = parseWitnesses(opts.witness, opts.witnessNamespace);
   // a memory store stays here and is replicated to the processes; others they open themselves
   const memory = store.db instanceof MemoryDatabase ? store.db : undefined;
   if (memory === undefined) await store.db.close();
@@ -292,6 +296,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     port,
     host: opts.host,
     ...(token === undefined ? {} : { publishToken: token }),
+    ...(witnesses === undefined ? {} : { witnesses }),
     pollMs,
     logLevel: level,
     ...(opts.vrfThreads === undefined ? {} : { vrfThreads: vrfThreads(opts.vrfThreads) }),
@@ -434,6 +439,15 @@ export function addServeCommands(program: Command, io: CliIo): void {
       '--writer-recycle-mb <n>',
       'a SQLite or PostgreSQL store: once idle after a publish, a writer process holding more than this much memory (MiB) hands the writer lock over to a new one, which gives the memory back (0: never)',
       String(DEFAULT_WRITER_RECYCLE_MB),
+    )
+    .option(
+      '--witness <key[@url]>',
+      "a witness whose signatures GET /v1/epoch carries: its Ed25519 public key (hex) and, for one serving Plexi's API (akd audit witness), @URL to poll it; without a URL it pushes to POST /v1/witness-signatures (repeatable)",
+      collect,
+    )
+    .option(
+      '--witness-namespace <ns>',
+      "the namespace the witnesses sign this directory's roots under",
     )
     .option('--demo', 'serve a demo directory, created on first use');
   cmd.addHelpText(

@@ -8,6 +8,12 @@
 import type { HttpTimeouts, ServerLimits } from '../options.js';
 
 /** Everything a child needs to serve, besides the VRF key. */
+/** Witnesses as configuration crosses to a child: keys in hex. */
+export interface WitnessesConfig {
+  namespace: string;
+  witnesses: { publicKey: string; url?: string }[];
+}
+
 export interface ServeConfig {
   /**
    * `sqlite:<path>` or `postgres://...`; or `memory:...`, a store that each child keeps a
@@ -20,6 +26,11 @@ export interface ServeConfig {
   host: string;
   /** Enables POST /v1/publish through the writer. */
   publishToken?: string;
+  /**
+   * Witnesses whose signatures `GET /v1/epoch` carries (witness/relay.ts): each proof server
+   * polls those with a URL itself; a pushed signature stays with the process that took it.
+   */
+  witnesses?: WitnessesConfig;
   /** How often proof servers check the store for epochs published elsewhere, ms. */
   pollMs: number;
   logLevel: string;

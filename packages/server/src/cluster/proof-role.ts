@@ -13,6 +13,7 @@ import { configurationByName } from '@akd-ts/core';
 import { StorageManager, type CacheOptions, type Database } from '@akd-ts/storage';
 import { InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
 import { startServer } from '../listen.js';
+import { witnessRelayOf } from '../witness/relay.js';
 import { HttpError } from '../errors.js';
 import { WriterClient, type WakeWriter } from '../writer/writer-client.js';
 import { gateAccepting } from './accept-gate.js';
@@ -120,6 +121,7 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
         ? {}
         : { auditBlobCacheBytes: config.auditCacheBytes }),
       readiness: () => (draining ? 'shutting down' : undefined),
+      ...(config.witnesses === undefined ? {} : { witnesses: witnessRelayOf(config.witnesses) }),
     },
     { port: config.port, host: config.host, pollMs: config.pollMs, handle: options.socket },
   );

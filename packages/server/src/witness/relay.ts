@@ -11,6 +11,7 @@
 import {
   AkdError,
   bytesEqual,
+  fromHex,
   parseWitnessSignature,
   toHex,
   verifyWitnessSignature,
@@ -44,6 +45,20 @@ export interface WitnessRelayOptions {
   now?: () => number;
   /** The fetch used to reach witnesses (default: global fetch). */
   fetch?: typeof fetch;
+}
+
+/** The relay of witnesses configured with their keys in hex (as `akd serve` passes them). */
+export function witnessRelayOf(config: {
+  namespace: string;
+  witnesses: { publicKey: string; url?: string }[];
+}): WitnessRelay {
+  return new WitnessRelay({
+    namespace: config.namespace,
+    witnesses: config.witnesses.map((w) => ({
+      publicKey: fromHex(w.publicKey),
+      ...(w.url === undefined ? {} : { url: w.url }),
+    })),
+  });
 }
 
 export class WitnessRelay {
