@@ -109,7 +109,8 @@ test('labels: percent-encoded UTF-8 (including "/") and hex:<hex> raw bytes', as
   assert.deepEqual(result.value, new Uint8Array([1, 2, 3]));
   const slash = await demo.app.inject({ url: '/v1/lookup/a%2Fb' });
   assert.equal(slash.statusCode, 404);
-  assert.match(slash.json().error.message, new RegExp(toHex(utf8('a/b'))));
+  // the label as the client wrote it, not its bytes in hex
+  assert.match(slash.json().error.message, /^label "a\/b" has no value at epoch/);
 });
 
 test('POST /v1/lookup proves a batch against one epoch, in JSON and size-delimited protobuf', async () => {

@@ -5,6 +5,7 @@
  * (backend.ts) fall back to core's WebAssembly arithmetic without it.
  */
 
+import { createRequire } from 'node:module';
 import type { NativeVrfAddon, NativeVrfKey } from '@akd-ts/vrf-native';
 
 /** The addon and the key class that drives it. */
@@ -15,12 +16,23 @@ export interface VrfNative {
 
 let why: string | undefined;
 
-const native: typeof import('@akd-ts/vrf-native') | null = await import('@akd-ts/vrf-native').catch(
-  (error: unknown) => {
+/**
+ * The package, loaded synchronously (a top-level await would keep this module out of
+ * CommonJS bundles): with the bundle's own `require` when there is one, else Node's for this
+ * module, which loads ES modules too (Node 20.19 and later).
+ */
+function loadPackage(): typeof import('@akd-ts/vrf-native') | null {
+  try {
+    const load =
+      typeof require === 'function' ? require : createRequire(import.meta.url || __filename);
+    return load('@akd-ts/vrf-native') as typeof import('@akd-ts/vrf-native');
+  } catch (error) {
     why = `@akd-ts/vrf-native is not installed (${error instanceof Error ? error.message : String(error)})`;
     return null;
-  },
-);
+  }
+}
+
+const native = loadPackage();
 
 /** The addon, or null when the package is not installed or its addon was not built. */
 export function loadVrfNative(): VrfNative | null {

@@ -92,7 +92,8 @@ export async function buildWriterApp(options: WriterAppOptions): Promise<Fastify
     WRITER_PUBLISH_PATH,
     {
       ...validated(routeSchemas(limits).publish),
-      preHandler: async (request) => {
+      // before validation: a body the schema refuses was read, and its answer ends it too
+      preValidation: async (request) => {
         running.add(request);
         publishing++;
       },
