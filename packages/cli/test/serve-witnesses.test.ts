@@ -18,6 +18,7 @@ import { run } from '../src/program.js';
 import { parseWitnesses } from '../src/commands/serve-witnesses.js';
 import { UsageError } from '../src/errors.js';
 import { akd, tempDir } from './helpers.js';
+import { eventually } from './support/children.js';
 
 const KEY = 'c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721';
 const SEED = new Uint8Array(32).fill(7);
@@ -71,6 +72,8 @@ test('akd serve relays a polled witness signature of the head it serves', async 
   const witnessUrl = await witness.listen({ port: 0, host: '127.0.0.1' });
 
   let stderr = '';
+  let started: (url: string) => void = () => undefined;
+  const listening = new Promise<string>((resolve) => (started = resolve));
   const done = run(
     [
       'serve',
@@ -89,17 +92,21 @@ test('akd serve relays a polled witness signature of the head it serves', async 
     ],
     {
       stdout: { write: () => true },
-      stderr: { write: (s: string) => (stderr += s) },
+      stderr: {
+        write: (s: string) => {
+          stderr += s;
+          const url = /akd serve: (http:\/\/\S+)\//.exec(stderr);
+          if (url !== null) started(url[1]!);
+          return true;
+        },
+      },
       stdin: Readable.from([]),
       env,
     },
   );
   try {
-    // no deadline of its own: the runner's time limit names a server that never starts
-    while (!/akd serve: (http:\/\/\S+)\//.test(stderr)) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const url = /akd serve: (http:\/\/\S+)\//.exec(stderr)![1]!;
+    // the line that names the URL; the runner's time limit names a server that never starts
+    const url = await listening;
     const head = (await (await fetch(`${url}/v1/epoch`)).json()) as {
       epoch: string;
       rootHash: string;
@@ -120,14 +127,13 @@ test('akd serve relays a polled witness signature of the head it serves', async 
       ),
     );
     appendFileSync(heads, JSON.stringify(signature) + '\n');
-    for (;;) {
+    let carried: unknown[] = [];
+    await eventually('the served head to carry the signature', async () => {
       const now = (await (await fetch(`${url}/v1/epoch`)).json()) as { witnesses: unknown[] };
-      if (now.witnesses.length > 0) {
-        assert.deepEqual(now.witnesses, [signature]);
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      carried = now.witnesses;
+      return carried.length > 0;
+    });
+    assert.deepEqual(carried, [signature]);
   } finally {
     process.emit('SIGTERM', 'SIGTERM');
     assert.equal(await done, 0, stderr);
