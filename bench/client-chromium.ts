@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { configurationByName, decodeAppendOnlyProof, initVrfWasm, toHex, utf8 } from '@akd-ts/core';
-import { MemoryDatabase, StorageManager } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
+import { decodeAppendOnlyProof, initVrfWasm, toHex, utf8 } from '@akd-ts/core';
 import { buildApp } from '@akd-ts/server';
+import { clientBenchDirectory } from './support/client-directory.js';
+import { medianRunMs } from './support/timing.js';
 import { AkdClient, MemoryStore, verifyRange } from '@akd-ts/client';
 import { CHROMIUM_ARGS, bundleForBrowser, chromiumPath } from '../test/browser/harness.js';
 import type { ClientBenchApi } from './support/client-browser.js';
@@ -32,20 +32,7 @@ if (executablePath === undefined) {
   process.exit(1);
 }
 
-const config = configurationByName('whatsapp_v1');
-const dir = await Directory.open({
-  config,
-  storage: new StorageManager(new MemoryDatabase()),
-  vrfKeys: new InMemoryVrfKeyStore(new Uint8Array(32).fill(7)),
-});
-const roots: Uint8Array[] = [(await dir.getEpochHash()).hash];
-for (let e = 1; e <= EPOCHS; e++) {
-  const updates = Array.from({ length: PER_EPOCH }, (_, i) => ({
-    label: utf8(`user-${(e * PER_EPOCH + i) % 5000}`),
-    value: utf8(`key-${e}-${i}`),
-  }));
-  roots.push((await dir.publish(updates)).hash);
-}
+const { config, dir, roots } = await clientBenchDirectory(EPOCHS, PER_EPOCH);
 // the bench page, served by the akd server as its web page (its CSP allows same-origin fetches)
 const webRoot = mkdtempSync(join(tmpdir(), 'akd-bench-client-'));
 writeFileSync(
@@ -73,18 +60,6 @@ const inPage = <M extends keyof ClientBenchApi>(method: M, ...a: Parameters<Clie
     { method, a: a as unknown[] },
   ) as Promise<Awaited<ReturnType<ClientBenchApi[M]>>>;
 
-async function medianMs(runs: number, f: () => unknown): Promise<number> {
-  await f(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await f();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
-
 const rows: { what: string; node: number; chromium: number }[] = [];
 for (const span of [1, 10, EPOCHS]) {
   const from = EPOCHS - span;
@@ -95,7 +70,7 @@ for (const span of [1, 10, EPOCHS]) {
   if (!res.ok) throw new Error(`audit ${from}..${EPOCHS}: ${res.status} ${await res.text()}`);
   const bytes = new Uint8Array(await res.arrayBuffer());
   const head = { epoch: BigInt(from), rootHash: roots[from]! };
-  const node = await medianMs(runs, () =>
+  const node = await medianRunMs(runs, () =>
     verifyRange(config, head, BigInt(EPOCHS), decodeAppendOnlyProof(bytes), new Map()),
   );
   const inChromium = await inPage('appendOnly', from, toHex(roots[from]!), EPOCHS, runs);

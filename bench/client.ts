@@ -7,10 +7,10 @@
  *   npm run bench -- client [--json] [--epochs N]
  */
 
-import { configurationByName, decodeAppendOnlyProof, utf8 } from '@akd-ts/core';
-import { MemoryDatabase, StorageManager } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
+import { decodeAppendOnlyProof, utf8 } from '@akd-ts/core';
 import { buildApp } from '@akd-ts/server';
+import { clientBenchDirectory } from './support/client-directory.js';
+import { medianRunMs } from './support/timing.js';
 import { AkdClient, MemoryStore, verifyRange } from '@akd-ts/client';
 
 const args = process.argv.slice(2);
@@ -19,38 +19,13 @@ const at = args.indexOf('--epochs');
 const EPOCHS = at >= 0 ? Number(args[at + 1]) : 1000;
 const PER_EPOCH = 10;
 
-const config = configurationByName('whatsapp_v1');
-const dir = await Directory.open({
-  config,
-  storage: new StorageManager(new MemoryDatabase()),
-  vrfKeys: new InMemoryVrfKeyStore(new Uint8Array(32).fill(7)),
-});
-const roots: Uint8Array[] = [(await dir.getEpochHash()).hash];
-for (let e = 1; e <= EPOCHS; e++) {
-  const updates = Array.from({ length: PER_EPOCH }, (_, i) => ({
-    label: utf8(`user-${(e * PER_EPOCH + i) % 5000}`),
-    value: utf8(`key-${e}-${i}`),
-  }));
-  roots.push((await dir.publish(updates)).hash);
-}
+const { config, dir, roots } = await clientBenchDirectory(EPOCHS, PER_EPOCH);
 const app = await buildApp({
   directory: dir,
   processMetrics: false,
   limits: { maxAuditEpochs: EPOCHS },
 } as never);
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
-
-async function medianMs(runs: number, f: () => Promise<unknown> | unknown): Promise<number> {
-  const times: number[] = [];
-  await f(); // warm-up
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await f();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
 
 const results: Record<string, number> = {};
 for (const span of [1, 10, EPOCHS]) {
@@ -60,7 +35,7 @@ for (const span of [1, 10, EPOCHS]) {
   });
   if (!res.ok) throw new Error(`audit ${from}..${EPOCHS}: ${res.status} ${await res.text()}`);
   const bytes = new Uint8Array(await res.arrayBuffer());
-  results[`append-only check, ${span} epochs (ms)`] = await medianMs(span >= 1000 ? 3 : 20, () =>
+  results[`append-only check, ${span} epochs (ms)`] = await medianRunMs(span >= 1000 ? 3 : 20, () =>
     verifyRange(
       config,
       { epoch: BigInt(from), rootHash: roots[from]! },

@@ -6,6 +6,7 @@
 
 import { configurationByName, decodeAppendOnlyProof, fromHex, initVrfWasm } from '@akd-ts/core';
 import { AkdClient, MemoryStore, verifyRange } from '@akd-ts/client';
+import { medianRunMs } from './timing.js';
 
 export interface ClientBenchApi {
   /** Median ms of `runs` append-only checks of `GET /v1/audit?from&to` (fetched once). */
@@ -20,18 +21,6 @@ export interface ClientBenchApi {
 const config = configurationByName('whatsapp_v1');
 let client: AkdClient | undefined;
 
-async function median(runs: number, f: () => unknown): Promise<number> {
-  await f(); // warm-up
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await f();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
-}
-
 const api: ClientBenchApi = {
   async appendOnly(from, rootHex, to, runs) {
     const res = await fetch(`/v1/audit?from=${from}&to=${to}`, {
@@ -40,7 +29,7 @@ const api: ClientBenchApi = {
     if (!res.ok) throw new Error(`audit ${from}..${to}: HTTP ${res.status}`);
     const bytes = new Uint8Array(await res.arrayBuffer());
     const head = { epoch: BigInt(from), rootHash: fromHex(rootHex) };
-    return median(runs, () =>
+    return medianRunMs(runs, () =>
       verifyRange(config, head, BigInt(to), decodeAppendOnlyProof(bytes), new Map()),
     );
   },

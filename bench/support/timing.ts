@@ -55,3 +55,19 @@ export function time(fn: () => unknown, options: TimingOptions = DEFAULT_TIMING)
     callsPerSample: batch,
   };
 }
+
+/**
+ * The median time of `runs` calls of `f`, ms, after one warm-up call: for operations long
+ * enough (milliseconds and more) to time one call at a time, awaited in turn.
+ */
+export async function medianRunMs(runs: number, f: () => unknown): Promise<number> {
+  await f(); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await f();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
