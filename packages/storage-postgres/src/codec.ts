@@ -14,6 +14,9 @@ import {
   type TreeNodeRecord,
   type UserVersion,
   type ValueStateRecord,
+  type VrfProofRecord,
+  vrfProofKeyFromBytes,
+  vrfProofRecordOf,
 } from '@akd-ts/storage';
 import { ArrayLiteral } from './array-literal.js';
 import type { PgRow } from './client.js';
@@ -362,4 +365,24 @@ export function decodeAuditBlobHead(
  */
 export function decodeAuditBlobPiece(row: PgRow, table: string, epoch: bigint): Uint8Array {
   return new RowReader(table, () => `epoch=${epoch}`, row).bytes('data');
+}
+
+/**
+ * A `vrf_proofs` row: (key, value), see @akd-ts/storage vrf-proofs.ts.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the key.
+ */
+export function decodeVrfProofRow(row: PgRow, table: string): VrfProofRecord {
+  const r = new RowReader(table, () => keyText(row.key), row);
+  const key = r.bytes('key');
+  const value = r.bytes('value');
+  try {
+    return vrfProofRecordOf(vrfProofKeyFromBytes(key), value);
+  } catch (e) {
+    return r.fail('value', e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** A username listed from `value_states`. @throws AkdError `STORAGE_CORRUPT` */
+export function decodeUsernameRow(row: PgRow, table: string): Uint8Array {
+  return new Uint8Array(new RowReader(table, () => keyText(row.username), row).bytes('username'));
 }

@@ -10,11 +10,16 @@ import pg from 'pg';
 import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
 import {
   checkAuditBlob,
+  checkVrfProofKey,
+  checkVrfProofRecord,
   codecLabelCount,
   codecLabels,
   nodeRecordBytes,
   readNodeRecords,
   storableEpochs,
+  vrfProofKeyBytes,
+  vrfProofMapKey,
+  vrfProofValueBytes,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -29,6 +34,8 @@ import {
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
+  type VrfProofKey,
+  type VrfProofRecord,
   type WriterLock,
   type WriterFencedError,
   isWriterFenced,
@@ -52,7 +59,9 @@ import {
   decodeNodeRow,
   decodeSettingRow,
   decodeUserVersionRow,
+  decodeUsernameRow,
   decodeValueStateRow,
+  decodeVrfProofRow,
   hex,
   labelKey,
   labelKeyHex,
@@ -597,6 +606,54 @@ export class PostgresDatabase implements Database, ReplicationAware {
         }),
       ],
       `writing the audit blob of epoch ${epoch}`,
+    );
+  }
+
+  async listUsernames(after: Uint8Array | undefined, limit: number): Promise<Uint8Array[]> {
+    this.#check();
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be >= 1');
+    const query =
+      after === undefined
+        ? { ...this.#sql.usernamesFirst, values: [limit] }
+        : { ...this.#sql.usernamesAfter, values: [after, limit] };
+    const rows = await this.#query(query, 'listing usernames');
+    return rows.map((row) => decodeUsernameRow(row, this.#sql.display.valueStates));
+  }
+
+  async setVrfProofs(records: VrfProofRecord[]): Promise<void> {
+    this.#check();
+    this.#checkWriter();
+    for (const r of records) checkVrfProofRecord(r); // all checked before anything is written
+    // one row per key (an upsert may not touch a row twice), the longest value of each
+    const rows = new Map<string, [Uint8Array, Uint8Array]>();
+    for (const r of records) {
+      const at = vrfProofMapKey(r);
+      const value = vrfProofValueBytes(r);
+      const seen = rows.get(at);
+      if (seen === undefined || seen[1].length < value.length) {
+        rows.set(at, [vrfProofKeyBytes(r), value]);
+      }
+    }
+    if (rows.size === 0) return;
+    const plan = chunks([...rows.values()], this.#settings.writeChunkSize).map((chunk) => () => ({
+      ...this.#sql.vrfProofUpsert,
+      values: [byteaArray(chunk.map((c) => c[0])), byteaArray(chunk.map((c) => c[1]))],
+    }));
+    await this.#write(plan, `writing ${rows.size} VRF proofs`);
+  }
+
+  async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
+    this.#check();
+    for (const k of keys) checkVrfProofKey(k);
+    const wanted = [...new Map(keys.map((k) => [vrfProofMapKey(k), vrfProofKeyBytes(k)])).values()];
+    if (wanted.length === 0) return [];
+    const queries = chunks(wanted, this.#settings.readChunkSize).map((chunk) => ({
+      ...this.#sql.vrfProofBatch,
+      values: [byteaArray(chunk)],
+    }));
+    const results = await this.#reads(queries, `reading ${wanted.length} VRF proofs`);
+    return results.flatMap((rows) =>
+      rows.map((row) => decodeVrfProofRow(row, this.#sql.display.vrfProofs)),
     );
   }
 

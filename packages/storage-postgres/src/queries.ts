@@ -92,6 +92,7 @@ export interface TableNames {
   azks: string;
   settings: string;
   auditBlobs: string;
+  vrfProofs: string;
   version: string;
 }
 
@@ -118,6 +119,10 @@ export interface Statements {
   auditBlobPiece: PgQuery;
   auditBlobInfos: PgQuery;
   auditBlobSet: PgQuery;
+  vrfProofBatch: PgQuery;
+  usernamesFirst: PgQuery;
+  usernamesAfter: PgQuery;
+  vrfProofUpsert: PgQuery;
 }
 
 /** Every statement of the driver for tables in `schema`. */
@@ -131,6 +136,7 @@ export function buildStatements(schema: string): Statements {
     azks: `${prefix}.azks`,
     settings: `${prefix}.settings`,
     auditBlobs: `${prefix}.audit_blobs`,
+    vrfProofs: `${prefix}.vrf_proofs`,
     version: `${prefix}.schema_version`,
   });
   const tables = names(s);
@@ -250,6 +256,31 @@ export function buildStatements(schema: string): Statements {
         `VALUES ($1, $2, $3, $4, $5) ON CONFLICT (epoch) DO UPDATE SET ` +
         `previous_hash = EXCLUDED.previous_hash, current_hash = EXCLUDED.current_hash, ` +
         `size = EXCLUDED.size, data = EXCLUDED.data`,
+    },
+    usernamesFirst: {
+      name: name('usernames_first'),
+      text: `SELECT DISTINCT username FROM ${tables.valueStates} ORDER BY username LIMIT $1`,
+    },
+    usernamesAfter: {
+      name: name('usernames_after'),
+      text:
+        `SELECT DISTINCT username FROM ${tables.valueStates} WHERE username > $1 ` +
+        'ORDER BY username LIMIT $2',
+    },
+    vrfProofBatch: {
+      name: name('vrf_proof_batch'),
+      text:
+        `SELECT p.key, p.value FROM unnest($1::bytea[]) AS k(key) ` +
+        `JOIN ${tables.vrfProofs} p ON p.key = k.key`,
+    },
+    // the longer value wins: a record without its nonce never erases a stored one
+    vrfProofUpsert: {
+      name: name('vrf_proof_upsert'),
+      text:
+        `INSERT INTO ${tables.vrfProofs} AS p (key, value) ` +
+        `SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT (key) DO UPDATE SET ` +
+        `value = CASE WHEN octet_length(EXCLUDED.value) >= octet_length(p.value) ` +
+        `THEN EXCLUDED.value ELSE p.value END`,
     },
   };
 }

@@ -1,4 +1,4 @@
--- akd-ts PostgreSQL schema, version 2 (@akd-ts/storage-postgres).
+-- akd-ts PostgreSQL schema, version 3 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -74,4 +74,12 @@ CREATE TABLE IF NOT EXISTS audit_blobs (
   data bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 2) ON CONFLICT (id) DO NOTHING;
+-- Stored VRF proofs (version 3): key is freshness u8 || be64(version) || label, value the
+-- 80-byte ECVRF proof (spec 5.3), then the version's 32-byte commitment nonce for the fresh
+-- proof of a published version (spec 6). See @akd-ts/storage vrf-proofs.ts.
+CREATE TABLE IF NOT EXISTS vrf_proofs (
+  key bytea PRIMARY KEY,
+  value bytea NOT NULL
+);
+
+INSERT INTO schema_version (id, version) VALUES (1, 3) ON CONFLICT (id) DO NOTHING;

@@ -9,7 +9,7 @@
  */
 
 /** The schema version this driver writes and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** One step of the schema: statements taking version `version - 1` to `version`. */
 export interface Migration {
@@ -21,7 +21,8 @@ export interface Migration {
 /**
  * Steps from older versions, in order (version 1 is the first published schema). Version 2
  * adds the audit_blobs table; epochs published before it have no stored blob until the
- * writer server fills them in.
+ * writer server fills them in. Version 3 adds vrf_proofs (VRF proofs stored at publish; versions
+ * published before it have none until `akd vrf backfill` computes them).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -34,10 +35,17 @@ export const MIGRATIONS: readonly Migration[] = [
   data bytea NOT NULL
 );`,
   },
+  {
+    version: 3,
+    sql: `CREATE TABLE vrf_proofs (
+  key bytea PRIMARY KEY,
+  value bytea NOT NULL
+);`,
+  },
 ];
 
 /** The contents of schema.sql. */
-export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 2 (@akd-ts/storage-postgres).
+export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 3 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -113,5 +121,13 @@ CREATE TABLE IF NOT EXISTS audit_blobs (
   data bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 2) ON CONFLICT (id) DO NOTHING;
+-- Stored VRF proofs (version 3): key is freshness u8 || be64(version) || label, value the
+-- 80-byte ECVRF proof (spec 5.3), then the version's 32-byte commitment nonce for the fresh
+-- proof of a published version (spec 6). See @akd-ts/storage vrf-proofs.ts.
+CREATE TABLE IF NOT EXISTS vrf_proofs (
+  key bytea PRIMARY KEY,
+  value bytea NOT NULL
+);
+
+INSERT INTO schema_version (id, version) VALUES (1, 3) ON CONFLICT (id) DO NOTHING;
 `;

@@ -77,7 +77,9 @@ test(
     assert.equal(rows.length, 0, 'the schema was not created');
     // an existing store opens, and an older one is migrated
     await (await openDb(schema)).close();
+    // a store of version 1 has neither the audit blobs (2) nor the VRF proofs (3)
     await sql(`DROP TABLE "${schema}".audit_blobs`);
+    await sql(`DROP TABLE "${schema}".vrf_proofs`);
     await sql(`UPDATE "${schema}".schema_version SET version = 1`);
     await (await openDb(schema, { create: false })).close();
     assert.equal(await version(schema), SCHEMA_VERSION);
@@ -162,6 +164,7 @@ test('a version-1 store gains the audit_blobs table and keeps its records', pgTe
   await db.close();
   // a store written by the first release: no audit_blobs table, version 1
   await sql(`DROP TABLE "${schema}".audit_blobs`);
+  await sql(`DROP TABLE "${schema}".vrf_proofs`);
   await sql(`UPDATE "${schema}".schema_version SET version = 1`);
   await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('version 1'));
 

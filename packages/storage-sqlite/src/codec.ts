@@ -16,6 +16,9 @@ import {
   type TreeNode,
   type TreeNodeRecord,
   type ValueStateRecord,
+  type VrfProofRecord,
+  vrfProofKeyFromBytes,
+  vrfProofRecordOf,
 } from '@akd-ts/storage';
 import { corruptRow } from './errors.js';
 
@@ -317,4 +320,19 @@ export function decodeAuditBlobRow(row: Row): {
     last:
       typeof row[3] === 'bigint' ? readInteger(row[3], at, 'size') : readBlob(row[3], at, 'data'),
   };
+}
+
+/**
+ * Decodes a `vrf_proofs` row: (key, value), see @akd-ts/storage vrf-proofs.ts.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the key.
+ */
+export function decodeVrfProofRow(row: Row): VrfProofRecord {
+  const at = { table: 'vrf_proofs', key: `key=${keyPart(row[0])}` };
+  const key = readBlob(row[0], at, 'key');
+  const value = readBlob(row[1], at, 'value');
+  try {
+    return vrfProofRecordOf(vrfProofKeyFromBytes(key), value);
+  } catch (e) {
+    throw corruptRow(at.table, at.key, e instanceof Error ? e.message : String(e));
+  }
 }

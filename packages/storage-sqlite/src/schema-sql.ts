@@ -4,7 +4,7 @@
  * src/ under tsx, from dist/ and inside a bundle; a test checks the copy equals the file.
  */
 
-export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 3 (PRAGMA user_version = 3,
+export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 4 (PRAGMA user_version = 4,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -75,4 +75,12 @@ CREATE TABLE audit_blobs (
   size INTEGER NOT NULL,
   data BLOB NOT NULL
 ) STRICT;
+
+-- Stored VRF proofs (schema version 4): key is freshness u8 || be64(version) || label, value
+-- the 80-byte ECVRF proof (spec 5.3), then the version's 32-byte commitment nonce for the
+-- fresh proof of a published version (spec 6). See @akd-ts/storage vrf-proofs.ts.
+CREATE TABLE vrf_proofs (
+  key BLOB NOT NULL PRIMARY KEY,
+  value BLOB NOT NULL
+) STRICT, WITHOUT ROWID;
 `;

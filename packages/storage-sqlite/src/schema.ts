@@ -14,7 +14,7 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -29,7 +29,8 @@ export interface Migration {
  * Every step from version 1 up. Version 1 had nodes, value_states and azks; version 2 added
  * the settings table when the Database interface gained named settings; version 3 the
  * audit_blobs table (stored audit blobs; the epochs published before it have none until the
- * writer server fills them in).
+ * writer server fills them in); version 4 the vrf_proofs table (VRF proofs stored at publish;
+ * versions published before it have none until `akd vrf backfill` computes them).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -48,6 +49,13 @@ export const MIGRATIONS: readonly Migration[] = [
   size INTEGER NOT NULL,
   data BLOB NOT NULL
 ) STRICT;`,
+  },
+  {
+    from: 3,
+    sql: `CREATE TABLE vrf_proofs (
+  key BLOB NOT NULL PRIMARY KEY,
+  value BLOB NOT NULL
+) STRICT, WITHOUT ROWID;`,
   },
 ];
 

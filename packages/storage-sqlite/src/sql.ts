@@ -128,6 +128,23 @@ export const selectAuditBlobInfosSql = (keys: number) =>
   'SELECT epoch, previous_hash, current_hash, size FROM audit_blobs ' +
   `WHERE epoch IN (${list(keys, '?')}) ORDER BY epoch`;
 
+/** Distinct usernames in byte order, after `?` (the first variant starts at the first). */
+export const LIST_USERNAMES_FIRST_SQL =
+  'SELECT DISTINCT username FROM value_states ORDER BY username LIMIT ?';
+export const LIST_USERNAMES_AFTER_SQL =
+  'SELECT DISTINCT username FROM value_states WHERE username > ? ORDER BY username LIMIT ?';
+
+/**
+ * Upsert of one stored VRF proof; the longer value wins, so a record without its nonce never
+ * erases a stored one (vrf-proofs.ts).
+ */
+export const UPSERT_VRF_PROOF_SQL =
+  'INSERT INTO vrf_proofs (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+  'value = CASE WHEN length(excluded.value) >= length(value) THEN excluded.value ELSE value END';
+/** The stored VRF proofs of `keys` keys (NULL parameters match nothing). */
+export const selectVrfProofsSql = (keys: number) =>
+  `SELECT key, value FROM vrf_proofs WHERE key IN (${list(keys, '?')})`;
+
 /**
  * Splits `n` items into statement sizes: as many `max` as fit, then the remainder rounded up
  * to a power of two (capped at `max`), so that reads need at most log2(max) + 1 statements

@@ -14,6 +14,8 @@ import { open as openFile, rm } from 'node:fs/promises';
 import { AkdError, toHex } from '@akd-ts/core';
 import {
   checkAuditBlob,
+  checkVrfProofKey,
+  checkVrfProofRecord,
   codecLabelCount,
   codecLabels,
   foundRecordsAnswer,
@@ -21,6 +23,9 @@ import {
   nodeRecordBytes,
   readNodeRecords,
   storableEpochs,
+  vrfProofKeyBytes,
+  vrfProofMapKey,
+  vrfProofValueBytes,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -33,6 +38,8 @@ import {
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
+  type VrfProofKey,
+  type VrfProofRecord,
   type WriterLock,
 } from '@akd-ts/storage';
 import { BlobThread } from './blob-thread.js';
@@ -46,6 +53,7 @@ import {
   decodeAzksRow,
   decodeNodeRow,
   decodeValueStateRow,
+  decodeVrfProofRow,
   labelBytes,
   pushNodeRow,
   pushValueStateRow,
@@ -461,6 +469,42 @@ export class SqliteDatabase implements Database {
       throw new TypeError('setting name and value must be strings');
     }
     this.write(`write setting ${name}`, () => this.stmt(sql.UPSERT_SETTING_SQL).run(name, value));
+  }
+
+  async listUsernames(after: Uint8Array | undefined, limit: number): Promise<Uint8Array[]> {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be >= 1');
+    const rows = this.read('list usernames', false, () =>
+      after === undefined
+        ? this.stmt(sql.LIST_USERNAMES_FIRST_SQL).all(limit)
+        : this.stmt(sql.LIST_USERNAMES_AFTER_SQL).all(after, limit),
+    ) as Row[];
+    return rows.map((row) => {
+      if (!(row[0] instanceof Uint8Array)) {
+        throw corruptRow('value_states', 'username', 'username is not a blob');
+      }
+      return new Uint8Array(row[0]);
+    });
+  }
+
+  // ---- stored VRF proofs ----------------------------------------------------------------
+
+  async setVrfProofs(records: VrfProofRecord[]): Promise<void> {
+    this.check();
+    for (const r of records) checkVrfProofRecord(r); // all checked before anything is written
+    if (records.length === 0) return;
+    this.write(`write ${records.length} VRF proofs`, () => {
+      const stmt = this.stmt(sql.UPSERT_VRF_PROOF_SQL);
+      for (const r of records) stmt.run(vrfProofKeyBytes(r), vrfProofValueBytes(r));
+    });
+  }
+
+  async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
+    for (const k of keys) checkVrfProofKey(k);
+    const wanted = [...new Map(keys.map((k) => [vrfProofMapKey(k), vrfProofKeyBytes(k)])).values()];
+    const statements = Math.ceil(wanted.length / this.options.readChunkKeys);
+    return this.read(`read ${wanted.length} VRF proofs`, statements > 1, () =>
+      this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow),
+    );
   }
 
   // ---- audit blobs ----------------------------------------------------------------------

@@ -88,6 +88,7 @@ describe('schema', () => {
     const r = raw(path);
     r.exec('DROP TABLE settings');
     r.exec('DROP TABLE audit_blobs');
+    r.exec('DROP TABLE vrf_proofs');
     r.pragma('user_version = 1');
     r.close();
     assert.equal(MIGRATIONS[0]!.from, 1);
@@ -111,11 +112,12 @@ describe('schema', () => {
     const expected = schemaOf(path);
     const r = raw(path);
     r.exec('DROP TABLE audit_blobs');
+    r.exec('DROP TABLE vrf_proofs');
     r.pragma('user_version = 2');
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2],
+      [1, 2, 3],
     );
 
     const migrated = await SqliteDatabase.open(path);

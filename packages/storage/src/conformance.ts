@@ -24,6 +24,16 @@ import {
   type TreeNodeRecord,
   type ValueStateRecord,
 } from './records.js';
+import type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
+
+/** 32 bytes of `fill`: a nonce for tests. */
+function u32(fill: number): Uint8Array {
+  return new Uint8Array(32).fill(fill);
+}
+
+function sameVrfKey(a: VrfProofKey, b: VrfProofKey): boolean {
+  return a.freshness === b.freshness && a.version === b.version && bytesEqual(a.label, b.label);
+}
 
 /** The largest epoch, version or count every driver must store (see `Database`). */
 const MAX = (1n << 63n) - 1n;
@@ -502,6 +512,104 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         }
         assert.deepEqual(await db.getAuditBlobInfos([0n, 3n, MAX]), []);
         await assert.rejects(db.getAuditBlobInfos([1 as never]), TypeError);
+      }),
+    );
+
+    test(
+      'listUsernames (where a store has it) walks the users in byte order',
+      withDb(async (db) => {
+        if (db.listUsernames === undefined) return;
+        assert.deepEqual(await db.listUsernames(undefined, 10), []);
+        const names = [u('b'), u('a'), new Uint8Array([0x61, 0]), u('ab'), u('c')];
+        await db.batchSet(names.map((n) => state(n, 1n, 1n)));
+        await db.set(state(u('a'), 2n, 2n)); // two states of one user: listed once
+        const want = ['61', '6100', '6162', '62', '63'];
+        const all = await db.listUsernames(undefined, 10);
+        assert.deepEqual(
+          all.map((x) => Buffer.from(x).toString('hex')),
+          want,
+        );
+        const page = await db.listUsernames(u('a'), 2);
+        assert.deepEqual(
+          page.map((x) => Buffer.from(x).toString('hex')),
+          ['6100', '6162'],
+        );
+        assert.deepEqual(await db.listUsernames(u('c'), 5), []);
+      }),
+    );
+
+    test(
+      'VRF proofs: a batch round-trips, missing keys are omitted, duplicates come once',
+      withDb(async (db) => {
+        const proof = (fill: number) => new Uint8Array(80).fill(fill);
+        const records: VrfProofRecord[] = [
+          { label: u('alice'), freshness: 1, version: 1n, proof: proof(1), nonce: u32(7) },
+          { label: u('alice'), freshness: 0, version: 1n, proof: proof(2) },
+          { label: u('alice'), freshness: 1, version: MAX, proof: proof(3) },
+          { label: new Uint8Array(0), freshness: 1, version: 0n, proof: proof(4) },
+          { label: u('bob'), freshness: 1, version: 1n, proof: proof(5) },
+        ];
+        await db.setVrfProofs(records);
+        await db.setVrfProofs([]);
+        const keys = [...records, { label: u('carol'), freshness: 1 as const, version: 1n }];
+        const got = await db.getVrfProofs([...keys, records[0]!]);
+        assert.equal(got.length, records.length);
+        for (const want of records) {
+          const found = got.filter((g) => sameVrfKey(g, want));
+          assert.equal(found.length, 1, `${want.freshness}/${want.version}`);
+          assert.ok(bytesEqual(found[0]!.proof, want.proof));
+          assert.equal(found[0]!.nonce === undefined, want.nonce === undefined);
+          if (want.nonce) assert.ok(bytesEqual(found[0]!.nonce!, want.nonce));
+        }
+        assert.deepEqual(await db.getVrfProofs([]), []);
+      }),
+    );
+
+    test(
+      'VRF proofs: a record without a nonce keeps the stored nonce; one with a nonce replaces it',
+      withDb(async (db) => {
+        const key = { label: u('alice'), freshness: 1 as const, version: 4n };
+        const proof = new Uint8Array(80).fill(9);
+        await db.setVrfProofs([{ ...key, proof }]);
+        assert.equal((await db.getVrfProofs([key]))[0]!.nonce, undefined);
+        await db.setVrfProofs([{ ...key, proof, nonce: u32(1) }]);
+        await db.setVrfProofs([{ ...key, proof }]);
+        assert.ok(bytesEqual((await db.getVrfProofs([key]))[0]!.nonce!, u32(1)));
+        // a retried publish of the version with another value brings its own nonce
+        await db.setVrfProofs([{ ...key, proof, nonce: u32(2) }]);
+        assert.ok(bytesEqual((await db.getVrfProofs([key]))[0]!.nonce!, u32(2)));
+        // in one batch, the record with the nonce wins whatever the order
+        const other = { ...key, version: 5n };
+        await db.setVrfProofs([
+          { ...other, proof, nonce: u32(3) },
+          { ...other, proof },
+        ]);
+        assert.ok(bytesEqual((await db.getVrfProofs([other]))[0]!.nonce!, u32(3)));
+      }),
+    );
+
+    test(
+      'VRF proofs: malformed records and keys are caller mistakes and write nothing',
+      withDb(async (db) => {
+        const good: VrfProofRecord = {
+          label: u('a'),
+          freshness: 1,
+          version: 1n,
+          proof: new Uint8Array(80),
+        };
+        for (const [bad, kind] of [
+          [{ ...good, freshness: 2 }, RangeError],
+          [{ ...good, version: -1n }, RangeError],
+          [{ ...good, version: MAX + 1n }, RangeError],
+          [{ ...good, version: 1 }, TypeError],
+          [{ ...good, label: 'a' }, TypeError],
+          [{ ...good, proof: new Uint8Array(79) }, RangeError],
+          [{ ...good, nonce: new Uint8Array(31) }, RangeError],
+        ] as const) {
+          await assert.rejects(db.setVrfProofs([good, bad as never]), kind as never);
+        }
+        assert.deepEqual(await db.getVrfProofs([good]), []);
+        await assert.rejects(db.getVrfProofs([{ ...good, freshness: 3 as never }]), RangeError);
       }),
     );
 

@@ -14,6 +14,7 @@ import type {
   ValueStateFlag,
   ValueStateRecord,
 } from './records.js';
+import type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
 
 /** Why a batch is written: informational for drivers (spec 14.1 `DbSetState`). */
 export type DbSetState = 'transactionCommit' | 'general';
@@ -168,6 +169,13 @@ export interface Database {
    */
   getUserStateVersions(usernames: Uint8Array[], flag: ValueStateFlag): Promise<UserVersion[]>;
 
+  /**
+   * Optional: up to `limit` distinct usernames that have value states, in ascending byte
+   * order, all greater than `after` (from the first when undefined). A one-off job that visits
+   * every label (`akd vrf backfill`) walks the store with it and resumes where it stopped.
+   */
+  listUsernames?(after: Uint8Array | undefined, limit: number): Promise<Uint8Array[]>;
+
   /** A named setting of the store (such as the directory's configuration), or undefined. */
   getSetting(name: string): Promise<string | undefined>;
 
@@ -190,6 +198,21 @@ export interface Database {
 
   /** The stored blob of `epoch`; `STORAGE_NOT_FOUND` when there is none. */
   getAuditBlob(epoch: bigint): Promise<AuditBlobRecord>;
+
+  /**
+   * Upserts stored VRF proofs (vrf-proofs.ts) atomically: when it fails, none is visible. A
+   * record without a nonce never erases a stored one (a proof is a function of its key; only
+   * the nonce can change, and only to a record that has one). The writer calls it before
+   * committing the epoch whose proofs need them, so every published version has its proofs.
+   * An empty batch is a no-op.
+   */
+  setVrfProofs(records: VrfProofRecord[]): Promise<void>;
+
+  /**
+   * The stored VRF proofs of `keys`, in one read: keys with none are omitted, the order is
+   * unspecified and duplicate keys yield one record.
+   */
+  getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]>;
 
   /**
    * Takes the store's exclusive writer lock, or fails at once with `STORAGE_LOCKED` when

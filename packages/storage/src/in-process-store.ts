@@ -9,10 +9,21 @@ import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 import type { AuditBlobInfo, AuditBlobRecord, UserVersion, WriterLock } from './database.js';
 import { notFound } from './errors.js';
 import { selectValueState, type ValueStateFlag, type ValueStateRecord } from './records.js';
+import {
+  checkVrfProofKey,
+  checkVrfProofRecord,
+  vrfProofMapKey,
+  vrfProofRecordOf,
+  vrfProofValueBytes,
+  type VrfProofKey,
+  type VrfProofRecord,
+} from './vrf-proofs.js';
 
 export abstract class InProcessStore {
   private readonly settings = new Map<string, string>();
   private readonly auditBlobs = new Map<bigint, AuditBlobRecord>();
+  /** Stored VRF proofs as their value bytes (vrf-proofs.ts), by `vrfProofMapKey`. */
+  private readonly vrfProofs = new Map<string, { key: VrfProofKey; value: Uint8Array }>();
   private locked = false;
   private closed = false;
 
@@ -99,6 +110,31 @@ export abstract class InProcessStore {
     return blob;
   }
 
+  async setVrfProofs(records: VrfProofRecord[]): Promise<void> {
+    this.check();
+    for (const r of records) checkVrfProofRecord(r); // all checked before any is stored
+    for (const r of records) {
+      const at = vrfProofMapKey(r);
+      const value = vrfProofValueBytes(r);
+      const stored = this.vrfProofs.get(at);
+      if (stored !== undefined && stored.value.length > value.length) continue; // keeps a nonce
+      const key = { label: r.label.slice(), freshness: r.freshness, version: r.version };
+      this.vrfProofs.set(at, { key, value });
+    }
+  }
+
+  async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
+    this.check();
+    for (const k of keys) checkVrfProofKey(k);
+    const out = new Map<string, VrfProofRecord>();
+    for (const k of keys) {
+      const at = vrfProofMapKey(k);
+      const stored = this.vrfProofs.get(at);
+      if (stored !== undefined) out.set(at, vrfProofRecordOf(stored.key, stored.value));
+    }
+    return [...out.values()];
+  }
+
   async acquireWriterLock(): Promise<WriterLock> {
     this.check();
     if (this.locked) {
@@ -123,6 +159,11 @@ export abstract class InProcessStore {
   /** Every setting, as `[name, value]` pairs (snapshots of the store). */
   allSettings(): [string, string][] {
     return [...this.settings.entries()];
+  }
+
+  /** Every stored VRF proof (snapshots of the store). */
+  allVrfProofs(): VrfProofRecord[] {
+    return [...this.vrfProofs.values()].map(({ key, value }) => vrfProofRecordOf(key, value));
   }
 
   /** Every stored audit blob (snapshots of the store). */

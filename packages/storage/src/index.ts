@@ -69,6 +69,18 @@ export {
   nodeRecordBytes,
 } from './node-reads.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
+export {
+  NONCE_BYTES,
+  VRF_PROOF_BYTES,
+  checkVrfProofKey,
+  checkVrfProofRecord,
+  vrfProofKeyBytes,
+  vrfProofKeyFromBytes,
+  vrfProofMapKey,
+  vrfProofRecordOf,
+  vrfProofValueBytes,
+} from './vrf-proofs.js';
+export type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';
 export { StorageManager } from './storage-manager.js';

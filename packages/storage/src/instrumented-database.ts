@@ -25,6 +25,7 @@ import type {
   ValueStateRecord,
 } from './records.js';
 import { readNodeRecords } from './node-reads.js';
+import type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
 import { LABEL_BYTES } from './record-codec.js';
 
 export interface InstrumentOptions {
@@ -167,6 +168,14 @@ export class InstrumentedDatabase implements Database {
 
   setSetting(name: string, value: string): Promise<void> {
     return this.inner.setSetting(name, value);
+  }
+
+  setVrfProofs(records: VrfProofRecord[]): Promise<void> {
+    return this.inner.setVrfProofs(records);
+  }
+
+  getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
+    return this.read(1, () => this.inner.getVrfProofs(keys));
   }
 
   setAuditBlob(blob: AuditBlobRecord): Promise<void> {

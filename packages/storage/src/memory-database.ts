@@ -97,6 +97,17 @@ export class MemoryDatabase extends InProcessStore implements Database {
     return this.users.get(toHex(username))?.values() ?? [];
   }
 
+  async listUsernames(after: Uint8Array | undefined, limit: number): Promise<Uint8Array[]> {
+    this.check();
+    // lowercase hex sorts as the bytes do
+    const from = after === undefined ? undefined : toHex(after);
+    return [...this.users.keys()]
+      .filter((u) => from === undefined || u > from)
+      .sort()
+      .slice(0, limit)
+      .map((u) => this.users.get(u)!.values().next().value!.username);
+  }
+
   /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */
   allRecords(): DbRecord[] {
     const states = [...this.users.values()].flatMap((m) => [...m.values()]);

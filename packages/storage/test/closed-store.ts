@@ -12,9 +12,12 @@ export async function assertClosedRefusesEveryCall(
   const azks = { kind: 'azks', latestEpoch: 1n, numNodes: 1n } as const;
   const hash = new Uint8Array(32);
   const calls: Record<
-    Exclude<keyof Database, 'close' | 'batchGetNodeBytes'>,
+    Exclude<keyof Database, 'close' | 'batchGetNodeBytes' | 'listUsernames'>,
     () => Promise<unknown>
-  > & { batchGetNodeBytes?: () => Promise<unknown> } = {
+  > & {
+    batchGetNodeBytes?: () => Promise<unknown>;
+    listUsernames?: () => Promise<unknown>;
+  } = {
     set: () => db.set(azks),
     batchSet: () => db.batchSet([azks]),
     get: () => db.get({ kind: 'azks' }),
@@ -30,7 +33,11 @@ export async function assertClosedRefusesEveryCall(
       db.setAuditBlob({ epoch: 1n, previousHash: hash, currentHash: hash, data: hash }),
     getAuditBlobInfos: () => db.getAuditBlobInfos([1n]),
     getAuditBlob: () => db.getAuditBlob(1n),
+    setVrfProofs: () =>
+      db.setVrfProofs([{ label: hash, freshness: 1, version: 1n, proof: new Uint8Array(80) }]),
+    getVrfProofs: () => db.getVrfProofs([{ label: hash, freshness: 1, version: 1n }]),
   };
+  if (db.listUsernames !== undefined) calls.listUsernames = () => db.listUsernames!(undefined, 1);
   // a store that answers node reads in bytes refuses those too
   if (db.batchGetNodeBytes !== undefined) {
     calls.batchGetNodeBytes = () => db.batchGetNodeBytes!(new Uint8Array(34));

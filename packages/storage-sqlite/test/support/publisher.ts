@@ -34,6 +34,8 @@ const announcing: Database = {
   setAuditBlob: (blob) => db.setAuditBlob(blob),
   getAuditBlobInfos: (epochs) => db.getAuditBlobInfos(epochs),
   getAuditBlob: (epoch) => db.getAuditBlob(epoch),
+  setVrfProofs: (records) => db.setVrfProofs(records),
+  getVrfProofs: (keys) => db.getVrfProofs(keys),
   acquireWriterLock: () => db.acquireWriterLock(),
   close: () => db.close(),
 };

@@ -1,0 +1,116 @@
+/**
+ * Stored VRF proofs: the writer computes, at publish, every VRF proof that lookups and
+ * histories of its epochs serve (spec 10.3, 10.4), so that the processes serving proofs never
+ * hold the VRF secret. A record is keyed by (label, freshness, version), the VRF input of
+ * spec 6; the proof is the 80 bytes of spec 5.3 (`Gamma || c || s`). The proof of a
+ * published version (Fresh, v) also carries that version's 32-byte commitment nonce (spec
+ * 3.4, 6), which needs the commitment key, a secret derived from the VRF key.
+ */
+
+/** An ECVRF proof: compress(Gamma) 32 || LE16(c) 16 || LE32(s) 32 (spec 5.3). */
+export const VRF_PROOF_BYTES = 80;
+/** A commitment nonce (spec 6): one hash of the configuration. */
+export const NONCE_BYTES = 32;
+
+/** The VRF input a proof is for (spec 6: `label || freshness || be64(version)`, hashed). */
+export interface VrfProofKey {
+  /** The AkdLabel (user id). */
+  label: Uint8Array;
+  /** 0 stale, 1 fresh (core's VersionFreshness). */
+  freshness: 0 | 1;
+  version: bigint;
+}
+
+/** One stored VRF proof. */
+export interface VrfProofRecord extends VrfProofKey {
+  /** The 80-byte proof of spec 5.3. */
+  proof: Uint8Array;
+  /**
+   * The commitment nonce of the version this proof shows present, for (Fresh, v) of a
+   * published version; absent for stale proofs and markers not yet published. A store that
+   * already holds a nonce for the key keeps it when a record without one is written.
+   */
+  nonce?: Uint8Array;
+}
+
+/** The largest version every driver stores (SQL drivers use signed 64-bit columns). */
+const MAX_STORED = (1n << 63n) - 1n;
+
+/** Throws unless `key` is a storable VRF proof key (a caller's mistake). */
+export function checkVrfProofKey(key: VrfProofKey): void {
+  if (!(key?.label instanceof Uint8Array)) throw new TypeError('key.label must be bytes');
+  if (key.freshness !== 0 && key.freshness !== 1) {
+    throw new RangeError(`key.freshness must be 0 (stale) or 1 (fresh), not ${key.freshness}`);
+  }
+  if (typeof key.version !== 'bigint') throw new TypeError('key.version must be a bigint');
+  if (key.version < 0n || key.version > MAX_STORED) {
+    throw new RangeError(`key.version must be 0 to 2^63 - 1, not ${key.version}`);
+  }
+}
+
+/** Throws unless `record` is storable: a valid key, an 80-byte proof, a 32-byte nonce if any. */
+export function checkVrfProofRecord(record: VrfProofRecord): void {
+  checkVrfProofKey(record);
+  if (!(record.proof instanceof Uint8Array) || record.proof.length !== VRF_PROOF_BYTES) {
+    throw new RangeError(`record.proof must have ${VRF_PROOF_BYTES} bytes`);
+  }
+  if (
+    record.nonce !== undefined &&
+    (!(record.nonce instanceof Uint8Array) || record.nonce.length !== NONCE_BYTES)
+  ) {
+    throw new RangeError(`record.nonce must have ${NONCE_BYTES} bytes when given`);
+  }
+}
+
+/**
+ * A key's bytes, the one column SQL drivers index: `freshness u8 || be64(version) || label`
+ * (fixed fields first, so the variable label needs no length).
+ */
+export function vrfProofKeyBytes(key: VrfProofKey): Uint8Array {
+  const out = new Uint8Array(9 + key.label.length);
+  out[0] = key.freshness;
+  new DataView(out.buffer).setBigUint64(1, key.version);
+  out.set(key.label, 9);
+  return out;
+}
+
+/** The key `vrfProofKeyBytes` wrote. @throws RangeError for fewer than 9 bytes */
+export function vrfProofKeyFromBytes(bytes: Uint8Array): VrfProofKey {
+  if (bytes.length < 9 || bytes[0]! > 1) throw new RangeError('not a VRF proof key');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    freshness: bytes[0] as 0 | 1,
+    version: view.getBigUint64(1),
+    label: bytes.slice(9),
+  };
+}
+
+/**
+ * A stored value's bytes: the proof, then the nonce when there is one (80 or 112 bytes).
+ * A driver upserting keeps the longer of the stored and the new value: proofs are a function
+ * of the key, so only a nonce can differ, and a record without one never erases it.
+ */
+export function vrfProofValueBytes(record: VrfProofRecord): Uint8Array {
+  if (record.nonce === undefined) return record.proof.slice();
+  const out = new Uint8Array(VRF_PROOF_BYTES + NONCE_BYTES);
+  out.set(record.proof);
+  out.set(record.nonce, VRF_PROOF_BYTES);
+  return out;
+}
+
+/** The record of `key` with the stored `value` bytes. @throws RangeError for other lengths */
+export function vrfProofRecordOf(key: VrfProofKey, value: Uint8Array): VrfProofRecord {
+  if (value.length !== VRF_PROOF_BYTES && value.length !== VRF_PROOF_BYTES + NONCE_BYTES) {
+    throw new RangeError(`a stored VRF proof has 80 or 112 bytes, not ${value.length}`);
+  }
+  const record: VrfProofRecord = { ...key, proof: value.slice(0, VRF_PROOF_BYTES) };
+  if (value.length > VRF_PROOF_BYTES) record.nonce = value.slice(VRF_PROOF_BYTES);
+  return record;
+}
+
+/** A map key for in-process stores (the key bytes in hex). */
+export function vrfProofMapKey(key: VrfProofKey): string {
+  let s = '';
+  for (const b of vrfProofKeyBytes(key)) s += b.toString(16).padStart(2, '0');
+  return s;
+}
