@@ -8,10 +8,13 @@
  * summed first and multiplied by 19 once, so every multiplication operand stays below 2^31.
  *
  * The point formulas and the windowed multiplication are those of ge25519.h, operation for
- * operation; the digits are the same in every lane, so the table lookups select by one mask
- * for all lanes and nothing branches or indexes on the secret.
+ * operation; each lane has its own digits (a proof's nonce differs per lane), and the table
+ * lookups select by per-lane masks from vector comparisons, so nothing branches or indexes on
+ * a secret.
  */
 #include "x8.h"
+
+#include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
@@ -146,12 +149,6 @@ static inline void fv_sq(fv out, const fv f) {
          mul32(f4, f4) + times19(mul32(f9_2, f9));
   h[9] = mul32(f0_2, f9) + mul32(f1_2, f8) + mul32(f2_2, f7) + mul32(f3_2, f6) + mul32(f4_2, f5);
   fv_carry(out, h);
-}
-
-/* h = b ? g : h for a b in {0, 1} common to all lanes, without a branch on b. */
-static inline void fv_cmov(fv h, const fv g, uint64_t b) {
-  const v8 mask = (v8)ALL(-(int64_t)b);
-  for (int i = 0; i < 10; i++) h[i] ^= mask & (h[i] ^ g[i]);
 }
 
 static inline void fv_sqn(fv h, const fv f, int n) {
@@ -327,32 +324,31 @@ static inline void gv_add(gv_p1p1 *r, const gv_p3 *p, const gv_cached *q) {
   fv_sub(r->T, t0, r->T);
 }
 
-static inline uint64_t ct_equal(int8_t b, int8_t c) {
-  uint8_t x = (uint8_t)b ^ (uint8_t)c;
-  uint32_t y = x;
-  y -= 1;
-  return y >> 31;
+/* h = g in the lanes whose mask is all ones (secret masks: no branch, every lane written). */
+static inline void fv_cmov_lanes(fv h, const fv g, v8 mask) {
+  for (int i = 0; i < 10; i++) h[i] ^= mask & (h[i] ^ g[i]);
 }
 
-static inline uint64_t ct_negative(int8_t b) { return ((uint64_t)(int64_t)b) >> 63; }
-
-static inline void gv_cached_cmov(gv_cached *t, const gv_cached *u, uint64_t b) {
-  fv_cmov(t->YplusX, u->YplusX, b);
-  fv_cmov(t->YminusX, u->YminusX, b);
-  fv_cmov(t->Z, u->Z, b);
-  fv_cmov(t->T2d, u->T2d, b);
+static inline void gv_cached_cmov(gv_cached *t, const gv_cached *u, v8 mask) {
+  fv_cmov_lanes(t->YplusX, u->YplusX, mask);
+  fv_cmov_lanes(t->YminusX, u->YminusX, mask);
+  fv_cmov_lanes(t->Z, u->Z, mask);
+  fv_cmov_lanes(t->T2d, u->T2d, mask);
 }
 
-/* t = b·P from the table of 1P..8P, for b in [-8, 8], touching every entry. */
-static inline void gv_select(gv_cached *t, const gv_cached table[8], int8_t b) {
+/*
+ * t = b·P lane by lane from the table of 1P..8P, for each lane's b in [-8, 8], touching every
+ * entry: the masks come from vector comparisons, so neither a branch nor an index depends on b.
+ */
+static inline void gv_select(gv_cached *t, const gv_cached table[8], v8 b) {
   gv_cached minus;
-  const uint64_t negative = ct_negative(b);
-  const int8_t babs = (int8_t)(b - (int8_t)(((int8_t)(0 - negative) & b) * 2));
+  const v8 negative = b >> 63; /* all ones where b < 0 */
+  const v8 babs = (b ^ negative) - negative;
   fv_1(t->YplusX);
   fv_1(t->YminusX);
   fv_1(t->Z);
   fv_0(t->T2d);
-  for (int i = 0; i < 8; i++) gv_cached_cmov(t, &table[i], ct_equal(babs, (int8_t)(i + 1)));
+  for (int i = 0; i < 8; i++) gv_cached_cmov(t, &table[i], (v8)(babs == (v8)ALL(i + 1)));
   fv_copy(minus.YplusX, t->YminusX);
   fv_copy(minus.YminusX, t->YplusX);
   fv_copy(minus.Z, t->Z);
@@ -427,18 +423,46 @@ void x8_decode(uint8_t points[8][4][32], int ok[8], const uint8_t candidates[8][
   }
 }
 
-void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]) {
+/* The encodings of eight points' affine y with the sign of x in bit 255 (RFC 8032 5.1.2). */
+static void encode_lanes(uint8_t out[8][32], const gv_p3 *r) {
+  fv recip, x, y;
+  fv_invert(recip, r->Z);
+  fv_mul(x, r->X, recip);
+  fv_mul(y, r->Y, recip);
+  for (int lane = 0; lane < 8; lane++) {
+    uint8_t xs[32];
+    lane_tobytes(out[lane], y, lane);
+    lane_tobytes(xs, x, lane);
+    out[lane][31] ^= (uint8_t)((xs[0] & 1) << 7);
+  }
+}
+
+static void load_lanes(gv_p3 *p, const uint8_t points[8][4][32]) {
+  for (int lane = 0; lane < 8; lane++) {
+    lane_frombytes(p->X, lane, points[lane][0]);
+    lane_frombytes(p->Y, lane, points[lane][1]);
+    lane_frombytes(p->Z, lane, points[lane][2]);
+    lane_frombytes(p->T, lane, points[lane][3]);
+  }
+}
+
+void x8_encode(uint8_t out[8][32], const uint8_t points[8][4][32]) {
+  gv_p3 p;
+  load_lanes(&p, points);
+  encode_lanes(out, &p);
+}
+
+void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
+                       const int8_t digits[8][64]) {
   gv_p3 p, r, acc;
   gv_cached table[8], t;
   gv_p1p1 s;
   gv_p2 q;
-  fv recip, x, y;
-  for (int lane = 0; lane < 8; lane++) {
-    lane_frombytes(p.X, lane, points[lane][0]);
-    lane_frombytes(p.Y, lane, points[lane][1]);
-    lane_frombytes(p.Z, lane, points[lane][2]);
-    lane_frombytes(p.T, lane, points[lane][3]);
+  v8 d[64];
+  for (int i = 0; i < 64; i++) {
+    for (int lane = 0; lane < 8; lane++) d[i][lane] = digits[lane][i];
   }
+  load_lanes(&p, points);
   gv_p3_to_cached(&table[0], &p);
   for (int i = 1; i < 8; i++) {
     gv_add(&s, &p, &table[i - 1]);
@@ -450,7 +474,7 @@ void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_
   fv_1(r.Z);
   fv_0(r.T);
   for (int i = 63; i > 0; i--) {
-    gv_select(&t, table, digits[i]);
+    gv_select(&t, table, d[i]);
     gv_add(&s, &r, &t);
     gv_p1p1_to_p2(&q, &s);
     gv_p2_dbl(&s, &q);
@@ -462,19 +486,21 @@ void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_
     gv_p2_dbl(&s, &q);
     gv_p1p1_to_p3(&r, &s);
   }
-  gv_select(&t, table, digits[0]);
+  gv_select(&t, table, d[0]);
   gv_add(&s, &r, &t);
   gv_p1p1_to_p3(&r, &s);
-  /* encode: y with the sign of x in bit 255 (RFC 8032 5.1.2) */
-  fv_invert(recip, r.Z);
-  fv_mul(x, r.X, recip);
-  fv_mul(y, r.Y, recip);
-  for (int lane = 0; lane < 8; lane++) {
-    uint8_t xs[32];
-    lane_tobytes(out[lane], y, lane);
-    lane_tobytes(xs, x, lane);
-    out[lane][31] ^= (uint8_t)((xs[0] & 1) << 7);
-  }
+  encode_lanes(out, &r);
+  /* the digit vectors are the secret scalars */
+  volatile int64_t *wipe = (volatile int64_t *)d;
+  for (unsigned i = 0; i < 64 * 8; i++) wipe[i] = 0; /* 64 vectors of eight lanes */
+}
+
+void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]) {
+  int8_t lanes[8][64];
+  for (int lane = 0; lane < 8; lane++) memcpy(lanes[lane], digits, 64);
+  x8_multiply_lanes(out, points, (const int8_t(*)[64])lanes);
+  volatile int8_t *wipe = &lanes[0][0];
+  for (unsigned i = 0; i < sizeof lanes; i++) wipe[i] = 0;
 }
 
 #if defined(__clang__)
@@ -495,6 +521,18 @@ void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_
   (void)out;
   (void)points;
   (void)digits;
+}
+
+void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
+                       const int8_t digits[8][64]) {
+  (void)out;
+  (void)points;
+  (void)digits;
+}
+
+void x8_encode(uint8_t out[8][32], const uint8_t points[8][4][32]) {
+  (void)out;
+  (void)points;
 }
 
 #endif

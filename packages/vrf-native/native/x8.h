@@ -1,7 +1,8 @@
 /*
- * Eight scalar multiplications at once with AVX-512 (x8.c), for the evaluation of many labels
- * under one key: every label multiplies its own point by the same secret scalar, so eight of
- * them run the same sequence of operations, one per 64-bit lane. Available only where the
+ * Eight scalar multiplications at once with AVX-512 (x8.c), for evaluating and proving many
+ * labels under one key: every label multiplies its own point by a scalar (the same secret for
+ * an evaluation, a nonce of its own in a proof) through the same sequence of operations, one
+ * label per 64-bit lane. Available only where the
  * compiler targets x86-64 and the processor has AVX-512F (checked at run time).
  */
 #ifndef AKD_X8_H
@@ -26,5 +27,15 @@ void x8_decode(uint8_t points[8][4][32], int ok[8], const uint8_t candidates[8][
  * signed radix-16 digits of a (ge_scalar_digits). Constant time in the digits.
  */
 void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]);
+
+/*
+ * As x8_multiply, with each lane's own scalar: out[i] = encode(a_i·P_i) for the digits of a_i
+ * in digits[i] (a proof's nonce k differs per label). Constant time in every lane's digits.
+ */
+void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
+                       const int8_t digits[8][64]);
+
+/* out[i] = encode(P_i) (RFC 8032 5.1.2), for points given as x8_multiply takes them. */
+void x8_encode(uint8_t out[8][32], const uint8_t points[8][4][32]);
 
 #endif

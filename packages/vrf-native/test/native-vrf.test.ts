@@ -289,6 +289,76 @@ test('native proofs are the portable ones, and verify', { skip }, () => {
   );
 });
 
+test(
+  'batched proofs, eight lanes at a time and one at a time, are the portable ones',
+  { skip },
+  () => {
+    const sk = crypto.getRandomValues(new Uint8Array(32));
+    const native = new NativeVrfKey(addon!, sk);
+    const publicKey = VrfSecretKey.fromBytes(sk).publicKeyBytes;
+    // full groups of eight, short last groups, a batch below the eight-lane minimum; each lane
+    // has its own nonce, so every lane position must match the one-lane prover
+    for (const [n, length] of [
+      [19, 32],
+      [8, 32],
+      [9, 7],
+      [5, 32],
+      [3, 0],
+      [2, 32],
+      [1, 5],
+    ] as const) {
+      const alphas = Array.from({ length: n }, () =>
+        crypto.getRandomValues(new Uint8Array(length)),
+      );
+      const expected = alphas.map((a) => toHex(vrfProve(sk, a, 'noble')));
+      const lanes = addon!.eightLanes(true);
+      assert.deepEqual(native.proveMany(alphas).map(toHex), expected, `${n} alphas, lanes`);
+      assert.equal(addon!.eightLanes(false), false);
+      assert.deepEqual(native.proveMany(alphas).map(toHex), expected, `${n} alphas, one lane`);
+      assert.equal(addon!.eightLanes(true), lanes);
+      for (const [i, proof] of native.proveMany(alphas).entries()) {
+        assert.equal(
+          toHex(vrfVerify(publicKey, proof, alphas[i]!)),
+          toHex(vrfEvaluate(sk, alphas[i]!)),
+        );
+      }
+    }
+    // alphas of mixed lengths are proven one call each, in order
+    const mixed = [new Uint8Array(3), new Uint8Array(40).fill(7), new Uint8Array(0)];
+    assert.deepEqual(
+      native.proveMany(mixed).map(toHex),
+      mixed.map((a) => toHex(vrfProve(sk, a, 'noble'))),
+    );
+    assert.deepEqual(native.proveMany([]), []);
+    // the entry point's own checks
+    const secret = new Uint8Array(64);
+    const pk = new Uint8Array(32);
+    assert.throws(
+      () => addon!.proveMany(new Uint8Array(63), pk, new Uint8Array(32), new Uint8Array(80)),
+      /secret must be 64 bytes/,
+    );
+    assert.throws(
+      () => addon!.proveMany(secret, pk, new Uint8Array(33), new Uint8Array(160)),
+      /80 bytes per alpha/,
+    );
+    assert.throws(
+      () => addon!.proveMany(secret, pk, new Uint8Array(32), new Uint8Array(81)),
+      /80 bytes per alpha/,
+    );
+    assert.equal(addon!.proveMany(secret, pk, new Uint8Array(0), new Uint8Array(0)), 0);
+  },
+);
+
+test('a batched proof of an alpha without a point is an error', () => {
+  // a stand-in addon: the real one cannot be made to miss 256 candidates in a row
+  const stub = { proveMany: () => 1, reduceSecret: () => {} } as unknown as NativeVrfAddon;
+  const key = new NativeVrfKey(stub, new Uint8Array(32).fill(1));
+  assert.throws(
+    () => key.proveMany([new Uint8Array(3), new Uint8Array(3)]),
+    /no point in 256 tries/,
+  );
+});
+
 test('the secret scalar is reduced in C: x mod L and 8x mod L', { skip }, () => {
   fc.assert(
     fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (sk) => {
@@ -363,6 +433,7 @@ test('a binary built from other sources (a function missing) is named and not us
     multiplyCandidates() {},
     reduceSecret() {},
     prove() {},
+    proveMany() {},
     eightLaneCandidates() {},
   };
   assert.equal(addonMismatch(complete), undefined);
