@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'VRF_INVALID_PROOF',
   'VRF_VERIFY_FAILED',
   'VRF_LABEL_MISMATCH',
+  // a proof needs a VRF proof the store does not hold (a serving process without the key)
+  'VRF_PROOF_MISSING',
   // Client verification (spec 11.1-11.4)
   'VERIFY_ROOT_MISMATCH',
   'VERIFY_VALUE_MISMATCH',

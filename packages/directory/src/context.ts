@@ -3,8 +3,8 @@
  * VRF engine and the commitment key, plus the tuning knobs.
  */
 
-import type { Configuration } from '@akd-ts/core';
-import type { StorageManager } from '@akd-ts/storage';
+import type { Configuration, NodeLabel } from '@akd-ts/core';
+import type { StorageManager, ValueStateRecord } from '@akd-ts/storage';
 import type { Azks } from './azks.js';
 import type { ParallelismConfig } from './parallelism.js';
 import type { PreloadOptions } from './tree/preload.js';
@@ -15,8 +15,13 @@ export interface DirectoryContext {
   storage: StorageManager;
   azks: Azks;
   vrf: VrfEngine;
-  /** `H(vrf secret)` (spec 3.4). Secret: never logged. */
+  /**
+   * `H(vrf secret)` (spec 3.4). Secret: never logged. Empty in a directory opened without
+   * the key, which serves the nonces stored with the proofs instead.
+   */
   commitmentKey: Uint8Array;
+  /** Whether publishes store the VRF proofs their versions need (stored-proofs.ts). */
+  storeVrfProofs: boolean;
   publicKey: Uint8Array;
   parallelism: ParallelismConfig;
   /** Largest number of keys in one storage read during a preload. */
@@ -26,4 +31,18 @@ export interface DirectoryContext {
 /** Preload options that never fork: lookups and histories use these whatever the config. */
 export function serialPreload(ctx: DirectoryContext): PreloadOptions {
   return { levels: undefined, maxBatchSize: ctx.maxPreloadBatch };
+}
+
+/**
+ * How a proof gets the commitment nonce of `state` (spec 6) from its existence node label:
+ * computed with the commitment key, or undefined when the directory has none (the stored
+ * nonce is served).
+ */
+export function commitmentNonces(
+  ctx: DirectoryContext,
+  state: ValueStateRecord,
+): ((nodeLabel: NodeLabel) => Uint8Array) | undefined {
+  if (ctx.commitmentKey.length === 0) return undefined;
+  return (nodeLabel) =>
+    ctx.config.getCommitmentNonce(ctx.commitmentKey, nodeLabel, state.version, state.value);
 }

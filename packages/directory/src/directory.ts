@@ -17,7 +17,12 @@ import {
   type EpochHash,
   type NodeLabel,
 } from '@akd-ts/core';
-import type { ValueStateRecord, WriterLock, WriterLockStatus } from '@akd-ts/storage';
+import type {
+  ValueStateRecord,
+  VrfProofRecord,
+  WriterLock,
+  WriterLockStatus,
+} from '@akd-ts/storage';
 import { exportAuditBlobs } from './audit-blobs.js';
 import { missingAuditBlobs, stepAuditBlob } from './audit-store/write.js';
 import type { DirectoryContext } from './context.js';
@@ -26,6 +31,13 @@ import { parallelLevels } from './parallelism.js';
 import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-only-directory.js';
 import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
+import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
+import {
+  VRF_PROOFS_COMPLETE,
+  VRF_PROOFS_SETTING,
+  proofKey,
+  publishProofJobs,
+} from './vrf/stored-proofs.js';
 
 /** One update of a publish. */
 export interface Update {
@@ -55,6 +67,9 @@ export interface PublishOptions {
 interface PublishPlan {
   elements: AzksElement[];
   states: ValueStateRecord[];
+  /** The VRF proofs to store (stored-proofs.ts), and the nonce of each job that has one. */
+  proofJobs: VrfJob[];
+  nonces: Map<number, Uint8Array>;
 }
 
 /**
@@ -101,7 +116,15 @@ export class Directory extends ReadOnlyDirectory {
     let ctx: DirectoryContext | undefined;
     try {
       ctx = await makeContext(options);
-      if ((await ctx.azks.find(ctx.storage)) === undefined) await ctx.azks.create(ctx.storage);
+      const db = ctx.storage.db;
+      if ((await ctx.azks.find(ctx.storage)) === undefined) {
+        await ctx.azks.create(ctx.storage);
+        // every version of this store will have its proofs stored
+        if (ctx.storeVrfProofs) await db.setSetting(VRF_PROOFS_SETTING, VRF_PROOFS_COMPLETE);
+      } else if (!ctx.storeVrfProofs && (await db.getSetting(VRF_PROOFS_SETTING)) !== undefined) {
+        // the versions this writer publishes will have none
+        await db.setSetting(VRF_PROOFS_SETTING, 'partial');
+      }
       return new Directory(ctx, lock, { ...DEFAULT_LIMITS, ...options.limits });
     } catch (e) {
       await ctx?.vrf.close();
@@ -277,7 +300,17 @@ export class Directory extends ReadOnlyDirectory {
       label: labels[job]!,
       value: update.value,
     }));
-    return { elements, states };
+    const proofJobs: VrfJob[] = [];
+    const nonces = new Map<number, Uint8Array>();
+    if (this.ctx.storeVrfProofs) {
+      for (const s of states) {
+        // the first job is the existence proof, whose record carries the nonce
+        const nonce = config.getCommitmentNonce(commitmentKey, s.label, s.version, s.value);
+        nonces.set(proofJobs.length, nonce);
+        proofJobs.push(...publishProofJobs(s.username, s.version));
+      }
+    }
+    return { elements, states, proofJobs, nonces };
   }
 
   private async publishNow(
@@ -290,11 +323,15 @@ export class Directory extends ReadOnlyDirectory {
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
     progress({ phase: 'versions', done: 0, total: updates.length });
-    const { elements, states } = await this.plan(updates, record.latestEpoch, epoch, progress);
+    const plan = await this.plan(updates, record.latestEpoch, epoch, progress);
+    const { elements, states } = plan;
     if (elements.length === 0) {
       progress({ phase: 'done', done: 0, total: 0 });
       return this.getEpochHash();
     }
+    // the proofs to store are computed while the tree is built (on the engine's threads)
+    const proving = this.proveForStore(plan);
+    proving.catch(() => undefined); // a failure reaches the await below, or the rollback
 
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
@@ -315,6 +352,10 @@ export class Directory extends ReadOnlyDirectory {
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);
       progress({ phase: 'commit', done: 0, total: tx.size });
+      // the epoch's VRF proofs go before its commit too, so every version it publishes has
+      // them once it is visible; proofs are a function of their key, and a retried publish
+      // writes each version's nonce again, so what a failed publish left is never wrong
+      await storage.db.setVrfProofs(await proving);
       // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
       // that does not exist yet (readers never look past the latest epoch), and the retried
       // publish replaces it; after the commit, the epoch always has its blob
@@ -331,12 +372,57 @@ export class Directory extends ReadOnlyDirectory {
   }
 
   /**
+   * After a tombstone, the stored nonces of the erased versions become those of the empty
+   * value (spec 6, 14.6), as a proof computed with the key has them: the nonce of the erased
+   * value would let whoever reads the store test guesses of it against the leaf.
+   */
+  private async restampNonces(label: AkdLabel, epoch: bigint): Promise<void> {
+    const { storage, config, commitmentKey } = this.ctx;
+    const states = (await storage.getUserData(label)).filter((s) => s.epoch <= epoch);
+    const stored = new Map(
+      (
+        await storage.db.getVrfProofs(
+          states.map((s) => ({ label, freshness: VersionFreshness.Fresh, version: s.version })),
+        )
+      ).map((r) => [r.version, r]),
+    );
+    const records: VrfProofRecord[] = [];
+    for (const s of states) {
+      const r = stored.get(s.version);
+      if (r === undefined) continue; // a version without stored proofs (never backfilled)
+      const nonce = config.getCommitmentNonce(commitmentKey, s.label, s.version, s.value);
+      records.push({ ...r, nonce });
+    }
+    await storage.db.setVrfProofs(records);
+  }
+
+  /** The records of `plan.proofJobs`, their proofs computed by the engine. */
+  private async proveForStore(plan: PublishPlan): Promise<VrfProofRecord[]> {
+    const { proofJobs, nonces } = plan;
+    if (proofJobs.length === 0) return [];
+    const vrf = this.ctx.vrf;
+    const proofs = vrf.proofBytes
+      ? await vrf.proofBytes(proofJobs)
+      : (await vrf.proofs(proofJobs)).map((p) => p.proof);
+    return proofJobs.map((job, i) => {
+      const record: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
+      const nonce = nonces.get(i);
+      if (nonce !== undefined) record.nonce = nonce;
+      return record;
+    });
+  }
+
+  /**
    * Erases the stored values of `label` published at or before `epoch` (spec 14.6). Proofs
    * stay valid; history verification then needs `allowMissingValues`.
    * @returns the number of values erased.
    */
   async tombstone(label: AkdLabel, epoch: bigint): Promise<number> {
-    const run = this.queue.then(() => this.ctx.storage.tombstoneValueStates(label, epoch));
+    const run = this.queue.then(async () => {
+      const erased = await this.ctx.storage.tombstoneValueStates(label, epoch);
+      if (erased > 0) await this.restampNonces(label, epoch);
+      return erased;
+    });
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -373,6 +459,19 @@ export class Directory extends ReadOnlyDirectory {
       options.onBlob?.(epoch);
     }
     return written;
+  }
+
+  /**
+   * Stores the VRF proofs of every version of a store written before publishes stored them
+   * (vrf/backfill.ts), a batch of labels at a time, each batch queued like a publish.
+   * Resumable: a run that stops (an abort, a crash) is continued by the next one.
+   *
+   * @example await writer.backfillVrfProofs({ onProgress: (n) => log(`${n} labels`) });
+   */
+  backfillVrfProofs(options: BackfillOptions = {}): Promise<{ labels: number; complete: boolean }> {
+    const run = this.queue.then(() => backfillVrfProofs(this.ctx, options));
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   /** Waits for queued publishes, releases the writer lock and the VRF engine. */

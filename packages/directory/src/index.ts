@@ -23,6 +23,16 @@ export {
 } from './parallelism.js';
 export type { ParallelismConfig, ParallelismOption } from './parallelism.js';
 export { InMemoryVrfKeyStore } from './vrf/key-store.js';
+export {
+  MARKER_HORIZON,
+  StoredVrfProofs,
+  VRF_PROOFS_COMPLETE,
+  VRF_PROOFS_SETTING,
+  allFutureMarkers,
+  publishProofJobs,
+} from './vrf/stored-proofs.js';
+export { BACKFILL_CURSOR_SETTING } from './vrf/backfill.js';
+export type { BackfillOptions } from './vrf/backfill.js';
 export type { VrfKeyStore } from './vrf/key-store.js';
 export {
   LocalVrfEngine,

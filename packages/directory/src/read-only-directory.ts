@@ -16,7 +16,6 @@ import {
   type HistoryParams,
   type HistoryProof,
   type LookupProof,
-  type NodeLabel,
   VrfPublicKey,
 } from '@akd-ts/core';
 import type { AzksRecord, StorageManager } from '@akd-ts/storage';
@@ -25,12 +24,8 @@ import type { DirectoryContext } from './context.js';
 import { DEFAULT_PARALLELISM, parallelLevels, type ParallelismConfig } from './parallelism.js';
 import { buildHistoryProof } from './proofs/history-proof.js';
 import { buildLookupProofs } from './proofs/lookup-proof.js';
-import {
-  createVrfEngine,
-  type VrfEngine,
-  type VrfLabelProof,
-  type VrfOptions,
-} from './vrf/engine.js';
+import { createVrfEngine, type VrfEngine, type VrfOptions } from './vrf/engine.js';
+import { StoredVrfProofs, VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 
 export interface DirectoryOptions {
@@ -39,12 +34,24 @@ export interface DirectoryOptions {
   /** The VRF secret key: publishing, lookups and histories need it (they compute VRFs). */
   vrfKeys?: VrfKeyStore;
   /**
-   * Instead of `vrfKeys`, for a reader of public data only (epochs, root hashes, audit
-   * proofs): the directory's 32-byte VRF public key. Lookups and histories then fail with
-   * `VRF_INVALID_SECRET_KEY`, since their proofs carry VRF proofs only the key's holder can
-   * compute; `Directory` (publishing) always needs `vrfKeys`.
+   * Instead of `vrfKeys`, for a process that must never hold the secret (a proof server): the
+   * directory's 32-byte VRF public key. Lookups and histories then serve the VRF proofs and
+   * commitment nonces the writer stored as it published (`VRF_PROOF_MISSING` where the store
+   * lacks one: run `akd vrf backfill` on a store written before they were stored);
+   * `Directory` (publishing) always needs `vrfKeys`.
    */
   publicKey?: Uint8Array;
+  /**
+   * Where lookups and histories of a directory opened with `vrfKeys` take their VRF proofs:
+   * computed with the key (`'compute'`, the default) or read from the store (`'stored'`, as a
+   * directory opened with `publicKey` always does).
+   */
+  vrfProofs?: 'compute' | 'stored';
+  /**
+   * Whether a writer's publishes store the VRF proofs of the versions they publish (default
+   * true), so that processes without the key can serve them.
+   */
+  storeVrfProofs?: boolean;
   parallelism?: ParallelismConfig;
   /**
    * Worker threads and backend for VRF work (default: the calling thread, with the native
@@ -61,33 +68,16 @@ const DEFAULT_MAX_PRELOAD_BATCH = 10_000;
 /** Proof attempts while the store keeps moving past the epoch a proof was started at. */
 const MAX_EPOCH_RETRIES = 8;
 
-/** The engine of a reader opened with the public key only: every VRF computation fails. */
-class PublicKeyOnlyVrfEngine implements VrfEngine {
-  readonly name = 'none (opened with the VRF public key only)';
-  private fail(what: string): never {
-    throw new AkdError(
-      'VRF_INVALID_SECRET_KEY',
-      `${what} need the directory's VRF secret key, and this directory was opened with its public key only`,
-    );
-  }
-  nodeLabels(): Promise<NodeLabel[]> {
-    return Promise.reject(this.fail('node labels'));
-  }
-  proofs(): Promise<VrfLabelProof[]> {
-    return Promise.reject(this.fail('VRF proofs (lookups and histories)'));
-  }
-  async close(): Promise<void> {}
-}
-
-/** The context of a reader of public data (options.publicKey, no secret). */
+/** The context of a reader without the secret (options.publicKey): stored VRF proofs. */
 function publicContext(options: DirectoryOptions, publicKey: Uint8Array): DirectoryContext {
   VrfPublicKey.fromBytes(publicKey); // VRF_INVALID_PUBLIC_KEY for bytes that are not a key
   return {
     config: options.config,
     storage: options.storage,
     azks: new Azks(options.config),
-    vrf: new PublicKeyOnlyVrfEngine(),
+    vrf: new StoredVrfProofs(options.storage.db),
     commitmentKey: new Uint8Array(0),
+    storeVrfProofs: false,
     publicKey: publicKey.slice(),
     parallelism: options.parallelism ?? DEFAULT_PARALLELISM,
     maxPreloadBatch: options.maxPreloadBatch ?? DEFAULT_MAX_PRELOAD_BATCH,
@@ -105,6 +95,10 @@ export async function makeContext(options: DirectoryOptions): Promise<DirectoryC
   if (options.vrfKeys === undefined) return publicContext(options, options.publicKey!);
   const secret = await options.vrfKeys.retrieve();
   const key = VrfSecretKey.fromBytes(secret);
+  if (options.vrfProofs === 'stored') {
+    secret.fill(0);
+    return publicContext(options, key.publicKeyBytes);
+  }
   const vrf = options.vrfEngine
     ? await options.vrfEngine(options.config, secret)
     : createVrfEngine(options.config, secret, options.vrf);
@@ -114,6 +108,7 @@ export async function makeContext(options: DirectoryOptions): Promise<DirectoryC
     azks: new Azks(options.config),
     vrf,
     commitmentKey: options.config.commitmentKey(secret),
+    storeVrfProofs: options.storeVrfProofs ?? true,
     publicKey: key.publicKeyBytes,
     parallelism: options.parallelism ?? DEFAULT_PARALLELISM,
     maxPreloadBatch: options.maxPreloadBatch ?? DEFAULT_MAX_PRELOAD_BATCH,
@@ -165,6 +160,22 @@ export class ReadOnlyDirectory {
   /** The name of the VRF engine in use. */
   get vrfEngineName(): string {
     return this.ctx.vrf.name;
+  }
+
+  /** Whether lookups and histories serve stored VRF proofs (no key in this process). */
+  get servesStoredVrfProofs(): boolean {
+    return this.ctx.commitmentKey.length === 0;
+  }
+
+  /**
+   * Whether the store holds the VRF proofs of every published version: `'complete'` for a
+   * store whose writer stored them from its first epoch on (or that was backfilled since),
+   * `'partial'` otherwise (versions published before have none). A server without the key
+   * says so at start.
+   */
+  async storedVrfProofs(): Promise<'complete' | 'partial'> {
+    const flag = await this.ctx.storage.db.getSetting(VRF_PROOFS_SETTING);
+    return flag === VRF_PROOFS_COMPLETE ? 'complete' : 'partial';
   }
 
   /** The AZKS record as this reader currently sees it. */

@@ -93,8 +93,8 @@ test('a publish that fails after writing its blob leaves the epoch unpublished; 
   const t = await openDirectory('whatsapp_v1', { db: failing });
   const roots = [(await t.dir.getEpochHash()).hash];
   await publishEpochs(t.dir, 1, 2, roots);
-  // writes of a publish: the blob, then the commit's batch; fail the commit
-  failing.arm(2);
+  // writes of a publish: its VRF proofs, the blob, then the commit's batch; fail the commit
+  failing.arm(3);
   await assert.rejects(
     t.dir.publish([{ label: utf8('bob'), value: utf8('b1') }]),
     isCode('STORAGE_CONNECTION'),

@@ -16,7 +16,8 @@ import {
   type UpdateProof,
 } from '@akd-ts/core';
 import type { ValueStateRecord } from '@akd-ts/storage';
-import { serialPreload, type DirectoryContext } from '../context.js';
+import { commitmentNonces, serialPreload, type DirectoryContext } from '../context.js';
+import { nonceOf } from '../vrf/stored-proofs.js';
 import { labelNotFound } from './lookup-proof.js';
 import type { VrfJob } from '../vrf/engine.js';
 
@@ -102,12 +103,7 @@ export async function buildHistoryProof(
       previousVersionVrfProof: previous?.proof,
       previousVersionProof:
         previous && (await ctx.azks.membershipProof(ctx.storage, previous.nodeLabel, epoch)),
-      commitmentNonce: ctx.config.getCommitmentNonce(
-        ctx.commitmentKey,
-        fresh[i]!.nodeLabel,
-        s.version,
-        s.value,
-      ),
+      commitmentNonce: nonceOf(commitmentNonces(ctx, s), fresh[i]!, jobs[i]!),
     });
   }
   const proof: HistoryProof = {

@@ -14,7 +14,8 @@ import {
   type LookupProof,
 } from '@akd-ts/core';
 import type { ValueStateRecord } from '@akd-ts/storage';
-import { serialPreload, type DirectoryContext } from '../context.js';
+import { commitmentNonces, serialPreload, type DirectoryContext } from '../context.js';
+import { nonceOf } from '../vrf/stored-proofs.js';
 
 /** `DIRECTORY_LABEL_NOT_FOUND` for a label with no value at `epoch` (lookups and histories). */
 export function labelNotFound(label: AkdLabel, epoch: bigint): AkdError {
@@ -73,12 +74,7 @@ export async function buildLookupProofs(
       markerProof: await ctx.azks.membershipProof(ctx.storage, marker.nodeLabel, epoch),
       freshnessVrfProof: freshness.proof,
       freshnessProof: await ctx.azks.nonMembershipProof(ctx.storage, freshness.nodeLabel, epoch),
-      commitmentNonce: ctx.config.getCommitmentNonce(
-        ctx.commitmentKey,
-        existence.nodeLabel,
-        s.version,
-        s.value,
-      ),
+      commitmentNonce: nonceOf(commitmentNonces(ctx, s), existence, jobs[3 * i]!),
     });
   }
   return proofs;

@@ -34,6 +34,8 @@ export type LabelsListener = (start: number, labels: NodeLabel[]) => void;
 export interface VrfLabelProof {
   proof: Uint8Array;
   nodeLabel: NodeLabel;
+  /** The commitment nonce stored with an existence proof, when it came from the store. */
+  nonce?: Uint8Array;
 }
 
 export interface VrfEngine {
@@ -50,6 +52,11 @@ export interface VrfEngine {
   ): Promise<NodeLabel[]>;
   /** 80-byte proofs of the jobs with their node labels, in job order. */
   proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]>;
+  /**
+   * Optional: the 80-byte proofs alone, in job order, for a caller that stores them (a
+   * publish) and needs no node label: an engine spares the proof-to-hash of each.
+   */
+  proofBytes?(jobs: VrfJob[]): Promise<Uint8Array[]>;
   /** Releases threads or native resources. */
   close(): Promise<void>;
   /** A name for logs and benchmarks (e.g. "native, 2 worker threads"). */
@@ -104,7 +111,18 @@ export class LocalVrfEngine implements VrfEngine {
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
-    return jobs.map((job) => labelProof(this.#key.prove(alphaOf(this.config, job))));
+    return this.#key.proveMany(jobs.map((job) => alphaOf(this.config, job))).map(labelProof);
+  }
+
+  /** Proves in chunks, giving the event loop a turn after each (as `nodeLabels`). */
+  async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
+    const out: Uint8Array[] = [];
+    for (let start = 0; start < jobs.length; start += CHUNK) {
+      const alphas = jobs.slice(start, start + CHUNK).map((job) => alphaOf(this.config, job));
+      out.push(...this.#key.proveMany(alphas));
+      await setImmediate();
+    }
+    return out;
   }
 
   async close(): Promise<void> {}
@@ -233,6 +251,12 @@ export class WorkerVrfEngine implements VrfEngine {
     const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
     if (pool === undefined) return this.#local.proofs(jobs);
     return (await this.run(pool, 'proofs', jobs, 80)).map((bytes) => labelProof(bytes.slice()));
+  }
+
+  async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
+    const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
+    if (pool === undefined) return this.#local.proofBytes(jobs);
+    return this.run(pool, 'proofs', jobs, 80);
   }
 
   async close(): Promise<void> {

@@ -76,6 +76,14 @@ export class FailingDatabase implements Database {
     this.tick('write');
     return this.inner.setAuditBlob(...args);
   }
+  async setVrfProofs(...args: Parameters<Database['setVrfProofs']>) {
+    this.tick('write');
+    return this.inner.setVrfProofs(...args);
+  }
+  async getVrfProofs(...args: Parameters<Database['getVrfProofs']>) {
+    this.tick('read');
+    return this.inner.getVrfProofs(...args);
+  }
   async getAuditBlobInfos(epochs: bigint[]) {
     this.tick('read');
     return this.inner.getAuditBlobInfos(epochs);

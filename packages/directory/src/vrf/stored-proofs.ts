@@ -1,0 +1,132 @@
+/**
+ * VRF proofs kept in the store, so that the processes serving proofs never hold the VRF
+ * secret. The writer stores, as it publishes version v of a label, every VRF proof a lookup
+ * or a history can later need of it (spec 10.3, 10.4): the existence proof (Fresh, v) with
+ * the version's commitment nonce, the freshness proof (Stale, v), and the future markers of
+ * v (Fresh, m) that version v - 1 did not already need. A reader then answers its VRF jobs
+ * with one batched read (`StoredVrfProofs`), in place of the engine that holds the key.
+ *
+ * Future markers depend on the epoch, but only as a cut-off: for a version v below 2^32,
+ * `get_marker_versions(v, v, epoch).future` is the finite list `allFutureMarkers(v)` (fill
+ * versions below the next power of two, powers of two up to the next skiplist entry, then
+ * the skiplist entries up to 2^32), ascending, cut at `epoch`. Storing the whole list when v
+ * is published covers every later epoch, so no epoch ever computes markers for labels it does
+ * not publish, and crossing a power of two costs nothing.
+ */
+
+import {
+  AkdError,
+  VersionFreshness,
+  getMarkerVersions,
+  nodeLabelFromVrfOutput,
+  toHex,
+  vrfProofToHash,
+  type NodeLabel,
+} from '@akd-ts/core';
+import type { Database, VrfProofKey, VrfProofRecord } from '@akd-ts/storage';
+import { vrfProofMapKey } from '@akd-ts/storage';
+import type { VrfEngine, VrfJob, VrfLabelProof } from './engine.js';
+
+/** The last skiplist entry (spec 10.4): markers of versions below it never pass it. */
+export const MARKER_HORIZON = 1n << 32n;
+
+/** The name of the store setting that says every published version has its proofs. */
+export const VRF_PROOFS_SETTING = 'vrf_proofs';
+/** Its value once every published version has them (a store created with them, or backfilled). */
+export const VRF_PROOFS_COMPLETE = 'complete';
+
+/**
+ * Every future marker of a label whose latest version is `version`, for any epoch, ascending
+ * (spec 10.4): `getMarkerVersions(version, version, epoch).future` is its prefix up to epoch.
+ * @throws RangeError for a version outside 1 .. 2^32 - 1
+ */
+export function allFutureMarkers(version: bigint): bigint[] {
+  if (version < 1n || version >= MARKER_HORIZON) {
+    throw new RangeError(`version must be 1 to 2^32 - 1, not ${version}`);
+  }
+  return getMarkerVersions(version, version, MARKER_HORIZON).future;
+}
+
+/**
+ * The jobs whose proofs the publish of `version` of `label` stores, the existence proof
+ * (Fresh, version) first: its record also carries the version's commitment nonce.
+ */
+export function publishProofJobs(label: Uint8Array, version: bigint): VrfJob[] {
+  const fresh = (v: bigint): VrfJob => ({ label, freshness: VersionFreshness.Fresh, version: v });
+  const jobs = [fresh(version), { label, freshness: VersionFreshness.Stale, version }];
+  // markers of the previous version were stored with it
+  const before = new Set(version > 1n ? allFutureMarkers(version - 1n) : []);
+  for (const m of allFutureMarkers(version)) if (!before.has(m)) jobs.push(fresh(m));
+  return jobs;
+}
+
+/** The storage key of a job's proof. */
+export function proofKey(job: VrfJob): VrfProofKey {
+  return { label: job.label, freshness: job.freshness, version: job.version };
+}
+
+/** The error a proof gets when the store lacks one of its VRF proofs (never a wrong proof). */
+export function proofMissing(job: VrfJob, what = 'VRF proof'): AkdError {
+  const kind = job.freshness === VersionFreshness.Fresh ? 'fresh' : 'stale';
+  return new AkdError(
+    'VRF_PROOF_MISSING',
+    `the store has no ${what} of label ${toHex(job.label)} (${kind}, version ${job.version}); ` +
+      'a store written before VRF proofs were stored needs `akd vrf backfill` once',
+  );
+}
+
+/** A proof with the node label it proves (spec 5.4: the label from the proof's output). */
+export function labelProof(proof: Uint8Array, nonce?: Uint8Array): VrfLabelProof {
+  const out: VrfLabelProof = { proof, nodeLabel: nodeLabelFromVrfOutput(vrfProofToHash(proof)) };
+  if (nonce !== undefined) out.nonce = nonce;
+  return out;
+}
+
+/**
+ * The VRF "engine" of a directory opened without the key: proofs come from the store, one
+ * batched read per call; node labels (publishing) are refused.
+ */
+export class StoredVrfProofs implements VrfEngine {
+  readonly name = 'stored VRF proofs (no key)';
+
+  constructor(private readonly db: Database) {}
+
+  nodeLabels(): Promise<NodeLabel[]> {
+    return Promise.reject(
+      new AkdError(
+        'VRF_INVALID_SECRET_KEY',
+        "publishing needs the directory's VRF secret key; this directory serves stored proofs",
+      ),
+    );
+  }
+
+  /** @throws AkdError `VRF_PROOF_MISSING` naming the first job the store has no proof of */
+  async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
+    const found = new Map<string, VrfProofRecord>();
+    for (const r of await this.db.getVrfProofs(jobs.map(proofKey))) {
+      found.set(vrfProofMapKey(r), r);
+    }
+    return jobs.map((job) => {
+      const r = found.get(vrfProofMapKey(job));
+      if (r === undefined) throw proofMissing(job);
+      return labelProof(r.proof, r.nonce);
+    });
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * The commitment nonce of a state whose existence proof is `existence` (spec 6): computed
+ * with the commitment key where the directory holds it, else the nonce stored with the proof.
+ * @throws AkdError `VRF_PROOF_MISSING` when neither is there
+ */
+export function nonceOf(
+  compute: ((nodeLabel: NodeLabel) => Uint8Array) | undefined,
+  existence: VrfLabelProof,
+  job: VrfJob,
+): Uint8Array {
+  if (compute !== undefined) return compute(existence.nodeLabel);
+  if (existence.nonce === undefined) throw proofMissing(job, 'commitment nonce');
+  return existence.nonce;
+}
