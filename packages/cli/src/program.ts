@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { checkArgumentText } from './argv-text.js';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
+import { addVrfCommands } from './commands/vrf.js';
 import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
 import { addFailoverCommands } from './commands/failover.js';
@@ -28,7 +29,8 @@ const VERSION = (
 const ROOT_HELP = `
 Commands by task:
   run a directory    init, publish, epoch, serve
-  keep it safe       backup, restore (SQLite); fence, promote (PostgreSQL fail-over)
+  keep it safe       backup, restore (SQLite); fence, promote (PostgreSQL fail-over);
+                     vrf backfill (store the VRF proofs of an older store, once)
   serve proofs       lookup, history; audit (one append-only proof between two epochs)
   audit a directory  audit export (write its audit blobs to a folder);
                      audit verify (check a folder or listing of audit blobs as one chain,
@@ -101,6 +103,7 @@ export function buildProgram(io: CliIo): Command {
   );
   addMonitorCommands(program, io);
   addServeCommands(program, io);
+  addVrfCommands(program, io);
   addBackupCommands(program, io);
   addFailoverCommands(program, io);
   addHelpHints(program);

@@ -217,7 +217,7 @@ export interface OpenedStore extends PublicStore {
 /** Why a command needs the VRF secret key, said when the key cannot be found. */
 export const SECRET_FOR = {
   publish: "publishing computes each new label's VRF with it",
-  proofs: 'lookup and history proofs carry VRF proofs, which only its holder can compute',
+  backfill: 'the proofs are computed with it',
 } as const;
 
 /** Opens the store at `url` and reads the settings `akd init` left there. */

@@ -57,6 +57,10 @@ export const ERROR_CATALOGUE: Readonly<Record<ServerErrorCode, CatalogueEntry>> 
   VRF_INVALID_PROOF: { status: 500, meaning: 'the server produced an invalid VRF proof' },
   VRF_VERIFY_FAILED: { status: 500, meaning: 'the server produced an invalid VRF proof' },
   VRF_LABEL_MISMATCH: { status: 500, meaning: 'the server produced an invalid VRF proof' },
+  VRF_PROOF_MISSING: {
+    status: 500,
+    meaning: 'the store lacks a VRF proof this proof needs (run akd vrf backfill)',
+  },
   VERIFY_ROOT_MISMATCH: { status: 500, meaning: 'the server produced an invalid proof' },
   VERIFY_VALUE_MISMATCH: { status: 500, meaning: 'the server produced an invalid proof' },
   VERIFY_STALE_MISMATCH: { status: 500, meaning: 'the server produced an invalid proof' },

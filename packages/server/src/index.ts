@@ -50,6 +50,7 @@ export type {
   AuditJson,
 } from './json.js';
 export { DEFAULT_PROOF_HEAP_MB, startCluster } from './cluster/launcher.js';
+export { KEY_VARIABLES } from './cluster/cluster-child.js';
 export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
 export type { ServeConfig, WitnessesConfig, WriterView } from './cluster/messages.js';
 export {

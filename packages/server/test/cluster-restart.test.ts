@@ -14,7 +14,7 @@ import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import { startCluster } from '@akd-ts/server';
 import { childPids, eventually } from '../../../test/support/processes.js';
-import { SECRET, TOKEN } from './support.js';
+import { PUBLIC_HEX, SECRET, TOKEN } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'akd-cluster-restart-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,6 +50,7 @@ test(
       config: {
         storeUrl: await store(),
         configuration: 'whatsapp_v1',
+        publicKey: PUBLIC_HEX,
         port: 0,
         host: '127.0.0.1',
         publishToken: TOKEN,

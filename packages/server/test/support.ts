@@ -4,7 +4,7 @@
  */
 
 import { Writable } from 'node:stream';
-import { configurationByName, toHex, utf8 } from '@akd-ts/core';
+import { VrfSecretKey, configurationByName, toHex, utf8 } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
 import { buildApp, createLogger, type AppDeps } from '@akd-ts/server';
@@ -12,6 +12,8 @@ import { HARD_CODED_VRF_SECRET } from '../../../test/support/vectors.js';
 
 export const SECRET = new Uint8Array(HARD_CODED_VRF_SECRET);
 export const SECRET_HEX = toHex(SECRET);
+/** The public key of SECRET (hex). */
+export const PUBLIC_HEX = toHex(VrfSecretKey.fromBytes(SECRET).publicKeyBytes);
 export const TOKEN = 'test-token-0123456789abcdef';
 
 /** The demo updates: three epochs, alice twice, bob, carol, and a non-text label. */

@@ -99,7 +99,7 @@ export function vrfThreads(option: string | undefined): number {
 
 /**
  * Opens the store's directory for reading (no writer lock: a server may be publishing). A
- * store opened without its secret key gives a reader of public data (epochs, audits).
+ * store opened without its secret key gives a reader that serves stored VRF proofs.
  */
 export async function openReader(store: PublicStore | OpenedStore): Promise<ReadOnlyDirectory> {
   const common = { config: store.config, storage: new StorageManager(store.db) };
@@ -124,15 +124,16 @@ async function using<S extends PublicStore, T>(
 }
 
 /**
- * Runs `fn` on the store opened with its secret key (to publish). The store must exist: only
- * `akd init` creates one, so a mistyped --db leaves nothing behind.
+ * Runs `fn` on the store opened with its secret key (to publish, or as `why` says). The store
+ * must exist: only `akd init` creates one, so a mistyped --db leaves nothing behind.
  */
 export function withStore<T>(
   opts: StoreOptions,
   io: CliIo,
   fn: (store: OpenedStore) => Promise<T>,
+  why: string = SECRET_FOR.publish,
 ): Promise<T> {
-  return using(openStore(opts, io, { why: SECRET_FOR.publish, create: false, migrate: true }), fn);
+  return using(openStore(opts, io, { why, create: false, migrate: true }), fn);
 }
 
 /** Runs `fn` on the store opened for public data only (no secret key, never created). */
@@ -145,20 +146,15 @@ export function withPublicStore<T>(
 }
 
 /**
- * Runs `fn` with the store's directory opened for reading; closes both after. `prove` opens
- * it with the secret key, which lookup and history proofs need (never creating the store).
+ * Runs `fn` with the store's directory opened for reading, without the VRF secret key (proofs
+ * serve the VRF proofs stored at publish), never creating the store; closes both after.
  */
 export async function withReader<T>(
   opts: StoreOptions,
   io: CliIo,
-  access: 'public' | 'prove',
   fn: (reader: ReadOnlyDirectory, store: PublicStore) => Promise<T>,
 ): Promise<T> {
-  const opening =
-    access === 'prove'
-      ? openStore(opts, io, { why: SECRET_FOR.proofs, create: false })
-      : openPublicStore(opts, io);
-  return using(opening, async (store: PublicStore) => {
+  return using(openPublicStore(opts, io), async (store: PublicStore) => {
     const reader = await openReader(store);
     try {
       return await fn(reader, store);
@@ -419,7 +415,7 @@ function addEpoch(program: Command, io: CliIo): void {
   );
   cmd.action(async (opts: StoreOptions & { json?: boolean; epoch?: string }) => {
     const wanted = opts.epoch === undefined ? undefined : parseEpoch(opts.epoch, '--epoch');
-    await withReader(opts, io, 'public', async (reader, store) => {
+    await withReader(opts, io, async (reader, store) => {
       const latest = await reader.getEpochHash();
       const { epoch, hash } =
         wanted === undefined ? latest : { epoch: wanted, hash: await reader.getRootHashAt(wanted) };

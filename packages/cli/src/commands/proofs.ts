@@ -2,7 +2,8 @@
  * `akd lookup`, `akd history` and `akd audit`: proofs served from a store, as a directory's
  * server would serve them. Each command can write the bare protobuf proof (--out) for a
  * client to check with `akd verify`, and prints what the proof shows after checking it
- * itself, so a broken store is noticed here rather than by a client.
+ * itself, so a broken store is noticed here rather than by a client. None of them reads the
+ * VRF secret key: lookups and histories serve the VRF proofs the writer stored as it published.
  */
 
 import { writeFile } from 'node:fs/promises';
@@ -22,7 +23,6 @@ import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { formatHistory, formatLookup, toJson, type ClientQuery } from '../output.js';
 import type { StoreOptions } from '../store.js';
-import { SECRET_FOR } from '../store.js';
 import { addStoreOptions, withReader } from './directory.js';
 
 interface ProofOutput extends StoreOptions {
@@ -52,16 +52,22 @@ function storeQuery(config: Configuration, label: Uint8Array, at: EpochHash): Cl
   };
 }
 
+/** What lookup and history say of the VRF proofs they serve. */
+const STORED_PROOFS_HELP =
+  '\nThe VRF proofs come from the store, where the writer put them as it published: a store\n' +
+  'written by an older akd-ts needs `akd vrf backfill` once (with the key) first.\n';
+
 function addLookup(program: Command, io: CliIo): void {
   const cmd = program
     .command('lookup')
     .description("prove a label's current value (a LookupProof)")
     .requiredOption('--label <label>', 'the label: UTF-8 text, or raw bytes written hex:<hex>')
     .option('--out <file>', 'write the proof as protobuf bytes (for akd verify lookup)');
-  addStoreOptions(cmd, SECRET_FOR.proofs);
+  addStoreOptions(cmd);
+  cmd.addHelpText('after', STORED_PROOFS_HELP);
   cmd.action(async (opts: ProofOutput & { label: string }) => {
     const label = parseLabel(opts.label);
-    await withReader(opts, io, 'prove', async (reader, store) => {
+    await withReader(opts, io, async (reader, store) => {
       const { proof, epochHash } = await reader.lookup(label);
       await save(opts, encodeLookupProof(proof));
       const result = lookupVerify(
@@ -86,14 +92,15 @@ function addHistory(program: Command, io: CliIo): void {
     .requiredOption('--label <label>', 'the label: UTF-8 text, or raw bytes written hex:<hex>')
     .option('--most-recent <n>', 'only the n most recent versions (default: the complete history)')
     .option('--out <file>', 'write the proof as protobuf bytes (for akd verify history)');
-  addStoreOptions(cmd, SECRET_FOR.proofs);
+  addStoreOptions(cmd);
+  cmd.addHelpText('after', STORED_PROOFS_HELP);
   cmd.action(async (opts: ProofOutput & { label: string; mostRecent?: string }) => {
     const label = parseLabel(opts.label);
     const params: HistoryParams =
       opts.mostRecent === undefined
         ? { kind: 'complete' }
         : { kind: 'mostRecent', count: parseCount(opts.mostRecent, '--most-recent') };
-    await withReader(opts, io, 'prove', async (reader, store) => {
+    await withReader(opts, io, async (reader, store) => {
       const { proof, epochHash } = await reader.keyHistory(label, params);
       await save(opts, encodeHistoryProof(proof));
       const results = keyHistoryVerify(
@@ -135,7 +142,7 @@ function addAudit(program: Command, io: CliIo): Command {
     }
     const from = parseEpoch(opts.from, '--from');
     const to = parseEpoch(opts.to, '--to');
-    await withReader(opts, io, 'public', async (reader, store) => {
+    await withReader(opts, io, async (reader, store) => {
       const proof = await reader.audit(from, to);
       await save(opts, encodeAppendOnlyProof(proof));
       const steps = proof.proofs.length;

@@ -16,7 +16,12 @@ import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { AkdError, VrfSecretKey, configurationByName, isAkdError, toHex } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
+import {
+  Directory,
+  InMemoryVrfKeyStore,
+  VRF_PROOFS_COMPLETE,
+  VRF_PROOFS_SETTING,
+} from '@akd-ts/directory';
 import {
   DEFAULT_AUDIT_BLOB_CACHE_BYTES,
   DEFAULT_MEMORY_PROOF_CACHE_BYTES,
@@ -36,12 +41,14 @@ import { CommandFailure, UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import {
   openDatabase,
+  openPublicStore,
   openStore,
   readKeyFile,
   readSettings,
   settingsConfiguration,
   writeSettings,
   type OpenedStore,
+  type PublicStore,
 } from '../store.js';
 
 /** The demo's store and key file, in the current directory. */
@@ -258,6 +265,22 @@ async function openDemo(opts: ServeOptions, io: CliIo): Promise<OpenedStore> {
   }
 }
 
+/**
+ * Says at start when the store lacks the VRF proofs of versions published before they were
+ * stored: the proof servers hold no key, so lookups and histories of those labels fail with
+ * VRF_PROOF_MISSING until the proofs are backfilled. Serving goes on (labels published since
+ * are served); no server falls back to the key.
+ */
+async function warnWithoutStoredProofs(store: PublicStore, io: CliIo): Promise<void> {
+  if ((await store.db.getSetting(VRF_PROOFS_SETTING)) === VRF_PROOFS_COMPLETE) return;
+  io.stderr.write(
+    `akd serve: warning: ${store.url} lacks the stored VRF proofs of versions published before ` +
+      'akd-ts stored them; proof servers hold no VRF key, so lookups and histories of those ' +
+      'labels fail (500 VRF_PROOF_MISSING) until `akd vrf backfill --db ' +
+      `${store.url} --key-file <path>\` runs once (docs/operating.md, "The VRF key")\n`,
+  );
+}
+
 /** Listening errors a child reports (a port in use, an address that is not ours). */
 const LISTEN_ERRORS = /^(EADDRINUSE|EACCES|EADDRNOTAVAIL|ENOTFOUND)\b/;
 
@@ -278,7 +301,12 @@ function nextSignal(): { signal: Promise<NodeJS.Signals>; remove: () => void } {
  * Serves `store` until SIGINT or SIGTERM, or until the cluster cannot go on; resolves once
  * everything is closed (throws when it stopped on an error).
  */
-async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: string | undefined) {
+async function serve(
+  store: PublicStore & { secretKey?: Uint8Array },
+  opts: ServeOptions,
+  io: CliIo,
+  token: string | undefined,
+) {
   const port = parsePort(opts.port);
   const pollMs = parsePoll(opts.poll);
   const workers = parseWorkers(opts.workers);
@@ -286,10 +314,12 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
   const witnesses = parseWitnesses(opts.witness, opts.witnessNamespace);
   // a memory store stays here and is replicated to the processes; others they open themselves
   const memory = store.db instanceof MemoryDatabase ? store.db : undefined;
+  await warnWithoutStoredProofs(store, io);
   if (memory === undefined) await store.db.close();
   const config: ServeConfig = {
     storeUrl: store.url,
     configuration: store.settings.configuration,
+    publicKey: store.settings.publicKey,
     ...(store.settings.domainLabel === undefined
       ? {}
       : { domainLabel: store.settings.domainLabel }),
@@ -314,7 +344,10 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
   try {
     running = await startCluster({
       config,
-      secretKey: store.secretKey,
+      // the writer process alone gets the key; a read-only server has none to give
+      ...(token === undefined || store.secretKey === undefined
+        ? {}
+        : { secretKey: store.secretKey }),
       workers,
       spreadConnections: opts.connectionSpread === true,
       ...(proofHeapMb === undefined ? {} : { proofHeapMb }),
@@ -338,7 +371,7 @@ async function serve(store: OpenedStore, opts: ServeOptions, io: CliIo, token: s
     }
     throw e;
   } finally {
-    store.secretKey.fill(0);
+    store.secretKey?.fill(0);
   }
   const epoch = (await (await fetch(`${running.url}/v1/epoch`)).json()) as {
     epoch: string;
@@ -489,10 +522,13 @@ export function addServeCommands(program: Command, io: CliIo): void {
     const token = await publishToken(opts, io);
     // serving never initialises a store; without a writer it never migrates or creates one
     // either, so a mistyped --db leaves no empty SQLite file behind
+    // a read-only server never reads the key: its proof servers serve stored VRF proofs
     const store =
       opts.demo === true
         ? await openDemo(opts, io)
-        : await openStore(opts, io, { create: token !== undefined });
+        : token === undefined
+          ? await openPublicStore(opts, io)
+          : await openStore(opts, io, { create: true });
     try {
       await serve(store, opts, io, token);
     } finally {

@@ -2,8 +2,10 @@
  * The cluster's children as the primary sees them (launcher.ts): starting a proof server
  * (a node:cluster worker) or a writer (a child process of its own), what each is sent when
  * it says hello, and sending to it. Everything a child is given to start with is here: its
- * role in the environment (AKD_SERVE_ROLE), and over its IPC channel the configuration and
- * the VRF secret key (never on a command line or in the environment).
+ * role in the environment (AKD_SERVE_ROLE), and over its IPC channel the configuration and,
+ * for the writer alone, the VRF secret key (never on a command line or in the environment:
+ * no child inherits the variables that hold or name it). Proof servers serve the VRF proofs
+ * the writer stored.
  */
 
 import cluster from 'node:cluster';
@@ -77,7 +79,7 @@ export interface SpawnOptions {
  * set its entry), a writer as a process of its own.
  */
 export function spawnChild(role: Role, handover: boolean, options: SpawnOptions): Child {
-  const env = { AKD_SERVE_ROLE: role };
+  const env = childEnv(role);
   const worker = role === 'proof' ? cluster.fork(env) : undefined;
   const proc =
     worker?.process ??
@@ -137,8 +139,8 @@ export function spawnChild(role: Role, handover: boolean, options: SpawnOptions)
 /** What a child is told to start with, besides its role. */
 export interface StartWith {
   config: ServeConfig;
-  /** The VRF secret key. */
-  secretKey: Uint8Array;
+  /** The VRF secret key, sent to the writer alone (absent for a server that never publishes). */
+  secretKey: Uint8Array | undefined;
   /** A proof server: the writer's state as it starts. */
   writer: WriterView;
   /** A memory store: the snapshot file its replica starts from, and the change it holds. */
@@ -158,7 +160,8 @@ export function sendStart(child: Child, w: StartWith): void {
       type: 'start',
       role: child.role,
       config: w.config,
-      secretKey: w.secretKey,
+      // the writer alone holds the key; proof servers serve stored VRF proofs
+      ...(child.role === 'writer' && w.secretKey !== undefined ? { secretKey: w.secretKey } : {}),
       ...(child.role === 'proof' ? { writer: w.writer } : {}),
       ...(w.snapshot === undefined ? {} : { snapshotFile: w.snapshot.file, seq: w.snapshot.seq }),
       ...(copy === undefined ? {} : { socket: true }),
@@ -167,6 +170,19 @@ export function sendStart(child: Child, w: StartWith): void {
     },
     copy,
   );
+}
+
+/**
+ * Environment variables that hold the VRF secret or name its file. No child inherits them:
+ * proof servers never see the key, and the writer gets it over its IPC channel.
+ */
+export const KEY_VARIABLES: readonly string[] = ['AKD_VRF_KEY', 'AKD_VRF_KEY_FILE'];
+
+/** What a child's environment adds to (or, undefined, removes from) this process's. */
+function childEnv(role: Role): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { AKD_SERVE_ROLE: role };
+  for (const name of KEY_VARIABLES) env[name] = undefined;
+  return env;
 }
 
 function lines(stream: Readable | null, sink: (line: string) => void): void {

@@ -58,10 +58,12 @@ import { PRIVATE_FOLDER_PREFIX, removeStaleFolders } from './stale-folders.js';
 export interface ClusterOptions {
   config: ServeConfig;
   /**
-   * The VRF secret key: copied and kept while the cluster runs, and sent to each child over
-   * its IPC channel (never on a command line or in the environment).
+   * The VRF secret key, for publishing (required with `config.publishToken`): copied and kept
+   * while the cluster runs, and sent to the writer process alone over its IPC channel (never
+   * on a command line or in the environment). Proof servers never get it: they serve the VRF
+   * proofs the writer stored.
    */
-  secretKey: Uint8Array;
+  secretKey?: Uint8Array;
   /** Proof server processes (at least 1). */
   workers: number;
   /**
@@ -135,9 +137,12 @@ export interface RunningCluster {
  */
 export async function startCluster(options: ClusterOptions): Promise<RunningCluster> {
   const { config, log } = options;
-  // kept for the cluster's life: a child started again needs it (the caller may wipe its
-  // copy); sent to each child in its start (cluster-child.ts), wiped when the cluster stops
-  const secretKey = options.secretKey.slice();
+  if (config.publishToken !== undefined && options.secretKey === undefined) {
+    throw new TypeError('a cluster that publishes (config.publishToken) needs secretKey');
+  }
+  // kept for the cluster's life: a writer started again needs it (the caller may wipe its
+  // copy); sent to the writer alone in its start (cluster-child.ts), wiped when the cluster stops
+  const secretKey = options.secretKey?.slice();
   const stderr = options.stderr ?? ((text: string) => process.stderr.write(text));
   const workers = Math.max(1, Math.floor(options.workers));
   const policy = new RestartPolicy({
@@ -447,7 +452,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     if (!stopping) {
       stopping = true;
       void done.then(() => {
-        secretKey.fill(0);
+        secretKey?.fill(0);
         spread.close();
         if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
       });

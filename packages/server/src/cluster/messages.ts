@@ -22,6 +22,8 @@ export interface ServeConfig {
   storeUrl: string;
   configuration: string;
   domainLabel?: string;
+  /** The directory's VRF public key (hex): proof servers serve with it and stored proofs. */
+  publicKey: string;
   port: number;
   host: string;
   /** Enables POST /v1/publish through the writer. */
@@ -109,7 +111,8 @@ export type ToChild =
       type: 'start';
       role: Role;
       config: ServeConfig;
-      secretKey: Uint8Array;
+      /** The VRF secret key: sent to the writer alone (proof servers serve stored proofs). */
+      secretKey?: Uint8Array;
       /** The writer's state when a proof server starts. */
       writer?: WriterView;
       /**

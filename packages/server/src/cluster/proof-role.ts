@@ -1,6 +1,7 @@
 /**
  * A proof server of `akd serve`: one of N processes answering the API over the store (a
- * connection of its own, read-only), all listening on one port (node:cluster shares it). It
+ * connection of its own, read-only, without the VRF secret: it serves the VRF proofs the
+ * writer stored), all listening on one port (node:cluster shares it). It
  * never publishes: `POST /v1/publish` goes, unread, to the writer whose state the primary
  * relays. It learns of new epochs from the primary as soon as the writer commits one (and
  * polls the store for epochs published by other processes). Stopping, it first reports not
@@ -9,9 +10,9 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { configurationByName } from '@akd-ts/core';
+import { configurationByName, fromHex } from '@akd-ts/core';
 import { StorageManager, type CacheOptions, type Database } from '@akd-ts/storage';
-import { InMemoryVrfKeyStore, ReadOnlyDirectory } from '@akd-ts/directory';
+import { ReadOnlyDirectory } from '@akd-ts/directory';
 import { startServer } from '../listen.js';
 import { witnessRelayOf } from '../witness/relay.js';
 import { HttpError } from '../errors.js';
@@ -27,7 +28,6 @@ import {
 
 export interface ProofRoleOptions {
   config: ServeConfig;
-  secretKey: Uint8Array;
   db: Database;
   logger: Logger;
   /** The writer as last reported (publishing servers only). */
@@ -73,7 +73,8 @@ export async function startProofRole(options: ProofRoleOptions): Promise<ProofRo
     storage: new StorageManager(options.db, {
       cache: proofCache(config.cacheBytes, config.storeUrl.startsWith('memory:')),
     }),
-    vrfKeys: new InMemoryVrfKeyStore(options.secretKey),
+    // no key here: lookups and histories serve the VRF proofs the writer stored
+    publicKey: fromHex(config.publicKey),
   });
   let writer: WriterView = options.writer ?? {
     socketPath: undefined,

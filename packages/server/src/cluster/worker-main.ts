@@ -85,7 +85,8 @@ const waiting = new Map<number, () => void>();
 let nextId = 1;
 
 async function start(message: Extract<ToChild, { type: 'start' }>, socket: unknown): Promise<void> {
-  const { config, secretKey } = message;
+  const { config } = message;
+  const secretKey = message.secretKey;
   roleName = message.role;
   const logger = createLogger({ level: config.logLevel });
   let db: Database;
@@ -114,6 +115,7 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
   }
   try {
     if (message.role === 'writer') {
+      if (secretKey === undefined) throw new TypeError('the writer process needs the VRF key');
       role = await startWriterRole({
         config,
         secretKey,
@@ -132,7 +134,6 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
     } else {
       const proof = await startProofRole({
         config,
-        secretKey,
         db,
         logger,
         writer: latestWriter,
@@ -148,7 +149,7 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
     await db.close().catch(() => undefined);
     throw e;
   } finally {
-    secretKey.fill(0);
+    secretKey?.fill(0);
   }
 }
 

@@ -6,7 +6,9 @@
  * records are `u32 count` then each record as `@akd-ts/storage` writes it (record-codec.ts: a
  * kind byte and its fields), which is also how a PackedMemoryDatabase keeps them; a setting
  * is two `u32 length || UTF-8`; an audit blob is `u64 epoch || previous hash || current hash
- * || u32 length || data`. Decoded hashes and labels are views of the bytes (no copy).
+ * || u32 length || data`; stored VRF proofs (kind 4) are `u32 count` then each as `u32 length ||
+ * key bytes || u32 length || value bytes` (@akd-ts/storage vrf-proofs.ts). Decoded hashes and
+ * labels are views of the bytes (no copy).
  */
 
 import {
@@ -16,15 +18,21 @@ import {
   writeRecord,
   type AuditBlobRecord,
   type DbRecord,
+  type VrfProofRecord,
+  vrfProofKeyBytes,
+  vrfProofKeyFromBytes,
+  vrfProofRecordOf,
+  vrfProofValueBytes,
 } from '@akd-ts/storage';
 
 /** One change of a store. */
 export type Change =
   | { kind: 'records'; records: DbRecord[] }
   | { kind: 'setting'; name: string; value: string }
-  | { kind: 'auditBlob'; blob: AuditBlobRecord };
+  | { kind: 'auditBlob'; blob: AuditBlobRecord }
+  | { kind: 'vrfProofs'; proofs: VrfProofRecord[] };
 
-const CHANGE = { records: 1, setting: 2, auditBlob: 3 } as const;
+const CHANGE = { records: 1, setting: 2, auditBlob: 3, vrfProofs: 4 } as const;
 
 /**
  * The bytes of `changes`, in order.
@@ -41,6 +49,12 @@ export function encodeChanges(changes: Change[]): Uint8Array {
     } else if (c.kind === 'setting') {
       w.text(c.name);
       w.text(c.value);
+    } else if (c.kind === 'vrfProofs') {
+      w.u32(c.proofs.length);
+      for (const p of c.proofs) {
+        w.bytes(vrfProofKeyBytes(p));
+        w.bytes(vrfProofValueBytes(p));
+      }
     } else {
       w.u64(c.blob.epoch);
       w.raw(c.blob.previousHash);
@@ -55,7 +69,8 @@ export function encodeChanges(changes: Change[]): Uint8Array {
 export type RawChange =
   | { kind: 'records'; body: Uint8Array }
   | { kind: 'setting'; name: string; value: string }
-  | { kind: 'auditBlob'; blob: AuditBlobRecord };
+  | { kind: 'auditBlob'; blob: AuditBlobRecord }
+  | { kind: 'vrfProofs'; proofs: VrfProofRecord[] };
 
 /**
  * The changes in `bytes`, records left as bytes (views of `bytes`), each checked as
@@ -79,6 +94,12 @@ export function readChanges(bytes: Uint8Array): RawChange[] {
       const previousHash = r.raw(32);
       const currentHash = r.raw(32);
       out.push({ kind: 'auditBlob', blob: { epoch, previousHash, currentHash, data: r.bytes() } });
+    } else if (kind === CHANGE.vrfProofs) {
+      const proofs: VrfProofRecord[] = [];
+      for (let i = r.u32(); i > 0; i--) {
+        proofs.push(vrfProofRecordOf(vrfProofKeyFromBytes(r.bytes()), r.bytes()));
+      }
+      out.push({ kind: 'vrfProofs', proofs });
     } else {
       throw new RangeError(`unknown change kind ${kind}`);
     }

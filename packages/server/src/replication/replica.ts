@@ -24,6 +24,8 @@ import {
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
+  type VrfProofKey,
+  type VrfProofRecord,
   type WriterLock,
 } from '@akd-ts/storage';
 import { RECORDS_CHANGE, encodeChanges, readChanges, type Change } from './codec.js';
@@ -47,6 +49,10 @@ function* snapshotParts(
     yield encodeChanges([{ kind: 'setting', name, value }]);
   }
   for (const blob of db.allAuditBlobs()) yield encodeChanges([{ kind: 'auditBlob', blob }]);
+  const proofs = db.allVrfProofs();
+  for (let i = 0; i < proofs.length; i += REPLICA_CHUNK) {
+    yield encodeChanges([{ kind: 'vrfProofs', proofs: proofs.slice(i, i + REPLICA_CHUNK) }]);
+  }
 }
 
 /**
@@ -85,6 +91,7 @@ export async function applyChanges(db: PackedMemoryDatabase, bytes: Uint8Array):
   for (const c of readChanges(bytes)) {
     if (c.kind === 'records') await db.importRecords(c.body);
     else if (c.kind === 'setting') await db.setSetting(c.name, c.value);
+    else if (c.kind === 'vrfProofs') await db.setVrfProofs(c.proofs);
     else await db.setAuditBlob(c.blob);
   }
 }
@@ -215,6 +222,16 @@ export class RecordingDatabase implements Database {
   }
   setAuditBlob(blob: AuditBlobRecord): Promise<void> {
     return this.write({ kind: 'auditBlob', blob }, () => this.inner.setAuditBlob(blob));
+  }
+  async setVrfProofs(proofs: VrfProofRecord[]): Promise<void> {
+    await this.inner.setVrfProofs(proofs);
+    for (let i = 0; i < proofs.length; i += this.pieceRecords) {
+      const piece = proofs.slice(i, i + this.pieceRecords);
+      this.onChange(encodeChanges([{ kind: 'vrfProofs', proofs: piece }]));
+    }
+  }
+  getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
+    return this.inner.getVrfProofs(keys);
   }
   get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
     return this.inner.get(key);
