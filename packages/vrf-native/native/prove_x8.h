@@ -2,8 +2,8 @@
  * Proving and evaluating many alphas under one key eight lanes at a time (x8.h), for the
  * addon: hash to curve in rounds of try-and-increment, eight candidates per decode, then each
  * group of eight points through the steps of prove.h with every multiplication done for the
- * eight at once: Gamma = x H (one scalar for all lanes), U = k B and V = k H (each lane its
- * own nonce k). The bytes are those of vrf_prove one alpha at a time (tested). Constant time
+ * eight at once: Gamma = x H (one scalar for all lanes), U = k B (from a table of B's
+ * multiples) and V = k H (each lane its own nonce k). The bytes are those of vrf_prove one alpha at a time (tested). Constant time
  * in x, the nonce key and every k as prove.h is; what branches (the candidate loop) sees only
  * the public key and the alphas.
  */
@@ -67,19 +67,11 @@ static void fill_lanes(uint8_t group[8][4][32], const uint8_t (*points)[4][32], 
 static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_key[32],
                          const uint8_t pk[32], const uint8_t (*points)[4][32], size_t m) {
   static const uint8_t challenge_front[2] = {0x03, 0x02}, back = 0x00;
-  uint8_t group[8][4][32], base[8][4][32], h[8][32], gamma[8][32], u[8][32], v[8][32];
+  uint8_t group[8][4][32], h[8][32], gamma[8][32], u[8][32], v[8][32];
   uint8_t k[8][32], digest[64];
   int8_t x_digits[64], k_digits[8][64];
   sha512_state s;
-  ge_p3 b;
   fill_lanes(group, points, m);
-  ge_base(&b);
-  for (int lane = 0; lane < 8; lane++) {
-    fe_tobytes(base[lane][0], b.X);
-    fe_tobytes(base[lane][1], b.Y);
-    fe_tobytes(base[lane][2], b.Z);
-    fe_tobytes(base[lane][3], b.T);
-  }
   x8_encode(h, (const uint8_t(*)[4][32])group);
   /* k = SHA512(nonce_key || compress(H)) mod L (RFC 9381 5.4.2.2), one per lane */
   for (int lane = 0; lane < 8; lane++) {
@@ -92,7 +84,7 @@ static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_k
   }
   ge_scalar_digits(x_digits, x);
   x8_multiply(gamma, (const uint8_t(*)[4][32])group, x_digits);
-  x8_multiply_lanes(u, (const uint8_t(*)[4][32])base, (const int8_t(*)[64])k_digits);
+  x8_multiply_base(u, (const int8_t(*)[64])k_digits);
   x8_multiply_lanes(v, (const uint8_t(*)[4][32])group, (const int8_t(*)[64])k_digits);
   for (size_t lane = 0; lane < m; lane++) {
     uint8_t *out = pi + VRF_PROOF_BYTES * lane, c[32] = {0};

@@ -19,6 +19,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
 #include <immintrin.h>
+#include <pthread.h>
 
 /* Compiled for the baseline processor: it runs before anything of AVX-512 may. */
 int x8_available(void) {
@@ -495,6 +496,134 @@ void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
   for (unsigned i = 0; i < 64 * 8; i++) wipe[i] = 0; /* 64 vectors of eight lanes */
 }
 
+/* ------------------------------------------------- k·B: the fixed base, from a precomputed comb */
+
+/*
+ * Entry j of window i is (j + 1)·256^i·B in cached coordinates. Every lane of the base is the
+ * same point, so an entry keeps one lane's limbs (below 2^27 in magnitude: carried values and
+ * sums of two) and is broadcast when selected: 40 KiB in all. Built once per process, with the
+ * operations of the variable-base table (so its limbs meet the same bounds).
+ */
+typedef struct {
+  int32_t limbs[4][10]; /* YplusX, YminusX, Z, T2d */
+} base_entry;
+static base_entry BASE_TABLE[32][8];
+static pthread_once_t BASE_ONCE = PTHREAD_ONCE_INIT;
+
+/* B's affine coordinates x and y, little-endian (RFC 8032 5.1). */
+static const uint8_t BASE_X[32] = {0x1a, 0xd5, 0x25, 0x8f, 0x60, 0x2d, 0x56, 0xc9, 0xb2, 0xa7, 0x25,
+                                   0x95, 0x60, 0xc7, 0x2c, 0x69, 0x5c, 0xdc, 0xd6, 0xfd, 0x31, 0xe2,
+                                   0xa4, 0xc0, 0xfe, 0x53, 0x6e, 0xcd, 0xd3, 0x36, 0x69, 0x21};
+static const uint8_t BASE_Y[32] = {0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+                                   0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+                                   0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66};
+
+static void store_entry(base_entry *e, const gv_cached *c) {
+  for (int k = 0; k < 10; k++) {
+    e->limbs[0][k] = (int32_t)c->YplusX[k][0];
+    e->limbs[1][k] = (int32_t)c->YminusX[k][0];
+    e->limbs[2][k] = (int32_t)c->Z[k][0];
+    e->limbs[3][k] = (int32_t)c->T2d[k][0];
+  }
+}
+
+static void build_base_table(void) {
+  gv_p3 p, acc;
+  gv_cached first, c;
+  gv_p1p1 s;
+  for (int lane = 0; lane < 8; lane++) {
+    lane_frombytes(p.X, lane, BASE_X);
+    lane_frombytes(p.Y, lane, BASE_Y);
+  }
+  fv_1(p.Z);
+  fv_mul(p.T, p.X, p.Y);
+  for (int i = 0; i < 32; i++) {
+    gv_p3_to_cached(&first, &p);
+    store_entry(&BASE_TABLE[i][0], &first);
+    acc = p;
+    for (int j = 1; j < 8; j++) {
+      gv_add(&s, &acc, &first);
+      gv_p1p1_to_p3(&acc, &s);
+      gv_p3_to_cached(&c, &acc);
+      store_entry(&BASE_TABLE[i][j], &c);
+    }
+    for (int k = 0; k < 8; k++) gv_p3_dbl(&p); /* the next window's base: 256 P */
+  }
+}
+
+static inline void fv_cmov_entry(fv h, const int32_t g[10], v8 mask) {
+  for (int k = 0; k < 10; k++) h[k] ^= mask & (h[k] ^ (v8)ALL((int64_t)g[k]));
+}
+
+/* t = b·256^i·B lane by lane, for each lane's b in [-8, 8], touching every entry of window i. */
+static inline void gv_select_base(gv_cached *t, int i, v8 b) {
+  gv_cached minus;
+  const v8 negative = b >> 63;
+  const v8 babs = (b ^ negative) - negative;
+  fv_1(t->YplusX);
+  fv_1(t->YminusX);
+  fv_1(t->Z);
+  fv_0(t->T2d);
+  for (int j = 0; j < 8; j++) {
+    const v8 mask = (v8)(babs == (v8)ALL(j + 1));
+    const base_entry *e = &BASE_TABLE[i][j];
+    fv_cmov_entry(t->YplusX, e->limbs[0], mask);
+    fv_cmov_entry(t->YminusX, e->limbs[1], mask);
+    fv_cmov_entry(t->Z, e->limbs[2], mask);
+    fv_cmov_entry(t->T2d, e->limbs[3], mask);
+  }
+  fv_copy(minus.YplusX, t->YminusX);
+  fv_copy(minus.YminusX, t->YplusX);
+  fv_copy(minus.Z, t->Z);
+  fv_neg(minus.T2d, t->T2d);
+  gv_cached_cmov(t, &minus, negative);
+}
+
+/*
+ * a = sum e_i 16^i with the odd digits first: sum over odd i of e_i 256^((i-1)/2) B, times 16
+ * (four doublings), plus the even digits' sum: 64 additions and 4 doublings, where a variable
+ * base needs 64 additions and 252 doublings.
+ */
+void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]) {
+  gv_p3 r;
+  gv_cached t;
+  gv_p1p1 s;
+  gv_p2 q;
+  v8 d[64];
+  pthread_once(&BASE_ONCE, build_base_table);
+  for (int i = 0; i < 64; i++) {
+    for (int lane = 0; lane < 8; lane++) d[i][lane] = digits[lane][i];
+  }
+  fv_0(r.X);
+  fv_1(r.Y);
+  fv_1(r.Z);
+  fv_0(r.T);
+  for (int i = 1; i < 64; i += 2) {
+    gv_select_base(&t, i / 2, d[i]);
+    gv_add(&s, &r, &t);
+    gv_p1p1_to_p3(&r, &s);
+  }
+  fv_copy(q.X, r.X);
+  fv_copy(q.Y, r.Y);
+  fv_copy(q.Z, r.Z);
+  gv_p2_dbl(&s, &q);
+  gv_p1p1_to_p2(&q, &s);
+  gv_p2_dbl(&s, &q);
+  gv_p1p1_to_p2(&q, &s);
+  gv_p2_dbl(&s, &q);
+  gv_p1p1_to_p2(&q, &s);
+  gv_p2_dbl(&s, &q);
+  gv_p1p1_to_p3(&r, &s);
+  for (int i = 0; i < 64; i += 2) {
+    gv_select_base(&t, i / 2, d[i]);
+    gv_add(&s, &r, &t);
+    gv_p1p1_to_p3(&r, &s);
+  }
+  encode_lanes(out, &r);
+  volatile int64_t *wipe = (volatile int64_t *)d;
+  for (unsigned i = 0; i < 64 * 8; i++) wipe[i] = 0; /* 64 vectors of eight lanes */
+}
+
 void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]) {
   int8_t lanes[8][64];
   for (int lane = 0; lane < 8; lane++) memcpy(lanes[lane], digits, 64);
@@ -533,6 +662,11 @@ void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
 void x8_encode(uint8_t out[8][32], const uint8_t points[8][4][32]) {
   (void)out;
   (void)points;
+}
+
+void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]) {
+  (void)out;
+  (void)digits;
 }
 
 #endif

@@ -35,6 +35,9 @@ void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_
 void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
                        const int8_t digits[8][64]);
 
+/* out[i] = encode(a_i·B) for B the base point (RFC 8032), from a table of its multiples. */
+void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]);
+
 /* out[i] = encode(P_i) (RFC 8032 5.1.2), for points given as x8_multiply takes them. */
 void x8_encode(uint8_t out[8][32], const uint8_t points[8][4][32]);
 
