@@ -32,12 +32,9 @@ import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-on
 import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
-import {
-  VRF_PROOFS_COMPLETE,
-  VRF_PROOFS_SETTING,
-  proofKey,
-  publishProofJobs,
-} from './vrf/stored-proofs.js';
+import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING, proofKey } from './vrf/stored-proofs.js';
+import { SWEEPS_FROM_SETTING } from './vrf/marker-sweeps.js';
+import { planPublishProofs, type PublishProofs } from './vrf/publish-proofs.js';
 
 /** One update of a publish. */
 export interface Update {
@@ -64,12 +61,9 @@ export interface PublishOptions {
 }
 
 /** What a publish is about to insert: tree elements and value states. */
-interface PublishPlan {
+interface PublishPlan extends PublishProofs {
   elements: AzksElement[];
   states: ValueStateRecord[];
-  /** The VRF proofs to store (stored-proofs.ts), and the nonce of each job that has one. */
-  proofJobs: VrfJob[];
-  nonces: Map<number, Uint8Array>;
 }
 
 /**
@@ -119,11 +113,17 @@ export class Directory extends ReadOnlyDirectory {
       const db = ctx.storage.db;
       if ((await ctx.azks.find(ctx.storage)) === undefined) {
         await ctx.azks.create(ctx.storage);
-        // every version of this store will have its proofs stored
-        if (ctx.storeVrfProofs) await db.setSetting(VRF_PROOFS_SETTING, VRF_PROOFS_COMPLETE);
+        // every version of this store will have its proofs stored, markers by sweeps past
+        // each publish's horizon from the start
+        if (ctx.storeVrfProofs) {
+          await db.setSetting(VRF_PROOFS_SETTING, VRF_PROOFS_COMPLETE);
+          await db.setSetting(SWEEPS_FROM_SETTING, '0');
+        }
       } else if (!ctx.storeVrfProofs && (await db.getSetting(VRF_PROOFS_SETTING)) !== undefined) {
-        // the versions this writer publishes will have none
+        // the versions this writer publishes will have none; writers after it store every
+        // marker at publish (no sweeps) until a backfill completes the store again
         await db.setSetting(VRF_PROOFS_SETTING, 'partial');
+        await db.setSetting(SWEEPS_FROM_SETTING, '');
       }
       return new Directory(ctx, lock, { ...DEFAULT_LIMITS, ...options.limits });
     } catch (e) {
@@ -300,17 +300,10 @@ export class Directory extends ReadOnlyDirectory {
       label: labels[job]!,
       value: update.value,
     }));
-    const proofJobs: VrfJob[] = [];
-    const nonces = new Map<number, Uint8Array>();
-    if (this.ctx.storeVrfProofs) {
-      for (const s of states) {
-        // the first job is the existence proof, whose record carries the nonce
-        const nonce = config.getCommitmentNonce(commitmentKey, s.label, s.version, s.value);
-        nonces.set(proofJobs.length, nonce);
-        proofJobs.push(...publishProofJobs(s.username, s.version));
-      }
-    }
-    return { elements, states, proofJobs, nonces };
+    const proofs = this.ctx.storeVrfProofs
+      ? await planPublishProofs(this.ctx, states, epoch)
+      : { proofJobs: [], nonces: new Map<number, Uint8Array>(), sweepPositions: new Map() };
+    return { elements, states, ...proofs };
   }
 
   private async publishNow(
@@ -363,6 +356,7 @@ export class Directory extends ReadOnlyDirectory {
         await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash, step),
       );
       await tx.commit();
+      await this.recordSweeps(plan.sweepPositions);
       progress({ phase: 'done', done: updates.length, total: updates.length });
       return { epoch, hash };
     } catch (e) {
@@ -394,6 +388,19 @@ export class Directory extends ReadOnlyDirectory {
       records.push({ ...r, nonce });
     }
     await storage.db.setVrfProofs(records);
+  }
+
+  /**
+   * Records how far the marker sweeps got, once their proofs are stored and the epoch
+   * committed. The publish has succeeded by then: a position not written only makes the next
+   * publish walk the same labels again, so a failure here is not the caller's.
+   */
+  private async recordSweeps(positions: Map<string, string>): Promise<void> {
+    try {
+      for (const [name, value] of positions) await this.ctx.storage.db.setSetting(name, value);
+    } catch {
+      // the next publish repeats the walk from the last recorded position
+    }
   }
 
   /** The records of `plan.proofJobs`, their proofs computed by the engine. */

@@ -16,7 +16,13 @@ import {
 } from '@akd-ts/core';
 import { PackedMemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
 import { ReadOnlyDirectory, type Directory } from '@akd-ts/directory';
-import { allFutureMarkers, publishProofJobs, MARKER_HORIZON } from '../src/vrf/stored-proofs.js';
+import {
+  allFutureMarkers,
+  markerHorizon,
+  publishProofJobs,
+  MARKER_HORIZON,
+} from '../src/vrf/stored-proofs.js';
+import { SWEEPS_FROM_SETTING, sweepTarget, sweepsAt } from '../src/vrf/marker-sweeps.js';
 import { domainRejection } from '../../../test/support/domain-errors.js';
 import { testStores, type TestStore } from '../../../test/support/stores.js';
 import { hardCodedKeys, openDirectory } from './support/build.js';
@@ -193,6 +199,8 @@ test('a writer that stops storing proofs marks the store partial', async () => {
   });
   try {
     assert.equal(await writer.storedVrfProofs(), 'partial');
+    // writers after this one store every marker at publish until a backfill
+    assert.equal(await db.getSetting(SWEEPS_FROM_SETTING), '');
     await writer.publish([{ label: utf8('y'), value: utf8('1') }]);
     const reader = await keyless(writer, db);
     const e = await domainRejection(reader.lookup(utf8('y')));
@@ -217,17 +225,148 @@ test('the stored marker lists cover get_marker_versions at every epoch', () => {
         `end ${end}, epoch ${epoch}`,
       );
     }
-    // what the publishes of versions 1..end stored holds every marker of end
+    // what the publishes of versions 1..end stored without a horizon holds every marker of end
     const stored = new Set<bigint>();
     for (let v = 1n; v <= end; v++) {
-      for (const job of publishProofJobs(utf8('l'), v)) {
-        if (job.freshness === 1) stored.add(job.version);
-      }
+      const { jobs, unlessStored } = publishProofJobs(utf8('l'), v);
+      assert.deepEqual(unlessStored, []);
+      for (const job of jobs) if (job.freshness === 1) stored.add(job.version);
     }
     for (const m of all) assert.ok(stored.has(m), `marker ${m} of version ${end}`);
   }
   assert.throws(() => allFutureMarkers(0n), RangeError);
   assert.throws(() => allFutureMarkers(MARKER_HORIZON), RangeError);
+});
+
+test('with a horizon, a version stores its markers up to 2E, and every marker past it is a power of two', () => {
+  // one label published at epochs with random gaps, the store simulated as a set of markers
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+  for (let run = 0; run < 40; run++) {
+    const stored = new Set<bigint>();
+    let epoch = BigInt(1 + (next() % 5));
+    for (let v = 1n; v <= 200n; v++, epoch += BigInt(1 + (next() % (run % 2 === 0 ? 3 : 40)))) {
+      const horizon = markerHorizon(epoch, 0n);
+      assert.equal(horizon, 2n * epoch);
+      const { jobs, unlessStored } = publishProofJobs(utf8('l'), v, horizon);
+      assert.deepEqual(
+        jobs.slice(0, 2).map((j) => [j.freshness, j.version]),
+        [
+          [1, v],
+          [0, v],
+        ],
+      );
+      for (const job of [...jobs, ...unlessStored]) {
+        assert.ok(job.freshness === 0 || job.version <= horizon, `${job.version} past ${horizon}`);
+        if (job.freshness === 1) stored.add(job.version);
+      }
+      for (const m of allFutureMarkers(v)) {
+        if (m <= horizon) assert.ok(stored.has(m), `run ${run}: marker ${m} of ${v} at ${epoch}`);
+        else assert.equal(m & (m - 1n), 0n, `marker ${m} of ${v} past the horizon`);
+      }
+    }
+  }
+  // no horizon where sweeps do not run, and never past 2^32
+  assert.equal(markerHorizon(5n, undefined), MARKER_HORIZON);
+  assert.equal(markerHorizon(1n << 40n, 0n), MARKER_HORIZON);
+});
+
+test('sweeps: which run at an epoch, and how far each has walked', () => {
+  assert.deepEqual(sweepsAt(1n, 0n), []);
+  assert.deepEqual(sweepsAt(2n, 0n), [4n]);
+  assert.deepEqual(sweepsAt(9n, 0n), [4n, 8n, 16n]);
+  // sweeps for powers of two no version needs any more are not run
+  assert.deepEqual(sweepsAt(9n, 3n), [16n]);
+  assert.equal(sweepsAt(1n << 40n, 0n).at(-1), MARKER_HORIZON);
+  // sweep 256 walks 1/128 of the labels per epoch from epoch 128, all of them by epoch 255
+  assert.equal(sweepTarget(256n, 128n, 1280n), 10n);
+  assert.equal(sweepTarget(256n, 129n, 1280n), 20n);
+  assert.equal(sweepTarget(256n, 200n, 1n), 1n);
+  assert.equal(sweepTarget(256n, 254n, 1280n), 1270n);
+  assert.equal(sweepTarget(256n, 255n, 1280n), -1n);
+});
+
+test('crossing a power of two: the sweep spreads its proofs over the epochs before it', async () => {
+  // a store that counts, per publish, the marker proofs of labels the publish does not touch
+  const { MemoryDatabase } = await import('@akd-ts/storage');
+  const inner = new MemoryDatabase();
+  const written: { version: bigint; label: string }[][] = [];
+  const db = Object.create(inner) as Database;
+  db.setVrfProofs = (records) => {
+    written.push(records.map((r) => ({ version: r.version, label: toHex(r.label) })));
+    return inner.setVrfProofs(records);
+  };
+  const { dir } = await openDirectory('experimental', { db });
+  const reader = await keyless(dir, db);
+  try {
+    const old = Array.from({ length: 240 }, (_, i) => utf8(`old-${i}`));
+    await dir.publish(old.map((label) => ({ label, value: utf8('v1') })));
+    const perEpoch: number[] = [0];
+    for (let epoch = 2; epoch <= 17; epoch++) {
+      written.length = 0;
+      await dir.publish([{ label: utf8(`filler-${epoch}`), value: utf8('x') }]);
+      const oldHex = new Set(old.map(toHex));
+      perEpoch[epoch] = written.flat().filter((r) => oldHex.has(r.label)).length;
+      await reader.refresh();
+      // epoch 4 and 16 need markers 4 and 16 of every old label: served keyless
+      if (epoch === 4 || epoch === 16) {
+        for (const label of old.slice(0, 20)) {
+          const a = await dir.keyHistory(label);
+          const b = await reader.keyHistory(label);
+          assert.equal(toHex(encodeHistoryProof(b.proof)), toHex(encodeHistoryProof(a.proof)));
+        }
+      }
+    }
+    // marker 4 over epochs 2-3, marker 16 over epochs 8-15, none at the crossings themselves
+    assert.equal(perEpoch[2]! + perEpoch[3]!, 240, `marker 4: ${perEpoch.join(',')}`);
+    assert.ok(perEpoch[2]! > 0 && perEpoch[3]! > 0, `marker 4 in two parts: ${perEpoch}`);
+    const sixteen = perEpoch.slice(8, 16);
+    assert.equal(
+      sixteen.reduce((a, b) => a + b, 0),
+      240,
+      `marker 16 over epochs 8-15: ${perEpoch.join(',')}`,
+    );
+    assert.ok(Math.max(...sixteen) <= 2 * Math.ceil(240 / 8), `no burst: ${sixteen.join(',')}`);
+    assert.equal(perEpoch[4], 0);
+    assert.equal(perEpoch[16], 0);
+    assert.equal(perEpoch[17], 0);
+    assert.equal(await db.getSetting('vrf_marker_sweep_16'), 'complete');
+  } finally {
+    await reader.close();
+    await dir.close();
+  }
+});
+
+test('a sweep position that cannot be written after the commit fails nothing', async () => {
+  const { MemoryDatabase } = await import('@akd-ts/storage');
+  const inner = new MemoryDatabase();
+  const db = Object.create(inner) as Database;
+  let refuse = true;
+  const refused: string[] = [];
+  db.setSetting = (name, value) => {
+    if (refuse && name.startsWith('vrf_marker_sweep_')) {
+      refused.push(name);
+      return Promise.reject(new Error('connection lost'));
+    }
+    return inner.setSetting(name, value);
+  };
+  const { dir } = await openDirectory('experimental', { db });
+  try {
+    await dir.publish([{ label: utf8('a'), value: utf8('1') }]);
+    // epoch 2 advances sweep 4: its position is refused, the publish still succeeds
+    assert.equal((await dir.publish([{ label: utf8('b'), value: utf8('1') }])).epoch, 2n);
+    assert.deepEqual(refused, ['vrf_marker_sweep_4']);
+    assert.equal(await db.getSetting('vrf_marker_sweep_4'), undefined);
+    // the next publish walks again from the last recorded position, and records it
+    refuse = false;
+    await dir.publish([{ label: utf8('c'), value: utf8('1') }]);
+    assert.equal(await db.getSetting('vrf_marker_sweep_4'), 'complete');
+    const reader = await keyless(dir, db);
+    await assertSameProofs(dir, reader, ['a', 'b', 'c'].map(utf8), 'after the refused position');
+    await reader.close();
+  } finally {
+    await dir.close();
+  }
 });
 
 describe('backfill: a store written without stored proofs gets them, resumably', () => {
@@ -277,10 +416,18 @@ describe('backfill: a store written without stored proofs gets them, resumably',
           const rest = await writer.backfillVrfProofs({ batch: 2 });
           assert.deepEqual(rest, { labels: 3, complete: true });
           assert.equal(await reader.storedVrfProofs(), 'complete');
+          // every version so far holds all its markers: sweeps start from epoch 5
+          assert.equal(await db.getSetting(SWEEPS_FROM_SETTING), '5');
           await assertSameProofs(writer, reader, labels, `${store.name} after the backfill`);
-          // a later publish on the backfilled store is served too
+          // later publishes on the backfilled store are served too, past the sweep of 16
+          // (epochs 8-15) for the labels left at the versions the backfill proved
           await writer.publish([{ label: labels[4]!, value: utf8('6') }]);
           await assertSameProofs(writer, reader, labels, `${store.name} after another epoch`);
+          for (let epoch = 7; epoch <= 17; epoch++) {
+            await writer.publish([{ label: utf8(`filler-${epoch}`), value: utf8('x') }]);
+          }
+          await assertSameProofs(writer, reader, labels, `${store.name} at epoch 17`);
+          assert.equal(await db.getSetting('vrf_marker_sweep_16'), 'complete');
         } finally {
           await reader.close();
           await writer.close();

@@ -3,13 +3,16 @@
  * every label (in the byte order `Database.listUsernames` gives), storing the proofs and
  * nonces of all its versions as a publish would have. The walk is resumable: after each batch
  * of labels it records the last one done in a setting, and a later run starts after it. Once
- * it reaches the end, the store is marked as holding the proofs of every version.
+ * it reaches the end, the store is marked as holding the proofs of every version, and marker
+ * sweeps start from its latest epoch (marker-sweeps.ts): until then, publishes store every
+ * marker of their versions.
  */
 
 import { VersionFreshness, fromHex, toHex } from '@akd-ts/core';
 import type { ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
 import type { VrfJob } from './engine.js';
+import { SWEEPS_FROM_SETTING } from './marker-sweeps.js';
 import {
   VRF_PROOFS_COMPLETE,
   VRF_PROOFS_SETTING,
@@ -103,6 +106,9 @@ export async function backfillVrfProofs(
     done += labels.length;
     options.onProgress?.(done, after);
   }
+  // every version so far holds all its markers (publishes store them all until sweeps start)
+  const { latestEpoch } = await ctx.azks.read(ctx.storage);
+  await db.setSetting(SWEEPS_FROM_SETTING, latestEpoch.toString());
   await db.setSetting(VRF_PROOFS_SETTING, VRF_PROOFS_COMPLETE);
   await db.setSetting(BACKFILL_CURSOR_SETTING, '');
   return { labels: done, complete: true };

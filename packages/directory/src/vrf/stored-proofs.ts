@@ -9,9 +9,10 @@
  * Future markers depend on the epoch, but only as a cut-off: for a version v below 2^32,
  * `get_marker_versions(v, v, epoch).future` is the finite list `allFutureMarkers(v)` (fill
  * versions below the next power of two, powers of two up to the next skiplist entry, then
- * the skiplist entries up to 2^32), ascending, cut at `epoch`. Storing the whole list when v
- * is published covers every later epoch, so no epoch ever computes markers for labels it does
- * not publish, and crossing a power of two costs nothing.
+ * the skiplist entries up to 2^32), ascending, cut at `epoch`. A publish at epoch E stores the
+ * list up to 2E; sweeps add the powers of two past it ahead of need, spread over the epochs
+ * before each is reached (marker-sweeps.ts). A store that cannot list its labels stores the
+ * whole list at publish instead.
  */
 
 import {
@@ -48,16 +49,47 @@ export function allFutureMarkers(version: bigint): bigint[] {
 }
 
 /**
- * The jobs whose proofs the publish of `version` of `label` stores, the existence proof
- * (Fresh, version) first: its record also carries the version's commitment nonce.
+ * The markers a publish at `epoch` stores with its versions: up to twice the epoch where
+ * sweeps add the rest ahead of need (marker-sweeps.ts, `from` their start), else all of them.
  */
-export function publishProofJobs(label: Uint8Array, version: bigint): VrfJob[] {
+export function markerHorizon(epoch: bigint, from: bigint | undefined): bigint {
+  if (from === undefined) return MARKER_HORIZON;
+  const twice = 2n * epoch;
+  return twice < MARKER_HORIZON ? twice : MARKER_HORIZON;
+}
+
+/** The proofs a publish of one version stores (`publishProofJobs`). */
+export interface VersionProofJobs {
+  /** Needed: the existence proof (Fresh, version) first, whose record carries the nonce. */
+  jobs: VrfJob[];
+  /** Needed unless the store holds them already (markers the previous version may have). */
+  unlessStored: VrfJob[];
+}
+
+/**
+ * The proofs the publish of `version` of `label` stores, with markers up to `horizon`: the
+ * existence and freshness proofs, and each future marker of the version up to the horizon
+ * that the previous version's publish did not surely store. That publish, at an epoch of at
+ * least `version - 1`, stored the previous version's markers up to `markerHorizon` of that
+ * epoch, so surely up to 2 (version - 1), or all of them without a horizon; a marker they
+ * share past that is asked for only if the store lacks it (a sweep may have added it).
+ */
+export function publishProofJobs(
+  label: Uint8Array,
+  version: bigint,
+  horizon: bigint = MARKER_HORIZON,
+): VersionProofJobs {
   const fresh = (v: bigint): VrfJob => ({ label, freshness: VersionFreshness.Fresh, version: v });
   const jobs = [fresh(version), { label, freshness: VersionFreshness.Stale, version }];
-  // markers of the previous version were stored with it
+  const unlessStored: VrfJob[] = [];
   const before = new Set(version > 1n ? allFutureMarkers(version - 1n) : []);
-  for (const m of allFutureMarkers(version)) if (!before.has(m)) jobs.push(fresh(m));
-  return jobs;
+  const sure = horizon === MARKER_HORIZON ? MARKER_HORIZON : 2n * (version - 1n);
+  for (const m of allFutureMarkers(version)) {
+    if (m > horizon) continue;
+    if (!before.has(m)) jobs.push(fresh(m));
+    else if (m > sure) unlessStored.push(fresh(m));
+  }
+  return { jobs, unlessStored };
 }
 
 /** The storage key of a job's proof. */
