@@ -424,6 +424,19 @@ void x8_decode(uint8_t points[8][4][32], int ok[8], const uint8_t candidates[8][
   }
 }
 
+/* d[i] = the eight lanes' digit i (one vector per digit position). */
+static void transpose_digits(v8 d[64], const int8_t digits[8][64]) {
+  for (int i = 0; i < 64; i++) {
+    for (int lane = 0; lane < 8; lane++) d[i][lane] = digits[lane][i];
+  }
+}
+
+/* Clears digit vectors (the secret scalars) where the compiler cannot drop the stores. */
+static void wipe_digits_x8(v8 d[64]) {
+  volatile int64_t *wipe = (volatile int64_t *)d;
+  for (unsigned i = 0; i < 64 * 8; i++) wipe[i] = 0; /* 64 vectors of eight lanes */
+}
+
 /* The encodings of eight points' affine y with the sign of x in bit 255 (RFC 8032 5.1.2). */
 static void encode_lanes(uint8_t out[8][32], const gv_p3 *r) {
   fv recip, x, y;
@@ -460,9 +473,7 @@ void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
   gv_p1p1 s;
   gv_p2 q;
   v8 d[64];
-  for (int i = 0; i < 64; i++) {
-    for (int lane = 0; lane < 8; lane++) d[i][lane] = digits[lane][i];
-  }
+  transpose_digits(d, digits);
   load_lanes(&p, points);
   gv_p3_to_cached(&table[0], &p);
   for (int i = 1; i < 8; i++) {
@@ -491,9 +502,7 @@ void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
   gv_add(&s, &r, &t);
   gv_p1p1_to_p3(&r, &s);
   encode_lanes(out, &r);
-  /* the digit vectors are the secret scalars */
-  volatile int64_t *wipe = (volatile int64_t *)d;
-  for (unsigned i = 0; i < 64 * 8; i++) wipe[i] = 0; /* 64 vectors of eight lanes */
+  wipe_digits_x8(d);
 }
 
 /* ------------------------------------------------- k·B: the fixed base, from a precomputed comb */
@@ -591,9 +600,7 @@ void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]) {
   gv_p2 q;
   v8 d[64];
   pthread_once(&BASE_ONCE, build_base_table);
-  for (int i = 0; i < 64; i++) {
-    for (int lane = 0; lane < 8; lane++) d[i][lane] = digits[lane][i];
-  }
+  transpose_digits(d, digits);
   fv_0(r.X);
   fv_1(r.Y);
   fv_1(r.Z);
@@ -620,8 +627,7 @@ void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]) {
     gv_p1p1_to_p3(&r, &s);
   }
   encode_lanes(out, &r);
-  volatile int64_t *wipe = (volatile int64_t *)d;
-  for (unsigned i = 0; i < 64 * 8; i++) wipe[i] = 0; /* 64 vectors of eight lanes */
+  wipe_digits_x8(d);
 }
 
 void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]) {

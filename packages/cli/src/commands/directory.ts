@@ -110,6 +110,16 @@ export async function openReader(store: PublicStore | OpenedStore): Promise<Read
   );
 }
 
+/** Opens the store's directory for writing with its secret key, VRFs on `threads` threads. */
+export function openWriter(store: OpenedStore, threads: number): Promise<Directory> {
+  return Directory.open({
+    config: store.config,
+    storage: new StorageManager(store.db),
+    vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
+    vrf: { threads },
+  });
+}
+
 /** Runs `fn` on `store` once it opens, and always closes it. */
 async function using<S extends PublicStore, T>(
   opening: Promise<S>,
@@ -349,12 +359,7 @@ async function publishFrom(
   }
   await withStore(opts, io, async (store) => {
     const started = performance.now();
-    const dir = await Directory.open({
-      config: store.config,
-      storage: new StorageManager(store.db),
-      vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
-      vrf: { threads },
-    });
+    const dir = await openWriter(store, threads);
     const reporter = publishReporter(io.stderr, opts.progress);
     try {
       const before = await dir.getEpochHash();

@@ -8,13 +8,11 @@
 
 import type { Command } from 'commander';
 import { toHex } from '@akd-ts/core';
-import { StorageManager } from '@akd-ts/storage';
-import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import { parseCount } from '../args.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import { SECRET_FOR, type StoreOptions } from '../store.js';
-import { addStoreOptions, vrfThreads, withStore } from './directory.js';
+import { addStoreOptions, openWriter, vrfThreads, withStore } from './directory.js';
 
 interface BackfillOptions extends StoreOptions {
   batch?: string;
@@ -47,12 +45,7 @@ export function addVrfCommands(program: Command, io: CliIo): void {
       io,
       async (store) => {
         const started = performance.now();
-        const dir = await Directory.open({
-          config: store.config,
-          storage: new StorageManager(store.db),
-          vrfKeys: new InMemoryVrfKeyStore(store.secretKey),
-          vrf: { threads },
-        });
+        const dir = await openWriter(store, threads);
         try {
           const { labels } = await dir.backfillVrfProofs({
             batch,
