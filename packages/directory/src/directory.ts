@@ -117,7 +117,7 @@ export class Directory extends ReadOnlyDirectory {
         // each publish's horizon from the start
         if (ctx.storeVrfProofs) {
           await db.setSetting(VRF_PROOFS_SETTING, VRF_PROOFS_COMPLETE);
-          await db.setSetting(SWEEPS_FROM_SETTING, '0');
+          if (db.listUsernames !== undefined) await db.setSetting(SWEEPS_FROM_SETTING, '0');
         }
       } else if (!ctx.storeVrfProofs && (await db.getSetting(VRF_PROOFS_SETTING)) !== undefined) {
         // the versions this writer publishes will have none; writers after it store every

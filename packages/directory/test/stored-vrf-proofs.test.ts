@@ -369,6 +369,32 @@ test('a sweep position that cannot be written after the commit fails nothing', a
   }
 });
 
+test('a sweeping store opened through a Database that cannot list labels refuses to publish', async () => {
+  const { MemoryDatabase } = await import('@akd-ts/storage');
+  const inner = new MemoryDatabase();
+  const first = await openDirectory('experimental', { db: inner });
+  await first.dir.publish([{ label: utf8('a'), value: utf8('1') }]);
+  await first.dir.close();
+  assert.equal(await inner.getSetting(SWEEPS_FROM_SETTING), '0');
+  const db = Object.create(inner) as Database;
+  db.listUsernames = undefined;
+  const { dir } = await openDirectory('experimental', { db });
+  try {
+    await assert.rejects(
+      dir.publish([{ label: utf8('b'), value: utf8('1') }]),
+      (e: unknown) => e instanceof TypeError && /needs Database.listUsernames/.test(e.message),
+    );
+    assert.equal((await dir.getEpochHash()).epoch, 1n);
+  } finally {
+    await dir.close();
+  }
+  // a store created through such a Database stores every marker at publish, without sweeps
+  const packed = await openDirectory('experimental', { db: new PackedMemoryDatabase() });
+  await packed.dir.publish([{ label: utf8('a'), value: utf8('1') }]);
+  assert.equal(await packed.db.getSetting(SWEEPS_FROM_SETTING), undefined);
+  await packed.dir.close();
+});
+
 describe('backfill: a store written without stored proofs gets them, resumably', () => {
   for (const store of stores.filter((s) => s.name !== ('packed memory' as never))) {
     test(

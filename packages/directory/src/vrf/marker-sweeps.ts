@@ -19,7 +19,8 @@
  * Sweeps run from the epoch recorded in `SWEEPS_FROM_SETTING`: 0 for a store created with
  * stored proofs, the epoch a backfill started at for an older one (every version published
  * before holds all its markers). A store that cannot list its labels has no sweeps, and its
- * publishes store every marker up to 2^32 instead.
+ * publishes store every marker up to 2^32 instead (so do publishes after a writer that stored
+ * no proofs, until a backfill).
  */
 
 import { VersionFreshness, fromHex, toHex } from '@akd-ts/core';
@@ -46,11 +47,20 @@ export interface SweepWork {
   positions: Map<string, string>;
 }
 
-/** Whether this store's publishes store markers up to a horizon (and sweep the rest). */
+/**
+ * The epoch this store's sweeps run from, or undefined where its publishes store every marker.
+ * @throws TypeError when the store sweeps but this Database cannot list its labels (a wrapper
+ * that lost `listUsernames`): publishing on would leave untouched labels without markers
+ */
 export async function sweepsFrom(db: Database): Promise<bigint | undefined> {
-  if (db.listUsernames === undefined) return undefined;
   const from = await db.getSetting(SWEEPS_FROM_SETTING);
-  return from === undefined || from === '' ? undefined : BigInt(from);
+  if (from === undefined || from === '') return undefined;
+  if (db.listUsernames === undefined) {
+    throw new TypeError(
+      "this store's publishes sweep VRF markers ahead of need, which needs Database.listUsernames",
+    );
+  }
+  return BigInt(from);
 }
 
 /** The sweeps that must advance at `epoch`: powers of two M with M/2 <= epoch, M > 2F + 2. */

@@ -189,11 +189,14 @@ export class RecordingDatabase implements Database {
   ) {
     this.batchGetNodes = inner.batchGetNodes?.bind(inner);
     this.batchGetNodeBytes = inner.batchGetNodeBytes?.bind(inner);
+    this.listUsernames = inner.listUsernames?.bind(inner);
   }
 
   /** The inner store's reads of tree nodes aligned with their labels, where it has them. */
   readonly batchGetNodes?: Database['batchGetNodes'];
   readonly batchGetNodeBytes?: Database['batchGetNodeBytes'];
+  /** The inner store's walk over its labels (marker sweeps, backfills), where it has one. */
+  readonly listUsernames?: Database['listUsernames'];
 
   private async write(change: Change, run: () => Promise<void>): Promise<void> {
     await run();
