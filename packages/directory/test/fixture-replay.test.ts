@@ -1,7 +1,14 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { toHex } from '@akd-ts/core';
-import { MemoryDatabase, keyOf, recordFullKey, type ValueStateRecord } from '@akd-ts/storage';
+import { encodeHistoryProof, encodeLookupProof, toHex } from '@akd-ts/core';
+import {
+  MemoryDatabase,
+  StorageManager,
+  keyOf,
+  recordFullKey,
+  type ValueStateRecord,
+} from '@akd-ts/storage';
+import { ReadOnlyDirectory } from '@akd-ts/directory';
 import { assertRecordEqual } from '@akd-ts/storage/conformance';
 import { loadFixture } from '../../../test/support/fixtures.js';
 import { CONFIG_NAMES, DEGREES, openDirectory } from './support/build.js';
@@ -34,6 +41,34 @@ for (const store of STORES)
           const { epoch, hash } = await dir.publish(fixture.delta10);
           assert.equal(epoch, 9n);
           assert.equal(toHex(hash), EXPECTED_ROOT[name]);
+          // upstream's state holds no stored VRF proofs: once backfilled, a reader without the
+          // key serves every label's lookup and history as the keyed directory computes them
+          const labels = fixture.state10
+            .filter((r): r is ValueStateRecord => r.kind === 'valueState')
+            .map((r) => r.username);
+          assert.deepEqual(await dir.backfillVrfProofs(), {
+            labels: labels.length,
+            complete: true,
+          });
+          const reader = await ReadOnlyDirectory.open({
+            config: dir.config,
+            storage: new StorageManager(db),
+            publicKey: dir.getPublicKey(),
+          });
+          for (const label of labels) {
+            const where = `${toHex(label)} without the key`;
+            assert.equal(
+              toHex(encodeLookupProof((await reader.lookup(label)).proof)),
+              toHex(encodeLookupProof((await dir.lookup(label)).proof)),
+              where,
+            );
+            assert.equal(
+              toHex(encodeHistoryProof((await reader.keyHistory(label)).proof)),
+              toHex(encodeHistoryProof((await dir.keyHistory(label)).proof)),
+              where,
+            );
+          }
+          await reader.close();
           await dir.close();
 
           // every record of state 10 is stored, equal field by field

@@ -10,6 +10,8 @@ import {
   utf8,
   type EpochHash,
 } from '@akd-ts/core';
+import { StorageManager } from '@akd-ts/storage';
+import { ReadOnlyDirectory } from '@akd-ts/directory';
 import { loadVectors } from '../../../test/support/vectors.js';
 import { CONFIG_NAMES, DEGREES, openDirectory } from './support/build.js';
 import { testStores } from '../../../test/support/stores.js';
@@ -37,7 +39,7 @@ for (const store of STORES)
         { skip: store.skip },
         async () => {
           const vectors = loadVectors(name);
-          const { dir, config, storage } = await openDirectory(name, {
+          const { dir, db, config, storage } = await openDirectory(name, {
             store,
             storage: { cache: false },
             directory: { parallelism: degree.parallelism },
@@ -64,6 +66,30 @@ for (const store of STORES)
           assert.equal(toHex(encodeHistoryProof(recent.proof)), toHex(vectors.historyMostRecent1));
           const complete = await dir.keyHistory(label);
           assert.equal(toHex(encodeHistoryProof(complete.proof)), toHex(vectors.historyComplete));
+          // a reader without the key serves the same bytes, from the proofs the publishes
+          // stored (marker sweeps of 4 to 64 included)
+          const reader = await ReadOnlyDirectory.open({
+            config,
+            storage: new StorageManager(db, { cache: false }),
+            publicKey: dir.getPublicKey(),
+          });
+          try {
+            assert.equal(reader.servesStoredVrfProofs, true);
+            const keyless = [
+              encodeLookupProof((await reader.lookup(label)).proof),
+              encodeHistoryProof(
+                (await reader.keyHistory(label, { kind: 'mostRecent', count: 1 })).proof,
+              ),
+              encodeHistoryProof((await reader.keyHistory(label)).proof),
+            ];
+            assert.deepEqual(keyless.map(toHex), [
+              toHex(vectors.lookupProof),
+              toHex(vectors.historyMostRecent1),
+              toHex(vectors.historyComplete),
+            ]);
+          } finally {
+            await reader.close();
+          }
 
           // every label verifies at the end, and audits over many epochs and from epoch 0 verify
           for (const l of ['1', '2', '4', '8', '16']) {
