@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import {
+  AkdError,
   encodeHistoryProof,
   encodeLookupProof,
   getMarkerVersions,
@@ -24,6 +25,7 @@ import {
 } from '../src/vrf/stored-proofs.js';
 import { SWEEPS_FROM_SETTING, sweepTarget, sweepsAt } from '../src/vrf/marker-sweeps.js';
 import { domainRejection } from '../../../test/support/domain-errors.js';
+import { FailingDatabase } from './support/failing-database.js';
 import { testStores, type TestStore } from '../../../test/support/stores.js';
 import { hardCodedKeys, openDirectory } from './support/build.js';
 
@@ -393,6 +395,40 @@ test('a sweeping store opened through a Database that cannot list labels refuses
   await packed.dir.publish([{ label: utf8('a'), value: utf8('1') }]);
   assert.equal(await packed.db.getSetting(SWEEPS_FROM_SETTING), undefined);
   await packed.dir.close();
+});
+
+test('a publish that fails after storing its proofs, retried with other values, serves the new nonces', async () => {
+  const { MemoryDatabase } = await import('@akd-ts/storage');
+  const failing = new FailingDatabase(new MemoryDatabase(), ['write']);
+  const { dir } = await openDirectory('whatsapp_v1', { db: failing });
+  const reader = await keyless(dir, failing);
+  try {
+    await dir.publish([{ label: utf8('a'), value: utf8('a1') }]);
+    // the writes of a publish: its VRF proofs, the audit blob, then the commit; fail the commit
+    failing.arm(3);
+    await assert.rejects(
+      dir.publish([
+        { label: utf8('a'), value: utf8('a2') },
+        { label: utf8('b'), value: utf8('b1') },
+      ]),
+      (e: unknown) => e instanceof AkdError && e.code === 'STORAGE_CONNECTION',
+    );
+    assert.equal((await dir.getEpochHash()).epoch, 1n);
+    // its proofs were stored, with the nonces of values that were never published
+    const left = await failing.getVrfProofs([{ label: utf8('b'), freshness: 1, version: 1n }]);
+    assert.equal(left[0]?.nonce?.length, 32);
+    // the same versions again with other values: their nonces replace the failed publish's
+    await dir.publish([
+      { label: utf8('a'), value: utf8('a2-other') },
+      { label: utf8('b'), value: utf8('b1-other') },
+    ]);
+    await assertSameProofs(dir, reader, ['a', 'b'].map(utf8), 'after the retry');
+    const [a] = (await reader.batchLookup([utf8('b')])).proofs;
+    assert.equal(toHex(a!.value), toHex(utf8('b1-other')));
+  } finally {
+    await reader.close();
+    await dir.close();
+  }
 });
 
 describe('backfill: a store written without stored proofs gets them, resumably', () => {
