@@ -15,7 +15,12 @@ import {
   utf8,
   type AkdLabel,
 } from '@akd-ts/core';
-import { PackedMemoryDatabase, StorageManager, type Database } from '@akd-ts/storage';
+import {
+  MemoryDatabase,
+  PackedMemoryDatabase,
+  StorageManager,
+  type Database,
+} from '@akd-ts/storage';
 import { ReadOnlyDirectory, type Directory } from '@akd-ts/directory';
 import {
   allFutureMarkers,
@@ -41,6 +46,13 @@ const stores: TestStore[] = [
 after(async () => {
   for (const s of stores) await s.cleanup();
 });
+
+/** An in-memory store behind a Database that cannot list its labels. */
+function unlisted(): Database {
+  const db = Object.create(new MemoryDatabase()) as Database;
+  db.listUsernames = undefined;
+  return db;
+}
 
 /** A reader of `db` without the key. */
 function keyless(dir: Directory, db: Database): Promise<ReadOnlyDirectory> {
@@ -391,10 +403,13 @@ test('a sweeping store opened through a Database that cannot list labels refuses
     await dir.close();
   }
   // a store created through such a Database stores every marker at publish, without sweeps
-  const packed = await openDirectory('experimental', { db: new PackedMemoryDatabase() });
-  await packed.dir.publish([{ label: utf8('a'), value: utf8('1') }]);
-  assert.equal(await packed.db.getSetting(SWEEPS_FROM_SETTING), undefined);
-  await packed.dir.close();
+  const plain = await openDirectory('experimental', { db: unlisted() });
+  await plain.dir.publish([{ label: utf8('a'), value: utf8('1') }]);
+  assert.equal(await plain.db.getSetting(SWEEPS_FROM_SETTING), undefined);
+  const reader = await keyless(plain.dir, plain.db);
+  await assertSameProofs(plain.dir, reader, [utf8('a')], 'a store without sweeps');
+  await reader.close();
+  await plain.dir.close();
 });
 
 test('a publish that fails after storing its proofs, retried with other values, serves the new nonces', async () => {
@@ -499,7 +514,7 @@ describe('backfill: a store written without stored proofs gets them, resumably',
   }
 
   test('a store that cannot list its labels, or a writer that stores no proofs, refuses', async () => {
-    const { dir } = await openDirectory('experimental', { db: new PackedMemoryDatabase() });
+    const { dir } = await openDirectory('experimental', { db: unlisted() });
     await assert.rejects(dir.backfillVrfProofs(), /cannot list its labels/);
     await dir.close();
     const other = await openDirectory('experimental', { directory: { storeVrfProofs: false } });

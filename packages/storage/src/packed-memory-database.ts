@@ -17,7 +17,7 @@
  * a case in `putBytes`, `get` and `relocate`, and an index of its own beside these.
  */
 
-import { AkdError, type NodeLabel } from '@akd-ts/core';
+import { AkdError, fromHex, toHex, type NodeLabel } from '@akd-ts/core';
 import type { Database, DbSetState, NodeRecordBytes } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
@@ -210,6 +210,31 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
   }
 
   // ---- reads ----
+
+  /** The users in byte order (lowercase hex sorts as bytes do), kept while no user is added. */
+  private sortedUsers: { size: number; hex: string[] } | undefined;
+
+  async listUsernames(after: Uint8Array | undefined, limit: number): Promise<Uint8Array[]> {
+    this.check();
+    if (this.sortedUsers?.size !== this.users.size) {
+      const hex: string[] = [];
+      for (const l of this.users.firstLocations()) {
+        hex.push(toHex(usernameOf(this.slabs.bytesAt(l))));
+      }
+      this.sortedUsers = { size: this.users.size, hex: hex.sort() };
+    }
+    const { hex } = this.sortedUsers;
+    // the first user after `after`, by binary search
+    const from = after === undefined ? '' : toHex(after);
+    let lo = 0;
+    let hi = hex.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (after !== undefined && hex[mid]! <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    return hex.slice(lo, lo + limit).map((h) => fromHex(h));
+  }
 
   protected statesOf(username: Uint8Array): ValueStateRecord[] {
     return this.users.locationsOf(username).map((l) => this.recordAt(l) as ValueStateRecord);

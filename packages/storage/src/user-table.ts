@@ -94,6 +94,14 @@ export class UserTable {
     }
   }
 
+  /** The location of one value state of each user (the first a user's entry holds). */
+  *firstLocations(): Generator<number> {
+    for (const entry of this.table) {
+      if (entry > 0) yield entry - 1;
+      else if (entry < 0) yield this.lists[-entry - 1]![0]!;
+    }
+  }
+
   /** The epoch of the value-state record at `location`. */
   epochAt(location: number): bigint {
     const view = this.slabs.viewOf(location);

@@ -36,6 +36,7 @@ const announcing: Database = {
   getAuditBlob: (epoch) => db.getAuditBlob(epoch),
   setVrfProofs: (records) => db.setVrfProofs(records),
   getVrfProofs: (keys) => db.getVrfProofs(keys),
+  listUsernames: (after, limit) => db.listUsernames(after, limit),
   acquireWriterLock: () => db.acquireWriterLock(),
   close: () => db.close(),
 };
