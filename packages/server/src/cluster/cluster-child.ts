@@ -21,6 +21,8 @@ export interface Child {
   process: ChildProcess;
   /** Sends `message`, with a handle (a listening socket) when given. */
   send(message: ToChild, handle?: unknown): void;
+  /** Asks the child to finish what it does and exit (`{ type: 'stop' }`). */
+  stop(): void;
   /**
    * Sends `message` and resolves once it is written to the child's channel (or the child is
    * gone): what the channel cannot take yet waits in this process's memory.
@@ -98,6 +100,7 @@ export function spawnChild(role: Role, handover: boolean, options: SpawnOptions)
       if (worker !== undefined) worker.send(message, handle as never);
       else proc.send(message, handle as never);
     },
+    stop: () => child.send({ type: 'stop' }),
     sendWritten: (message) =>
       new Promise<void>((resolve) => {
         if (child.exited || !proc.connected) return resolve();

@@ -53,6 +53,7 @@ import type { FromChild, Role, ServeConfig, WriterView } from './messages.js';
 import { ReplicaRelay } from './replica-relay.js';
 import { RestartPolicy } from './restart-policy.js';
 import { SpreadKeeper } from './spread-keeper.js';
+import { WriterLifecycle } from './writer-lifecycle.js';
 import { PRIVATE_FOLDER_PREFIX, removeStaleFolders } from './stale-folders.js';
 
 export interface ClusterOptions {
@@ -168,12 +169,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   });
 
   const children = new Set<Child>();
-  let writer: Child | undefined;
   let writerView: WriterView = { socketPath: undefined, problem: 'the writer is starting' };
   /** Children waiting for their backoff to end: cleared when the cluster stops. */
   const restartTimers = new Set<NodeJS.Timeout>();
-  /** Why the store is fenced, once the writer found it so: no writer is started again. */
-  let fenced: string | undefined;
   /** A log line of this process, in the children's form (pino's JSON, level 40 warn, 50 error). */
   const logLine = (level: number, role: Role, msg: string) =>
     log(JSON.stringify({ level, time: Date.now(), service: 'akd-server', role, msg }));
@@ -184,10 +182,6 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const done = new Promise<number>((resolve) => (finish = resolve));
   let startup: { resolve: () => void; reject: (e: Error) => void } | undefined;
   let writerReady: (() => void) | undefined;
-  /** A memory store's writer is stopped while idle (or stopping so); a publish wakes it. */
-  let writerAsleep = false;
-  /** A writer taking over from `writer` (SQLite or PostgreSQL), until the old one exits. */
-  let successor: Child | undefined;
   let nextWriterId = 1;
 
   const proofs = () => [...children].filter((c) => c.role === 'proof' && !c.exited);
@@ -197,6 +191,15 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     writerView = view;
     for (const p of proofs()) p.send({ type: 'writer', writer: view });
   };
+  // which process is the writer, and when it stops on purpose (writer-lifecycle.ts)
+  const memory = options.memory !== undefined;
+  const writers = new WriterLifecycle<Child>(memory, {
+    start: (handover) => start('writer', handover),
+    relay: relayWriter,
+    stopping: () => stopping,
+    replicaAlive: () => proofs().some((p) => p.replicating),
+    logError: (msg) => logLine(50, 'writer', msg),
+  });
 
   /**
    * This process's private folder (mode 0700), for the writer's socket and snapshot files:
@@ -209,14 +212,13 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     return join(folder, name);
   };
   // a memory store lives in the children, whose replicas follow the writer through here
-  const memory = options.memory !== undefined;
   const relay =
     options.memory === undefined
       ? undefined
       : new ReplicaRelay({
           initial: options.memory,
           proofs,
-          writer: () => writer,
+          writer: () => writers.writer,
           snapshotPath: (id) => privatePath(`snapshot-${id}`),
           logLine,
           fail: (reason) => {
@@ -254,45 +256,16 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         relay?.snapshotTaken(child, message.id, message.seq, message.error);
         break;
       case 'idle':
-        // a memory store's writer idle for its sleep time: it stops, giving back its copy of
-        // the store; proof servers wake it (through here) for the next publish
-        if (!memory || stopping || fenced !== undefined || child !== writer || child.sleeping) {
-          break;
-        }
-        // the store must live on in a proof server's replica
-        if (!proofs().some((p) => p.replicating)) break;
-        child.sleeping = true;
-        writerAsleep = true;
-        relayWriter({ socketPath: undefined, problem: undefined, asleep: true });
-        child.send({ type: 'stop' });
+        writers.idle(child);
         break;
       case 'recycle':
-        // a SQLite or PostgreSQL writer with much memory once idle: a new one takes over
-        if (
-          memory ||
-          stopping ||
-          fenced !== undefined ||
-          child !== writer ||
-          child.sleeping ||
-          successor !== undefined
-        ) {
-          break;
-        }
-        successor = start('writer', true);
+        writers.recycle(child);
         break;
       case 'lock-waiting':
-        // the new writer is up and waits for the lock: the old one finishes and releases it;
-        // publishes meanwhile wait for the new writer's socket
-        if (child !== successor || writer === undefined || writer.sleeping) break;
-        writer.sleeping = true;
-        relayWriter({ socketPath: undefined, problem: undefined, asleep: true });
-        writer.send({ type: 'stop' });
+        writers.lockWaiting(child);
         break;
       case 'wake-writer':
-        if (!writerAsleep || stopping || fenced !== undefined) break;
-        writerAsleep = false;
-        // the writer going to sleep is started again once it has exited
-        if (writer === undefined) start('writer');
+        writers.wake();
         break;
       case 'listening':
         url ??= message.url;
@@ -301,27 +274,18 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
         break;
       case 'writer':
         // once fenced, the fence's view stays (a writer stopping meanwhile has nothing to add)
-        if (fenced !== undefined && message.writer.fenced !== true) break;
+        if (writers.fenced !== undefined && message.writer.fenced !== true) break;
         relayWriter(message.writer);
         if (message.writer.problem === undefined) writerReady?.();
         break;
       case 'fenced':
-        if (fenced !== undefined || stopping) break;
-        fenced = message.reason;
-        writerAsleep = false;
-        relayWriter({ socketPath: undefined, problem: message.reason, fenced: true });
+        if (!writers.fence(message.reason)) break;
         logLine(
           50,
           'writer',
           `publishing is over on this server: ${message.reason}; proofs are still served, publishes are refused, and /readyz reports not ready`,
         );
         options.onFenced?.(message.reason);
-        // every writer stops, and none is started again (onExit)
-        for (const w of [writer, successor]) {
-          if (w === undefined || w.exited) continue;
-          w.sleeping = true;
-          w.send({ type: 'stop' });
-        }
         // a cluster starting on a fenced store starts without a writer
         writerReady?.();
         break;
@@ -373,8 +337,6 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       onExit,
     });
     children.add(child);
-    // a writer taking over becomes the writer once the old one has exited
-    if (role === 'writer' && !handover) writer = child;
     return child;
   };
 
@@ -392,27 +354,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       if (children.size === 0) finish(fatal === undefined ? 0 : 1);
       return;
     }
-    if (fenced !== undefined && child.role === 'writer') {
-      // the store is fenced: no writer is started again
-      if (child === writer) writer = undefined;
-      if (child === successor) successor = undefined;
-      return;
-    }
-    if (child === successor) {
-      // it did not take over: the running writer goes on, or (told to stop already) is
-      // started again once it has exited
-      successor = undefined;
-      logLine(50, 'writer', `the new writer process exited before taking over (${code ?? signal})`);
-      return;
-    }
-    if (child.sleeping && code === 0) {
-      writer = successor;
-      successor = undefined;
-      if (writer !== undefined) return;
-      // a publish came while it was stopping: it starts again
-      if (!writerAsleep) start('writer');
-      return;
-    }
+    if (child.role === 'writer' && writers.exited(child, code, signal).kind === 'done') return;
     const how = signal !== null ? `signal ${signal}` : `code ${code}`;
     const next = policy.exited(child.role);
     const recent = `${next.recent} exit${next.recent === 1 ? '' : 's'} of the ${child.role === 'proof' ? 'proof servers' : 'writer'} within ${policy.windowMs / 1000} s`;
@@ -427,23 +369,15 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
       child.role,
       `the ${child.role} process exited (${how}); starting it again in ${next.delayMs / 1000} s (${recent})`,
     );
-    if (child.role === 'writer') {
-      writer = undefined;
-      // started again below, awake
-      writerAsleep = false;
-      relayWriter({
-        socketPath: undefined,
-        problem: `the writer process exited (${how}); it is being started again`,
-      });
-    }
+    if (child.role === 'writer') writers.crashed(how);
     // Not unref'd: between a child's exit and its restart, this timer may be all that keeps
     // this process alive (a read-only cluster of one proof server).
     const timer = setTimeout(() => {
       restartTimers.delete(timer);
       if (stopping) return;
+      if (child.role === 'proof') start('proof');
       // a writer exited while fenced meanwhile is not started again
-      if (child.role === 'writer' && fenced !== undefined) return;
-      start(child.role);
+      else if (writers.fenced === undefined) writers.start();
     }, next.delayMs);
     restartTimers.add(timer);
   };
@@ -484,7 +418,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
               writerReady = undefined;
               resolve();
             };
-            start('writer');
+            writers.start();
           });
     await new Promise<void>((resolve, reject) => {
       startup = { resolve, reject };
@@ -502,7 +436,7 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
     done,
     fatal: () => fatal,
     error: () => (fatal === undefined ? undefined : asError(fatal)),
-    fenced: () => fenced,
+    fenced: () => writers.fenced,
   };
 }
 
