@@ -357,6 +357,17 @@ static inline void gv_select(gv_cached *t, const gv_cached table[8], v8 b) {
   gv_cached_cmov(t, &minus, negative);
 }
 
+/* r = 16 q: four doublings, the window step of both multiplications (q is overwritten). */
+static inline void gv_p2_times16(gv_p3 *r, gv_p2 *q) {
+  gv_p1p1 s;
+  gv_p2_dbl(&s, q);
+  for (int k = 0; k < 3; k++) {
+    gv_p1p1_to_p2(q, &s);
+    gv_p2_dbl(&s, q);
+  }
+  gv_p1p1_to_p3(r, &s);
+}
+
 static inline void gv_p3_dbl(gv_p3 *p) {
   gv_p2 q;
   gv_p1p1 t;
@@ -489,14 +500,7 @@ void x8_multiply_lanes(uint8_t out[8][32], const uint8_t points[8][4][32],
     gv_select(&t, table, d[i]);
     gv_add(&s, &r, &t);
     gv_p1p1_to_p2(&q, &s);
-    gv_p2_dbl(&s, &q);
-    gv_p1p1_to_p2(&q, &s);
-    gv_p2_dbl(&s, &q);
-    gv_p1p1_to_p2(&q, &s);
-    gv_p2_dbl(&s, &q);
-    gv_p1p1_to_p2(&q, &s);
-    gv_p2_dbl(&s, &q);
-    gv_p1p1_to_p3(&r, &s);
+    gv_p2_times16(&r, &q);
   }
   gv_select(&t, table, d[0]);
   gv_add(&s, &r, &t);
@@ -613,14 +617,7 @@ void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]) {
   fv_copy(q.X, r.X);
   fv_copy(q.Y, r.Y);
   fv_copy(q.Z, r.Z);
-  gv_p2_dbl(&s, &q);
-  gv_p1p1_to_p2(&q, &s);
-  gv_p2_dbl(&s, &q);
-  gv_p1p1_to_p2(&q, &s);
-  gv_p2_dbl(&s, &q);
-  gv_p1p1_to_p2(&q, &s);
-  gv_p2_dbl(&s, &q);
-  gv_p1p1_to_p3(&r, &s);
+  gv_p2_times16(&r, &q);
   for (int i = 0; i < 64; i += 2) {
     gv_select_base(&t, i / 2, d[i]);
     gv_add(&s, &r, &t);
