@@ -9,15 +9,8 @@ import { MemoryDatabase, type AuditBlobRecord } from '@akd-ts/storage';
 import { AuditBlobCache } from '@akd-ts/directory';
 import { buildApp } from '@akd-ts/server';
 import { warmAuditBlobs } from '../src/audit-warm.js';
+import { eventually } from '../../../test/support/processes.js';
 import { captureLogs, demoDirectory } from './support.js';
-
-/**
- * Waits for `done` (what the app does in the background on its own), checking every 10 ms;
- * no deadline of its own: the test runner's time limit names a wait that never ends.
- */
-async function until(_what: string, done: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 10));
-}
 
 /** A metric's value in a scrape of `app`. */
 async function metric(app: Awaited<ReturnType<typeof buildApp>>, name: string): Promise<number> {
@@ -29,7 +22,7 @@ test('a ready app reads the stored blobs into memory before any audit asks', asy
   const fixture = await demoDirectory();
   const app = await buildApp({ directory: fixture.dir, processMetrics: false });
   await app.ready();
-  await until('the three blobs were read', async () => {
+  await eventually('the three blobs were read', async () => {
     return (await metric(app, 'akd_audit_blob_cache_misses_total')) === 3;
   });
   const audit = await app.inject({ url: '/v1/audit?from=0&to=3' });
@@ -60,7 +53,7 @@ test('blobs of later epochs are read in while the cache has room', async () => {
   assert.deepEqual(asked, [[3n, 2n, 1n]], 'runs without a new epoch ask the store nothing');
   await fixture.dir.publish([{ label: utf8('dave'), value: utf8('dave-key-1') }]);
   // the timer's next run reads it
-  await until('the new epoch was read', () => cache.holds(4n));
+  await eventually('the new epoch was read', () => cache.holds(4n));
   assert.deepEqual(asked[1], [4n], 'only the new epoch');
   await app.close();
   await fixture.close();
@@ -75,7 +68,7 @@ test('a store that fails while warming is logged; the app serves on', async () =
   };
   const app = await buildApp({ directory: fixture.dir, processMetrics: false, logger });
   await app.ready();
-  await until('the failure was logged', () =>
+  await eventually('the failure was logged', () =>
     lines.some((l) => l.includes('reading audit blobs into memory failed')),
   );
   const line = JSON.parse(lines.find((l) => l.includes('into memory failed'))!);
