@@ -49,7 +49,8 @@ export type {
   HistoryJson,
   AuditJson,
 } from './json.js';
-export { DEFAULT_PROOF_HEAP_MB, startCluster } from './cluster/launcher.js';
+export { startCluster } from './cluster/launcher.js';
+export { DEFAULT_PROOF_HEAP_MB } from './cluster/proof-heap.js';
 export { KEY_VARIABLES } from './cluster/cluster-child.js';
 export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
 export type { ServeConfig, WitnessesConfig, WriterView } from './cluster/messages.js';

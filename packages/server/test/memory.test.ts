@@ -12,7 +12,7 @@ import {
   DEFAULT_PROOF_CACHE_BYTES,
   buildWriterApp,
 } from '@akd-ts/server';
-import { DEFAULT_PROOF_HEAP_MB, proofHeapArgs } from '../src/cluster/launcher.js';
+import { DEFAULT_PROOF_HEAP_MB, proofHeapArgs } from '../src/cluster/proof-heap.js';
 import { proofCache } from '../src/cluster/proof-role.js';
 import { openStoreUrl } from '../src/cluster/store-url.js';
 import { releaseMemory } from '../src/cluster/writer-role.js';
