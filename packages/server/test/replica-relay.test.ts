@@ -21,6 +21,7 @@ function fakeChild(role: Role): Child & { got: ToChild[] } {
     process: undefined as never,
     got,
     send: (m) => void got.push(m),
+    stop: () => void got.push({ type: 'stop' }),
     sendWritten: async (m) => void got.push(m),
     writing: new Set(),
     exited: false,

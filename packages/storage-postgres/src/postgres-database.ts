@@ -356,14 +356,60 @@ export class PostgresDatabase implements Database, ReplicationAware {
   }
 
   /**
-   * Runs write statements in one transaction (a lone statement by itself), after checking the
-   * writer fence when this database holds the writer lock: a fenced writer writes nothing.
+   * Upserts the records of every chunk in one transaction, planning each chunk's statements
+   * when the last chunk's are sent: a chunk's records are checked when it is taken, and a
+   * RangeError, or an error thrown by `chunks`, rolls back the whole batch and is thrown as is.
    */
-  async #write(plan: (() => PgQuery)[], operation: string): Promise<void> {
-    const generation = this.#generation;
+  async batchSetChunks(
+    chunks: Iterable<DbRecord[]>,
+    _state: DbSetState = 'general',
+  ): Promise<void> {
+    this.#check();
+    this.#checkWriter();
+    let written = 0;
+    let thrown: { error: unknown } | undefined;
+    const plan = (function* (db: PostgresDatabase) {
+      const it = chunks[Symbol.iterator]();
+      for (;;) {
+        let chunk: IteratorResult<DbRecord[]>;
+        try {
+          chunk = it.next();
+        } catch (e) {
+          thrown = { error: e };
+          throw e;
+        }
+        if (chunk.done === true) return;
+        if (chunk.value.length > 0) yield* db.#writePlan(chunk.value);
+        written += chunk.value.length;
+      }
+    })(this);
     try {
-      if (plan.length === 1 && generation === undefined) {
-        await this.#pool.query(plan[0]!());
+      await this.#write(plan, () => `writing a batch in chunks (after ${written} records)`, true);
+    } catch (e) {
+      throw thrown === undefined ? e : thrown.error;
+    }
+  }
+
+  /**
+   * Runs write statements in one transaction (a lone statement by itself, unless `inOne`),
+   * after checking the writer fence when this database holds the writer lock: a fenced writer
+   * writes nothing.
+   */
+  async #write(
+    statements: Iterable<() => PgQuery>,
+    operation: string | (() => string),
+    inOne = false,
+  ): Promise<void> {
+    const generation = this.#generation;
+    const plan = statements[Symbol.iterator]();
+    try {
+      if (
+        Array.isArray(statements) &&
+        statements.length === 1 &&
+        !inOne &&
+        generation === undefined
+      ) {
+        await this.#pool.query((statements[0] as () => PgQuery)());
         return;
       }
       await inTransaction(this.#pool, 'BEGIN', async (client) => {
@@ -371,18 +417,28 @@ export class PostgresDatabase implements Database, ReplicationAware {
           const { rows } = await client.query(fenceCheckQuery(this.schema));
           checkFence(this.schema, rows, generation);
         }
-        let next = plan[0]!();
-        for (let i = 0; i < plan.length; i++) {
-          // pg sends the statement now; encode the next one while the server works
+        const encodeNext = () => {
+          const item = plan.next();
+          return item.done === true ? undefined : item.value();
+        };
+        let next = encodeNext();
+        while (next !== undefined) {
+          // pg sends the statement now; plan and encode the next one while the server works
           const running = client.query(next);
-          if (i + 1 < plan.length) next = plan[i + 1]!();
+          try {
+            next = encodeNext();
+          } catch (e) {
+            // the running statement's outcome no longer matters: the transaction rolls back
+            await running.catch(() => undefined);
+            throw e;
+          }
           await running;
         }
       });
     } catch (e) {
       // the store refuses this writer for good: its lock is lost for good with it
       if (isWriterFenced(e)) this.#revoke(e);
-      throw storageError(e, operation, true);
+      throw storageError(e, typeof operation === 'string' ? operation : operation(), true);
     }
   }
 

@@ -240,12 +240,12 @@ export class SqliteDatabase implements Database {
   }
 
   /** Runs a write in one transaction. */
-  private write(doing: string, fn: () => void): void {
+  private write(doing: string | (() => string), fn: () => void): void {
     this.check();
     try {
       this.transaction('BEGIN IMMEDIATE', fn);
     } catch (e) {
-      throw toAkdError(e, doing, this.path);
+      throw toAkdError(e, typeof doing === 'string' ? doing : doing(), this.path);
     }
   }
 
@@ -295,19 +295,51 @@ export class SqliteDatabase implements Database {
   async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
     this.check();
     if (records.length === 0) return;
-    const nodes: unknown[] = [];
-    const states: unknown[] = [];
-    let azks: unknown[] | undefined;
-    for (const r of records) {
-      if (r.kind === 'treeNode') pushNodeRow(nodes, r);
-      else if (r.kind === 'valueState') pushValueStateRow(states, r);
-      else azks = azksRow(r);
+    const rows = encodeRows(records);
+    this.write(`write a batch of ${records.length} records`, () => this.writeRows(rows));
+  }
+
+  /**
+   * Upserts the chunks' records in one transaction, encoding and writing one chunk at a time:
+   * an out-of-range integer (RangeError) or an error thrown by `chunks` rolls back what was
+   * written, and is thrown as it is.
+   */
+  async batchSetChunks(
+    chunks: Iterable<DbRecord[]>,
+    _state: DbSetState = 'general',
+  ): Promise<void> {
+    this.check();
+    const it = chunks[Symbol.iterator]();
+    let written = 0;
+    let thrown: { error: unknown } | undefined;
+    const next = () => {
+      try {
+        return it.next();
+      } catch (e) {
+        thrown = { error: e };
+        throw e;
+      }
+    };
+    try {
+      this.write(
+        () => `write a batch in chunks (after ${written} records)`,
+        () => {
+          for (let chunk = next(); chunk.done !== true; chunk = next()) {
+            this.writeRows(encodeRows(chunk.value));
+            written += chunk.value.length;
+          }
+        },
+      );
+    } catch (e) {
+      throw thrown === undefined ? e : thrown.error;
     }
-    this.write(`write a batch of ${records.length} records`, () => {
-      this.upsertRows(sql.upsertNodesSql, NODE_COLUMNS.length, nodes);
-      this.upsertRows(sql.upsertValueStatesSql, VALUE_STATE_COLUMNS.length, states);
-      if (azks !== undefined) this.stmt(sql.UPSERT_AZKS_SQL).run(azks);
-    });
+  }
+
+  /** Writes encoded rows, inside a write transaction. */
+  private writeRows(rows: EncodedRows): void {
+    this.upsertRows(sql.upsertNodesSql, NODE_COLUMNS.length, rows.nodes);
+    this.upsertRows(sql.upsertValueStatesSql, VALUE_STATE_COLUMNS.length, rows.states);
+    if (rows.azks !== undefined) this.stmt(sql.UPSERT_AZKS_SQL).run(rows.azks);
   }
 
   // ---- reads ----------------------------------------------------------------------------
@@ -659,4 +691,22 @@ export class SqliteDatabase implements Database {
     this.statements.clear();
     this.client.close();
   }
+}
+
+/** Records as the parameters of their tables' upserts. */
+interface EncodedRows {
+  nodes: unknown[];
+  states: unknown[];
+  azks: unknown[] | undefined;
+}
+
+/** @throws RangeError naming the field when an integer is out of range */
+function encodeRows(records: readonly DbRecord[]): EncodedRows {
+  const rows: EncodedRows = { nodes: [], states: [], azks: undefined };
+  for (const r of records) {
+    if (r.kind === 'treeNode') pushNodeRow(rows.nodes, r);
+    else if (r.kind === 'valueState') pushValueStateRow(rows.states, r);
+    else rows.azks = azksRow(r);
+  }
+  return rows;
 }

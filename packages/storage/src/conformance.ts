@@ -311,6 +311,58 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     );
 
     test(
+      'batchSetChunks, where a driver has it, writes every chunk as one batch',
+      withDb(async (db) => {
+        if (db.batchSetChunks === undefined) return;
+        const nodes = Array.from({ length: 7 }, (_, i) => treeRecord(label(i + 1), BigInt(i + 1)));
+        const states = [state('alice', 1n, 1n), state('bob', 1n, 1n)];
+        const azks: AzksRecord = { kind: 'azks', latestEpoch: 1n, numNodes: 7n };
+        let taken = 0;
+        // one chunk at a time: the next is made only once the last was taken
+        const chunks = function* () {
+          yield [nodes[0]!, nodes[1]!, states[0]!];
+          taken++;
+          yield [nodes[2]!, nodes[3]!, nodes[4]!];
+          taken++;
+          yield [nodes[5]!, nodes[6]!, states[1]!, azks];
+          taken++;
+        };
+        await db.batchSetChunks(chunks());
+        assert.equal(taken, 3);
+        assertRecordEqual(await db.get(AZKS_KEY), azks);
+        for (const n of nodes) assertRecordEqual(await db.get(nodeKey(n.label)), n);
+        for (const st of states) {
+          assertRecordEqual(await db.getUserState(st.username, { kind: 'maxEpoch' }), st);
+        }
+        await db.batchSetChunks([]);
+        assertRecordEqual(await db.get(AZKS_KEY), azks);
+      }),
+    );
+
+    test(
+      'batchSetChunks writes nothing when a chunk cannot be made or encoded',
+      withDb(async (db) => {
+        if (db.batchSetChunks === undefined) return;
+        const before: AzksRecord = { kind: 'azks', latestEpoch: 1n, numNodes: 1n };
+        await db.set(before);
+        const failing = function* () {
+          yield [treeRecord(label(1), 2n), state('carol', 2n, 1n)];
+          throw new Error('the chunk maker failed');
+        };
+        await assert.rejects(db.batchSetChunks(failing()), /the chunk maker failed/);
+        const tooBig = function* () {
+          yield [treeRecord(label(2), 2n)];
+          yield [{ kind: 'azks', latestEpoch: MAX + 1n, numNodes: 2n } as AzksRecord];
+        };
+        await assert.rejects(db.batchSetChunks(tooBig()), RangeError);
+        assertRecordEqual(await db.get(AZKS_KEY), before);
+        await expectCode(db.get(nodeKey(label(1))), 'STORAGE_NOT_FOUND');
+        await expectCode(db.get(nodeKey(label(2))), 'STORAGE_NOT_FOUND');
+        await expectCode(db.getUserData(u('carol')), 'STORAGE_NOT_FOUND');
+      }),
+    );
+
+    test(
       'batchGetNodes, where a driver has it, answers as batchGet does, aligned with its labels',
       withDb(async (db) => {
         if (db.batchGetNodes === undefined) return;

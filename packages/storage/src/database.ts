@@ -131,6 +131,15 @@ export interface Database {
    */
   batchSet(records: DbRecord[], state?: DbSetState): Promise<void>;
 
+  /**
+   * Optional: `batchSet` of a batch too large to hold as objects all at once. Upserts the
+   * records of every chunk `chunks` yields, taking one chunk at a time and keeping none once
+   * written, all atomically as one batch: when it fails (the database's error, or an error
+   * thrown while a chunk is made), none of them is visible. An `azks` record comes in the last
+   * chunk. The writer's commit uses it for large epochs (StorageManager `commitChunkRecords`).
+   */
+  batchSetChunks?(chunks: Iterable<DbRecord[]>, state?: DbSetState): Promise<void>;
+
   /** One record; `STORAGE_NOT_FOUND` when there is none under `key`. */
   get<K extends StorageKey>(key: K): Promise<RecordFor<K>>;
 

@@ -83,9 +83,9 @@ export {
 export type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';
-export { StorageManager } from './storage-manager.js';
+export { DEFAULT_COMMIT_CHUNK, StorageManager } from './storage-manager.js';
 export type { StorageManagerOptions, StorageMetrics, RecordReader } from './storage-manager.js';
 export { Transaction } from './transaction.js';
-export type { NodeRecordBatch } from './transaction.js';
+export type { CommitLog, NodeRecordBatch } from './transaction.js';
 export { InstrumentedDatabase } from './instrumented-database.js';
 export type { InstrumentOptions, ReadStats } from './instrumented-database.js';

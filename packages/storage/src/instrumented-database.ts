@@ -94,9 +94,12 @@ export class InstrumentedDatabase implements Database {
       this.batchGetNodeBytes = (labels) =>
         this.batchRead(labels.length / LABEL_BYTES, () => bytesOf(labels));
     }
+    // and writes in chunks only where it writes so
+    this.batchSetChunks = inner.batchSetChunks?.bind(inner);
   }
 
   readonly batchGetNodeBytes?: (labels: Uint8Array) => Promise<NodeRecordBytes>;
+  readonly batchSetChunks?: (chunks: Iterable<DbRecord[]>, state?: DbSetState) => Promise<void>;
 
   /** Zeroes the counters (not the reads in flight). */
   resetStats(): void {

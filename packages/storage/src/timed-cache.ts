@@ -174,6 +174,12 @@ export class TimedCache {
     if (this.suspended === 0) this.shrink();
   }
 
+  /** Drops the entry under `key`, if there is one (not the AZKS record's slot). */
+  forget(key: string): void {
+    const old = this.entries.get(key);
+    if (old !== undefined) this.drop(key, old);
+  }
+
   /** Empties the cache, AZKS slot included. */
   flush(): void {
     this.entries.clear();

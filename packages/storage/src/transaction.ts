@@ -21,7 +21,27 @@ import {
 } from './records.js';
 import type { RecordReader, StorageManager } from './storage-manager.js';
 
-type Finish = (tx: Transaction, records: DbRecord[] | undefined) => Promise<number>;
+type Finish = (tx: Transaction, log: CommitLog | undefined) => Promise<number>;
+
+/**
+ * What a commit writes: the transaction's records, the AZKS record last (spec 14.2: readers
+ * that see the new AZKS record must see every node of its epoch). A driver that writes in
+ * chunks takes them one at a time, so that a large epoch's records never all exist as objects
+ * at once.
+ */
+export interface CommitLog {
+  /** Number of records. */
+  readonly size: number;
+  /** Whether the log ends with an AZKS record, as a commit's must. */
+  readonly endsWithAzks: boolean;
+  /** Every record, the AZKS record last. */
+  all(): DbRecord[];
+  /**
+   * The records in chunks of at most `size`, the AZKS record in the last: built chunk by chunk
+   * where the batches allow it, and not kept once yielded.
+   */
+  chunks(size: number): Iterable<DbRecord[]>;
+}
 
 /**
  * Tree-node records logged in one piece, as a tree insertion produces them: held in whatever
@@ -37,6 +57,13 @@ export interface NodeRecordBatch {
   delete(label: NodeLabel): boolean;
   /** Every record of the batch. */
   records(): TreeNodeRecord[];
+  /**
+   * Optional: every record of the batch in chunks of at most `size`, each built when the
+   * chunk is asked for and not kept by the batch afterwards (what it had built already, it
+   * yields as is). A commit then holds one chunk of record objects at a time. The batch is not
+   * read again once its chunks have been taken.
+   */
+  chunks?(size: number): Iterable<TreeNodeRecord[]>;
 }
 
 export class Transaction implements RecordReader {
@@ -270,7 +297,46 @@ export class Transaction implements RecordReader {
   async commit(): Promise<number> {
     this.open();
     this.done = true;
-    return this.finish(this, this.records());
+    return this.finish(this, this.commitLog());
+  }
+
+  /** The log as a commit writes it: records of the map, then of the batches, the AZKS last. */
+  private commitLog(): CommitLog {
+    const mapped = [...this.log.values()];
+    const azks = mapped.filter((r) => r.kind === 'azks');
+    const others = mapped.filter((r) => r.kind !== 'azks');
+    const batches = this.batches;
+    const size = this.size;
+    return {
+      size,
+      endsWithAzks: azks.length > 0,
+      all: () => {
+        const out: DbRecord[] = others.slice();
+        for (const b of batches) for (const r of b.records()) out.push(r);
+        out.push(...azks);
+        return out;
+      },
+      chunks: function* (chunk: number) {
+        const max = Math.max(1, Math.floor(chunk));
+        let pending: DbRecord[] = [];
+        const take = function* (records: Iterable<DbRecord>) {
+          for (const r of records) {
+            pending.push(r);
+            if (pending.length >= max) {
+              yield pending;
+              pending = [];
+            }
+          }
+        };
+        yield* take(others);
+        for (const b of batches) {
+          if (b.chunks === undefined) yield* take(b.records());
+          else for (const piece of b.chunks(max)) yield* take(piece);
+        }
+        yield* take(azks);
+        if (pending.length > 0) yield pending;
+      },
+    };
   }
 
   /** Discards the log and ends the transaction. */

@@ -12,11 +12,12 @@ export async function assertClosedRefusesEveryCall(
   const azks = { kind: 'azks', latestEpoch: 1n, numNodes: 1n } as const;
   const hash = new Uint8Array(32);
   const calls: Record<
-    Exclude<keyof Database, 'close' | 'batchGetNodeBytes' | 'listUsernames'>,
+    Exclude<keyof Database, 'close' | 'batchGetNodeBytes' | 'listUsernames' | 'batchSetChunks'>,
     () => Promise<unknown>
   > & {
     batchGetNodeBytes?: () => Promise<unknown>;
     listUsernames?: () => Promise<unknown>;
+    batchSetChunks?: () => Promise<unknown>;
   } = {
     set: () => db.set(azks),
     batchSet: () => db.batchSet([azks]),
@@ -38,6 +39,7 @@ export async function assertClosedRefusesEveryCall(
     getVrfProofs: () => db.getVrfProofs([{ label: hash, freshness: 1, version: 1n }]),
   };
   if (db.listUsernames !== undefined) calls.listUsernames = () => db.listUsernames!(undefined, 1);
+  if (db.batchSetChunks !== undefined) calls.batchSetChunks = () => db.batchSetChunks!([[azks]]);
   // a store that answers node reads in bytes refuses those too
   if (db.batchGetNodeBytes !== undefined) {
     calls.batchGetNodeBytes = () => db.batchGetNodeBytes!(new Uint8Array(34));

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { AkdError, NodeLabel, isAkdError, utf8 } from '@akd-ts/core';
 import {
   AZKS_KEY,
+  InstrumentedDatabase,
   MemoryDatabase,
   StorageManager,
   TimedCache,
@@ -311,4 +312,123 @@ test('lastAnswerAt notes when the database answered a read, a record or not foun
   fail = false;
   await storage.getUserData(new Uint8Array([1])).catch(() => undefined);
   assert.ok(storage.lastAnswerAt! >= notFound);
+});
+
+/** A MemoryDatabase that also writes in chunks (atomically: it applies them all at the end). */
+function chunkingDb(db: MemoryDatabase, failAfter?: number) {
+  const chunks: DbRecord[][] = [];
+  const spy = Object.assign(Object.create(db) as MemoryDatabase, {
+    batchSetChunks: async (all: Iterable<DbRecord[]>) => {
+      const taken: DbRecord[] = [];
+      for (const chunk of all) {
+        if (failAfter !== undefined && chunks.length >= failAfter) {
+          throw new AkdError('STORAGE_CONNECTION', 'disk on fire');
+        }
+        chunks.push(chunk.slice());
+        taken.push(...chunk);
+      }
+      await db.batchSet(taken);
+    },
+  });
+  return { spy, chunks };
+}
+
+/** A node batch holding `records`, which counts the records its chunks built. */
+function nodeBatch(records: TreeNodeRecord[]) {
+  const live = new Map(records.map((r) => [r.label.key, r]));
+  const seen = { chunked: 0 };
+  const batch = {
+    get size() {
+      return live.size;
+    },
+    get: (label: NodeLabel) => live.get(label.key),
+    delete: (label: NodeLabel) => live.delete(label.key),
+    records: () => [...live.values()],
+    *chunks(size: number) {
+      const all = [...live.values()];
+      for (let i = 0; i < all.length; i += size) {
+        seen.chunked += Math.min(size, all.length - i);
+        yield all.slice(i, i + size);
+      }
+    },
+  };
+  return { batch, seen };
+}
+
+test('a large commit is written in chunks, the AZKS record last, and its stale cache entries dropped', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([leaf(1, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 1n }]);
+  const { spy, chunks } = chunkingDb(db);
+  const sm = new StorageManager(spy, { commitChunkRecords: 2 });
+  assert.equal((await sm.get(nodeKey(leaf(1, 0n).label))).latest.lastEpoch, 1n, 'now cached');
+
+  const tx = sm.beginTransaction();
+  tx.set({ kind: 'azks', latestEpoch: 2n, numNodes: 6n });
+  tx.set(leaf(1, 2n));
+  tx.set(state('a', 2n, 1n));
+  const { batch, seen } = nodeBatch([3, 4, 5, 6, 7].map((f) => leaf(f, 2n)));
+  tx.logNodeBatch(batch);
+  assert.equal(await tx.commit(), 8);
+
+  assert.ok(
+    chunks.every((c) => c.length <= 2),
+    'chunks of at most 2',
+  );
+  assert.equal(chunks.flat().length, 8);
+  assert.equal(seen.chunked, 5, 'the batch was taken in chunks, not whole');
+  const last = chunks[chunks.length - 1]!;
+  assert.equal(last[last.length - 1]!.kind, 'azks');
+  assert.equal(chunks.flat().filter((r) => r.kind === 'azks').length, 1);
+  // the cached version of leaf 1 was dropped: the committed one is read
+  assert.equal((await sm.get(nodeKey(leaf(1, 0n).label))).latest.lastEpoch, 2n);
+  assert.equal((await sm.get(AZKS_KEY)).latestEpoch, 2n);
+  assert.equal((await sm.get(nodeKey(leaf(7, 0n).label))).latest.lastEpoch, 2n);
+
+  // a commit no larger than a chunk is written whole, with batchSet
+  const small = sm.beginTransaction();
+  small.set(leaf(8, 3n));
+  small.set({ kind: 'azks', latestEpoch: 3n, numNodes: 7n });
+  const before = chunks.length;
+  await small.commit();
+  assert.equal(chunks.length, before);
+  assert.equal((await db.get(AZKS_KEY)).latestEpoch, 3n);
+});
+
+test('a commit in chunks that fails leaves nothing visible, in the database or the cache', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([leaf(1, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 1n }]);
+  const { spy } = chunkingDb(db, 1);
+  const sm = new StorageManager(spy, { commitChunkRecords: 1 });
+  await sm.get(AZKS_KEY);
+  await sm.get(nodeKey(leaf(1, 0n).label));
+  const tx = sm.beginTransaction();
+  tx.set(leaf(1, 2n));
+  tx.set(leaf(2, 2n));
+  tx.set({ kind: 'azks', latestEpoch: 2n, numNodes: 2n });
+  await assert.rejects(tx.commit(), isCode('STORAGE_CONNECTION'));
+  assert.equal(sm.isTransactionActive(), false);
+  assert.equal((await sm.get(AZKS_KEY)).latestEpoch, 1n);
+  assert.equal((await sm.get(nodeKey(leaf(1, 0n).label))).latest.lastEpoch, 1n);
+  await assert.rejects(sm.get(nodeKey(leaf(2, 0n).label)), isCode('STORAGE_NOT_FOUND'));
+
+  // a log without an AZKS record is refused before anything is written
+  const bad = sm.beginTransaction();
+  bad.set(leaf(3, 2n));
+  bad.set(leaf(4, 2n));
+  await assert.rejects(bad.commit(), isCode('STORAGE_TRANSACTION'));
+  await assert.rejects(db.get(nodeKey(leaf(3, 0n).label)), isCode('STORAGE_NOT_FOUND'));
+});
+
+test('an instrumented database writes in chunks where the database it wraps does', async () => {
+  assert.equal(new InstrumentedDatabase(new MemoryDatabase()).batchSetChunks, undefined);
+  const { spy, chunks } = chunkingDb(new MemoryDatabase());
+  const sm = new StorageManager(new InstrumentedDatabase(spy), { commitChunkRecords: 1 });
+  const tx = sm.beginTransaction();
+  tx.set(leaf(1, 1n));
+  tx.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n });
+  await tx.commit();
+  assert.deepEqual(
+    chunks.map((c) => c.map((r) => r.kind)),
+    [['treeNode'], ['azks']],
+  );
 });

@@ -77,6 +77,25 @@ export class ArenaNodeBatch implements NodeRecordBatch {
     return out;
   }
 
+  /**
+   * The records in chunks, built as each chunk is asked for and kept neither here nor in the
+   * loaded tree (records built earlier by `get` are yielded as they are).
+   */
+  *chunks(size: number): Iterable<TreeNodeRecord[]> {
+    const max = Math.max(1, Math.floor(size));
+    const written = this.#arena.written;
+    let chunk: TreeNodeRecord[] = [];
+    for (let s = 0; s < written.length; s++) {
+      if (written[s] !== 1) continue;
+      chunk.push(this.#build(s, false));
+      if (chunk.length >= max) {
+        yield chunk;
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
   #find(label: NodeLabel): number {
     const a = this.#arena;
     const table = (this.#table ??= this.#index());
@@ -112,35 +131,45 @@ export class ArenaNodeBatch implements NodeRecordBatch {
     return big;
   }
 
+  /*
+   * `keep` (default true): whether what is built is kept for the next call; a commit in
+   * chunks keeps nothing (`chunks`).
+   */
+
   /** The label object of a slot: the one asked for, for loaded slots; a copy for created ones. */
-  #label(slot: number): NodeLabel {
+  #label(slot: number, keep: boolean): NodeLabel {
     const loaded = this.#loaded;
-    if (slot < loaded.count) return loaded.label(slot);
+    if (slot < loaded.count) return loaded.label(slot, keep);
     let label = this.#newLabels[slot];
     if (label === undefined) {
       label = new NodeLabel(copy32(this.#arena.labels, 32 * slot), this.#arena.lens[slot]!);
-      this.#newLabels[slot] = label;
+      if (keep) this.#newLabels[slot] = label;
     }
     return label;
   }
 
-  #child(slot: number, child: number, side: 'leftChild' | 'rightChild'): NodeLabel | undefined {
+  #child(
+    slot: number,
+    child: number,
+    side: 'leftChild' | 'rightChild',
+    keep: boolean,
+  ): NodeLabel | undefined {
     if (child === NONE) return undefined;
-    if (child === UNLOADED) return this.#loaded.visible(slot)![side];
-    return this.#label(child);
+    if (child === UNLOADED) return this.#loaded.visible(slot, keep)![side];
+    return this.#label(child, keep);
   }
 
-  #parent(slot: number): NodeLabel {
+  #parent(slot: number, keep: boolean): NodeLabel {
     const p = this.#arena.parent[slot]!;
-    return p === NONE ? this.#loaded.visible(slot)!.parent : this.#label(p);
+    return p === NONE ? this.#loaded.visible(slot, keep)!.parent : this.#label(p, keep);
   }
 
   /** The slot's visible source version with the parent it has now (a split's rewrite). */
-  #reparented(slot: number): TreeNode {
-    return { ...this.#loaded.visible(slot)!, parent: this.#parent(slot) };
+  #reparented(slot: number, keep: boolean): TreeNode {
+    return { ...this.#loaded.visible(slot, keep)!, parent: this.#parent(slot, keep) };
   }
 
-  #build(slot: number): TreeNodeRecord {
+  #build(slot: number, keep = true): TreeNodeRecord {
     const built = this.#built[slot];
     if (built !== undefined) return built;
     const a = this.#arena;
@@ -149,31 +178,31 @@ export class ArenaNodeBatch implements NodeRecordBatch {
     if (a.changed[slot] === 1) {
       const hash = copy32(a.hashes, 32 * slot);
       latest = {
-        label: this.#label(slot),
+        label: this.#label(slot, keep),
         lastEpoch: this.#epoch(a.lastEpoch[slot]!),
         minDescendantEpoch: this.#epoch(a.minEpoch[slot]!),
-        parent: this.#parent(slot),
+        parent: this.#parent(slot, keep),
         nodeType: a.types[slot] as TreeNode['nodeType'],
-        leftChild: this.#child(slot, a.left[slot]!, 'leftChild'),
-        rightChild: this.#child(slot, a.right[slot]!, 'rightChild'),
+        leftChild: this.#child(slot, a.left[slot]!, 'leftChild', keep),
+        rightChild: this.#child(slot, a.right[slot]!, 'rightChild', keep),
         hash,
       };
-    } else if (slot < loaded.count) latest = this.#reparented(slot);
+    } else if (slot < loaded.count) latest = this.#reparented(slot, keep);
     else throw new Error('a created node was written unchanged');
     let previous: TreeNode | undefined;
     switch (a.storedPrevious[slot]) {
       case Copy.Latest:
-        previous = loaded.record(slot)!.latest;
+        previous = loaded.record(slot, keep)!.latest;
         break;
       case Copy.Previous:
-        previous = loaded.record(slot)!.previous;
+        previous = loaded.record(slot, keep)!.previous;
         break;
       case Copy.Written:
-        previous = this.#reparented(slot);
+        previous = this.#reparented(slot, keep);
         break;
     }
     const record: TreeNodeRecord = { kind: 'treeNode', label: latest.label, latest, previous };
-    this.#built[slot] = record;
+    if (keep) this.#built[slot] = record;
     return record;
   }
 }

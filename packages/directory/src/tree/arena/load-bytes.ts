@@ -40,18 +40,18 @@ import {
 } from './walk-state.js';
 
 /** The label object of a slot, built from the arena when first asked for. */
-export function slotLabel(w: Walk, slot: number): NodeLabel {
+export function slotLabel(w: Walk, slot: number, keep = true): NodeLabel {
   let label = w.labels[slot];
   if (label === undefined) {
     const a = w.arena;
     label = new NodeLabel(a.labels.slice(32 * slot, 32 * slot + 32), a.lens[slot]!);
-    w.labels[slot] = label;
+    if (keep) w.labels[slot] = label;
   }
   return label;
 }
 
 /** The record of a slot: in a walk over bytes, built from them when first asked for. */
-export function slotRecord(w: Walk, slot: number): TreeNodeRecord | undefined {
+export function slotRecord(w: Walk, slot: number, keep = true): TreeNodeRecord | undefined {
   let record = w.records[slot];
   if (record !== undefined || !w.bytes) return record;
   const answer = w.answerOf[slot]!;
@@ -63,17 +63,17 @@ export function slotRecord(w: Walk, slot: number): TreeNodeRecord | undefined {
   const end = new ByteReader(buf, at);
   skipRecord(end);
   record = readRecord(new ByteReader(buf.slice(at, end.at))) as TreeNodeRecord;
-  w.records[slot] = record;
+  if (keep) w.records[slot] = record;
   return record;
 }
 
 /** The version of a slot's record visible at the insertion's epoch (spec 9.2), if any. */
-export function slotVisible(w: Walk, slot: number): TreeNode | undefined {
+export function slotVisible(w: Walk, slot: number, keep = true): TreeNode | undefined {
   let node = w.visible[slot];
   if (node !== undefined || !w.bytes) return node;
-  const record = slotRecord(w, slot);
+  const record = slotRecord(w, slot, keep);
   node = record === undefined ? undefined : nodeAtEpoch(record, w.epoch);
-  w.visible[slot] = node;
+  if (keep) w.visible[slot] = node;
   return node;
 }
 

@@ -47,19 +47,24 @@ export class LoadedTree {
     return this.#w.count;
   }
 
+  /*
+   * With `keep` false, what a walk over bytes builds for a slot is not kept for the next call
+   * (a commit in chunks builds each record once and lets it go once written).
+   */
+
   /** The label slot `slot` was asked for. */
-  label(slot: number): NodeLabel {
-    return slotLabel(this.#w, slot);
+  label(slot: number, keep = true): NodeLabel {
+    return slotLabel(this.#w, slot, keep);
   }
 
   /** The record found for a slot (from the log, the cache or storage), if any. */
-  record(slot: number): TreeNodeRecord | undefined {
-    return slotRecord(this.#w, slot);
+  record(slot: number, keep = true): TreeNodeRecord | undefined {
+    return slotRecord(this.#w, slot, keep);
   }
 
   /** The version of a slot's record visible at the insertion's epoch (spec 9.2), if any. */
-  visible(slot: number): TreeNode | undefined {
-    return slotVisible(this.#w, slot);
+  visible(slot: number, keep = true): TreeNode | undefined {
+    return slotVisible(this.#w, slot, keep);
   }
 }
 
