@@ -107,6 +107,15 @@ export class StorageManager implements RecordReader {
   readonly db: Database;
   private readonly cache: TimedCache | undefined;
   private readonly commitChunk: number;
+  /**
+   * Bumped as a write starts and again as it ends (odd while one is in progress). A record
+   * read from the database while a write was in progress, or that a write ended during, may
+   * be older than what it wrote, so it is not cached (a commit no longer re-caches what it
+   * wrote, which used to overwrite such reads).
+   */
+  #writeSeq = 0;
+  /** Records `readNodes` read across a write: `cacheNodes` leaves them out. */
+  readonly #uncacheable = new WeakSet<TreeNodeRecord>();
   private active: Transaction | undefined;
   readonly metrics: StorageMetrics = {
     dbGets: 0,
@@ -164,9 +173,15 @@ export class StorageManager implements RecordReader {
       return cached as RecordFor<K>;
     }
     this.metrics.dbGets++;
+    const seq = this.#writeSeq;
     const record = await this.#answered(this.db.get(key));
-    this.cache?.put(k, record);
+    if (this.#mayCache(seq)) this.cache?.put(k, record);
     return record;
+  }
+
+  /** Whether a record read since `seq` may be cached: no write overlapped the read. */
+  #mayCache(seq: number): boolean {
+    return seq === this.#writeSeq && seq % 2 === 0;
   }
 
   /** Many committed records; those not cached come from one database batch read. */
@@ -189,8 +204,9 @@ export class StorageManager implements RecordReader {
     if (missing.length > 0) {
       this.metrics.dbBatchGets++;
       this.metrics.dbBatchKeys += missing.length;
+      const seq = this.#writeSeq;
       const found = await this.#answered(this.db.batchGet(missing));
-      this.cache?.putRecords(found);
+      if (this.#mayCache(seq)) this.cache?.putRecords(found);
       for (const r of found) out.push(r);
     }
     return out;
@@ -199,11 +215,16 @@ export class StorageManager implements RecordReader {
   async readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
     this.metrics.dbBatchGets++;
     this.metrics.dbBatchKeys += labels.length;
-    return this.#answered(readNodeRecords(this.db, labels));
+    const seq = this.#writeSeq;
+    const found = await this.#answered(readNodeRecords(this.db, labels));
+    if (!this.#mayCache(seq)) for (const r of found) if (r !== undefined) this.#uncacheable.add(r);
+    return found;
   }
 
   cacheNodes(records: readonly TreeNodeRecord[]): void {
-    this.cache?.putRecords(records);
+    const cache = this.cache;
+    if (cache === undefined) return;
+    cache.putRecords(records.filter((r) => !this.#uncacheable.has(r)));
   }
 
   readsNodeBytes(): boolean {
@@ -261,7 +282,7 @@ export class StorageManager implements RecordReader {
     if (records.length === 0) return;
     this.metrics.dbWrites++;
     this.metrics.dbRecordsWritten += records.length;
-    await this.db.batchSet(records, state);
+    await this.#writing(() => this.db.batchSet(records, state));
     this.cache?.putRecords(records);
   }
 
@@ -321,8 +342,21 @@ export class StorageManager implements RecordReader {
     };
     this.metrics.dbWrites++;
     this.metrics.dbRecordsWritten += log.size;
-    await this.db.batchSetChunks!(chunks(log.chunks(this.commitChunk)), 'transactionCommit');
+    const db = this.db;
+    await this.#writing(() =>
+      db.batchSetChunks!(chunks(log.chunks(this.commitChunk)), 'transactionCommit'),
+    );
     if (azks !== undefined) cache?.putRecords([azks]);
+  }
+
+  /** Runs a write, with `#writeSeq` odd while it is in progress. */
+  async #writing(write: () => Promise<void>): Promise<void> {
+    this.#writeSeq++;
+    try {
+      await write();
+    } finally {
+      this.#writeSeq++;
+    }
   }
 
   /** Suspends cache expiry (an audit keeps its preloaded nodes); pair with `enableCacheCleaning`. */

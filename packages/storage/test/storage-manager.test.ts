@@ -432,3 +432,41 @@ test('an instrumented database writes in chunks where the database it wraps does
     [['treeNode'], ['azks']],
   );
 });
+
+test('a record read while a commit writes is not cached: it may be older than the commit', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([leaf(1, 1n), leaf(2, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 2n }]);
+  let release!: () => void;
+  const paused = new Promise<void>((resolve) => (release = resolve));
+  let writing!: () => void;
+  const started = new Promise<void>((resolve) => (writing = resolve));
+  const slow = Object.assign(Object.create(db) as MemoryDatabase, {
+    batchSetChunks: async (all: Iterable<DbRecord[]>) => {
+      const taken = [...all].flat();
+      writing();
+      await paused;
+      await db.batchSet(taken);
+    },
+  });
+  const sm = new StorageManager(slow, { commitChunkRecords: 1 });
+  const tx = sm.beginTransaction();
+  tx.set(leaf(1, 2n));
+  tx.set(leaf(2, 2n));
+  tx.set({ kind: 'azks', latestEpoch: 2n, numNodes: 2n });
+  const committing = tx.commit();
+  await started;
+  // readers meanwhile see the committed epoch 1, and keep none of it
+  assert.equal((await sm.get(nodeKey(leaf(1, 0n).label))).latest.lastEpoch, 1n);
+  const [node2] = await sm.readNodes([leaf(2, 0n).label]);
+  assert.equal(node2!.latest.lastEpoch, 1n);
+  sm.cacheNodes([node2!]);
+  release();
+  await committing;
+  assert.equal(sm.peekNode(leaf(2, 0n).label), undefined, 'the epoch-1 read was not cached');
+  assert.equal((await sm.get(nodeKey(leaf(1, 0n).label))).latest.lastEpoch, 2n);
+  assert.equal((await sm.get(nodeKey(leaf(2, 0n).label))).latest.lastEpoch, 2n);
+  // reads after the commit are cached again
+  const [again] = await sm.readNodes([leaf(2, 0n).label]);
+  sm.cacheNodes([again!]);
+  assert.equal(sm.peekNode(leaf(2, 0n).label), again);
+});
