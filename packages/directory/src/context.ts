@@ -22,8 +22,6 @@ export interface DirectoryContext {
   commitmentKey: Uint8Array;
   /** Whether publishes store the VRF proofs their versions need (stored-proofs.ts). */
   storeVrfProofs: boolean;
-  /** VRF proofs a publish computes and stores at a time. */
-  vrfProofPiece: number;
   publicKey: Uint8Array;
   parallelism: ParallelismConfig;
   /** Largest number of keys in one storage read during a preload. */

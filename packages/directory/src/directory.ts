@@ -322,10 +322,8 @@ export class Directory extends ReadOnlyDirectory {
       progress({ phase: 'done', done: 0, total: 0 });
       return this.getEpochHash();
     }
-    // the proofs to store are computed and stored while the tree is built (on the engine's
-    // threads), a piece at a time; proofs are a function of their key, and a retried publish
-    // writes each version's nonce again, so what a failed publish left is never wrong
-    const proving = this.storeProofs(plan);
+    // the proofs to store are computed while the tree is built (on the engine's threads)
+    const proving = this.proveForStore(plan);
     proving.catch(() => undefined); // a failure reaches the await below, or the rollback
 
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
@@ -347,9 +345,10 @@ export class Directory extends ReadOnlyDirectory {
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);
       progress({ phase: 'commit', done: 0, total: tx.size });
-      // the epoch's VRF proofs are stored before its commit, so every version it publishes
-      // has them once it is visible
-      await proving;
+      // the epoch's VRF proofs go before its commit too, so every version it publishes has
+      // them once it is visible; proofs are a function of their key, and a retried publish
+      // writes each version's nonce again, so what a failed publish left is never wrong
+      await storage.db.setVrfProofs(await proving);
       // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
       // that does not exist yet (readers never look past the latest epoch), and the retried
       // publish replaces it; after the commit, the epoch always has its blob
@@ -404,25 +403,20 @@ export class Directory extends ReadOnlyDirectory {
     }
   }
 
-  /** Computes the proofs of `plan.proofJobs` with the engine and stores them, a piece at a time. */
-  private async storeProofs(plan: PublishPlan): Promise<void> {
+  /** The records of `plan.proofJobs`, their proofs computed by the engine. */
+  private async proveForStore(plan: PublishPlan): Promise<VrfProofRecord[]> {
     const { proofJobs, nonces } = plan;
-    const { vrf, vrfProofPiece: piece } = this.ctx;
-    // in pieces: the records of one piece exist at a time (an epoch of 100,000 new labels
-    // stores some 500,000 proofs)
-    for (let from = 0; from < proofJobs.length; from += piece) {
-      const jobs = proofJobs.slice(from, from + piece);
-      const proofs = vrf.proofBytes
-        ? await vrf.proofBytes(jobs)
-        : (await vrf.proofs(jobs)).map((p) => p.proof);
-      const records = jobs.map((job, i) => {
-        const record: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
-        const nonce = nonces.get(from + i);
-        if (nonce !== undefined) record.nonce = nonce;
-        return record;
-      });
-      await this.ctx.storage.db.setVrfProofs(records);
-    }
+    if (proofJobs.length === 0) return [];
+    const vrf = this.ctx.vrf;
+    const proofs = vrf.proofBytes
+      ? await vrf.proofBytes(proofJobs)
+      : (await vrf.proofs(proofJobs)).map((p) => p.proof);
+    return proofJobs.map((job, i) => {
+      const record: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
+      const nonce = nonces.get(i);
+      if (nonce !== undefined) record.nonce = nonce;
+      return record;
+    });
   }
 
   /**

@@ -52,11 +52,6 @@ export interface DirectoryOptions {
    * true), so that processes without the key can serve them.
    */
   storeVrfProofs?: boolean;
-  /**
-   * VRF proofs a publish computes and stores at a time (default 16,384): it then holds the
-   * records of one piece, not of the whole epoch.
-   */
-  vrfProofPiece?: number;
   parallelism?: ParallelismConfig;
   /**
    * Worker threads and backend for VRF work (default: the calling thread, with the native
@@ -70,8 +65,6 @@ export interface DirectoryOptions {
 }
 
 const DEFAULT_MAX_PRELOAD_BATCH = 10_000;
-/** Each record of a stored proof holds about 400 bytes of heap. */
-const DEFAULT_VRF_PROOF_PIECE = 16_384;
 /** Proof attempts while the store keeps moving past the epoch a proof was started at. */
 const MAX_EPOCH_RETRIES = 8;
 
@@ -85,7 +78,6 @@ function publicContext(options: DirectoryOptions, publicKey: Uint8Array): Direct
     vrf: new StoredVrfProofs(options.storage.db),
     commitmentKey: new Uint8Array(0),
     storeVrfProofs: false,
-    vrfProofPiece: DEFAULT_VRF_PROOF_PIECE,
     publicKey: publicKey.slice(),
     parallelism: options.parallelism ?? DEFAULT_PARALLELISM,
     maxPreloadBatch: options.maxPreloadBatch ?? DEFAULT_MAX_PRELOAD_BATCH,
@@ -117,7 +109,6 @@ export async function makeContext(options: DirectoryOptions): Promise<DirectoryC
     vrf,
     commitmentKey: options.config.commitmentKey(secret),
     storeVrfProofs: options.storeVrfProofs ?? true,
-    vrfProofPiece: Math.max(1, Math.floor(options.vrfProofPiece ?? DEFAULT_VRF_PROOF_PIECE)),
     publicKey: key.publicKeyBytes,
     parallelism: options.parallelism ?? DEFAULT_PARALLELISM,
     maxPreloadBatch: options.maxPreloadBatch ?? DEFAULT_MAX_PRELOAD_BATCH,

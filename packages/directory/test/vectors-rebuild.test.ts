@@ -36,7 +36,6 @@ for (const store of STORES)
     for (const degree of store.name === 'memory' ? DEGREES : [DEGREES[0]!, DEGREES[4]!]) {
       // the drivers with the most threads also commit in chunks of 3 records (every epoch
       // then goes through batchSetChunks, and the arena's records are built chunk by chunk)
-      // and store VRF proofs in pieces of 5
       const chunked = degree === DEGREES[4] && store.name !== 'memory';
       test(
         `${store.name}/${name}/${degree.name}${chunked ? ' (commits in chunks)' : ''}: rebuilding upstream's 49-epoch directory reproduces its root and proofs byte for byte`,
@@ -46,11 +45,7 @@ for (const store of STORES)
           const { dir, db, config, storage } = await openDirectory(name, {
             store,
             storage: { cache: false, ...(chunked ? { commitChunkRecords: 3 } : {}) },
-            directory: {
-              parallelism: degree.parallelism,
-              // and store their VRF proofs 5 at a time
-              ...(chunked ? { vrfProofPiece: 5 } : {}),
-            },
+            directory: { parallelism: degree.parallelism },
           });
           let chunkedCommits = 0;
           if (chunked) {
