@@ -58,12 +58,11 @@ export interface NodeRecordBatch {
   /** Every record of the batch. */
   records(): TreeNodeRecord[];
   /**
-   * Optional: every record of the batch in chunks of at most `size`, each built when the
-   * chunk is asked for and not kept by the batch afterwards (what it had built already, it
-   * yields as is). A commit then holds one chunk of record objects at a time. The batch is not
-   * read again once its chunks have been taken.
+   * Optional: every record of the batch, each built as it is iterated and not kept by the
+   * batch afterwards (what it had built already, it yields as is). A commit in chunks then
+   * holds one chunk of record objects at a time. The batch is not read again once streamed.
    */
-  chunks?(size: number): Iterable<TreeNodeRecord[]>;
+  stream?(): Iterable<TreeNodeRecord>;
 }
 
 export class Transaction implements RecordReader {
@@ -329,10 +328,7 @@ export class Transaction implements RecordReader {
           }
         };
         yield* take(others);
-        for (const b of batches) {
-          if (b.chunks === undefined) yield* take(b.records());
-          else for (const piece of b.chunks(max)) yield* take(piece);
-        }
+        for (const b of batches) yield* take(b.stream?.() ?? b.records());
         yield* take(azks);
         if (pending.length > 0) yield pending;
       },

@@ -78,22 +78,12 @@ export class ArenaNodeBatch implements NodeRecordBatch {
   }
 
   /**
-   * The records in chunks, built as each chunk is asked for and kept neither here nor in the
-   * loaded tree (records built earlier by `get` are yielded as they are).
+   * Every record, each built as it is iterated and kept neither here nor in the loaded tree
+   * (records built earlier by `get` are yielded as they are).
    */
-  *chunks(size: number): Iterable<TreeNodeRecord[]> {
-    const max = Math.max(1, Math.floor(size));
+  *stream(): Iterable<TreeNodeRecord> {
     const written = this.#arena.written;
-    let chunk: TreeNodeRecord[] = [];
-    for (let s = 0; s < written.length; s++) {
-      if (written[s] !== 1) continue;
-      chunk.push(this.#build(s, false));
-      if (chunk.length >= max) {
-        yield chunk;
-        chunk = [];
-      }
-    }
-    if (chunk.length > 0) yield chunk;
+    for (let s = 0; s < written.length; s++) if (written[s] === 1) yield this.#build(s, false);
   }
 
   #find(label: NodeLabel): number {
@@ -133,7 +123,7 @@ export class ArenaNodeBatch implements NodeRecordBatch {
 
   /*
    * `keep` (default true): whether what is built is kept for the next call; a commit in
-   * chunks keeps nothing (`chunks`).
+   * chunks keeps nothing (`stream`).
    */
 
   /** The label object of a slot: the one asked for, for loaded slots; a copy for created ones. */
