@@ -384,31 +384,25 @@ export class PostgresDatabase implements Database, ReplicationAware {
       }
     })(this);
     try {
-      await this.#write(plan, () => `writing a batch in chunks (after ${written} records)`, true);
+      await this.#write(plan, () => `writing a batch in chunks (after ${written} records)`);
     } catch (e) {
       throw thrown === undefined ? e : thrown.error;
     }
   }
 
   /**
-   * Runs write statements in one transaction (a lone statement by itself, unless `inOne`),
+   * Runs write statements in one transaction (a lone statement of an array by itself),
    * after checking the writer fence when this database holds the writer lock: a fenced writer
    * writes nothing.
    */
   async #write(
     statements: Iterable<() => PgQuery>,
     operation: string | (() => string),
-    inOne = false,
   ): Promise<void> {
     const generation = this.#generation;
     const plan = statements[Symbol.iterator]();
     try {
-      if (
-        Array.isArray(statements) &&
-        statements.length === 1 &&
-        !inOne &&
-        generation === undefined
-      ) {
+      if (Array.isArray(statements) && statements.length === 1 && generation === undefined) {
         await this.#pool.query((statements[0] as () => PgQuery)());
         return;
       }
