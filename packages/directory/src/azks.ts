@@ -165,6 +165,7 @@ export class Azks {
       onPhase('tree');
       created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);
       if (withStep) step = arenaStepProof(loaded.arena, hasher, Number(epoch));
+      loaded.keepWritten();
       tx.logNodeBatch(new ArenaNodeBatch(loaded.arena, loaded));
     } else onPhase('tree');
     const next: AzksRecord = {

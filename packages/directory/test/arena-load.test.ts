@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeLabel, configurationByName, type AzksElement } from '@akd-ts/core';
+import { NodeLabel, configurationByName, treeHasherOf, type AzksElement } from '@akd-ts/core';
 import {
   InstrumentedDatabase,
   MemoryDatabase,
@@ -15,6 +15,7 @@ import {
 import { Azks, Parallelism, parallelLevels, type InsertOptions } from '@akd-ts/directory';
 import { loadTree, type LoadedTree } from '../src/tree/arena/load.js';
 import { packElements } from '../src/tree/arena/elements.js';
+import { insertAll, reservedSlots } from '../src/tree/arena/run.js';
 import { NONE, UNLOADED } from '../src/tree/arena/arena.js';
 import {
   arenaEpoch,
@@ -273,4 +274,47 @@ test('over a store that answers in bytes, nodes logged or cached are taken from 
   const b = slotsByLabel(t);
   assert.equal(a.size, b.size);
   for (const [key, value] of a) if (key !== left.label.key) assert.deepEqual(b.get(key), value);
+});
+
+test('once the insertion is done, only the records of the slots it wrote are kept, as they were', async () => {
+  const { db, next } = await fixture();
+  const packed = await packedCopy(db);
+  const epoch = 5n;
+  const el = packElements(next);
+  for (const [name, store] of [
+    ['records', db],
+    ['bytes', packed],
+  ] as const) {
+    const tx = new StorageManager(store).beginTransaction();
+    const reserved = reservedSlots(el.count, 1024);
+    const t = await loadTree(
+      tx,
+      ROOT,
+      epoch,
+      el,
+      { levels: undefined, maxBatchSize: 9 },
+      reserved,
+      32,
+      config,
+    );
+    await tx.rollback();
+    // however the arena grew during the walk, its end leaves room for the insertion only
+    assert.equal(t.arena.shape.capacity, t.count + reserved, name);
+    await insertAll(t.arena, t.count, el, treeHasherOf(config), Number(epoch));
+    const before = [...Array(t.count).keys()].map((s) => [t.record(s), t.visible(s)]);
+    const written = t.arena.written;
+    let kept = 0;
+    t.keepWritten();
+    for (let s = 0; s < t.count; s++) {
+      if (written[s] === 1) {
+        kept++;
+        assert.deepEqual([t.record(s), t.visible(s)], before[s], `${name}: slot ${s}`);
+      } else {
+        assert.equal(t.record(s), undefined, `${name}: slot ${s}`);
+        assert.equal(t.visible(s), undefined, `${name}: slot ${s}`);
+      }
+      assert.deepEqual([...t.label(s).val], [...t.arena.labels.subarray(32 * s, 32 * s + 32)]);
+    }
+    assert.ok(kept > 0 && kept < t.count, `${name}: ${kept} of ${t.count} slots written`);
+  }
 });

@@ -232,7 +232,7 @@ export class StorageManager implements RecordReader {
   }
 
   mayHoldNodes(): boolean {
-    return this.cacheSize > 0;
+    return (this.cache?.nodeCount ?? 0) > 0;
   }
 
   async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {

@@ -52,6 +52,8 @@ export class TimedCache {
   private readonly entries = new Map<string, Entry>();
   private azks: AzksRecord | undefined;
   private retained = 0;
+  /** Entries holding tree nodes: a preload asks the cache for nodes only when there are any. */
+  private nodeEntries = 0;
   private lastClean: number;
   private suspended = 0;
 
@@ -67,6 +69,11 @@ export class TimedCache {
   /** Number of cached entries besides the AZKS record. */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Number of cached tree-node records. */
+  get nodeCount(): number {
+    return this.nodeEntries;
   }
 
   /** Approximate bytes held (spec 14.3 accounting), counted only under a memory bound. */
@@ -114,6 +121,7 @@ export class TimedCache {
   private drop(key: string, entry: Entry): void {
     this.entries.delete(key);
     this.retained -= entry.size;
+    if (entry.record.kind === 'treeNode') this.nodeEntries--;
   }
 
   private lookup(key: string, now: number): DbRecord | undefined {
@@ -171,6 +179,7 @@ export class TimedCache {
       this.memoryLimit === undefined ? 0 : key.length + recordSize(record) + ENTRY_OVERHEAD;
     this.entries.set(key, { expiration: now + this.lifetime, record, size });
     this.retained += size;
+    if (record.kind === 'treeNode') this.nodeEntries++;
     if (this.suspended === 0) this.shrink();
   }
 
@@ -185,5 +194,6 @@ export class TimedCache {
     this.entries.clear();
     this.azks = undefined;
     this.retained = 0;
+    this.nodeEntries = 0;
   }
 }

@@ -7,6 +7,7 @@ import {
   MemoryDatabase,
   StorageManager,
   TimedCache,
+  keyOf,
   nodeKey,
   type Database,
   type DbRecord,
@@ -291,6 +292,43 @@ test('cache entries expire, cleaning can be suspended, and the memory bound evic
   const defaults = new TimedCache({ itemLifetimeMs: 1, cleanFrequencyMs: 0 });
   defaults.put('x', leaf(1, 1n));
   assert.ok(defaults.get('x'), 'a lifetime <= 1 ms falls back to the default');
+});
+
+test('the cache counts the tree nodes it holds: a preload asks it for nodes only when there are some', async () => {
+  let now = 1_000;
+  const cache = new TimedCache({ itemLifetimeMs: 100, cleanFrequencyMs: 50, now: () => now });
+  cache.put('s', state('alice', 1n, 1n));
+  cache.put('0101', { kind: 'azks', latestEpoch: 1n, numNodes: 1n });
+  assert.equal(cache.nodeCount, 0, 'a value state and the AZKS record are not nodes');
+  cache.put('a', leaf(1, 1n));
+  cache.putRecords([leaf(2, 1n), leaf(2, 2n)]);
+  assert.equal(cache.nodeCount, 2, 'a node cached again replaces its entry');
+  cache.forget('a');
+  cache.forget('a');
+  assert.equal(cache.nodeCount, 1);
+  now += 200; // expired, and dropped by the next clean
+  cache.get('x');
+  assert.equal(cache.nodeCount, 0);
+  cache.put('b', leaf(3, 1n));
+  cache.flush();
+  assert.equal(cache.nodeCount, 0);
+
+  // a StorageManager whose cache holds records but no node holds no node for a preload
+  const db = new MemoryDatabase();
+  await db.batchSet([
+    leaf(1, 1n),
+    state('alice', 1n, 1n),
+    { kind: 'azks', latestEpoch: 1n, numNodes: 1n },
+  ]);
+  const sm = new StorageManager(db);
+  await sm.get(keyOf(state('alice', 1n, 1n)));
+  await sm.get(AZKS_KEY);
+  assert.ok(sm.cacheSize > 0);
+  assert.equal(sm.mayHoldNodes(), false);
+  assert.equal(sm.beginTransaction().mayHoldNodes(), false);
+  await sm.get(nodeKey(leaf(1, 1n).label));
+  assert.equal(sm.mayHoldNodes(), true);
+  assert.equal(new StorageManager(db, { cache: false }).mayHoldNodes(), false);
 });
 
 test('lastAnswerAt notes when the database answered a read, a record or not found, and not a failure', async () => {

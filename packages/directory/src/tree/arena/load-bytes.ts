@@ -50,21 +50,66 @@ export function slotLabel(w: Walk, slot: number, keep = true): NodeLabel {
   return label;
 }
 
+/** Where the record bytes of slot `slot` end (they were checked when the slot was filled). */
+function recordEnd(buf: Uint8Array, at: number): number {
+  const end = new ByteReader(buf, at);
+  skipRecord(end);
+  return end.at;
+}
+
 /** The record of a slot: in a walk over bytes, built from them when first asked for. */
 export function slotRecord(w: Walk, slot: number, keep = true): TreeNodeRecord | undefined {
   let record = w.records[slot];
   if (record !== undefined || !w.bytes) return record;
-  const answer = w.answerOf[slot]!;
+  const answer = slot < w.answerOf.length ? w.answerOf[slot]! : 0;
   if (answer === 0) return undefined;
-  // a copy of its bytes (checked when the slot was filled): the record's labels and hashes
-  // are views of what it is read from, which may be the store's own memory
+  // a copy of its bytes: the record's labels and hashes are views of what it is read from,
+  // which may be the store's own memory
   const buf = w.answers[answer - 1]!;
   const at = w.answerAt[slot]!;
-  const end = new ByteReader(buf, at);
-  skipRecord(end);
-  record = readRecord(new ByteReader(buf.slice(at, end.at))) as TreeNodeRecord;
+  record = readRecord(new ByteReader(buf.slice(at, recordEnd(buf, at)))) as TreeNodeRecord;
   if (keep) w.records[slot] = record;
   return record;
+}
+
+/**
+ * `LoadedTree.keepWritten`: drops what the walk found for the slots the insertion did not
+ * write, and copies the written slots' record bytes out of the reads' answers into one buffer.
+ */
+export function keepWrittenRecords(w: Walk): void {
+  const written = w.arena.written;
+  for (let s = 0; s < w.count; s++) {
+    if (written[s] === 1) continue;
+    w.labels[s] = undefined;
+    w.records[s] = undefined;
+    w.visible[s] = undefined;
+  }
+  if (!w.bytes) return;
+  const { answers, answerOf, answerAt } = w;
+  let total = 0;
+  for (let s = 0; s < w.count; s++) {
+    if (written[s] !== 1 || answerOf[s] === 0) continue;
+    total += recordEnd(answers[answerOf[s]! - 1]!, answerAt[s]!) - answerAt[s]!;
+  }
+  const kept = new Uint8Array(total);
+  let at = 0;
+  for (let s = 0; s < w.count; s++) {
+    const answer = answerOf[s]!;
+    if (answer === 0) continue;
+    if (written[s] !== 1) {
+      answerOf[s] = 0;
+      continue;
+    }
+    const buf = answers[answer - 1]!;
+    const from = answerAt[s]!;
+    const end = recordEnd(buf, from);
+    kept.set(buf.subarray(from, end), at);
+    answerOf[s] = 1;
+    answerAt[s] = at;
+    at += end - from;
+  }
+  w.answers = [kept];
+  w.answerViews = [new DataView(kept.buffer)];
 }
 
 /** The version of a slot's record visible at the insertion's epoch (spec 9.2), if any. */

@@ -28,8 +28,14 @@ import { MIN_SPLIT, readInChunks, type PreloadOptions } from '../preload.js';
 import { ReadPacing } from '../read-pacing.js';
 import { Copy, NodeArena, UNLOADED } from './arena.js';
 import { rangeBelow, splitIndex, type PackedElements } from './elements.js';
-import { fetchBytes, slotLabel, slotRecord, slotVisible } from './load-bytes.js';
-import { copy32, corrupt, reserve, takeSlot, type Walk } from './walk-state.js';
+import {
+  fetchBytes,
+  keepWrittenRecords,
+  slotLabel,
+  slotRecord,
+  slotVisible,
+} from './load-bytes.js';
+import { copy32, corrupt, endWalk, reserve, takeSlot, type Walk } from './walk-state.js';
 
 /** The loaded nodes: slots [0, count) of the arena, with the records they came from. */
 export class LoadedTree {
@@ -66,6 +72,18 @@ export class LoadedTree {
   visible(slot: number, keep = true): TreeNode | undefined {
     return slotVisible(this.#w, slot, keep);
   }
+
+  /**
+   * Lets go of the records of the slots the insertion did not write, once it is done: a
+   * commit builds records of written slots only (batch.ts), and the nodes an insertion only
+   * read (the siblings it took hashes from, the nodes beside its paths) are most of a large
+   * preload. A walk over bytes keeps the written slots' record bytes in one buffer of their
+   * own; `record`, `visible` and `label` of another slot then answer as for a slot without a
+   * record (labels are built again from the arena).
+   */
+  keepWritten(): void {
+    keepWrittenRecords(this.#w);
+  }
 }
 
 function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch: number): number {
@@ -99,9 +117,10 @@ async function fetchRecords(
 ): Promise<void> {
   const records = w.records;
   let missing = frontier;
-  // a walk over bytes with nothing logged or cached has no label object to build for a peek
+  // a walk over bytes with nothing logged or cached has no label object to build for a peek,
+  // and keeps none of those it builds for one (a record found gets its own)
   if (!w.bytes || w.reader.mayHoldNodes()) {
-    const peeked = w.reader.peekNodes(frontier.map((s) => slotLabel(w, s)));
+    const peeked = w.reader.peekNodes(frontier.map((s) => slotLabel(w, s, !w.bytes)));
     missing = [];
     for (let i = 0; i < frontier.length; i++) {
       const record = peeked[i];
@@ -290,6 +309,6 @@ export async function loadTree(
   // nothing is newer than the root's "parent"
   addSlot(w, root, 0, el.count, Infinity);
   await walk(w, [0], options.levels, 0);
-  reserve(w, reserved, 0);
+  endWalk(w, reserved);
   return new LoadedTree(w);
 }
