@@ -73,8 +73,24 @@ export function slotRecord(w: Walk, slot: number, keep = true): TreeNodeRecord |
 }
 
 /**
+ * Where a written slot's kept record bytes (the record at `at` of `buf`) end. Its previous
+ * version is left out where the commit cannot read it: it builds the written record's
+ * previous version from the latest (Copy.Latest) unless the rule of spec 9.2 kept the
+ * source's previous (Copy.Previous), and reads the visible version, which is the latest
+ * unless that is newer than the insertion's epoch. Such a record ends at its has-previous
+ * flag, which is then set to 0 (`cut`).
+ */
+function keptEnd(w: Walk, slot: number, buf: Uint8Array, at: number) {
+  const flag = at + RECORD_LATEST + nodeBytesLength(buf, at + RECORD_LATEST);
+  const latestEpoch = u64Number(buf, at + RECORD_LATEST + NODE_FIELD.lastEpoch);
+  const cut = w.arena.storedPrevious[slot] !== Copy.Previous && latestEpoch <= w.epochNumber;
+  return { end: cut ? flag + 1 : recordEnd(buf, at), cut };
+}
+
+/**
  * `LoadedTree.keepWritten`: drops what the walk found for the slots the insertion did not
- * write, and copies the written slots' record bytes out of the reads' answers into one buffer.
+ * write, and copies the written slots' record bytes (without the versions the commit does not
+ * read, see `keptEnd`) out of the reads' answers into one buffer.
  */
 export function keepWrittenRecords(w: Walk): void {
   const written = w.arena.written;
@@ -89,7 +105,7 @@ export function keepWrittenRecords(w: Walk): void {
   let total = 0;
   for (let s = 0; s < w.count; s++) {
     if (written[s] !== 1 || answerOf[s] === 0) continue;
-    total += recordEnd(answers[answerOf[s]! - 1]!, answerAt[s]!) - answerAt[s]!;
+    total += keptEnd(w, s, answers[answerOf[s]! - 1]!, answerAt[s]!).end - answerAt[s]!;
   }
   const kept = new Uint8Array(total);
   let at = 0;
@@ -102,11 +118,15 @@ export function keepWrittenRecords(w: Walk): void {
     }
     const buf = answers[answer - 1]!;
     const from = answerAt[s]!;
-    const end = recordEnd(buf, from);
+    const { end, cut } = keptEnd(w, s, buf, from);
     kept.set(buf.subarray(from, end), at);
+    // built again from what is kept, as they would be had nothing asked for them yet
+    w.records[s] = undefined;
+    w.visible[s] = undefined;
     answerOf[s] = 1;
     answerAt[s] = at;
     at += end - from;
+    if (cut) kept[at - 1] = 0;
   }
   w.answers = [kept];
   w.answerViews = [new DataView(kept.buffer)];
