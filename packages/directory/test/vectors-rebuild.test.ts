@@ -44,7 +44,10 @@ for (const store of STORES)
           const vectors = loadVectors(name);
           const { dir, db, config, storage } = await openDirectory(name, {
             store,
-            storage: { cache: false, ...(chunked ? { commitChunkRecords: 3 } : {}) },
+            storage: {
+              cache: false,
+              ...(chunked ? { largeCommitRecords: 3, commitChunkRecords: 3 } : {}),
+            },
             directory: { parallelism: degree.parallelism },
           });
           let chunkedCommits = 0;

@@ -83,7 +83,7 @@ export {
 export type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';
-export { DEFAULT_COMMIT_CHUNK, StorageManager } from './storage-manager.js';
+export { DEFAULT_COMMIT_CHUNK, DEFAULT_LARGE_COMMIT, StorageManager } from './storage-manager.js';
 export type { StorageManagerOptions, StorageMetrics, RecordReader } from './storage-manager.js';
 export { Transaction } from './transaction.js';
 export type { CommitLog, NodeRecordBatch } from './transaction.js';

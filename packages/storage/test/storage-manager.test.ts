@@ -396,7 +396,7 @@ test('a large commit is written in chunks, the AZKS record last, and its stale c
   const db = new MemoryDatabase();
   await db.batchSet([leaf(1, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 1n }]);
   const { spy, chunks } = chunkingDb(db);
-  const sm = new StorageManager(spy, { commitChunkRecords: 2 });
+  const sm = new StorageManager(spy, { largeCommitRecords: 3, commitChunkRecords: 2 });
   assert.equal((await sm.get(nodeKey(leaf(1, 0n).label))).latest.lastEpoch, 1n, 'now cached');
 
   const tx = sm.beginTransaction();
@@ -421,10 +421,12 @@ test('a large commit is written in chunks, the AZKS record last, and its stale c
   assert.equal((await sm.get(AZKS_KEY)).latestEpoch, 2n);
   assert.equal((await sm.get(nodeKey(leaf(7, 0n).label))).latest.lastEpoch, 2n);
 
-  // a commit no larger than a chunk is written whole, with batchSet
+  // a commit no larger than the bound of large ones is written whole, with batchSet, even
+  // when it is larger than a chunk
   const small = sm.beginTransaction();
   small.set(leaf(8, 3n));
-  small.set({ kind: 'azks', latestEpoch: 3n, numNodes: 7n });
+  small.set(leaf(9, 3n));
+  small.set({ kind: 'azks', latestEpoch: 3n, numNodes: 8n });
   const before = chunks.length;
   await small.commit();
   assert.equal(chunks.length, before);
@@ -435,7 +437,7 @@ test('a commit in chunks that fails leaves nothing visible, in the database or t
   const db = new MemoryDatabase();
   await db.batchSet([leaf(1, 1n), { kind: 'azks', latestEpoch: 1n, numNodes: 1n }]);
   const { spy } = chunkingDb(db, 1);
-  const sm = new StorageManager(spy, { commitChunkRecords: 1 });
+  const sm = new StorageManager(spy, { largeCommitRecords: 1, commitChunkRecords: 1 });
   await sm.get(AZKS_KEY);
   await sm.get(nodeKey(leaf(1, 0n).label));
   const tx = sm.beginTransaction();
@@ -459,7 +461,10 @@ test('a commit in chunks that fails leaves nothing visible, in the database or t
 test('an instrumented database writes in chunks where the database it wraps does', async () => {
   assert.equal(new InstrumentedDatabase(new MemoryDatabase()).batchSetChunks, undefined);
   const { spy, chunks } = chunkingDb(new MemoryDatabase());
-  const sm = new StorageManager(new InstrumentedDatabase(spy), { commitChunkRecords: 1 });
+  const sm = new StorageManager(new InstrumentedDatabase(spy), {
+    largeCommitRecords: 1,
+    commitChunkRecords: 1,
+  });
   const tx = sm.beginTransaction();
   tx.set(leaf(1, 1n));
   tx.set({ kind: 'azks', latestEpoch: 1n, numNodes: 1n });
@@ -485,7 +490,7 @@ test('a record read while a commit writes is not cached: it may be older than th
       await db.batchSet(taken);
     },
   });
-  const sm = new StorageManager(slow, { commitChunkRecords: 1 });
+  const sm = new StorageManager(slow, { largeCommitRecords: 1, commitChunkRecords: 1 });
   const tx = sm.beginTransaction();
   tx.set(leaf(1, 2n));
   tx.set(leaf(2, 2n));
