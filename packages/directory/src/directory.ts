@@ -316,15 +316,25 @@ export class Directory extends ReadOnlyDirectory {
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
     progress({ phase: 'versions', done: 0, total: updates.length });
-    const plan = await this.plan(updates, record.latestEpoch, epoch, progress);
-    const { elements, states } = plan;
+    // the plan, its tree elements and the proofs to store are let go of as soon as they are
+    // used: for 100,000 updates, most of a million objects the commit has no use for
+    let plan: PublishPlan | undefined = await this.plan(
+      updates,
+      record.latestEpoch,
+      epoch,
+      progress,
+    );
+    const { states, sweepPositions } = plan;
+    let elements: AzksElement[] | undefined = plan.elements;
     if (elements.length === 0) {
       progress({ phase: 'done', done: 0, total: 0 });
       return this.getEpochHash();
     }
+    const leaves = elements.length;
     // the proofs to store are computed while the tree is built (on the engine's threads)
-    const proving = this.proveForStore(plan);
+    let proving: Promise<VrfProofRecord[]> | undefined = this.proveForStore(plan);
     proving.catch(() => undefined); // a failure reaches the await below, or the rollback
+    plan = undefined;
 
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
@@ -339,8 +349,9 @@ export class Directory extends ReadOnlyDirectory {
           insertion: parallelism.insertion,
           minTaskSize: parallelism.minTaskSize,
         },
-        (phase) => progress({ phase, done: 0, total: elements.length }),
+        (phase) => progress({ phase, done: 0, total: leaves }),
       );
+      elements = undefined;
       tx.batchSet(states);
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);
@@ -349,6 +360,7 @@ export class Directory extends ReadOnlyDirectory {
       // them once it is visible; proofs are a function of their key, and a retried publish
       // writes each version's nonce again, so what a failed publish left is never wrong
       await storage.db.setVrfProofs(await proving);
+      proving = undefined;
       // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
       // that does not exist yet (readers never look past the latest epoch), and the retried
       // publish replaces it; after the commit, the epoch always has its blob
@@ -356,7 +368,7 @@ export class Directory extends ReadOnlyDirectory {
         await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash, step),
       );
       await tx.commit();
-      await this.recordSweeps(plan.sweepPositions);
+      await this.recordSweeps(sweepPositions);
       progress({ phase: 'done', done: updates.length, total: updates.length });
       return { epoch, hash };
     } catch (e) {
