@@ -18,7 +18,7 @@ import {
   checkVrfProofRecord,
   codecLabelCount,
   codecLabels,
-  foundRecordsAnswer,
+  joinedRecordsAnswer,
   fullKey,
   nodeRecordBytes,
   readNodeRecords,
@@ -418,22 +418,28 @@ export class SqliteDatabase implements Database {
     const answer = this.read(`read ${count} tree nodes in bytes`, sizes.length > 1, () => {
       let from = 0;
       const statements = sizes.map((keys) => {
-        // (position in the chunk from 1, stored label); padding matches nothing
+        // (position in the chunk from 1, stored label); padding matches nothing. The keys are
+        // views of one buffer: one allocation a statement, not one a key
         const params: unknown[] = [];
+        const stored = Buffer.alloc(36 * keys);
         for (let i = 0; i < keys; i++) {
           if (from + i >= count) {
             params.push(null, null);
             continue;
           }
-          const key = Buffer.alloc(36);
-          key.set(labels.subarray(34 * (from + i), 34 * (from + i) + 34), 2);
-          params.push(i + 1, key);
+          stored.set(labels.subarray(34 * (from + i), 34 * (from + i) + 34), 36 * i + 2);
+          params.push(i + 1, stored.subarray(36 * i, 36 * i + 36));
         }
         from += keys;
-        const rows = this.stmt(selectNodeBytesSql(keys, NODE_COLUMNS)).all(params) as Row[];
-        return rows.map((row) => [Number(row[0]), row[1]] as const);
+        const [joined, unwritten] = this.stmt(selectNodeBytesSql(keys, NODE_COLUMNS)).get(
+          params,
+        ) as Row;
+        if (unwritten !== null && Number(unwritten) > 0) return null;
+        return (joined ?? undefined) as Uint8Array | undefined;
       });
-      return foundRecordsAnswer(count, size, statements);
+      return statements.includes(null)
+        ? undefined
+        : joinedRecordsAnswer(count, size, statements as (Uint8Array | undefined)[]);
     });
     return answer ?? nodeRecordBytes(await readNodeRecords(this, codecLabels(labels)));
   }

@@ -1,6 +1,6 @@
 /**
  * Tree-node reads in bytes: SQLite itself writes the records (the conformance suite checks
- * them byte for byte against the codec), one blob per node, joined per statement; a row it
+ * them byte for byte against the codec), joined into one blob per statement; a row it
  * cannot write sends the batch through the row decoder (corrupt.test.ts).
  */
 

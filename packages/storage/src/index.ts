@@ -66,6 +66,7 @@ export {
   codecLabelCount,
   codecLabels,
   foundRecordsAnswer,
+  joinedRecordsAnswer,
   nodeRecordBytes,
 } from './node-reads.js';
 export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';

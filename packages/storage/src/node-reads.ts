@@ -113,6 +113,51 @@ export function foundRecordsAnswer(
   return { buffers, buffer, starts };
 }
 
+/**
+ * `foundRecordsAnswer` for a driver whose server joins each statement's records into one byte
+ * string: per statement, `be32(position within the chunk, from 1) || record` for each label
+ * found, one after another (undefined or empty where none was). The answer's buffers are
+ * views of the joined bytes: no per-row object or allocation, which for a preload of
+ * hundreds of thousands of nodes was most of what its reads allocated. Undefined where a
+ * position is not in its chunk or a record does not frame as one tree-node record, and where
+ * the bytes end inside a record: the driver then reads the rows through its own decoder.
+ */
+export function joinedRecordsAnswer(
+  count: number,
+  size: number,
+  statements: readonly (Uint8Array | undefined)[],
+): NodeRecordBytes | undefined {
+  const buffers: Uint8Array[] = [];
+  const buffer = new Int32Array(count).fill(-1);
+  const starts = new Int32Array(count).fill(-1);
+  for (let q = 0; q < statements.length; q++) {
+    const joined = statements[q];
+    if (joined === undefined || joined.length === 0) continue;
+    const end = Math.min(count, (q + 1) * size);
+    let at = 0;
+    while (at < joined.length) {
+      if (at + 5 > joined.length) return undefined;
+      const i =
+        ((joined[at]! << 24) | (joined[at + 1]! << 16) | (joined[at + 2]! << 8)) + joined[at + 3]!;
+      const position = q * size + i - 1;
+      if (i < 1 || position >= end || joined[at + 4] !== RECORD_KIND.treeNode) return undefined;
+      let length: number;
+      try {
+        length = 1 + treeNodeBodyLength(joined, at + 5);
+      } catch (e) {
+        if (e instanceof RangeError) return undefined;
+        throw e;
+      }
+      buffer[position] = buffers.length;
+      starts[position] = at + 4;
+      at += 4 + length;
+    }
+    // a plain view (a driver's Buffer would make the walk's copies, `slice`, views)
+    buffers.push(new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength));
+  }
+  return { buffers, buffer, starts };
+}
+
 /** Whether `bytes` is one tree-node record as the codec reads it, and nothing more. */
 function isTreeNodeRecord(bytes: Uint8Array): boolean {
   try {

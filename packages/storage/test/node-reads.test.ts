@@ -14,6 +14,7 @@ import {
   codecLabelCount,
   codecLabels,
   foundRecordsAnswer,
+  joinedRecordsAnswer,
   nodeRecordBytes,
   nodeBytesLength,
   readNodeRecords,
@@ -254,6 +255,42 @@ test("records a driver's statements found answer in bytes, or nothing where a po
   assert.equal(one1(1, one.subarray(0, one.length - 1)), undefined, 'short');
   assert.equal(one1(1, Uint8Array.of(...one, 0)), undefined, 'bytes left');
   assert.equal(one1(1, Uint8Array.of(2, ...one.subarray(1))), undefined, 'another kind');
+});
+
+test("records a driver's server joined answer in bytes as they are, or nothing where a position or a record is wrong", async () => {
+  const { rec } = await store();
+  const bytes = (r: TreeNodeRecord) => {
+    const w = new ByteWriter(512);
+    writeRecord(w, r);
+    return w.done();
+  };
+  const [one, two] = [bytes(rec[0]!), bytes(rec[1]!)];
+  const at = (i: number, record: Uint8Array) =>
+    Uint8Array.of(i >>> 24, (i >>> 16) & 255, (i >>> 8) & 255, i & 255, ...record);
+  const join = (...parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => [...p]));
+  // two statements of two labels each, for a batch of three: positions from 1 in each
+  const first = join(at(2, one), at(1, two));
+  const answer = joinedRecordsAnswer(3, 2, [first, join(at(1, two))]);
+  assert.ok(answer);
+  assert.equal(answer.buffers[0]!.buffer, first.buffer, 'views of the joined bytes');
+  const fromBuffer = joinedRecordsAnswer(1, 2, [Buffer.from(at(1, one))])!;
+  assert.equal(Object.getPrototypeOf(fromBuffer.buffers[0]), Uint8Array.prototype, 'plain views');
+  assert.deepEqual(decoded(answer), [rec[1], rec[0], rec[1]]);
+  assert.deepEqual(Array.from(joinedRecordsAnswer(2, 2, [undefined])!.buffer), [-1, -1]);
+  assert.deepEqual(Array.from(joinedRecordsAnswer(2, 2, [new Uint8Array(0)])!.buffer), [-1, -1]);
+  const one1 = (joined: Uint8Array) => joinedRecordsAnswer(1, 2, [joined]);
+  assert.ok(one1(at(1, one)));
+  assert.equal(one1(at(2, one)), undefined, 'past the batch');
+  assert.equal(joinedRecordsAnswer(4, 2, [at(3, one)]), undefined, 'past its chunk');
+  assert.equal(one1(at(0, one)), undefined);
+  assert.equal(one1(at(2 ** 31, one)), undefined);
+  assert.equal(one1(at(1, one).subarray(0, 4 + one.length - 1)), undefined, 'short');
+  assert.equal(one1(Uint8Array.of(...at(1, one), 0)), undefined, 'bytes left');
+  assert.equal(one1(Uint8Array.of(...at(1, one), 0, 0, 0, 1, 1)), undefined, 'a record cut short');
+  assert.equal(one1(at(1, Uint8Array.of(2, ...one.subarray(1)))), undefined, 'another kind');
+  const badLabel = Uint8Array.from(one);
+  badLabel[1] = 0xff; // a label longer than 256 bits
+  assert.equal(one1(at(1, badLabel)), undefined);
 });
 
 test('an answer in bytes reads the same after the store rewrote, compacted and dropped its slabs', async () => {
