@@ -164,6 +164,13 @@ function asked(labels: NodeLabel[]): Uint8Array {
 }
 
 /** The records of a byte answer, decoded, aligned with the labels asked for. */
+/** One record in the codec's bytes. */
+function recordBytes(r: TreeNodeRecord): Uint8Array {
+  const w = new ByteWriter(512);
+  writeRecord(w, r);
+  return w.done();
+}
+
 function decoded(answer: NodeRecordBytes) {
   return [...answer.starts].map((at, i) => {
     const b = answer.buffer[i]!;
@@ -227,12 +234,7 @@ test('aligned records answer in bytes as a store would, and codec labels read ba
 
 test("records a driver's statements found answer in bytes, or nothing where a position or a record is wrong", async () => {
   const { rec } = await store();
-  const bytes = (r: TreeNodeRecord) => {
-    const w = new ByteWriter(512);
-    writeRecord(w, r);
-    return w.done();
-  };
-  const [one, two] = [bytes(rec[0]!), bytes(rec[1]!)];
+  const [one, two] = [recordBytes(rec[0]!), recordBytes(rec[1]!)];
   // two statements of two labels each, for a batch of three: positions from 1 in each
   const answer = foundRecordsAnswer(3, 2, [
     [
@@ -259,12 +261,7 @@ test("records a driver's statements found answer in bytes, or nothing where a po
 
 test("records a driver's server joined answer in bytes as they are, or nothing where a position or a record is wrong", async () => {
   const { rec } = await store();
-  const bytes = (r: TreeNodeRecord) => {
-    const w = new ByteWriter(512);
-    writeRecord(w, r);
-    return w.done();
-  };
-  const [one, two] = [bytes(rec[0]!), bytes(rec[1]!)];
+  const [one, two] = [recordBytes(rec[0]!), recordBytes(rec[1]!)];
   const at = (i: number, record: Uint8Array) =>
     Uint8Array.of(i >>> 24, (i >>> 16) & 255, (i >>> 8) & 255, i & 255, ...record);
   const join = (...parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => [...p]));
