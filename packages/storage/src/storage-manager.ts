@@ -51,7 +51,7 @@ export const DEFAULT_LARGE_COMMIT = 20_000;
  * Records per chunk of a large commit: few enough that a chunk's record objects are garbage
  * before the collector's cheap pass over new objects would move them to the old generation.
  * Chunks of 20,000 were moved there, and the old generation of that epoch's writer grew by
- * 500 MB between collections (peak 1.73 GB against 1.23 GB with chunks of 500, and a faster
+ * 500 MB between collections (peak 1.76 GB against 1.23 GB with chunks of 500, and a faster
  * commit: bench/RESULTS.md, "Writer memory").
  */
 export const DEFAULT_COMMIT_CHUNK = 500;
