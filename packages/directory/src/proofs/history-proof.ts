@@ -72,7 +72,8 @@ export async function buildHistoryProof(
     version,
   });
   const jobs: VrfJob[] = [
-    ...states.map((s) => job(VersionFreshness.Fresh, s.version)),
+    // each state keeps its version's label: no proof-to-hash for these
+    ...states.map((s) => ({ ...job(VersionFreshness.Fresh, s.version), nodeLabel: s.label })),
     ...states.filter((s) => s.version > 1n).map((s) => job(VersionFreshness.Stale, s.version - 1n)),
     ...past.map((v) => job(VersionFreshness.Fresh, v)),
     ...future.map((v) => job(VersionFreshness.Fresh, v)),

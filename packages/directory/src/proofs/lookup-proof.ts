@@ -15,7 +15,10 @@ import {
 } from '@akd-ts/core';
 import type { ValueStateRecord } from '@akd-ts/storage';
 import { commitmentNonces, serialPreload, type DirectoryContext } from '../context.js';
+import type { VrfJob } from '../vrf/engine.js';
 import { nonceOf } from '../vrf/stored-proofs.js';
+
+const Fresh = VersionFreshness.Fresh;
 
 /** `DIRECTORY_LABEL_NOT_FOUND` for a label with no value at `epoch` (lookups and histories). */
 export function labelNotFound(label: AkdLabel, epoch: bigint): AkdError {
@@ -48,11 +51,20 @@ export async function buildLookupProofs(
   // one read at a time: a lookup never holds more than one storage read in flight
   const states: ValueStateRecord[] = [];
   for (const label of labels) states.push(await lookupState(ctx, label, epoch));
-  const jobs = states.flatMap((s, i) => [
-    { label: labels[i]!, freshness: VersionFreshness.Fresh, version: s.version },
-    { label: labels[i]!, freshness: VersionFreshness.Fresh, version: markerVersion(s.version) },
-    { label: labels[i]!, freshness: VersionFreshness.Stale, version: s.version },
-  ]);
+  // per state: the existence job (its label known from the state), the marker's unless it
+  // is the version itself (a power of two, version 1 among them), and the freshness job
+  const jobs: VrfJob[] = [];
+  const add = (job: VrfJob) => jobs.push(job) - 1;
+  const at = states.map((s, i) => {
+    const label = labels[i]!;
+    const marker = markerVersion(s.version);
+    const existence = add({ label, freshness: Fresh, version: s.version, nodeLabel: s.label });
+    return {
+      existence,
+      marker: marker === s.version ? existence : add({ label, freshness: Fresh, version: marker }),
+      freshness: add({ label, freshness: VersionFreshness.Stale, version: s.version }),
+    };
+  });
   const vrf = await ctx.vrf.proofs(jobs);
   await ctx.azks.preloadFor(
     ctx.storage,
@@ -63,18 +75,23 @@ export async function buildLookupProofs(
   const proofs: LookupProof[] = [];
   for (let i = 0; i < states.length; i++) {
     const s = states[i]!;
-    const [existence, marker, freshness] = [vrf[3 * i]!, vrf[3 * i + 1]!, vrf[3 * i + 2]!];
+    const { existence: e, marker: m, freshness: f } = at[i]!;
+    const [existence, marker, freshness] = [vrf[e]!, vrf[m]!, vrf[f]!];
+    const existenceProof = await ctx.azks.membershipProof(ctx.storage, existence.nodeLabel, epoch);
     proofs.push({
       epoch: s.epoch,
       value: s.value,
       version: s.version,
       existenceVrfProof: existence.proof,
-      existenceProof: await ctx.azks.membershipProof(ctx.storage, existence.nodeLabel, epoch),
+      existenceProof,
       markerVrfProof: marker.proof,
-      markerProof: await ctx.azks.membershipProof(ctx.storage, marker.nodeLabel, epoch),
+      markerProof:
+        marker === existence
+          ? existenceProof
+          : await ctx.azks.membershipProof(ctx.storage, marker.nodeLabel, epoch),
       freshnessVrfProof: freshness.proof,
       freshnessProof: await ctx.azks.nonMembershipProof(ctx.storage, freshness.nodeLabel, epoch),
-      commitmentNonce: nonceOf(commitmentNonces(ctx, s), existence, jobs[3 * i]!),
+      commitmentNonce: nonceOf(commitmentNonces(ctx, s), existence, jobs[e]!),
     });
   }
   return proofs;

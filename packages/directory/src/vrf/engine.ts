@@ -25,6 +25,12 @@ export interface VrfJob {
   label: Uint8Array;
   freshness: VersionFreshness;
   version: bigint;
+  /**
+   * The job's node label where the caller already holds it (a value state keeps the label of
+   * its version's fresh leaf): `proofs` then returns it rather than derive it from the proof,
+   * which costs a point decompression and a hash (spec 5.4).
+   */
+  nodeLabel?: NodeLabel;
 }
 
 /** Hears the node labels of jobs `start..start + labels.length` once they are computed. */
@@ -67,8 +73,19 @@ function alphaOf(config: Configuration, job: VrfJob): Uint8Array {
   return config.getHashFromLabelInput(job.label, job.freshness, job.version);
 }
 
-function labelProof(proof: Uint8Array): VrfLabelProof {
-  return { proof, nodeLabel: nodeLabelFromVrfOutput(vrfProofToHash(proof)) };
+/**
+ * A proof with the node label it proves (spec 5.4: the label from the proof's output), or
+ * with `known`, the label the caller already holds for it.
+ */
+export function labelProof(
+  proof: Uint8Array,
+  nonce?: Uint8Array,
+  known?: NodeLabel,
+): VrfLabelProof {
+  const nodeLabel = known ?? nodeLabelFromVrfOutput(vrfProofToHash(proof));
+  const out: VrfLabelProof = { proof, nodeLabel };
+  if (nonce !== undefined) out.nonce = nonce;
+  return out;
 }
 
 /**
@@ -111,7 +128,8 @@ export class LocalVrfEngine implements VrfEngine {
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
-    return this.#key.proveMany(jobs.map((job) => alphaOf(this.config, job))).map(labelProof);
+    const proofs = this.#key.proveMany(jobs.map((job) => alphaOf(this.config, job)));
+    return proofs.map((proof, i) => labelProof(proof, undefined, jobs[i]!.nodeLabel));
   }
 
   /** Proves in chunks, giving the event loop a turn after each (as `nodeLabels`). */
@@ -250,7 +268,8 @@ export class WorkerVrfEngine implements VrfEngine {
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
     const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
     if (pool === undefined) return this.#local.proofs(jobs);
-    return (await this.run(pool, 'proofs', jobs, 80)).map((bytes) => labelProof(bytes.slice()));
+    const proofs = await this.run(pool, 'proofs', jobs, 80);
+    return proofs.map((bytes, i) => labelProof(bytes.slice(), undefined, jobs[i]!.nodeLabel));
   }
 
   async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {

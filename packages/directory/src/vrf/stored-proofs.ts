@@ -15,18 +15,10 @@
  * whole list at publish instead.
  */
 
-import {
-  AkdError,
-  VersionFreshness,
-  getMarkerVersions,
-  nodeLabelFromVrfOutput,
-  toHex,
-  vrfProofToHash,
-  type NodeLabel,
-} from '@akd-ts/core';
+import { AkdError, VersionFreshness, getMarkerVersions, toHex, type NodeLabel } from '@akd-ts/core';
 import type { Database, VrfProofKey, VrfProofRecord } from '@akd-ts/storage';
 import { vrfProofMapKey } from '@akd-ts/storage';
-import type { VrfEngine, VrfJob, VrfLabelProof } from './engine.js';
+import { labelProof, type VrfEngine, type VrfJob, type VrfLabelProof } from './engine.js';
 
 /** The last skiplist entry (spec 10.4): markers of versions below it never pass it. */
 export const MARKER_HORIZON = 1n << 32n;
@@ -107,13 +99,6 @@ export function proofMissing(job: VrfJob, what = 'VRF proof'): AkdError {
   );
 }
 
-/** A proof with the node label it proves (spec 5.4: the label from the proof's output). */
-export function labelProof(proof: Uint8Array, nonce?: Uint8Array): VrfLabelProof {
-  const out: VrfLabelProof = { proof, nodeLabel: nodeLabelFromVrfOutput(vrfProofToHash(proof)) };
-  if (nonce !== undefined) out.nonce = nonce;
-  return out;
-}
-
 /**
  * The VRF "engine" of a directory opened without the key: proofs come from the store, one
  * batched read per call; node labels (publishing) are refused.
@@ -141,7 +126,7 @@ export class StoredVrfProofs implements VrfEngine {
     return jobs.map((job) => {
       const r = found.get(vrfProofMapKey(job));
       if (r === undefined) throw proofMissing(job);
-      return labelProof(r.proof, r.nonce);
+      return labelProof(r.proof, r.nonce, job.nodeLabel);
     });
   }
 
