@@ -108,9 +108,17 @@ export function vrfProofRecordOf(key: VrfProofKey, value: Uint8Array): VrfProofR
   return record;
 }
 
-/** A map key for in-process stores (the key bytes in hex). */
+/**
+ * A map key for in-process use, never stored: freshness, the version in decimal, a colon,
+ * then one character per label byte. A lookup makes several per proof, so it is built
+ * without hex (half the characters, no string per byte); the colon ends the digits, so two
+ * keys are equal only for equal fields.
+ */
 export function vrfProofMapKey(key: VrfProofKey): string {
-  let s = '';
-  for (const b of vrfProofKeyBytes(key)) s += b.toString(16).padStart(2, '0');
+  const label = key.label;
+  let s = `${key.freshness}${key.version}:`;
+  for (let i = 0; i < label.length; i += 4096) {
+    s += String.fromCharCode(...label.subarray(i, i + 4096));
+  }
   return s;
 }
