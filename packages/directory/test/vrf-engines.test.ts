@@ -142,6 +142,42 @@ test('every engine gives the same labels and proofs, in job order', async () => 
   }
 });
 
+test('worker threads start with the first batch that needs them, never for small ones', async () => {
+  const sk = new Uint8Array(32).fill(9);
+  const jobs: VrfJob[] = Array.from({ length: 64 }, (_, i) => ({
+    label: utf8(`user ${i}`),
+    freshness: VersionFreshness.Fresh,
+    version: 1n,
+  }));
+  const local = new LocalVrfEngine(config, sk);
+  const idle = new WorkerVrfEngine(config, sk, { threads: 2 });
+  const engine = new WorkerVrfEngine(config, sk, { threads: 2, requireWorkers: true });
+  try {
+    // closing an engine that never started its threads has nothing to stop
+    await idle.close();
+    assert.equal(idle.threadsStarted, false);
+    // below 64 jobs everything runs here: labels, proofs, proof bytes
+    const few = jobs.slice(0, 63);
+    const expected = await local.nodeLabels(jobs);
+    assert.deepEqual(await engine.nodeLabels(few), expected.slice(0, 63));
+    assert.equal((await engine.proofs(few)).length, 63);
+    assert.equal((await engine.proofBytes(few)).length, 63);
+    assert.equal(engine.threadsStarted, false);
+    // 64 jobs start the pool, once, and give the same labels
+    assert.deepEqual(await engine.nodeLabels(jobs), expected);
+    assert.equal(engine.threadsStarted, true);
+    assert.deepEqual(
+      (await engine.proofBytes(jobs)).map(toHex),
+      (await local.proofBytes(jobs)).map(toHex),
+    );
+    // once closed, a batch runs on the calling thread rather than start another pool
+    await engine.close();
+    assert.deepEqual(await engine.nodeLabels(jobs), expected);
+  } finally {
+    await engine.close();
+  }
+});
+
 test('a failing batch rejects, stops handing out work, and leaves the pool usable', async () => {
   const engine = new WorkerVrfEngine(config, new Uint8Array(32).fill(5), { threads: 2 });
   try {

@@ -173,8 +173,14 @@ const POOL = 'VRF';
  */
 export class WorkerVrfEngine implements VrfEngine {
   readonly name: string;
-  /** Settles once the pool answered its probe: the pool, or undefined to stay here. */
-  readonly #ready: Promise<Piscina | undefined>;
+  /**
+   * Starts the pool: it settles once the pool answered its probe, with the pool or undefined
+   * to stay here. Called for the first batch large enough for the workers, so that a process
+   * that only ever evaluates a few VRFs (a small publish, a lookup) starts no thread.
+   */
+  readonly #open: () => Promise<Piscina | undefined>;
+  #ready: Promise<Piscina | undefined> | undefined;
+  #closed = false;
   readonly #local: LocalVrfEngine;
   readonly #threads: number;
 
@@ -186,21 +192,37 @@ export class WorkerVrfEngine implements VrfEngine {
     const backend = options.backend ?? 'auto';
     this.#local = new LocalVrfEngine(config, secretKey, backend);
     this.#threads = Math.max(1, options.threads);
-    this.#ready = openPool(
-      POOL,
-      workerScript(import.meta.url, 'vrf-worker'),
-      {
-        minThreads: this.#threads,
-        maxThreads: this.#threads,
-        idleTimeout: Number.POSITIVE_INFINITY,
-        workerData: { secretKey: secretKey.slice(), backend },
-      },
-      options.requireWorkers ?? false,
-    );
-    // a rejection (required workers missing) reaches the first batch that awaits it
-    this.#ready.catch(() => undefined);
+    const workerData = { secretKey: secretKey.slice(), backend };
+    this.#open = () =>
+      openPool(
+        POOL,
+        workerScript(import.meta.url, 'vrf-worker'),
+        {
+          minThreads: this.#threads,
+          maxThreads: this.#threads,
+          idleTimeout: Number.POSITIVE_INFINITY,
+          workerData,
+        },
+        options.requireWorkers ?? false,
+      );
     const kind = this.#local.name.replace(' (main thread)', '');
     this.name = `${kind}, ${this.#threads} worker thread${this.#threads === 1 ? '' : 's'}`;
+  }
+
+  /**
+   * The pool for a batch of `jobs` jobs, started on the first batch that needs it, or
+   * undefined where the batch runs on the calling thread: a small batch, a closed engine, or
+   * a pool that cannot load. @throws WorkersUnavailableError when required workers cannot
+   */
+  /** Whether a batch has started the worker threads (a small one never does). */
+  get threadsStarted(): boolean {
+    return this.#ready !== undefined;
+  }
+
+  async #poolFor(jobs: number): Promise<Piscina | undefined> {
+    if (jobs < MIN_WORKER_BATCH || this.#closed) return undefined;
+    this.#ready ??= this.#open();
+    return this.#ready;
   }
 
   /**
@@ -253,7 +275,7 @@ export class WorkerVrfEngine implements VrfEngine {
     onProgress?: (done: number) => void,
     onLabels?: LabelsListener,
   ): Promise<NodeLabel[]> {
-    const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
+    const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.nodeLabels(jobs, onProgress, onLabels);
     const labels: NodeLabel[] = new Array<NodeLabel>(jobs.length);
     await this.run(pool, 'labels', jobs, 32, onProgress, (start, outputs) => {
@@ -266,20 +288,21 @@ export class WorkerVrfEngine implements VrfEngine {
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
-    const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
+    const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.proofs(jobs);
     const proofs = await this.run(pool, 'proofs', jobs, 80);
     return proofs.map((bytes, i) => labelProof(bytes.slice(), undefined, jobs[i]!.nodeLabel));
   }
 
   async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
-    const pool = jobs.length < MIN_WORKER_BATCH ? undefined : await this.#ready;
+    const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.proofBytes(jobs);
     return this.run(pool, 'proofs', jobs, 80);
   }
 
   async close(): Promise<void> {
-    await (await this.#ready.catch(() => undefined))?.destroy();
+    this.#closed = true;
+    await (await this.#ready?.catch(() => undefined))?.destroy();
   }
 }
 
