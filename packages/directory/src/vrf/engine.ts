@@ -209,16 +209,16 @@ export class WorkerVrfEngine implements VrfEngine {
     this.name = `${kind}, ${this.#threads} worker thread${this.#threads === 1 ? '' : 's'}`;
   }
 
-  /**
-   * The pool for a batch of `jobs` jobs, started on the first batch that needs it, or
-   * undefined where the batch runs on the calling thread: a small batch, a closed engine, or
-   * a pool that cannot load. @throws WorkersUnavailableError when required workers cannot
-   */
   /** Whether a batch has started the worker threads (a small one never does). */
   get threadsStarted(): boolean {
     return this.#ready !== undefined;
   }
 
+  /**
+   * The pool for a batch of `jobs` jobs, started on the first batch that needs it, or
+   * undefined where the batch runs on the calling thread: a small batch, a closed engine, or
+   * a pool that cannot load. @throws WorkersUnavailableError when required workers cannot
+   */
   async #poolFor(jobs: number): Promise<Piscina | undefined> {
     if (jobs < MIN_WORKER_BATCH || this.#closed) return undefined;
     this.#ready ??= this.#open();
