@@ -74,12 +74,9 @@ const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.len
  * machine slows both sides of a block alike, so the paired ratio holds where one rate each
  * would not. Both readers see the same labels in the same order, so their caches match.
  */
-async function pairedRates(
-  keyed: ReadOnlyDirectory,
-  keyless: ReadOnlyDirectory,
-): Promise<{ keyed: number; keyless: number; ratio: number }> {
+async function pairedRates(keyed: ReadOnlyDirectory, keyless: ReadOnlyDirectory): Promise<Lookups> {
   const sample = Array.from({ length: LOOKUPS }, (_, i) => labels[(i * 7919) % LABELS]!);
-  const warm = labels.slice(0, 50).map((_, i) => labels[(i * 104_729 + 1) % LABELS]!);
+  const warm = Array.from({ length: 50 }, (_, i) => labels[(i * 104_729 + 1) % LABELS]!);
   for (const reader of [keyed, keyless]) for (const l of warm) await reader.lookup(l);
   const blocks = Math.max(1, Math.floor(LOOKUPS / 200));
   const size = Math.ceil(LOOKUPS / blocks);
