@@ -9,7 +9,23 @@
  */
 
 import { createRequire } from 'node:module';
-import { expandSecretKeyBytes, vrfPublicKeyFromSecret } from '@akd-ts/core';
+
+/**
+ * A secret key expanded as spec 5.2 says (core's `expandSecretKeyBytes`: SHA-512, the clamped
+ * scalar's bytes and the nonce key) with its public key (`vrfPublicKeyFromSecret`): what a
+ * {@link NativeVrfKey} is made from. This package imports nothing of core: the directory loads
+ * it with `require`, since it is optional, and a core imported from here would then be a
+ * second copy of core, in CommonJS, beside the ES module one wherever the require resolves to
+ * sources.
+ */
+export interface ExpandedVrfSecret {
+  /** The clamped scalar, 32 bytes little-endian; zeroed once read. */
+  scalarBytes: Uint8Array;
+  /** The nonce key, 32 bytes; zeroed once read. */
+  nonceKey: Uint8Array;
+  /** The public key, 32 bytes. */
+  publicKey: Uint8Array;
+}
 
 /** The addon's functions (native/addon.c). */
 export interface NativeVrfAddon {
@@ -121,16 +137,21 @@ export class NativeVrfKey {
   readonly #x8 = new Uint8Array(32);
   readonly #addon: NativeVrfAddon;
 
-  /** @throws AkdError `VRF_INVALID_SECRET_KEY` when `secretKey` is not 32 bytes */
-  constructor(addon: NativeVrfAddon, secretKey: Uint8Array) {
+  /** @throws RangeError when a part of `key` is not 32 bytes */
+  constructor(addon: NativeVrfAddon, key: ExpandedVrfSecret) {
+    const { scalarBytes, nonceKey, publicKey } = key;
+    for (const [name, part] of Object.entries({ scalarBytes, nonceKey, publicKey })) {
+      if (!(part instanceof Uint8Array) || part.length !== 32) {
+        throw new RangeError(`key.${name} must be 32 bytes`);
+      }
+    }
     this.#addon = addon;
-    const { scalarBytes, nonceKey } = expandSecretKeyBytes(secretKey);
     // spec 5.3 proof_to_hash hashes 8·Gamma = (8x mod L)·H; both reductions in constant time
     addon.reduceSecret(scalarBytes, this.#secret.subarray(0, 32), this.#x8);
     scalarBytes.fill(0);
     this.#secret.set(nonceKey, 32);
     nonceKey.fill(0);
-    this.publicKey = vrfPublicKeyFromSecret(secretKey);
+    this.publicKey = publicKey.slice();
   }
 
   /** The 80-byte proof of `alpha` (spec 5.3 `prove`). */

@@ -18,6 +18,7 @@ import {
   toHex,
   vrfEvaluate,
   vrfProve,
+  vrfPublicKeyFromSecret,
   vrfVerify,
 } from '@akd-ts/core';
 // core's own candidate check (not part of its public API): the reference for crafted inputs
@@ -30,6 +31,12 @@ import {
   type NativeVrfAddon,
 } from '@akd-ts/vrf-native';
 import { nativeVrfSkip } from '../../../test/support/native-vrf-rule.js';
+
+/** The native key of `sk`, expanded by core as the directory does (vrf/backend.ts). */
+function nativeKey(addon: NativeVrfAddon, sk: Uint8Array): NativeVrfKey {
+  const { scalarBytes, nonceKey } = expandSecretKeyBytes(sk);
+  return new NativeVrfKey(addon, { scalarBytes, nonceKey, publicKey: vrfPublicKeyFromSecret(sk) });
+}
 
 const addon = loadNativeVrf();
 const skip = nativeVrfSkip(addon !== null, nativeVrfLoadError());
@@ -123,7 +130,7 @@ test(
         fc.uint8Array({ minLength: 32, maxLength: 32 }),
         fc.array(fc.uint8Array({ maxLength: 80 }), { minLength: 1, maxLength: 12 }),
         (sk, alphas) => {
-          const native = new NativeVrfKey(addon!, sk);
+          const native = nativeKey(addon!, sk);
           const reference = VrfSecretKey.fromBytes(sk);
           assert.equal(toHex(native.publicKey), toHex(reference.publicKeyBytes));
           const many = native.evaluateMany(alphas).map(toHex);
@@ -145,7 +152,7 @@ test(
   () => {
     const sk = crypto.getRandomValues(new Uint8Array(32));
     const reference = VrfSecretKey.fromBytes(sk);
-    const native = new NativeVrfKey(addon!, sk);
+    const native = nativeKey(addon!, sk);
     // full groups of eight, a short last group, and a batch shorter than one group
     for (const n of [19, 8, 3]) {
       const alphas = Array.from({ length: n }, () => crypto.getRandomValues(new Uint8Array(32)));
@@ -166,7 +173,7 @@ test('RFC 9381 example 16 (empty alpha) through the native path', { skip }, () =
   const beta =
     '90cf1df3b703cce59e2a35b925d411164068269d7b2d29f3301c03dd757876ff' +
     '66b71dda49d2de59d03450451af026798e8f81cd2e333de5cdf4f3e140fdd8ae';
-  assert.equal(toHex(new NativeVrfKey(addon!, sk).evaluate(new Uint8Array(0))), beta);
+  assert.equal(toHex(nativeKey(addon!, sk).evaluate(new Uint8Array(0))), beta);
 });
 
 test(
@@ -278,7 +285,7 @@ test('native proofs are the portable ones, and verify', { skip }, () => {
       fc.uint8Array({ minLength: 32, maxLength: 32 }),
       fc.uint8Array({ maxLength: 100 }),
       (sk, alpha) => {
-        const proof = new NativeVrfKey(addon!, sk).prove(alpha);
+        const proof = nativeKey(addon!, sk).prove(alpha);
         const reference = vrfProve(sk, alpha, 'noble');
         assert.equal(toHex(proof), toHex(reference));
         const publicKey = VrfSecretKey.fromBytes(sk).publicKeyBytes;
@@ -294,7 +301,7 @@ test(
   { skip },
   () => {
     const sk = crypto.getRandomValues(new Uint8Array(32));
-    const native = new NativeVrfKey(addon!, sk);
+    const native = nativeKey(addon!, sk);
     const publicKey = VrfSecretKey.fromBytes(sk).publicKeyBytes;
     // full groups of eight, short last groups, a batch below the eight-lane minimum; each lane
     // has its own nonce, so every lane position must match the one-lane prover
@@ -349,10 +356,30 @@ test(
   },
 );
 
+test('a key is made of 32-byte parts: any other length is a RangeError naming the part', () => {
+  const stub = { reduceSecret: () => {} } as unknown as NativeVrfAddon;
+  const part = () => new Uint8Array(32);
+  for (const name of ['scalarBytes', 'nonceKey', 'publicKey'] as const) {
+    const key = {
+      scalarBytes: part(),
+      nonceKey: part(),
+      publicKey: part(),
+      [name]: new Uint8Array(31),
+    };
+    assert.throws(() => new NativeVrfKey(stub, key), new RegExp(`key\\.${name} must be 32 bytes`));
+  }
+  // the secret parts are zeroed once read; the public key is copied
+  const key = { scalarBytes: part().fill(7), nonceKey: part().fill(7), publicKey: part().fill(9) };
+  const made = new NativeVrfKey(stub, key);
+  assert.deepEqual([key.scalarBytes, key.nonceKey], [part(), part()]);
+  key.publicKey.fill(0);
+  assert.deepEqual(made.publicKey, part().fill(9));
+});
+
 test('a batched proof of an alpha without a point is an error', () => {
   // a stand-in addon: the real one cannot be made to miss 256 candidates in a row
   const stub = { proveMany: () => 1, reduceSecret: () => {} } as unknown as NativeVrfAddon;
-  const key = new NativeVrfKey(stub, new Uint8Array(32).fill(1));
+  const key = nativeKey(stub, new Uint8Array(32).fill(1));
   assert.throws(
     () => key.proveMany([new Uint8Array(3), new Uint8Array(3)]),
     /no point in 256 tries/,
@@ -420,7 +447,7 @@ test('evaluating no alphas gives none; an alpha without a point is an error', ()
     },
     reduceSecret: () => {},
   } as unknown as NativeVrfAddon;
-  const key = new NativeVrfKey(stub, new Uint8Array(32).fill(1));
+  const key = nativeKey(stub, new Uint8Array(32).fill(1));
   assert.deepEqual(key.evaluateMany([]), []);
   assert.throws(() => key.evaluate(new Uint8Array(3)), /no point in 256 tries/);
   assert.equal(calls, 2);

@@ -12,6 +12,8 @@
 
 import {
   VrfSecretKey,
+  expandSecretKeyBytes,
+  vrfPublicKeyFromSecret,
   vrfWasmAvailable,
   vrfEvaluate,
   vrfProve,
@@ -78,7 +80,9 @@ export function vrfKeyBackend(
   if (choice === 'native' || choice === 'auto') {
     const native = loadVrfNative();
     if (native !== null) {
-      const key = new native.NativeVrfKey(native.addon, secretKey);
+      const { scalarBytes, nonceKey } = expandSecretKeyBytes(secretKey);
+      const publicKey = vrfPublicKeyFromSecret(secretKey);
+      const key = new native.NativeVrfKey(native.addon, { scalarBytes, nonceKey, publicKey });
       return {
         name: 'native',
         evaluate: (a) => key.evaluate(a),
