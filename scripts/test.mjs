@@ -19,10 +19,19 @@
 // CI's own limit ends it with no name. The limit is no measure of speed: it is far above any
 // file's time on a busy machine.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
 import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { keepOneTextPerUrl } from './coverage-texts.mjs';
 import { startThrowawayPostgres } from './test-postgres.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -112,23 +121,33 @@ const nodeArgs = [
   `--test-reporter-destination=${results}`,
   ...files,
 ];
+const v8Dir = join(work, 'v8');
 const c8Args = [
   // each run collects coverage in its own directory, so concurrent runs cannot mix their data
-  `--temp-directory=${join(work, 'v8')}`,
+  `--temp-directory=${v8Dir}`,
   `--report-dir=${reportDir}`,
   '--reporter=text',
   '--reporter=json-summary',
   // the floor is checked below, so that its verdict comes last
   '--check-coverage=false',
 ];
-const status = await new Promise((resolve) => {
-  child = spawn(
-    process.execPath,
-    [join(root, 'node_modules/c8/bin/c8.js'), ...c8Args, process.execPath, ...nodeArgs],
-    { cwd: root, stdio: 'inherit', env },
-  );
-  child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
-});
+
+/** Runs `args` with this Node; resolves to its exit status. */
+function run(args, childEnv) {
+  return new Promise((resolve) => {
+    child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env: childEnv });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+// the tests write raw V8 coverage, which is reported once each URL keeps one compiled text
+// (coverage-texts.mjs): c8 wraps nothing, it only reports
+mkdirSync(v8Dir);
+const status = await run(nodeArgs, { ...env, NODE_V8_COVERAGE: v8Dir });
+if (!interrupted) {
+  keepOneTextPerUrl(v8Dir);
+  await run([join(root, 'node_modules/c8/bin/c8.js'), 'report', ...c8Args], env);
+}
 
 // ---- the summary --------------------------------------------------------------------------
 

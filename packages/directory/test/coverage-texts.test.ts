@@ -1,0 +1,88 @@
+/**
+ * The test runner's coverage step (scripts/coverage-texts.mjs): worker threads compile the
+ * sources as CommonJS where the main threads compile them as ES modules, under the same URLs,
+ * and only one compiled text per URL may reach c8's merge.
+ */
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { keepOneTextPerUrl } from '../../../scripts/coverage-texts.mjs';
+
+const ESM = 'file:///src/markers.ts';
+const ONLY = 'file:///src/vrf-worker.ts';
+const PLAIN = 'node:fs';
+
+/** A raw coverage file: one script per url, with the line lengths of its compiled text. */
+function coverageFile(scripts: [string, number[] | undefined][]) {
+  const cache: Record<string, { lineLengths: number[] }> = {};
+  for (const [url, lines] of scripts) if (lines !== undefined) cache[url] = { lineLengths: lines };
+  return {
+    result: scripts.map(([url]) => ({ scriptId: '1', url, functions: [] })),
+    'source-map-cache': cache,
+  };
+}
+
+test('each URL keeps the compiled text most processes ran; the others are dropped', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'akd-coverage-'));
+  try {
+    const esm = [40, 80, 7];
+    const cjs = [12, 40, 80, 7, 30];
+    const files = {
+      'main-1.json': coverageFile([
+        [ESM, esm],
+        [PLAIN, undefined],
+      ]),
+      'main-2.json': coverageFile([[ESM, esm]]),
+      'worker.json': coverageFile([
+        [ESM, cjs],
+        [ONLY, [9, 9]],
+        [PLAIN, undefined],
+      ]),
+    };
+    for (const [name, file] of Object.entries(files)) {
+      writeFileSync(join(dir, name), JSON.stringify(file));
+    }
+    writeFileSync(join(dir, 'notes.txt'), 'not coverage');
+    const before = readFileSync(join(dir, 'main-1.json'), 'utf8');
+    const dropped = keepOneTextPerUrl(dir);
+    assert.deepEqual([...dropped], [[ESM, 1]]);
+    const read = (name: string) =>
+      (
+        JSON.parse(readFileSync(join(dir, name), 'utf8')) as { result: { url: string }[] }
+      ).result.map((s) => s.url);
+    // the worker's own script and the scripts without a map stay; its other text of ESM goes
+    assert.deepEqual(read('worker.json'), [ONLY, PLAIN]);
+    assert.deepEqual(read('main-2.json'), [ESM]);
+    // a file with nothing to drop is left as it was written
+    assert.equal(readFileSync(join(dir, 'main-1.json'), 'utf8'), before);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a tie between two texts keeps the same one whatever order the files come in', () => {
+  for (const order of [0, 1]) {
+    const dir = mkdtempSync(join(tmpdir(), 'akd-coverage-'));
+    try {
+      const texts = [
+        [1, 2],
+        [3, 4],
+      ];
+      writeFileSync(join(dir, 'a.json'), JSON.stringify(coverageFile([[ESM, texts[order]]])));
+      writeFileSync(join(dir, 'b.json'), JSON.stringify(coverageFile([[ESM, texts[1 - order]]])));
+      keepOneTextPerUrl(dir);
+      const left = ['a.json', 'b.json'].flatMap((n) =>
+        (JSON.parse(readFileSync(join(dir, n), 'utf8')) as ReturnType<typeof coverageFile>).result
+          .length > 0
+          ? [n === 'a.json' ? texts[order] : texts[1 - order]]
+          : [],
+      );
+      assert.deepEqual(left, [[1, 2]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
