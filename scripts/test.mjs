@@ -19,15 +19,7 @@
 // CI's own limit ends it with no name. The limit is no measure of speed: it is far above any
 // file's time on a busy machine.
 import { spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -121,7 +113,7 @@ const nodeArgs = [
   `--test-reporter-destination=${results}`,
   ...files,
 ];
-const v8Dir = join(work, 'v8');
+const v8Dir = mkdtempSync(join(work, 'v8-'));
 const c8Args = [
   // each run collects coverage in its own directory, so concurrent runs cannot mix their data
   `--temp-directory=${v8Dir}`,
@@ -142,7 +134,6 @@ function run(args, childEnv) {
 
 // the tests write raw V8 coverage, which is reported once each URL keeps one compiled text
 // (coverage-texts.mjs): c8 wraps nothing, it only reports
-mkdirSync(v8Dir);
 const status = await run(nodeArgs, { ...env, NODE_V8_COVERAGE: v8Dir });
 if (!interrupted) {
   keepOneTextPerUrl(v8Dir);
