@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs every test file (packages/*/test/**/*.test.ts) with node:test against the TypeScript
-// sources (the "source" export condition, compiled on the fly by tsx) under c8, and closes with
+// sources (the "source" export condition, compiled on the fly by tsx) with coverage that c8 reports, and closes with
 // a summary: the PostgreSQL server used, skipped tests with their reasons, line coverage of
 // packages/*/src against its floor (.c8rc.json), and, when the run failed, why (the failing
 // tests' names, or the coverage floor), right above the last line `tests: N passed, N failed,
