@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Runs every test file (packages/*/test/**/*.test.ts) with node:test against the TypeScript
-// sources (the "source" export condition, compiled on the fly by tsx) with coverage that c8 reports, and closes with
-// a summary: the PostgreSQL server used, skipped tests with their reasons, line coverage of
-// packages/*/src against its floor (.c8rc.json), and, when the run failed, why (the failing
-// tests' names, or the coverage floor), right above the last line `tests: N passed, N failed,
-// N skipped`. Arguments narrow the run to files whose path contains one of them (`npm test --
+// sources (the "source" export condition, compiled on the fly by tsx), collecting V8 coverage
+// that c8 reports, and closes with a summary: the PostgreSQL server used, skipped tests with
+// their reasons, line coverage of packages/*/src against its floor (.c8rc.json), and, when the
+// run failed, why (the failing tests' names, or the coverage floor), right above the last line
+// `tests: N passed, N failed, N skipped`. Arguments narrow the run to files whose path contains one of them (`npm test --
 // vrf proto`); the coverage floor applies to full runs only.
 //
 // PostgreSQL tests use AKD_TEST_POSTGRES_URL when it is set (CI sets it); otherwise this runner
