@@ -4,8 +4,8 @@
 // that c8 reports, and closes with a summary: the PostgreSQL server used, skipped tests with
 // their reasons, line coverage of packages/*/src against its floor (.c8rc.json), and, when the
 // run failed, why (the failing tests' names, or the coverage floor), right above the last line
-// `tests: N passed, N failed, N skipped`. Arguments narrow the run to files whose path contains one of them (`npm test --
-// vrf proto`); the coverage floor applies to full runs only.
+// `tests: N passed, N failed, N skipped`. Arguments narrow the run to files whose path
+// contains one of them (`npm test -- vrf proto`); the coverage floor applies to full runs only.
 //
 // PostgreSQL tests use AKD_TEST_POSTGRES_URL when it is set (CI sets it); otherwise this runner
 // starts a throwaway server for the run and removes it afterwards (scripts/test-postgres.mjs).
