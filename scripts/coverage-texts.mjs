@@ -18,16 +18,25 @@ function signature(file, url) {
   return Array.isArray(lines) ? lines.join(',') : undefined;
 }
 
+/** The coverage file `name` of `dir`, parsed. */
+function read(dir, name) {
+  return JSON.parse(readFileSync(join(dir, name), 'utf8'));
+}
+
 /**
  * Rewrites the coverage files of `dir` (NODE_V8_COVERAGE) so that each URL keeps one compiled
- * text. Returns the URLs that had more than one, with the number of scripts dropped.
+ * text. Returns the URLs that had more than one, with the number of scripts dropped. Reads
+ * the files twice, one at a time: a full run's files, source maps included, are too large to
+ * hold together.
  */
 export function keepOneTextPerUrl(dir) {
-  const names = readdirSync(dir).filter((n) => n.endsWith('.json'));
-  const files = names.map((n) => JSON.parse(readFileSync(join(dir, n), 'utf8')));
+  const names = readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort();
   /** url -> signature -> number of scripts */
   const counts = new Map();
-  for (const file of files) {
+  for (const name of names) {
+    const file = read(dir, name);
     for (const script of file.result ?? []) {
       const sig = signature(file, script.url);
       if (sig === undefined) continue;
@@ -42,7 +51,9 @@ export function keepOneTextPerUrl(dir) {
     kept.set(url, [...bySig].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0]);
   }
   const dropped = new Map();
-  files.forEach((file, i) => {
+  if (kept.size === 0) return dropped;
+  for (const name of names) {
+    const file = read(dir, name);
     const before = file.result?.length ?? 0;
     file.result = (file.result ?? []).filter((script) => {
       const want = kept.get(script.url);
@@ -50,7 +61,7 @@ export function keepOneTextPerUrl(dir) {
       dropped.set(script.url, (dropped.get(script.url) ?? 0) + 1);
       return false;
     });
-    if (file.result.length !== before) writeFileSync(join(dir, names[i]), JSON.stringify(file));
-  });
+    if (file.result.length !== before) writeFileSync(join(dir, name), JSON.stringify(file));
+  }
   return dropped;
 }
