@@ -18,9 +18,16 @@ function signature(file, url) {
   return Array.isArray(lines) ? lines.join(',') : undefined;
 }
 
-/** The coverage file `name` of `dir`, parsed. */
+/**
+ * The coverage file `name` of `dir`, parsed, or an empty one when it is not JSON (a process
+ * stopped while writing it): such a file is left for c8, as it was before this step.
+ */
 function read(dir, name) {
-  return JSON.parse(readFileSync(join(dir, name), 'utf8'));
+  try {
+    return JSON.parse(readFileSync(join(dir, name), 'utf8'));
+  } catch {
+    return { result: [] };
+  }
 }
 
 /**

@@ -46,6 +46,7 @@ test('each URL keeps the compiled text most processes ran; the others are droppe
       writeFileSync(join(dir, name), JSON.stringify(file));
     }
     writeFileSync(join(dir, 'notes.txt'), 'not coverage');
+    writeFileSync(join(dir, 'cut-short.json'), '{"result":[{"url"');
     const before = readFileSync(join(dir, 'main-1.json'), 'utf8');
     const dropped = keepOneTextPerUrl(dir);
     assert.deepEqual([...dropped], [[ESM, 1]]);
@@ -56,8 +57,9 @@ test('each URL keeps the compiled text most processes ran; the others are droppe
     // the worker's own script and the scripts without a map stay; its other text of ESM goes
     assert.deepEqual(read('worker.json'), [ONLY, PLAIN]);
     assert.deepEqual(read('main-2.json'), [ESM]);
-    // a file with nothing to drop is left as it was written
+    // a file with nothing to drop is left as it was written, and so is one that is not JSON
     assert.equal(readFileSync(join(dir, 'main-1.json'), 'utf8'), before);
+    assert.equal(readFileSync(join(dir, 'cut-short.json'), 'utf8'), '{"result":[{"url"');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
