@@ -32,9 +32,17 @@ import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-on
 import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
-import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING, proofKey } from './vrf/stored-proofs.js';
+import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
 import { SWEEPS_FROM_SETTING } from './vrf/marker-sweeps.js';
 import { planPublishProofs, type PublishProofs } from './vrf/publish-proofs.js';
+import {
+  VRF_PROOFS_THROUGH_SETTING,
+  catchUpProofs,
+  defersProofs,
+  proofsThrough,
+  proveRecords,
+  storeEpochProofs,
+} from './vrf/epoch-proofs.js';
 
 /** One update of a publish. */
 export interface Update {
@@ -58,6 +66,12 @@ export interface PublishProgress {
 export interface PublishOptions {
   /** Called as the publish advances (VRF progress in chunks of about a thousand labels). */
   onProgress?: (progress: PublishProgress) => void;
+}
+
+/** A committed publish, and what stores its VRF proofs after it when they are deferred. */
+interface Published {
+  epochHash: EpochHash;
+  storeProofs?: () => Promise<void>;
 }
 
 /** What a publish is about to insert: tree elements and value states. */
@@ -119,13 +133,24 @@ export class Directory extends ReadOnlyDirectory {
           await db.setSetting(VRF_PROOFS_SETTING, VRF_PROOFS_COMPLETE);
           if (db.listUsernames !== undefined) await db.setSetting(SWEEPS_FROM_SETTING, '0');
         }
+        if (defersProofs(ctx)) await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '0');
       } else if (!ctx.storeVrfProofs && (await db.getSetting(VRF_PROOFS_SETTING)) !== undefined) {
         // the versions this writer publishes will have none; writers after it store every
-        // marker at publish (no sweeps) until a backfill completes the store again
+        // marker at publish (no sweeps) until a backfill completes the store again, and
+        // readers serve the latest epoch (VRF_PROOF_MISSING where a proof is lacking)
         await db.setSetting(VRF_PROOFS_SETTING, 'partial');
         await db.setSetting(SWEEPS_FROM_SETTING, '');
+        await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '');
+      } else if (defersProofs(ctx) && (await proofsThrough(db)) === undefined) {
+        // earlier writers stored each epoch's proofs before its commit: none is owed
+        const { latestEpoch } = await ctx.azks.read(ctx.storage);
+        await db.setSetting(VRF_PROOFS_THROUGH_SETTING, latestEpoch.toString());
       }
-      return new Directory(ctx, lock, { ...DEFAULT_LIMITS, ...options.limits });
+      const writer = new Directory(ctx, lock, { ...DEFAULT_LIMITS, ...options.limits });
+      // proofs a stopped writer still owed are caught up at once, not at the next publish
+      const opened = ctx;
+      if (defersProofs(opened)) writer.enqueue(() => catchUpProofs(opened)).catch(() => undefined);
+      return writer;
     } catch (e) {
       await ctx?.vrf.close();
       await lock.release();
@@ -173,8 +198,37 @@ export class Directory extends ReadOnlyDirectory {
    */
   publish(updates: Update[], options: PublishOptions = {}): Promise<EpochHash> {
     const run = this.queue.then(() => this.publishNow(updates, options.onProgress ?? (() => {})));
+    // the epoch's VRF proofs are stored once it committed, before anything queued after it;
+    // a failure there is caught up by the next publish or `vrfProofsStored`
+    this.queue = run.then(
+      (done) => done.storeProofs?.().catch(() => undefined),
+      () => undefined,
+    );
+    return run.then((done) => done.epochHash);
+  }
+
+  /** Runs `task` after everything queued before it (publishes and their proofs). */
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Waits until every epoch published so far has its VRF proofs stored, so that processes
+   * without the key serve it (a publish resolves once its epoch commits; its proofs follow).
+   * Proofs whose writing failed are tried again here.
+   * @returns the number of epochs whose proofs had to be tried again (0 normally).
+   * @throws the storage or VRF error that stopped them (the next publish tries again too);
+   * AkdError `STORAGE_LOCKED` or `STORAGE_CONNECTION` when this writer lost its lock (the
+   * writer that holds it stores them).
+   * @example await writer.publish(updates); await writer.vrfProofsStored();
+   */
+  vrfProofsStored(): Promise<number> {
+    return this.enqueue(() => {
+      this.checkLock();
+      return catchUpProofs(this.ctx);
+    });
   }
 
   private checkUpdates(updates: Update[]): void {
@@ -309,9 +363,11 @@ export class Directory extends ReadOnlyDirectory {
   private async publishNow(
     updates: Update[],
     progress: (p: PublishProgress) => void,
-  ): Promise<EpochHash> {
+  ): Promise<Published> {
     this.checkUpdates(updates);
     this.checkLock();
+    // what an earlier epoch still owes goes first, so that the mark lags one epoch at most
+    await catchUpProofs(this.ctx);
     const { storage, azks, parallelism } = this.ctx;
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
@@ -324,16 +380,22 @@ export class Directory extends ReadOnlyDirectory {
       epoch,
       progress,
     );
-    const { states, sweepPositions } = plan;
+    const { states } = plan;
     let elements: AzksElement[] | undefined = plan.elements;
     if (elements.length === 0) {
       progress({ phase: 'done', done: 0, total: 0 });
-      return this.getEpochHash();
+      return { epochHash: await this.getEpochHash() };
     }
     const leaves = elements.length;
-    // the proofs to store are computed while the tree is built (on the engine's threads)
-    let proving: Promise<VrfProofRecord[]> | undefined = this.proveForStore(plan);
-    proving.catch(() => undefined); // a failure reaches the await below, or the rollback
+    const { proofJobs, nonces, sweepPositions } = plan;
+    const proofs: PublishProofs = { proofJobs, nonces, sweepPositions };
+    // a store that cannot list its labels could not find owed proofs again: its epochs get
+    // theirs before they commit, computed while the tree is built (on the engine's threads)
+    const deferred = defersProofs(this.ctx);
+    let proving: Promise<VrfProofRecord[]> | undefined = deferred
+      ? undefined
+      : proveRecords(this.ctx, proofs);
+    proving?.catch(() => undefined); // a failure reaches the await below, or the rollback
     plan = undefined;
 
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
@@ -356,11 +418,12 @@ export class Directory extends ReadOnlyDirectory {
       // read from the log before committing: nothing may fail once the epoch is published
       const hash = await azks.rootHash(tx, epoch);
       progress({ phase: 'commit', done: 0, total: tx.size });
-      // the epoch's VRF proofs go before its commit too, so every version it publishes has
-      // them once it is visible; proofs are a function of their key, and a retried publish
-      // writes each version's nonce again, so what a failed publish left is never wrong
-      await storage.db.setVrfProofs(await proving);
-      proving = undefined;
+      if (proving !== undefined) {
+        // proofs are a function of their key, and a retried publish writes each version's
+        // nonce again, so what a failed publish left is never wrong
+        await storage.db.setVrfProofs(await proving);
+        proving = undefined;
+      }
       // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
       // that does not exist yet (readers never look past the latest epoch), and the retried
       // publish replaces it; after the commit, the epoch always has its blob
@@ -368,9 +431,9 @@ export class Directory extends ReadOnlyDirectory {
         await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash, step),
       );
       await tx.commit();
-      await this.recordSweeps(sweepPositions);
       progress({ phase: 'done', done: updates.length, total: updates.length });
-      return { epoch, hash };
+      const storeProofs = deferred ? () => this.storeProofs(epoch, proofs) : undefined;
+      return { epochHash: { epoch, hash }, storeProofs };
     } catch (e) {
       if (!tx.ended) await tx.rollback();
       throw e;
@@ -403,31 +466,15 @@ export class Directory extends ReadOnlyDirectory {
   }
 
   /**
-   * Records how far the marker sweeps got, once their proofs are stored and the epoch
-   * committed. The publish has succeeded by then: a position not written only makes the next
-   * publish walk the same labels again, so a failure here is not the caller's.
+   * Stores the proofs of `epoch`, which this writer just committed, unless it lost the lock
+   * meanwhile: the mark must not move behind what a writer after it stored (that writer
+   * catches up what this one owes).
    */
-  private async recordSweeps(positions: Map<string, string>): Promise<void> {
-    try {
-      for (const [name, value] of positions) await this.ctx.storage.db.setSetting(name, value);
-    } catch {
-      // the next publish repeats the walk from the last recorded position
-    }
-  }
-
-  /** The records of `plan.proofJobs`, their proofs computed by the engine. */
-  private async proveForStore(plan: PublishPlan): Promise<VrfProofRecord[]> {
-    const { proofJobs, nonces } = plan;
-    if (proofJobs.length === 0) return [];
-    const vrf = this.ctx.vrf;
-    const proofs = vrf.proofBytes
-      ? await vrf.proofBytes(proofJobs)
-      : (await vrf.proofs(proofJobs)).map((p) => p.proof);
-    return proofJobs.map((job, i) => {
-      const record: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
-      const nonce = nonces.get(i);
-      if (nonce !== undefined) record.nonce = nonce;
-      return record;
+  private storeProofs(epoch: bigint, proofs: PublishProofs): Promise<void> {
+    const generation = this.generation;
+    return storeEpochProofs(this.ctx, epoch, proofs, () => {
+      const status = this.lockStatus();
+      return status.held && status.generation === generation;
     });
   }
 
@@ -437,13 +484,13 @@ export class Directory extends ReadOnlyDirectory {
    * @returns the number of values erased.
    */
   async tombstone(label: AkdLabel, epoch: bigint): Promise<number> {
-    const run = this.queue.then(async () => {
+    return this.enqueue(async () => {
+      // owed proofs first: they would carry the nonces of the values erased here
+      await catchUpProofs(this.ctx);
       const erased = await this.ctx.storage.tombstoneValueStates(label, epoch);
       if (erased > 0) await this.restampNonces(label, epoch);
       return erased;
     });
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   /**
@@ -461,7 +508,7 @@ export class Directory extends ReadOnlyDirectory {
     let written = 0;
     for (const epoch of await missingAuditBlobs(this.ctx.storage.db, latestEpoch)) {
       if (options.signal?.aborted) break;
-      const run = this.queue.then(async () => {
+      await this.enqueue(async () => {
         for await (const blob of exportAuditBlobs(this, epoch - 1n, epoch)) {
           const { previousHash, currentHash } = blob.name;
           await this.ctx.storage.db.setAuditBlob({
@@ -472,8 +519,6 @@ export class Directory extends ReadOnlyDirectory {
           });
         }
       });
-      this.queue = run.catch(() => undefined);
-      await run;
       written++;
       options.onBlob?.(epoch);
     }
@@ -488,12 +533,13 @@ export class Directory extends ReadOnlyDirectory {
    * @example await writer.backfillVrfProofs({ onProgress: (n) => log(`${n} labels`) });
    */
   backfillVrfProofs(options: BackfillOptions = {}): Promise<{ labels: number; complete: boolean }> {
-    const run = this.queue.then(() => backfillVrfProofs(this.ctx, options));
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.enqueue(() => backfillVrfProofs(this.ctx, options));
   }
 
-  /** Waits for queued publishes, releases the writer lock and the VRF engine. */
+  /**
+   * Waits for queued publishes and the VRF proofs they store, releases the writer lock and the
+   * VRF engine. Proofs whose writing failed stay owed: the next writer stores them.
+   */
   override async close(): Promise<void> {
     await this.queue;
     await this.lock.release();

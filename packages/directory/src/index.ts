@@ -32,6 +32,7 @@ export {
   publishProofJobs,
 } from './vrf/stored-proofs.js';
 export { BACKFILL_CURSOR_SETTING } from './vrf/backfill.js';
+export { VRF_PROOFS_THROUGH_SETTING } from './vrf/epoch-proofs.js';
 export type { BackfillOptions } from './vrf/backfill.js';
 export type { VrfKeyStore } from './vrf/key-store.js';
 export {

@@ -27,6 +27,7 @@ import { buildLookupProofs } from './proofs/lookup-proof.js';
 import { createVrfEngine, type VrfEngine, type VrfOptions } from './vrf/engine.js';
 import { StoredVrfProofs, VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
+import { proofsThrough } from './vrf/epoch-proofs.js';
 
 export interface DirectoryOptions {
   config: Configuration;
@@ -127,6 +128,12 @@ export async function makeContext(options: DirectoryOptions): Promise<DirectoryC
  * ```
  */
 export class ReadOnlyDirectory {
+  /**
+   * Where this reader serves stored VRF proofs: the latest epoch whose proofs the writer has
+   * stored (epoch-proofs.ts), undefined for a store that keeps no such mark, null until read.
+   */
+  private proofsMark: bigint | undefined | null = null;
+
   protected constructor(protected readonly ctx: DirectoryContext) {}
 
   /**
@@ -183,13 +190,36 @@ export class ReadOnlyDirectory {
     return this.ctx.azks.read(this.ctx.storage);
   }
 
-  /** The latest epoch and its root hash (spec 12.7). */
+  /**
+   * The epoch this reader serves and its root hash (spec 12.7): the latest, except that a
+   * reader serving stored VRF proofs serves the latest epoch whose proofs the writer has
+   * stored, which lags the latest for the seconds the writer takes to prove a new epoch.
+   */
   async getEpochHash(): Promise<EpochHash> {
+    const epoch = await this.servedEpoch();
+    return { epoch, hash: await this.ctx.azks.rootHash(this.ctx.storage, epoch) };
+  }
+
+  /**
+   * The latest committed epoch and its root hash, whatever this reader serves proofs at: the
+   * two differ only for a reader without the key, while the writer stores the latest epoch's
+   * VRF proofs.
+   */
+  async latestEpochHash(): Promise<EpochHash> {
     const { latestEpoch } = await this.azksRecord();
     return {
       epoch: latestEpoch,
       hash: await this.ctx.azks.rootHash(this.ctx.storage, latestEpoch),
     };
+  }
+
+  /** The epoch lookups and histories are proven at (see `getEpochHash`). */
+  private async servedEpoch(): Promise<bigint> {
+    const { latestEpoch } = await this.azksRecord();
+    if (!this.servesStoredVrfProofs) return latestEpoch;
+    if (this.proofsMark === null) this.proofsMark = await proofsThrough(this.ctx.storage.db);
+    const mark = this.proofsMark;
+    return mark !== undefined && mark < latestEpoch ? mark : latestEpoch;
   }
 
   /**
@@ -308,15 +338,20 @@ export class ReadOnlyDirectory {
 
   /**
    * Checks the store for a newer epoch, bypassing the cache; when there is one, flushes the
-   * cache so that later reads see the new epoch (spec 12.7).
-   * @returns the new epoch, or undefined when nothing changed.
+   * cache so that later reads see the new epoch (spec 12.7). A reader serving stored VRF
+   * proofs also reads again how far the writer has stored them.
+   * @returns the new epoch served, or undefined when it did not change.
    */
   async refresh(): Promise<bigint | undefined> {
+    const before = await this.servedEpoch();
     const seen = await this.azksRecord();
     const current = await this.ctx.storage.getDirect({ kind: 'azks' });
-    if (current.latestEpoch <= seen.latestEpoch) return undefined;
-    this.ctx.storage.flushCache();
-    return (await this.azksRecord()).latestEpoch;
+    if (current.latestEpoch > seen.latestEpoch) this.ctx.storage.flushCache();
+    if (this.servesStoredVrfProofs) {
+      this.proofsMark = await proofsThrough(this.ctx.storage.db);
+    }
+    const after = await this.servedEpoch();
+    return after > before ? after : undefined;
   }
 
   /**

@@ -32,7 +32,7 @@ import { SWEEPS_FROM_SETTING, sweepTarget, sweepsAt } from '../src/vrf/marker-sw
 import { domainRejection } from '../../../test/support/domain-errors.js';
 import { FailingDatabase } from './support/failing-database.js';
 import { testStores, type TestStore } from '../../../test/support/stores.js';
-import { hardCodedKeys, openDirectory } from './support/build.js';
+import { hardCodedKeys, keylessReader, openDirectory } from './support/build.js';
 
 const stores: TestStore[] = [
   ...testStores(),
@@ -52,15 +52,6 @@ function unlisted(): Database {
   const db = Object.create(new MemoryDatabase()) as Database;
   db.listUsernames = undefined;
   return db;
-}
-
-/** A reader of `db` without the key. */
-function keyless(dir: Directory, db: Database): Promise<ReadOnlyDirectory> {
-  return ReadOnlyDirectory.open({
-    config: dir.config,
-    storage: new StorageManager(db),
-    publicKey: dir.getPublicKey(),
-  });
 }
 
 /** Asserts that `reader` serves the lookups and histories of `labels` as `dir` computes them. */
@@ -99,7 +90,7 @@ describe('stored VRF proofs: keyless proofs equal computed ones', () => {
     test(`${store.name}: new labels, updates and tombstones`, { skip: store.skip }, async () => {
       const db = await store.open();
       const { dir, config } = await openDirectory('whatsapp_v1', { db });
-      const reader = await keyless(dir, db);
+      const reader = await keylessReader(dir, db);
       try {
         assert.equal(await reader.storedVrfProofs(), 'complete');
         const labels = ['alice', 'bob', 'carol', 'dave'].map(utf8);
@@ -110,6 +101,7 @@ describe('stored VRF proofs: keyless proofs equal computed ones', () => {
           if (epoch === 2) updates.push({ label: labels[2]!, value: utf8('c') });
           if (epoch === 5) updates.push({ label: labels[3]!, value: utf8('d') });
           await dir.publish(updates);
+          await dir.vrfProofsStored();
           const present = labels.filter((_, i) => i < 2 || (i === 2 && epoch >= 2) || epoch >= 5);
           await assertSameProofs(dir, reader, present, `${store.name} epoch ${epoch}`);
         }
@@ -147,7 +139,7 @@ describe('stored VRF proofs: keyless proofs equal computed ones', () => {
 
 test('labels untouched since epoch 1 keep their histories through epoch 300, keyless', async () => {
   const { dir, db } = await openDirectory('experimental');
-  const reader = await keyless(dir, db);
+  const reader = await keylessReader(dir, db);
   try {
     const still = [utf8('still-1'), utf8('still-2')];
     await dir.publish(still.map((label) => ({ label, value: utf8('v1') })));
@@ -157,6 +149,7 @@ test('labels untouched since epoch 1 keep their histories through epoch 300, key
       if (epoch === 70) updates.push({ label: twice, value: utf8('t1') });
       if (epoch === 71) updates.push({ label: twice, value: utf8('t2') });
       await dir.publish(updates);
+      await dir.vrfProofsStored();
       await reader.refresh();
       const labels = epoch >= 70 ? [...still, twice] : still;
       for (const label of labels) {
@@ -180,6 +173,7 @@ test('labels untouched since epoch 1 keep their histories through epoch 300, key
 test('a keyed directory can be told to serve stored proofs', async () => {
   const { dir, db, config } = await openDirectory('experimental');
   await dir.publish([{ label: utf8('x'), value: utf8('1') }]);
+  await dir.vrfProofsStored();
   const reader = await ReadOnlyDirectory.open({
     config,
     storage: new StorageManager(db),
@@ -216,7 +210,7 @@ test('a writer that stops storing proofs marks the store partial', async () => {
     // writers after this one store every marker at publish until a backfill
     assert.equal(await db.getSetting(SWEEPS_FROM_SETTING), '');
     await writer.publish([{ label: utf8('y'), value: utf8('1') }]);
-    const reader = await keyless(writer, db);
+    const reader = await keylessReader(writer, db);
     const e = await domainRejection(reader.lookup(utf8('y')));
     assert.equal(e.code, 'VRF_PROOF_MISSING');
     assert.match(e.message, new RegExp(toHex(utf8('y'))));
@@ -311,14 +305,16 @@ test('crossing a power of two: the sweep spreads its proofs over the epochs befo
     return inner.setVrfProofs(records);
   };
   const { dir } = await openDirectory('experimental', { db });
-  const reader = await keyless(dir, db);
+  const reader = await keylessReader(dir, db);
   try {
     const old = Array.from({ length: 240 }, (_, i) => utf8(`old-${i}`));
     await dir.publish(old.map((label) => ({ label, value: utf8('v1') })));
+    await dir.vrfProofsStored();
     const perEpoch: number[] = [0];
     for (let epoch = 2; epoch <= 17; epoch++) {
       written.length = 0;
       await dir.publish([{ label: utf8(`filler-${epoch}`), value: utf8('x') }]);
+      await dir.vrfProofsStored();
       const oldHex = new Set(old.map(toHex));
       perEpoch[epoch] = written.flat().filter((r) => oldHex.has(r.label)).length;
       await reader.refresh();
@@ -369,13 +365,15 @@ test('a sweep position that cannot be written after the commit fails nothing', a
     await dir.publish([{ label: utf8('a'), value: utf8('1') }]);
     // epoch 2 advances sweep 4: its position is refused, the publish still succeeds
     assert.equal((await dir.publish([{ label: utf8('b'), value: utf8('1') }])).epoch, 2n);
+    assert.equal(await dir.vrfProofsStored(), 0, 'the proofs are stored all the same');
     assert.deepEqual(refused, ['vrf_marker_sweep_4']);
     assert.equal(await db.getSetting('vrf_marker_sweep_4'), undefined);
     // the next publish walks again from the last recorded position, and records it
     refuse = false;
     await dir.publish([{ label: utf8('c'), value: utf8('1') }]);
+    await dir.vrfProofsStored();
     assert.equal(await db.getSetting('vrf_marker_sweep_4'), 'complete');
-    const reader = await keyless(dir, db);
+    const reader = await keylessReader(dir, db);
     await assertSameProofs(dir, reader, ['a', 'b', 'c'].map(utf8), 'after the refused position');
     await reader.close();
   } finally {
@@ -406,7 +404,7 @@ test('a sweeping store opened through a Database that cannot list labels refuses
   const plain = await openDirectory('experimental', { db: unlisted() });
   await plain.dir.publish([{ label: utf8('a'), value: utf8('1') }]);
   assert.equal(await plain.db.getSetting(SWEEPS_FROM_SETTING), undefined);
-  const reader = await keyless(plain.dir, plain.db);
+  const reader = await keylessReader(plain.dir, plain.db);
   await assertSameProofs(plain.dir, reader, [utf8('a')], 'a store without sweeps');
   await reader.close();
   await plain.dir.close();
@@ -416,7 +414,7 @@ test('a publish that fails after storing its proofs, retried with other values, 
   const { MemoryDatabase } = await import('@akd-ts/storage');
   const failing = new FailingDatabase(new MemoryDatabase(), ['write']);
   const { dir } = await openDirectory('whatsapp_v1', { db: failing });
-  const reader = await keyless(dir, failing);
+  const reader = await keylessReader(dir, failing);
   try {
     await dir.publish([{ label: utf8('a'), value: utf8('a1') }]);
     // the writes of a publish: its VRF proofs, the audit blob, then the commit; fail the commit
@@ -470,7 +468,7 @@ describe('backfill: a store written without stored proofs gets them, resumably',
           storage: new StorageManager(db),
           vrfKeys: hardCodedKeys(),
         });
-        const reader = await keyless(writer, db);
+        const reader = await keylessReader(writer, db);
         try {
           assert.equal(await reader.storedVrfProofs(), 'partial');
           assert.equal(
@@ -499,10 +497,12 @@ describe('backfill: a store written without stored proofs gets them, resumably',
           // later publishes on the backfilled store are served too, past the sweep of 16
           // (epochs 8-15) for the labels left at the versions the backfill proved
           await writer.publish([{ label: labels[4]!, value: utf8('6') }]);
+          await writer.vrfProofsStored();
           await assertSameProofs(writer, reader, labels, `${store.name} after another epoch`);
           for (let epoch = 7; epoch <= 17; epoch++) {
             await writer.publish([{ label: utf8(`filler-${epoch}`), value: utf8('x') }]);
           }
+          await writer.vrfProofsStored();
           await assertSameProofs(writer, reader, labels, `${store.name} at epoch 17`);
           assert.equal(await db.getSetting('vrf_marker_sweep_16'), 'complete');
         } finally {

@@ -83,6 +83,7 @@ for (const store of STORES)
           assert.equal(toHex(encodeHistoryProof(complete.proof)), toHex(vectors.historyComplete));
           // a reader without the key serves the same bytes, from the proofs the publishes
           // stored (marker sweeps of 4 to 64 included)
+          await dir.vrfProofsStored();
           const reader = await ReadOnlyDirectory.open({
             config,
             storage: new StorageManager(db, { cache: false }),

@@ -42,6 +42,7 @@ test('every engine returns the node label a job carries and derives the rest', a
     const labels: AkdLabel[] = Array.from({ length: 40 }, (_, i) => utf8(`user-${i}`));
     await dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
     await dir.publish(labels.map((label) => ({ label, value: utf8('v2') })));
+    await dir.vrfProofsStored();
     const jobs: VrfJob[] = labels.flatMap((label) => [
       { label, freshness: VersionFreshness.Fresh, version: 2n },
       { label, freshness: VersionFreshness.Stale, version: 1n },
@@ -102,6 +103,7 @@ test('a lookup reads the marker proof only when the marker is not the version', 
     };
     for (let version = 1; version <= 5; version++) {
       await dir.publish([{ label: alice, value: utf8(`key ${version}`) }]);
+      await dir.vrfProofsStored();
       await reader.refresh();
       reads.length = 0;
       const { proof, epochHash } = await reader.lookup(alice);

@@ -13,6 +13,7 @@ import type { ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
 import type { VrfJob } from './engine.js';
 import { SWEEPS_FROM_SETTING } from './marker-sweeps.js';
+import { VRF_PROOFS_THROUGH_SETTING } from './epoch-proofs.js';
 import {
   VRF_PROOFS_COMPLETE,
   VRF_PROOFS_SETTING,
@@ -109,6 +110,7 @@ export async function backfillVrfProofs(
   // every version so far holds all its markers (publishes store them all until sweeps start)
   const { latestEpoch } = await ctx.azks.read(ctx.storage);
   await db.setSetting(SWEEPS_FROM_SETTING, latestEpoch.toString());
+  await db.setSetting(VRF_PROOFS_THROUGH_SETTING, latestEpoch.toString());
   await db.setSetting(VRF_PROOFS_SETTING, VRF_PROOFS_COMPLETE);
   await db.setSetting(BACKFILL_CURSOR_SETTING, '');
   return { labels: done, complete: true };

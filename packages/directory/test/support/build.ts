@@ -14,6 +14,7 @@ import {
   InMemoryVrfKeyStore,
   NO_PARALLELISM,
   Parallelism,
+  ReadOnlyDirectory,
   type ParallelismConfig,
   type WritableDirectoryOptions,
 } from '@akd-ts/directory';
@@ -44,6 +45,15 @@ export const DEGREES: readonly Degree[] = [
     },
   })),
 ];
+
+/** A reader of `db` without the key, as a proof server opens it. */
+export function keylessReader(dir: Directory, db: Database): Promise<ReadOnlyDirectory> {
+  return ReadOnlyDirectory.open({
+    config: dir.config,
+    storage: new StorageManager(db),
+    publicKey: dir.getPublicKey(),
+  });
+}
 
 export function hardCodedKeys(): InMemoryVrfKeyStore {
   return new InMemoryVrfKeyStore(new Uint8Array(HARD_CODED_VRF_SECRET));

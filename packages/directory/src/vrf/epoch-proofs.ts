@@ -1,0 +1,133 @@
+/**
+ * The stored VRF proofs of an epoch, written after the epoch commits. A publish commits its
+ * tree, value states and audit blob first, so the epoch is final (and served by every process
+ * that holds the key) without waiting for its VRF proofs, which cost several times the rest
+ * of the publish. The writer then proves and stores them and moves the store's mark
+ * `VRF_PROOFS_THROUGH_SETTING` to the epoch. Processes without the key serve the marked epoch,
+ * never a later one, so they never lack a proof the epoch needs.
+ *
+ * The mark is at most one epoch behind: a publish first finishes the proofs still owed (those
+ * of a write that failed, or of a writer that stopped after its commit), so the tree always
+ * still holds the nodes a proof at the marked epoch reads (each node keeps its previous
+ * version). Owed proofs are found again from the store: the value states published at an
+ * owed epoch, by a walk over the labels (`Database.listUsernames`), one batched read of
+ * their states at that epoch per page. A store that cannot list its labels writes an epoch's
+ * proofs before it commits instead, as before.
+ */
+
+import type { Database, ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
+import type { DirectoryContext } from '../context.js';
+import { planPublishProofs, type PublishProofs } from './publish-proofs.js';
+import { proofKey } from './stored-proofs.js';
+
+/**
+ * The store setting holding the latest epoch whose published versions all have their VRF
+ * proofs stored (decimal). Absent or empty: every published epoch has them, or the store's
+ * writers do not keep the mark (readers then serve the latest epoch).
+ */
+export const VRF_PROOFS_THROUGH_SETTING = 'vrf_proofs_through';
+
+/** Labels per storage read when a walk looks for the states of an owed epoch. */
+const PAGE = 10_000;
+
+/** The marked epoch, or undefined where the store keeps no mark. */
+export async function proofsThrough(db: Database): Promise<bigint | undefined> {
+  const value = await db.getSetting(VRF_PROOFS_THROUGH_SETTING);
+  return value === undefined || value === '' ? undefined : BigInt(value);
+}
+
+/** Whether this store's epochs get their proofs after they commit (it can list its labels). */
+export function defersProofs(ctx: DirectoryContext): boolean {
+  return ctx.storeVrfProofs && ctx.storage.db.listUsernames !== undefined;
+}
+
+/** The records of `plan.proofJobs`, their proofs computed by the engine. */
+export async function proveRecords(
+  ctx: DirectoryContext,
+  plan: PublishProofs,
+): Promise<VrfProofRecord[]> {
+  const { proofJobs, nonces } = plan;
+  if (proofJobs.length === 0) return [];
+  const vrf = ctx.vrf;
+  const proofs = vrf.proofBytes
+    ? await vrf.proofBytes(proofJobs)
+    : (await vrf.proofs(proofJobs)).map((p) => p.proof);
+  return proofJobs.map((job, i) => {
+    const record: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
+    const nonce = nonces.get(i);
+    if (nonce !== undefined) record.nonce = nonce;
+    return record;
+  });
+}
+
+/**
+ * Records how far the marker sweeps got, once their proofs are stored. A position not written
+ * only makes the next epoch walk the same labels again, so a failure here is nobody's.
+ */
+async function recordSweeps(db: Database, positions: Map<string, string>): Promise<void> {
+  try {
+    for (const [name, value] of positions) await db.setSetting(name, value);
+  } catch {
+    // the next publish repeats the walk from the last recorded position
+  }
+}
+
+/**
+ * Stores the proofs of committed `epoch` and moves the mark to it, unless `mayWrite` says no
+ * once they are computed (the writer lost its lock: the mark must not move behind what a
+ * writer after it stored). Proofs are a function of their key and each version's nonce is
+ * written again whole, so a repeated or interrupted run leaves nothing wrong behind.
+ */
+export async function storeEpochProofs(
+  ctx: DirectoryContext,
+  epoch: bigint,
+  plan: PublishProofs,
+  mayWrite: () => boolean = () => true,
+): Promise<void> {
+  const db = ctx.storage.db;
+  const records = await proveRecords(ctx, plan);
+  if (!mayWrite()) return;
+  await db.setVrfProofs(records);
+  await db.setSetting(VRF_PROOFS_THROUGH_SETTING, epoch.toString());
+  await recordSweeps(db, plan.sweepPositions);
+}
+
+/** The value states published at `epoch`, found by a walk over every label, `page` at a time. */
+export async function statesPublishedAt(
+  db: Database,
+  epoch: bigint,
+  page = PAGE,
+): Promise<ValueStateRecord[]> {
+  const states: ValueStateRecord[] = [];
+  let after: Uint8Array | undefined;
+  for (;;) {
+    const labels = await db.listUsernames!(after, page);
+    if (labels.length === 0) break;
+    const found = await db.batchGet(
+      labels.map((username) => ({ kind: 'valueState' as const, username, epoch })),
+    );
+    for (const r of found) if (r.kind === 'valueState') states.push(r);
+    after = labels[labels.length - 1];
+    if (labels.length < page) break;
+  }
+  return states;
+}
+
+/**
+ * Proves and stores what the epochs after the mark still owe, oldest first.
+ * @returns the epochs caught up (0 when nothing was owed).
+ */
+export async function catchUpProofs(ctx: DirectoryContext): Promise<number> {
+  if (!defersProofs(ctx)) return 0;
+  const db = ctx.storage.db;
+  const mark = await proofsThrough(db);
+  if (mark === undefined) return 0;
+  const { latestEpoch } = await ctx.azks.read(ctx.storage);
+  let done = 0;
+  for (let epoch = mark + 1n; epoch <= latestEpoch; epoch++) {
+    const states = await statesPublishedAt(db, epoch);
+    await storeEpochProofs(ctx, epoch, await planPublishProofs(ctx, states, epoch));
+    done++;
+  }
+  return done;
+}

@@ -1,0 +1,300 @@
+// An epoch's VRF proofs are stored after it commits: a reader without the key serves the
+// epoch before until they are, never an epoch whose proofs it lacks; proofs whose writing
+// failed are owed, and the next publish, `vrfProofsStored`, a tombstone or the next writer's
+// open stores them first, on every store; a writer that lost its lock leaves the mark alone.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import {
+  AkdError,
+  encodeHistoryProof,
+  encodeLookupProof,
+  lookupVerify,
+  toHex,
+  utf8,
+  type AkdLabel,
+} from '@akd-ts/core';
+import {
+  MemoryDatabase,
+  StorageManager,
+  type Database,
+  type WriterLockStatus,
+} from '@akd-ts/storage';
+import {
+  Directory,
+  LocalVrfEngine,
+  ReadOnlyDirectory,
+  type VrfEngine,
+  type VrfJob,
+} from '@akd-ts/directory';
+import { VRF_PROOFS_THROUGH_SETTING, statesPublishedAt } from '../src/vrf/epoch-proofs.js';
+import { domainRejection } from '../../../test/support/domain-errors.js';
+import { testStores } from '../../../test/support/stores.js';
+import { FailingDatabase } from './support/failing-database.js';
+import { hardCodedKeys, keylessReader, openDirectory } from './support/build.js';
+
+const stores = testStores();
+after(async () => {
+  for (const s of stores) await s.cleanup();
+});
+
+/**
+ * An engine whose stored-proof work (`proofBytes`, what a publish stores) waits until `open`
+ * is called, or fails while `failing` is set; lookups (`proofs`) are never held.
+ */
+class HeldEngine implements VrfEngine {
+  readonly name = 'held';
+  failing = false;
+  calls = 0;
+  #held: (() => void)[] = [];
+  #open = true;
+
+  constructor(private readonly inner: VrfEngine) {}
+
+  hold(): void {
+    this.#open = false;
+  }
+
+  open(): void {
+    this.#open = true;
+    for (const release of this.#held.splice(0)) release();
+  }
+
+  nodeLabels(...args: Parameters<VrfEngine['nodeLabels']>) {
+    return this.inner.nodeLabels(...args);
+  }
+
+  proofs(jobs: VrfJob[]) {
+    return this.inner.proofs(jobs);
+  }
+
+  async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
+    this.calls++;
+    if (!this.#open) await new Promise<void>((resolve) => this.#held.push(resolve));
+    if (this.failing) throw new AkdError('VRF_INVALID_SECRET_KEY', 'injected engine failure');
+    return (await this.inner.proofs(jobs)).map((p) => p.proof);
+  }
+
+  close() {
+    return this.inner.close();
+  }
+}
+
+async function heldDirectory(db: Database = new MemoryDatabase()) {
+  let engine: HeldEngine | undefined;
+  const opened = await openDirectory('whatsapp_v1', {
+    db,
+    directory: {
+      vrfEngine: (config, secret) => (engine = new HeldEngine(new LocalVrfEngine(config, secret))),
+    },
+  });
+  return { ...opened, engine: engine! };
+}
+
+/** Asserts that `reader` serves `labels` at the writer's latest epoch as the writer does. */
+async function assertServedAsKeyed(
+  dir: Directory,
+  reader: ReadOnlyDirectory,
+  labels: AkdLabel[],
+  where: string,
+): Promise<void> {
+  const mine = await dir.batchLookup(labels);
+  const theirs = await reader.batchLookup(labels);
+  assert.deepEqual(theirs.epochHash, mine.epochHash, where);
+  assert.deepEqual(theirs.proofs.map(encodeLookupProof), mine.proofs.map(encodeLookupProof));
+  for (const label of labels) {
+    const a = encodeHistoryProof((await dir.keyHistory(label)).proof);
+    const b = encodeHistoryProof((await reader.keyHistory(label)).proof);
+    assert.equal(toHex(b), toHex(a), `${where}: history of ${toHex(label)}`);
+  }
+}
+
+test('a keyless reader serves the epoch before until the new epoch has its proofs', async () => {
+  const { dir, db, config, engine } = await heldDirectory();
+  const reader = await keylessReader(dir, db);
+  try {
+    const alice = utf8('alice');
+    const first = await dir.publish([{ label: alice, value: utf8('a1') }]);
+    assert.equal(await dir.vrfProofsStored(), 0);
+    assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+    engine.hold();
+    // the publish resolves once its epoch committed, its proofs still being computed
+    const second = await dir.publish([
+      { label: alice, value: utf8('a2') },
+      { label: utf8('bob'), value: utf8('b1') },
+    ]);
+    assert.equal(second.epoch, 2n);
+    assert.deepEqual(await dir.getEpochHash(), second, 'the writer serves epoch 2 at once');
+    assert.equal(await reader.refresh(), 1n, 'the keyless reader moves to epoch 1 only');
+    assert.equal(await reader.refresh(), undefined);
+    assert.deepEqual(await reader.getEpochHash(), first);
+    const { proof, epochHash } = await reader.lookup(alice);
+    assert.equal(toHex(proof.value), toHex(utf8('a1')));
+    lookupVerify(config, dir.getPublicKey(), epochHash.hash, epochHash.epoch, alice, proof);
+    const e = await domainRejection(reader.lookup(utf8('bob')));
+    assert.equal(e.code, 'DIRECTORY_LABEL_NOT_FOUND');
+    assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+
+    const stored = dir.vrfProofsStored();
+    engine.open();
+    assert.equal(await stored, 0, 'nothing was owed: the publish stored them');
+    assert.equal(await reader.refresh(), 2n);
+    assert.deepEqual(await reader.getEpochHash(), second);
+    await assertServedAsKeyed(dir, reader, [alice, utf8('bob')], 'once stored');
+  } finally {
+    engine.open(); // a failed assertion must not leave the writer's close waiting
+    await reader.close();
+    await dir.close();
+  }
+});
+
+test('proofs that failed are owed: vrfProofsStored, the next publish and a tombstone store them first', async () => {
+  const { dir, db, engine } = await heldDirectory();
+  const reader = await keylessReader(dir, db);
+  try {
+    const labels = ['a', 'b', 'c'].map(utf8);
+    await dir.publish([{ label: labels[0]!, value: utf8('a1') }]);
+    engine.failing = true;
+    // the epoch commits all the same; its proofs are owed
+    assert.equal((await dir.publish([{ label: labels[1]!, value: utf8('b1') }])).epoch, 2n);
+    await assert.rejects(dir.vrfProofsStored(), /injected engine failure/);
+    assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+    await reader.refresh();
+    assert.equal((await reader.getEpochHash()).epoch, 1n);
+    engine.failing = false;
+    assert.equal(await dir.vrfProofsStored(), 1, 'epoch 2 tried again');
+    await reader.refresh();
+    await assertServedAsKeyed(dir, reader, labels.slice(0, 2), 'after vrfProofsStored');
+
+    // the next publish catches up epoch 3's proofs before it commits epoch 4
+    engine.failing = true;
+    await dir.publish([{ label: labels[2]!, value: utf8('c1') }]);
+    await assert.rejects(dir.vrfProofsStored(), /injected engine failure/);
+    engine.failing = false;
+    const before = engine.calls;
+    await dir.publish([{ label: labels[0]!, value: utf8('a2') }]);
+    assert.equal(await dir.vrfProofsStored(), 0);
+    assert.equal(engine.calls - before, 2, "epoch 3's proofs, then epoch 4's");
+    await reader.refresh();
+    await assertServedAsKeyed(dir, reader, labels, 'after the next publish');
+
+    // a tombstone stores what is owed first: the nonces it restamps are then the ones kept
+    engine.failing = true;
+    await dir.publish([{ label: labels[0]!, value: utf8('a3') }]);
+    await assert.rejects(dir.vrfProofsStored(), /injected engine failure/);
+    engine.failing = false;
+    assert.equal(await dir.tombstone(labels[0]!, 5n), 3);
+    assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '5');
+    await reader.refresh();
+    const mine = await dir.keyHistory(labels[0]!);
+    const theirs = await reader.keyHistory(labels[0]!);
+    assert.equal(toHex(encodeHistoryProof(theirs.proof)), toHex(encodeHistoryProof(mine.proof)));
+  } finally {
+    await reader.close();
+    await dir.close();
+  }
+});
+
+describe('a writer that stopped before storing its proofs: the next one stores them at open', () => {
+  for (const store of stores) {
+    test(`${store.name}`, { skip: store.skip }, async () => {
+      const db = await store.open();
+      const first = await heldDirectory(db);
+      const labels = Array.from({ length: 5 }, (_, i) => utf8(`user-${i}`));
+      await first.dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+      first.engine.failing = true;
+      await first.dir.publish(labels.slice(0, 3).map((label) => ({ label, value: utf8('v2') })));
+      await first.dir.close(); // its proofs failed: epoch 2 is owed
+      assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+      // the walk finds exactly the states of the owed epoch, a page of two labels at a time
+      const states = await statesPublishedAt(db, 2n, 2);
+      assert.deepEqual(
+        states.map((s) => `${toHex(s.username)}@${s.version}`).sort(),
+        labels.slice(0, 3).map((l) => `${toHex(l)}@2`),
+      );
+
+      const writer = await Directory.open({
+        config: first.config,
+        storage: new StorageManager(db),
+        vrfKeys: hardCodedKeys(),
+      });
+      const reader = await keylessReader(writer, db);
+      try {
+        assert.equal(await writer.vrfProofsStored(), 0, 'caught up at open');
+        assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '2');
+        await reader.refresh();
+        await assertServedAsKeyed(writer, reader, labels, `${store.name} after the catch-up`);
+      } finally {
+        await reader.close();
+        await writer.close();
+      }
+    });
+  }
+});
+
+test('the mark: set at open on a store that lacks one, cleared by a writer that stores no proofs', async () => {
+  const { dir, db, config } = await openDirectory('experimental');
+  await dir.publish([{ label: utf8('x'), value: utf8('1') }]);
+  await dir.close();
+  // a store written before epochs stored their proofs after the commit has no mark
+  await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '');
+  const open = (storeVrfProofs: boolean) =>
+    Directory.open({
+      config,
+      storage: new StorageManager(db),
+      vrfKeys: hardCodedKeys(),
+      storeVrfProofs,
+    });
+  await (await open(true)).close();
+  assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+  const plain = await open(false);
+  assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '');
+  await plain.publish([{ label: utf8('y'), value: utf8('1') }]);
+  assert.equal(await plain.vrfProofsStored(), 0, 'a writer storing no proofs owes none');
+  const reader = await keylessReader(plain, db);
+  // without a mark, the latest epoch is served (its versions without proofs fail clearly)
+  assert.equal((await reader.getEpochHash()).epoch, 2n);
+  assert.equal((await domainRejection(reader.lookup(utf8('y')))).code, 'VRF_PROOF_MISSING');
+  await reader.close();
+  await plain.close();
+});
+
+test('a writer that lost its lock before storing its proofs leaves the mark to the next one', async () => {
+  const inner = new MemoryDatabase();
+  const db = Object.create(inner) as Database;
+  let status: WriterLockStatus = { held: true, generation: 0, final: false };
+  db.acquireWriterLock = async () => {
+    const lock = await inner.acquireWriterLock();
+    return { release: () => lock.release(), status: () => status };
+  };
+  const { dir, engine } = await heldDirectory(db);
+  try {
+    await dir.publish([{ label: utf8('a'), value: utf8('1') }]);
+    await dir.vrfProofsStored();
+    engine.hold();
+    await dir.publish([{ label: utf8('b'), value: utf8('1') }]);
+    status = { held: false, generation: 0, final: false, reason: 'connection lost' };
+    engine.open();
+    await assert.rejects(dir.publish([{ label: utf8('c'), value: utf8('1') }]), /writer lock/);
+    await assert.rejects(dir.vrfProofsStored(), /writer lock/);
+    assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+    const b = await inner.getVrfProofs([{ label: utf8('b'), freshness: 1, version: 1n }]);
+    assert.deepEqual(b, [], 'no proof written without the lock');
+  } finally {
+    status = { held: true, generation: 0, final: false };
+    await dir.close();
+  }
+});
+
+test("a store that cannot list its labels stores each epoch's proofs before its commit", async () => {
+  const inner = new MemoryDatabase();
+  const failing = new FailingDatabase(inner, ['write']);
+  const { dir } = await openDirectory('whatsapp_v1', { db: failing });
+  try {
+    await dir.publish([{ label: utf8('a'), value: utf8('1') }]);
+    assert.equal(await inner.getSetting(VRF_PROOFS_THROUGH_SETTING), undefined, 'no mark');
+    const [stored] = await inner.getVrfProofs([{ label: utf8('a'), freshness: 1, version: 1n }]);
+    assert.equal(stored?.proof.length, 80, 'stored by the time the publish returned');
+  } finally {
+    await dir.close();
+  }
+});
