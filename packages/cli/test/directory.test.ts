@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
+import { openBetterSqlite } from '@akd-ts/storage-sqlite';
 import { akd, tempDir } from './helpers.js';
 
 const KEY = 'c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721';
@@ -291,6 +292,53 @@ test('publish names the lines of repeated labels and of updates the directory wo
     /^epoch: 0\n/,
     'nothing published',
   );
+});
+
+test('a publish whose VRF proofs cannot be stored says its epoch is published; the next writer stores them', async () => {
+  const tmp = tempDir();
+  try {
+    const file = join(tmp.dir, 'lag.db');
+    const db = `sqlite:${file}`;
+    const env = { AKD_VRF_KEY: KEY };
+    const publish = (value: string) =>
+      akd(['publish', '--db', db, '-'], { env, stdin: jsonl([{ label: 'hello', value }]) });
+    assert.equal((await akd(['init', '--db', db, '--config', 'whatsapp_v1'], { env })).code, 0);
+    assert.equal((await publish('a')).code, 0);
+    // the store refuses proof records from now on: the epoch commits, its proofs do not
+    const raw = openBetterSqlite(file);
+    raw.exec(
+      "CREATE TRIGGER no_proofs BEFORE INSERT ON vrf_proofs BEGIN SELECT RAISE(ABORT, 'disk says no'); END",
+    );
+    const failed = await publish('b');
+    assert.equal(failed.code, 1);
+    assert.match(
+      failed.stderr,
+      /epoch 2 is published, but its VRF proofs could not be stored \(servers without the key serve the epoch before until the next writer stores them\): .*disk says no/,
+    );
+    const lagging = await akd(['epoch', '--db', db]);
+    assert.match(lagging.stdout, /^epoch: 2\n/);
+    assert.match(
+      lagging.stdout,
+      /\nproofs: served at epoch 1 until the VRF proofs of epoch 2 are stored\n$/,
+    );
+    const json = JSON.parse((await akd(['epoch', '--db', db, '--json'])).stdout);
+    assert.deepEqual([json.epoch, json.latestEpoch, json.servedEpoch], [2, 2, 1]);
+    const lookup = await akd(['lookup', '--db', db, '--label', 'hello']);
+    assert.equal(lookup.code, 0, lookup.stderr);
+    assert.match(lookup.stdout, /the store's root of epoch 1\n/);
+    assert.match(lookup.stdout, /value: a/);
+    // the next writer stores what epoch 2 owes before anything else, even with nothing to add
+    raw.exec('DROP TRIGGER no_proofs');
+    raw.close();
+    const empty = await akd(['publish', '--db', db, '--allow-empty', '-'], { env, stdin: '' });
+    assert.equal(empty.code, 0, empty.stderr);
+    const caughtUp = JSON.parse((await akd(['epoch', '--db', db, '--json'])).stdout);
+    assert.equal(caughtUp.servedEpoch, 2);
+    const now = await akd(['lookup', '--db', db, '--label', 'hello']);
+    assert.match(now.stdout, /value: b/);
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 test('publish refuses empty input unless --allow-empty', async () => {

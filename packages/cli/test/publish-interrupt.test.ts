@@ -33,6 +33,10 @@ test('the message says whether anything was published, for each point of a publi
   );
   assert.match(interruptMessage({ store, before: 4n, phase: 'done' }), /after the publish ended/);
   assert.match(interruptMessage({ store, before: 4n, finished: true }), /after the publish ended/);
+  assert.match(
+    interruptMessage({ store, before: 4n, finished: true, proving: 5n }),
+    /storing the VRF proofs of epoch 5: the epoch is published; .* once the next writer/,
+  );
 });
 
 /** A stand-in for `process`: signals are emitted by the test, kills are recorded. */

@@ -79,12 +79,13 @@ test('akd publish: progress on stderr, result and phase times on stdout, --no-pr
   assert.match(text.stdout, /^published epoch 1: 50 updates in/);
   assert.match(
     text.stdout,
-    /\nphases: versions \d+\.\d\d s, vrf \d+\.\d\d s, preload \d+\.\d\d s, tree \d+\.\d\d s, commit \d+\.\d\d s\n$/,
+    /\nphases: versions \d+\.\d\d s, vrf \d+\.\d\d s, preload \d+\.\d\d s, tree \d+\.\d\d s, commit \d+\.\d\d s, proofs \d+\.\d\d s\n$/,
   );
   assert.match(
     text.stderr,
     /^publish: reading current versions \(50 updates\)\npublish: computing VRF labels \(50 labels\)\n/,
   );
+  assert.match(text.stderr, /\npublish: storing the VRF proofs of epoch 1\n$/);
 
   const json = await akd(['publish', '--db', db, '--json', '--no-progress', '-'], {
     env,
@@ -94,7 +95,14 @@ test('akd publish: progress on stderr, result and phase times on stdout, --no-pr
   assert.equal(json.stderr, '');
   const result = JSON.parse(json.stdout);
   assert.equal(result.epoch, 2);
-  assert.deepEqual(Object.keys(result.phases), ['versions', 'vrf', 'preload', 'tree', 'commit']);
+  assert.deepEqual(Object.keys(result.phases), [
+    'versions',
+    'vrf',
+    'preload',
+    'tree',
+    'commit',
+    'proofs',
+  ]);
 
   const failed = await akd(['publish', '--db', db, '-'], {
     env,

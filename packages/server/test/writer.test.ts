@@ -75,6 +75,7 @@ test('a publish goes to the writer; the proof server serves the new epoch when i
   assert.equal(res.headers.get('x-akd-epoch'), '1');
   assert.equal(res.headers.get('x-akd-root-hash'), body.rootHash);
   assert.ok(body.phases.vrf !== undefined && body.phases.commit !== undefined, 'phase times');
+  assert.ok(body.phases.proofs !== undefined, 'answered once its VRF proofs were stored');
   const lookup = (await (await fetch(`${url}/v1/lookup/alice`)).json()) as LookupJson;
   assert.deepEqual([lookup.epoch, lookup.claimed.value.text], ['1', 'k1']);
   const metrics = await (await fetch(`${url}/metrics`)).text();

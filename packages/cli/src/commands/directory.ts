@@ -379,8 +379,9 @@ async function publishFrom(
         phases = reporter.finish();
       }
       const { epoch, hash } = result;
-      const seconds = (performance.now() - started) / 1000;
       const changed = epoch !== before.epoch;
+      if (changed) phases = { ...phases, proofs: await storeProofs(dir, epoch, state, io, opts) };
+      const seconds = (performance.now() - started) / 1000;
       if (opts.json === true) {
         const phaseSeconds = Object.fromEntries(
           Object.entries(phases).map(([k, v]) => [k, Number(v.toFixed(3))]),
@@ -404,6 +405,35 @@ async function publishFrom(
   });
 }
 
+/**
+ * Waits for the VRF proofs of `epoch`, which the writer stores once the epoch committed, so
+ * that servers without the key serve it when the command ends.
+ * @returns the seconds it took.
+ * @throws the error that stopped them, saying the epoch is published all the same
+ */
+async function storeProofs(
+  dir: Directory,
+  epoch: bigint,
+  state: PublishState,
+  io: CliIo,
+  opts: PublishOptions,
+): Promise<number> {
+  const started = performance.now();
+  state.proving = epoch;
+  if (opts.progress) io.stderr.write(`publish: storing the VRF proofs of epoch ${epoch}\n`);
+  try {
+    await dir.vrfProofsStored();
+  } catch (e) {
+    throw new Error(
+      `epoch ${epoch} is published, but its VRF proofs could not be stored (servers without ` +
+        `the key serve the epoch before until the next writer stores them): ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
+  }
+  state.proving = undefined;
+  return (performance.now() - started) / 1000;
+}
+
 function addEpoch(program: Command, io: CliIo): void {
   const cmd = program
     .command('epoch')
@@ -421,18 +451,25 @@ function addEpoch(program: Command, io: CliIo): void {
   cmd.action(async (opts: StoreOptions & { json?: boolean; epoch?: string }) => {
     const wanted = opts.epoch === undefined ? undefined : parseEpoch(opts.epoch, '--epoch');
     await withReader(opts, io, async (reader, store) => {
-      const latest = await reader.getEpochHash();
+      const latest = await reader.latestEpochHash();
+      // what lookups and histories are proven at: the epoch before, for a reader without the
+      // key, while the writer stores the latest epoch's VRF proofs
+      const served = (await reader.getEpochHash()).epoch;
       const { epoch, hash } =
         wanted === undefined ? latest : { epoch: wanted, hash: await reader.getRootHashAt(wanted) };
       const publicKey = toHex(reader.getPublicKey());
       if (opts.json === true) {
         io.stdout.write(
-          `${toJson({ epoch, rootHash: toHex(hash), latestEpoch: latest.epoch, publicKey, configuration: store.config.name })}\n`,
+          `${toJson({ epoch, rootHash: toHex(hash), latestEpoch: latest.epoch, servedEpoch: served, publicKey, configuration: store.config.name })}\n`,
         );
       } else {
         const past = epoch === latest.epoch ? '' : ` (the latest is ${latest.epoch})`;
+        const lag =
+          served === latest.epoch
+            ? ''
+            : `proofs: served at epoch ${served} until the VRF proofs of epoch ${latest.epoch} are stored\n`;
         io.stdout.write(
-          `epoch: ${epoch}${past}\nroot hash: ${toHex(hash)}\npublic key: ${publicKey}\nconfiguration: ${configDescription(store.config, store.settings.domainLabel)}\n`,
+          `epoch: ${epoch}${past}\nroot hash: ${toHex(hash)}\npublic key: ${publicKey}\nconfiguration: ${configDescription(store.config, store.settings.domainLabel)}\n${lag}`,
         );
       }
     });

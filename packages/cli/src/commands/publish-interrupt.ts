@@ -19,6 +19,8 @@ export interface PublishState {
   phase?: PublishProgress['phase'];
   /** Set once the publish has returned. */
   finished?: boolean;
+  /** The epoch whose VRF proofs are being stored, once it committed (until they are). */
+  proving?: bigint;
 }
 
 /**
@@ -33,6 +35,13 @@ export function interruptMessage(state: PublishState): string {
     return `interrupted before the store was opened: nothing was published to ${store}`;
   }
   const next = before + 1n;
+  if (state.proving !== undefined) {
+    return (
+      `interrupted while storing the VRF proofs of epoch ${state.proving}: the epoch is ` +
+      'published; servers without the VRF key serve it once the next writer (akd publish, ' +
+      'akd serve) has stored them'
+    );
+  }
   if (finished === true || phase === 'done') {
     return `interrupted after the publish ended: ${store} is at the epoch it reported (akd epoch shows it)`;
   }

@@ -22,8 +22,11 @@ const PHASE_NAMES: Record<Phase, string> = {
   done: 'done',
 };
 
-/** Seconds spent in each phase a publish went through, in order. */
-export type PhaseTimes = Partial<Record<Exclude<Phase, 'done'>, number>>;
+/**
+ * Seconds spent in each phase a publish went through, in order; `proofs` is the wait for the
+ * epoch's VRF proofs, which the writer stores after the commit.
+ */
+export type PhaseTimes = Partial<Record<Exclude<Phase, 'done'> | 'proofs', number>>;
 
 export interface PublishReporter {
   /** Pass as Directory.publish's onProgress. */

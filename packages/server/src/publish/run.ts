@@ -16,8 +16,11 @@ export interface PublishJson {
   newEpoch: boolean;
   updates: number;
   seconds: number;
-  /** Seconds per phase: versions, vrf, preload, tree, commit (the phases the publish reached). */
-  phases: Partial<Record<PublishProgress['phase'], number>>;
+  /**
+   * Seconds per phase: versions, vrf, preload, tree, commit (the phases the publish reached),
+   * and proofs (storing the epoch's VRF proofs, which follows the commit).
+   */
+  phases: Partial<Record<PublishProgress['phase'] | 'proofs', number>>;
 }
 
 /**
@@ -45,6 +48,12 @@ export async function runPublish(
     since = now;
   };
   const epochHash = await directory.publish(updates, { onProgress });
+  if (newEpoch) {
+    // answered once servers without the key can serve the epoch: its VRF proofs are stored
+    const proving = performance.now();
+    await directory.vrfProofsStored();
+    phases.proofs = Number(((performance.now() - proving) / 1000).toFixed(3));
+  }
   const seconds = (performance.now() - started) / 1000;
   log.info(
     { updates: updates.length, epoch: epochHash.epoch.toString(), newEpoch, seconds, phases },

@@ -150,7 +150,7 @@ export const AuditShape = Type.Object(
   { $id: 'Audit' },
 );
 
-const PUBLISH_PHASES = ['versions', 'vrf', 'preload', 'tree', 'commit', 'done'] as const;
+const PUBLISH_PHASES = ['versions', 'vrf', 'preload', 'tree', 'commit', 'proofs', 'done'] as const;
 
 export const PublishShape = Type.Object(
   {
