@@ -587,6 +587,18 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
           ['6100', '6162'],
         );
         assert.deepEqual(await db.listUsernames(u('c'), 5), []);
+        // a user added after a listing is in the next one; a start that is no user's works
+        await db.set(state(u('aa'), 1n, 3n));
+        const next = await db.listUsernames(u('a'), 2);
+        assert.deepEqual(
+          next.map((x) => Buffer.from(x).toString('hex')),
+          ['6100', '6161'],
+        );
+        const after = await db.listUsernames(u('bb'), 5);
+        assert.deepEqual(
+          after.map((x) => Buffer.from(x).toString('hex')),
+          ['63'],
+        );
       }),
     );
 

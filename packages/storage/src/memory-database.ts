@@ -31,6 +31,8 @@ export class MemoryDatabase extends InProcessStore implements Database {
   private readonly records = new Map<string, DbRecord>();
   /** username hex -> epoch -> state */
   private readonly users = new Map<string, Map<bigint, ValueStateRecord>>();
+  /** The keys of `users`, sorted, as `listUsernames` last made them. */
+  private sortedUsers: string[] = [];
   private put(record: DbRecord): void {
     // records are immutable values (records.ts), so the store keeps the caller's objects
     if (record.kind === 'valueState') {
@@ -99,13 +101,20 @@ export class MemoryDatabase extends InProcessStore implements Database {
 
   async listUsernames(after: Uint8Array | undefined, limit: number): Promise<Uint8Array[]> {
     this.check();
-    // lowercase hex sorts as the bytes do
+    // lowercase hex sorts as the bytes do; labels are never removed, so the sorted list is
+    // made again only when there are more (a walk reads many pages of one list)
+    if (this.sortedUsers.length !== this.users.size)
+      this.sortedUsers = [...this.users.keys()].sort();
+    const hex = this.sortedUsers;
     const from = after === undefined ? undefined : toHex(after);
-    return [...this.users.keys()]
-      .filter((u) => from === undefined || u > from)
-      .sort()
-      .slice(0, limit)
-      .map((u) => this.users.get(u)!.values().next().value!.username);
+    let lo = 0;
+    let hi = from === undefined ? 0 : hex.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (hex[mid]! <= from!) lo = mid + 1;
+      else hi = mid;
+    }
+    return hex.slice(lo, lo + limit).map((u) => this.users.get(u)!.values().next().value!.username);
   }
 
   /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */
