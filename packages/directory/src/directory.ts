@@ -34,14 +34,14 @@ import type { VrfKeyStore } from './vrf/key-store.js';
 import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
 import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
 import { SWEEPS_FROM_SETTING } from './vrf/marker-sweeps.js';
-import { planPublishProofs, type PublishProofs } from './vrf/publish-proofs.js';
+import { planPublishProofs } from './vrf/publish-proofs.js';
 import {
   VRF_PROOFS_THROUGH_SETTING,
   catchUpProofs,
   defersProofs,
   proofsThrough,
+  proveEpoch,
   proveRecords,
-  storeEpochProofs,
 } from './vrf/epoch-proofs.js';
 
 /** One update of a publish. */
@@ -75,7 +75,7 @@ interface Published {
 }
 
 /** What a publish is about to insert: tree elements and value states. */
-interface PublishPlan extends PublishProofs {
+interface PublishPlan {
   elements: AzksElement[];
   states: ValueStateRecord[];
 }
@@ -354,10 +354,7 @@ export class Directory extends ReadOnlyDirectory {
       label: labels[job]!,
       value: update.value,
     }));
-    const proofs = this.ctx.storeVrfProofs
-      ? await planPublishProofs(this.ctx, states, epoch)
-      : { proofJobs: [], nonces: new Map<number, Uint8Array>(), sweepPositions: new Map() };
-    return { elements, states, ...proofs };
+    return { elements, states };
   }
 
   private async publishNow(
@@ -387,16 +384,16 @@ export class Directory extends ReadOnlyDirectory {
       return { epochHash: await this.getEpochHash() };
     }
     const leaves = elements.length;
-    const { proofJobs, nonces, sweepPositions } = plan;
-    const proofs: PublishProofs = { proofJobs, nonces, sweepPositions };
-    // a store that cannot list its labels could not find owed proofs again: its epochs get
-    // theirs before they commit, computed while the tree is built (on the engine's threads)
-    const deferred = defersProofs(this.ctx);
-    let proving: Promise<VrfProofRecord[]> | undefined = deferred
-      ? undefined
-      : proveRecords(this.ctx, proofs);
-    proving?.catch(() => undefined); // a failure reaches the await below, or the rollback
     plan = undefined;
+    // a store that cannot list its labels could not find owed proofs again: its epochs get
+    // theirs before they commit, computed while the tree is built (on the engine's threads);
+    // other stores decide and compute them once the epoch committed (epoch-proofs.ts)
+    const deferred = defersProofs(this.ctx);
+    let proving: Promise<VrfProofRecord[]> | undefined;
+    if (this.ctx.storeVrfProofs && !deferred) {
+      proving = proveRecords(this.ctx, await planPublishProofs(this.ctx, states, epoch));
+      proving.catch(() => undefined); // a failure reaches the await below, or the rollback
+    }
 
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
@@ -432,7 +429,7 @@ export class Directory extends ReadOnlyDirectory {
       );
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
-      const storeProofs = deferred ? () => this.storeProofs(epoch, proofs) : undefined;
+      const storeProofs = deferred ? () => this.storeProofs(epoch, states) : undefined;
       return { epochHash: { epoch, hash }, storeProofs };
     } catch (e) {
       if (!tx.ended) await tx.rollback();
@@ -470,9 +467,9 @@ export class Directory extends ReadOnlyDirectory {
    * meanwhile: the mark must not move behind what a writer after it stored (that writer
    * catches up what this one owes).
    */
-  private storeProofs(epoch: bigint, proofs: PublishProofs): Promise<void> {
+  private storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
     const generation = this.generation;
-    return storeEpochProofs(this.ctx, epoch, proofs, () => {
+    return proveEpoch(this.ctx, epoch, states, () => {
       const status = this.lockStatus();
       return status.held && status.generation === generation;
     });

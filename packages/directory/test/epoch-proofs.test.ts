@@ -153,6 +153,7 @@ test('proofs that failed are owed: vrfProofsStored, the next publish and a tombs
   try {
     const labels = ['a', 'b', 'c'].map(utf8);
     await dir.publish([{ label: labels[0]!, value: utf8('a1') }]);
+    await dir.vrfProofsStored();
     engine.failing = true;
     // the epoch commits all the same; its proofs are owed
     assert.equal((await dir.publish([{ label: labels[1]!, value: utf8('b1') }])).epoch, 2n);
@@ -201,6 +202,7 @@ describe('a writer that stopped before storing its proofs: the next one stores t
       const first = await heldDirectory(db);
       const labels = Array.from({ length: 5 }, (_, i) => utf8(`user-${i}`));
       await first.dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+      await first.dir.vrfProofsStored();
       first.engine.failing = true;
       await first.dir.publish(labels.slice(0, 3).map((label) => ({ label, value: utf8('v2') })));
       await first.dir.close(); // its proofs failed: epoch 2 is owed

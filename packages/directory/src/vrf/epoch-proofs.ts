@@ -73,18 +73,20 @@ async function recordSweeps(db: Database, positions: Map<string, string>): Promi
 }
 
 /**
- * Stores the proofs of committed `epoch` and moves the mark to it, unless `mayWrite` says no
- * once they are computed (the writer lost its lock: the mark must not move behind what a
- * writer after it stored). Proofs are a function of their key and each version's nonce is
- * written again whole, so a repeated or interrupted run leaves nothing wrong behind.
+ * Proves and stores what committed `epoch` publishing `states` needs (publish-proofs.ts: the
+ * versions' proofs and the marker sweeps' share) and moves the mark to it, unless `mayWrite`
+ * says no once they are computed (the writer lost its lock: the mark must not move behind
+ * what a writer after it stored). Proofs are a function of their key and each version's
+ * nonce is written again whole, so a repeated or interrupted run leaves nothing wrong behind.
  */
-export async function storeEpochProofs(
+export async function proveEpoch(
   ctx: DirectoryContext,
   epoch: bigint,
-  plan: PublishProofs,
+  states: ValueStateRecord[],
   mayWrite: () => boolean = () => true,
 ): Promise<void> {
   const db = ctx.storage.db;
+  const plan = await planPublishProofs(ctx, states, epoch);
   const records = await proveRecords(ctx, plan);
   if (!mayWrite()) return;
   await db.setVrfProofs(records);
@@ -125,8 +127,7 @@ export async function catchUpProofs(ctx: DirectoryContext): Promise<number> {
   const { latestEpoch } = await ctx.azks.read(ctx.storage);
   let done = 0;
   for (let epoch = mark + 1n; epoch <= latestEpoch; epoch++) {
-    const states = await statesPublishedAt(db, epoch);
-    await storeEpochProofs(ctx, epoch, await planPublishProofs(ctx, states, epoch));
+    await proveEpoch(ctx, epoch, await statesPublishedAt(db, epoch));
     done++;
   }
   return done;
