@@ -7,27 +7,34 @@
  * call's and the call's plus the wait for its proofs (`vrfProofsStored`), after which readers
  * without the key serve the epoch. The next publish starts only after that wait.
  *
- *   npm run bench -- vrf-store [--labels 100000] [--lookups 2000] [--rounds 2] [--epochs 0] [--json]
+ *   npm run bench -- vrf-store [--labels 100000] [--lookups 2000] [--rounds 2] [--epochs 0]
+ *                              [--store memory|sqlite] [--json]
  *
  * `--epochs N` first takes the directory to epoch N with one small publish per epoch, so the
  * measured publishes run where a directory spends its life: past epoch 2N their new versions
  * store more markers up front (spec 10.4: 2, 4, 16 and 256 for a new label past epoch 128).
  *
- * Each round runs both setups, alternating which goes first, on a fresh in-memory store; the
- * publish figures are the best of the rounds. Stored bytes are the proof records' own bytes
- * (key and value), before any store's per-row overhead. Lookups are measured on the store
+ * Each round runs both setups, alternating which goes first, on a fresh store (in memory, or
+ * a SQLite file in a temporary directory); the publish figures are the best of the rounds.
+ * Stored bytes are the proof records' own bytes (key and value), before any store's per-row
+ * overhead, counted on the memory store only (the records are the same on every store). Lookups are measured on the store
  * with proofs, by a reader with the key and one without, interleaved in blocks of about 200
  * (`pairedRates`); each round prints its own medians.
  */
 
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WhatsAppV1Configuration, utf8 } from '@akd-ts/core';
 import {
   MemoryDatabase,
   StorageManager,
   vrfProofKeyBytes,
   vrfProofValueBytes,
+  type Database,
 } from '@akd-ts/storage';
+import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import {
   Directory,
   InMemoryVrfKeyStore,
@@ -44,6 +51,8 @@ const LABELS = Number(value('labels') ?? 100_000);
 const LOOKUPS = Number(value('lookups') ?? 2_000);
 const ROUNDS = Number(value('rounds') ?? 2);
 const EPOCHS = Number(value('epochs') ?? 0);
+const STORE = value('store') ?? 'memory';
+if (STORE !== 'memory' && STORE !== 'sqlite') throw new Error('--store is memory or sqlite');
 const config = new WhatsAppV1Configuration();
 const secret = randomBytes(32);
 const labels = Array.from({ length: LABELS }, (_, i) => utf8(`user-${i}@example.com`));
@@ -106,7 +115,18 @@ async function pairedRates(keyed: ReadOnlyDirectory, keyless: ReadOnlyDirectory)
 }
 
 async function run(store: boolean): Promise<Row> {
-  const db = new MemoryDatabase();
+  const dir = STORE === 'sqlite' ? mkdtempSync(join(tmpdir(), 'akd-bench-vrf-store-')) : '';
+  try {
+    return await runOn(store, dir);
+  } finally {
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runOn(store: boolean, tmp: string): Promise<Row> {
+  const file = join(tmp, 'akd.db');
+  const db: Database =
+    STORE === 'sqlite' ? await SqliteDatabase.open(file, { create: true }) : new MemoryDatabase();
   const storage = new StorageManager(db);
   const dir = await Directory.open({
     config,
@@ -129,17 +149,17 @@ async function run(store: boolean): Promise<Row> {
   };
   const [newLabels, newLabelsServed] = await publish('key-1');
   const [updates, updatesServed] = await publish('key-2');
-  const proofs = db.allVrfProofs();
+  const proofs = db instanceof MemoryDatabase ? db.allVrfProofs() : [];
   const bytes = proofs.reduce(
     (n, p) => n + vrfProofKeyBytes(p).length + vrfProofValueBytes(p).length,
     0,
   );
   if (store) {
     // the same store read with the key (VRF proofs computed) and without (stored proofs)
-    const open = (keyed: boolean) =>
+    const open = async (keyed: boolean) =>
       ReadOnlyDirectory.open({
         config,
-        storage: new StorageManager(db),
+        storage: new StorageManager(STORE === 'sqlite' ? await SqliteDatabase.open(file) : db),
         ...(keyed
           ? { vrfKeys: new InMemoryVrfKeyStore(secret) }
           : { publicKey: dir.getPublicKey() }),
@@ -149,8 +169,13 @@ async function run(store: boolean): Promise<Row> {
     lookupRounds.push(await pairedRates(keyed, keyless));
     await keyed.close();
     await keyless.close();
+    if (STORE === 'sqlite') {
+      await keyed.storage.db.close();
+      await keyless.storage.db.close();
+    }
   }
   await dir.close();
+  if (STORE === 'sqlite') await db.close();
   return {
     newLabels,
     newLabelsServed,
@@ -188,6 +213,7 @@ if (args.includes('--json')) {
   console.log(
     JSON.stringify({
       labels: LABELS,
+      store: STORE,
       epochs: EPOCHS,
       lookups: LOOKUPS,
       computed: a,
@@ -198,7 +224,7 @@ if (args.includes('--json')) {
 } else {
   const f = (x: number) => x.toFixed(2);
   console.log(
-    `${LABELS} labels from epoch ${EPOCHS + 1}, ${availableThreads()} VRF threads, best of ${ROUNDS} rounds`,
+    `${LABELS} labels from epoch ${EPOCHS + 1}, ${STORE} store, ${availableThreads()} VRF threads, best of ${ROUNDS} rounds`,
   );
   console.log('                              without stored proofs   with stored proofs   ratio');
   const line = (name: string, without: number, withProofs: number) =>
@@ -209,9 +235,11 @@ if (args.includes('--json')) {
   line('  until served without key', a.newLabelsServed, b.newLabelsServed);
   line('publish updates (call)', a.updates, b.updates);
   line('  until served without key', a.updatesServed, b.updatesServed);
-  console.log(
-    `stored bytes/version          ${'0'.padStart(8)}                ${f(b.bytesPerVersion).padStart(8)}`,
-  );
+  if (STORE === 'memory') {
+    console.log(
+      `stored bytes/version          ${'0'.padStart(8)}                ${f(b.bytesPerVersion).padStart(8)}`,
+    );
+  }
   for (const [i, l] of lookupRounds.entries()) {
     console.log(
       `lookups per second            ${f(l.keyed).padStart(8)} (with the key)  ${f(l.keyless).padStart(8)} (no key)   ${f(l.ratio)}x  (round ${i + 1}, medians of paired blocks)`,
