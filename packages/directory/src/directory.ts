@@ -391,7 +391,8 @@ export class Directory extends ReadOnlyDirectory {
     const deferred = defersProofs(this.ctx);
     let proving: Promise<VrfProofRecord[]> | undefined;
     if (this.ctx.storeVrfProofs && !deferred) {
-      proving = proveRecords(this.ctx, await planPublishProofs(this.ctx, states, epoch));
+      const { proofJobs, nonces } = await planPublishProofs(this.ctx, states, epoch);
+      proving = proveRecords(this.ctx, proofJobs, (i) => nonces.get(i));
       proving.catch(() => undefined); // a failure reaches the await below, or the rollback
     }
 

@@ -16,7 +16,9 @@ import {
 import {
   MemoryDatabase,
   StorageManager,
+  vrfProofKeyBytes,
   type Database,
+  type VrfProofRecord,
   type WriterLockStatus,
 } from '@akd-ts/storage';
 import {
@@ -26,7 +28,12 @@ import {
   type VrfEngine,
   type VrfJob,
 } from '@akd-ts/directory';
-import { VRF_PROOFS_THROUGH_SETTING, statesPublishedAt } from '../src/vrf/epoch-proofs.js';
+import {
+  VRF_PROOFS_THROUGH_SETTING,
+  proveEpoch,
+  statesPublishedAt,
+} from '../src/vrf/epoch-proofs.js';
+import { makeContext } from '../src/read-only-directory.js';
 import { domainRejection } from '../../../test/support/domain-errors.js';
 import { testStores } from '../../../test/support/stores.js';
 import { FailingDatabase } from './support/failing-database.js';
@@ -299,4 +306,52 @@ test("a store that cannot list its labels stores each epoch's proofs before its 
   } finally {
     await dir.close();
   }
+});
+
+test("an epoch's proofs are stored in chunks, in the order of their stored keys", async () => {
+  const { dir, db, config } = await openDirectory('whatsapp_v1');
+  const labels = Array.from({ length: 7 }, (_, i) => utf8(`user-${i}`));
+  await dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+  await dir.publish(labels.slice(0, 5).map((label) => ({ label, value: utf8('v2') })));
+  await dir.close();
+  const states = await statesPublishedAt(db, 2n);
+  const stored = await db.getVrfProofs(
+    states.flatMap((s) => [
+      { label: s.username, freshness: 1 as const, version: 2n },
+      { label: s.username, freshness: 0 as const, version: 2n },
+    ]),
+  );
+  assert.equal(stored.length, 10);
+
+  // the same epoch proved again through a store that records each write
+  const batches: VrfProofRecord[][] = [];
+  const spy = Object.create(db) as Database;
+  spy.setVrfProofs = (records) => {
+    batches.push(records);
+    return db.setVrfProofs(records);
+  };
+  const ctx = await makeContext({
+    config,
+    storage: new StorageManager(spy),
+    vrfKeys: hardCodedKeys(),
+  });
+  await proveEpoch(ctx, 2n, states, () => true, 3);
+  assert.ok(batches.length >= 4, `${batches.length} chunks`);
+  assert.ok(batches.every((b) => b.length <= 3));
+  const keys = batches.flat().map((r) => toHex(vrfProofKeyBytes(r)));
+  assert.deepEqual(keys, [...keys].sort(), 'ascending stored keys');
+  const again = new Map(batches.flat().map((r) => [toHex(vrfProofKeyBytes(r)), r]));
+  for (const r of stored) {
+    const same = again.get(toHex(vrfProofKeyBytes(r)));
+    assert.deepEqual([same?.proof, same?.nonce], [r.proof, r.nonce], 'the bytes stored before');
+  }
+
+  // a writer that loses its lock stops between chunks, and the mark stays
+  batches.length = 0;
+  await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '1');
+  let allowed = 2;
+  await proveEpoch(ctx, 2n, states, () => allowed-- > 0, 3);
+  assert.equal(batches.length, 2);
+  assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+  await ctx.vrf.close();
 });

@@ -17,7 +17,9 @@
 
 import type { Database, ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
-import { planPublishProofs, type PublishProofs } from './publish-proofs.js';
+import { compareBytes } from '@akd-ts/core';
+import type { VrfJob } from './engine.js';
+import { planPublishProofs } from './publish-proofs.js';
 import { proofKey } from './stored-proofs.js';
 
 /**
@@ -29,6 +31,8 @@ export const VRF_PROOFS_THROUGH_SETTING = 'vrf_proofs_through';
 
 /** Labels per storage read when a walk looks for the states of an owed epoch. */
 const PAGE = 10_000;
+/** Proofs per engine call and storage write when an epoch's proofs are stored. */
+const CHUNK = 16_384;
 
 /** The marked epoch, or undefined where the store keeps no mark. */
 export async function proofsThrough(db: Database): Promise<bigint | undefined> {
@@ -41,23 +45,30 @@ export function defersProofs(ctx: DirectoryContext): boolean {
   return ctx.storeVrfProofs && ctx.storage.db.listUsernames !== undefined;
 }
 
-/** The records of `plan.proofJobs`, their proofs computed by the engine. */
+/** The records of `jobs`, their proofs computed by the engine; `nonce(i)` is job i's nonce. */
 export async function proveRecords(
   ctx: DirectoryContext,
-  plan: PublishProofs,
+  jobs: VrfJob[],
+  nonce: (i: number) => Uint8Array | undefined,
 ): Promise<VrfProofRecord[]> {
-  const { proofJobs, nonces } = plan;
-  if (proofJobs.length === 0) return [];
+  if (jobs.length === 0) return [];
   const vrf = ctx.vrf;
   const proofs = vrf.proofBytes
-    ? await vrf.proofBytes(proofJobs)
-    : (await vrf.proofs(proofJobs)).map((p) => p.proof);
-  return proofJobs.map((job, i) => {
+    ? await vrf.proofBytes(jobs)
+    : (await vrf.proofs(jobs)).map((p) => p.proof);
+  return jobs.map((job, i) => {
     const record: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
-    const nonce = nonces.get(i);
-    if (nonce !== undefined) record.nonce = nonce;
+    const n = nonce(i);
+    if (n !== undefined) record.nonce = n;
     return record;
   });
+}
+
+/** The order of stored keys (`vrfProofKeyBytes`: freshness, version, then the label). */
+function keyOrder(a: VrfJob, b: VrfJob): number {
+  if (a.freshness !== b.freshness) return a.freshness - b.freshness;
+  if (a.version !== b.version) return a.version < b.version ? -1 : 1;
+  return compareBytes(a.label, b.label);
 }
 
 /**
@@ -84,12 +95,25 @@ export async function proveEpoch(
   epoch: bigint,
   states: ValueStateRecord[],
   mayWrite: () => boolean = () => true,
+  chunk = CHUNK,
 ): Promise<void> {
   const db = ctx.storage.db;
   const plan = await planPublishProofs(ctx, states, epoch);
-  const records = await proveRecords(ctx, plan);
-  if (!mayWrite()) return;
-  await db.setVrfProofs(records);
+  const { proofJobs: jobs, nonces } = plan;
+  // a chunk at a time, in the order of the stored keys: the writer holds one chunk's records,
+  // not the epoch's (hundreds of thousands), and as each chunk's rows land on pages of their
+  // own, writing them in several statements rewrites few pages twice
+  const order = jobs.map((_, i) => i).sort((a, b) => keyOrder(jobs[a]!, jobs[b]!));
+  for (let start = 0; start < order.length; start += chunk) {
+    const part = order.slice(start, start + chunk);
+    const records = await proveRecords(
+      ctx,
+      part.map((i) => jobs[i]!),
+      (k) => nonces.get(part[k]!),
+    );
+    if (!mayWrite()) return;
+    await db.setVrfProofs(records);
+  }
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, epoch.toString());
   await recordSweeps(db, plan.sweepPositions);
 }
