@@ -255,6 +255,12 @@ test('the mark: set at open on a store that lacks one, cleared by a writer that 
     });
   await (await open(true)).close();
   assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+  // a mark that is not an epoch is a corrupt store, said so
+  await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '1; drop');
+  const e = await domainRejection(open(true));
+  assert.equal(e.code, 'STORAGE_CORRUPT');
+  assert.match(e.message, /vrf_proofs_through holds "1; drop", not an epoch/);
+  await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '1');
   const plain = await open(false);
   assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '');
   await plain.publish([{ label: utf8('y'), value: utf8('1') }]);

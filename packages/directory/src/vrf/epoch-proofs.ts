@@ -17,7 +17,7 @@
 
 import type { Database, ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
-import { compareBytes } from '@akd-ts/core';
+import { AkdError, compareBytes } from '@akd-ts/core';
 import type { VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
 import { proofKey } from './stored-proofs.js';
@@ -34,10 +34,20 @@ const PAGE = 10_000;
 /** Proofs per engine call and storage write when an epoch's proofs are stored. */
 const CHUNK = 16_384;
 
-/** The marked epoch, or undefined where the store keeps no mark. */
+/**
+ * The marked epoch, or undefined where the store keeps no mark.
+ * @throws AkdError `STORAGE_CORRUPT` for a setting that is not a decimal epoch
+ */
 export async function proofsThrough(db: Database): Promise<bigint | undefined> {
   const value = await db.getSetting(VRF_PROOFS_THROUGH_SETTING);
-  return value === undefined || value === '' ? undefined : BigInt(value);
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d{1,20}$/.test(value)) {
+    throw new AkdError(
+      'STORAGE_CORRUPT',
+      `the setting ${VRF_PROOFS_THROUGH_SETTING} holds ${JSON.stringify(value.slice(0, 40))}, not an epoch`,
+    );
+  }
+  return BigInt(value);
 }
 
 /** Whether this store's epochs get their proofs after they commit (it can list its labels). */
