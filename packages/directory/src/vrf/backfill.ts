@@ -9,17 +9,12 @@
  */
 
 import { VersionFreshness, fromHex, toHex } from '@akd-ts/core';
-import type { ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
+import type { ValueStateRecord } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
 import type { VrfJob } from './engine.js';
 import { SWEEPS_FROM_SETTING } from './marker-sweeps.js';
-import { VRF_PROOFS_THROUGH_SETTING } from './epoch-proofs.js';
-import {
-  VRF_PROOFS_COMPLETE,
-  VRF_PROOFS_SETTING,
-  allFutureMarkers,
-  proofKey,
-} from './stored-proofs.js';
+import { VRF_PROOFS_THROUGH_SETTING, proveRecords } from './epoch-proofs.js';
+import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING, allFutureMarkers } from './stored-proofs.js';
 
 /** The setting holding the hex of the last label a backfill finished (resuming point). */
 export const BACKFILL_CURSOR_SETTING = 'vrf_proofs_backfill_after';
@@ -92,16 +87,7 @@ export async function backfillVrfProofs(
       jobs.push(...part.jobs);
       nonces.push(...part.nonces);
     }
-    const vrf = ctx.vrf;
-    const proofs = vrf.proofBytes
-      ? await vrf.proofBytes(jobs)
-      : (await vrf.proofs(jobs)).map((p) => p.proof);
-    const records: VrfProofRecord[] = jobs.map((job, i) => {
-      const r: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
-      if (nonces[i] !== undefined) r.nonce = nonces[i];
-      return r;
-    });
-    await db.setVrfProofs(records);
+    await db.setVrfProofs(await proveRecords(ctx, jobs, (i) => nonces[i]));
     after = labels[labels.length - 1]!;
     await db.setSetting(BACKFILL_CURSOR_SETTING, toHex(after));
     done += labels.length;

@@ -124,6 +124,7 @@ export async function proveEpoch(
     if (!mayWrite()) return;
     await db.setVrfProofs(records);
   }
+  if (!mayWrite()) return;
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, epoch.toString());
   await recordSweeps(db, plan.sweepPositions);
 }
