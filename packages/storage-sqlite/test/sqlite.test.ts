@@ -372,7 +372,7 @@ describe('lifecycle and options', () => {
     await reader.close();
   });
 
-  test('default options are durable: synchronous FULL, WAL, a busy timeout', async () => {
+  test('default options are durable: synchronous FULL, WAL, a busy timeout; temp in memory', async () => {
     const path = freshPath();
     const db = await SqliteDatabase.open(path);
     await db.close();
@@ -384,6 +384,8 @@ describe('lifecycle and options', () => {
     assert.equal(client.pragma('synchronous', { simple: true }), 2n);
     assert.equal(client.pragma('busy_timeout', { simple: true }), 5000n);
     assert.equal(client.pragma('cache_size', { simple: true }), -65536n);
+    // statement journals in memory, not in a temporary file (2 = MEMORY)
+    assert.equal(client.pragma('temp_store', { simple: true }), 2n);
     await again.close();
   });
 
