@@ -1,0 +1,307 @@
+/**
+ * Bytes SQLite writes per published label under today's `nodes` layout and under candidate
+ * layouts in which an epoch appends its own node versions, replaying the same epochs into each.
+ *
+ *   npm run bench -- layout-writes [--labels 100000] [--epochs 5] [--json]
+ *
+ * A directory on the memory store publishes `--epochs` epochs of `--labels` new labels (random
+ * ids, spread over the key space as phone numbers are), then one epoch updating each of the
+ * last epoch's labels. Every commit's records are replayed, as they were committed, into
+ * three SQLite files (the driver's settings: synchronous FULL, WAL, SQLite's automatic
+ * checkpoints):
+ *
+ * - today: the real driver (`SqliteDatabase.batchSet`): one `nodes` row per label holding its
+ *   latest and previous version (schema.sql), upserted where the label sorts;
+ * - by epoch: `node_versions`, one row per node version keyed (write epoch, label), with
+ *   today's columns and the write epoch of each child's version. A walk from the root at any
+ *   epoch then reads each child by its full key, with no index by label and no row ever
+ *   rewritten; the node's own fields are the protocol's (spec 7.2), its write epoch storage's;
+ * - packed: the same keys, the label cut to the bytes its length covers, and one blob of
+ *   what a walk from the root needs: the hash, the node type, both epochs and each child's
+ *   label and write epoch (no parent, varints).
+ *
+ * Value states go into every file as today's driver writes them (the same rows), and their
+ * share of the packed file's bytes is shown. Stored VRF proofs and audit blobs are not written
+ * (the publish stores none). Each replay's bytes are the process's own I/O counters (Linux
+ * `/proc/self/io`) around it: `write_bytes`, the file pages it dirtied (what reaches the disk,
+ * as `time -v`'s file-system outputs count it), and `wchar`, what it passed to write calls
+ * (a page written again while still dirty counts again).
+ */
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { WhatsAppV1Configuration, utf8, type NodeLabel } from '@akd-ts/core';
+import {
+  MemoryDatabase,
+  StorageManager,
+  type DbRecord,
+  type DbSetState,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
+import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
+
+const args = process.argv.slice(2);
+const value = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const LABELS = Number(value('labels') ?? 100_000);
+const EPOCHS = Number(value('epochs') ?? 5);
+const json = args.includes('--json');
+
+const WIDE_SCHEMA = `
+CREATE TABLE node_versions (
+  epoch INTEGER NOT NULL,
+  label BLOB NOT NULL,
+  last_epoch INTEGER NOT NULL,
+  min_descendant_epoch INTEGER NOT NULL,
+  parent BLOB NOT NULL,
+  node_type INTEGER NOT NULL,
+  left_child BLOB,
+  left_epoch INTEGER,
+  right_child BLOB,
+  right_epoch INTEGER,
+  hash BLOB NOT NULL,
+  PRIMARY KEY (epoch, label)
+) STRICT, WITHOUT ROWID;`;
+
+const PACKED_SCHEMA = `
+CREATE TABLE node_versions (
+  epoch INTEGER NOT NULL,
+  label BLOB NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (epoch, label)
+) STRICT, WITHOUT ROWID;`;
+
+/** The process's I/O counters (Linux `/proc/self/io`). */
+function io(): { wchar: number; writeBytes: number } {
+  const fields = new Map(
+    readFileSync('/proc/self/io', 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(': ') as [string, string]),
+  );
+  return { wchar: Number(fields.get('wchar')), writeBytes: Number(fields.get('write_bytes')) };
+}
+
+/** What `write` wrote, by the I/O counters. */
+async function measured(
+  write: () => Promise<void>,
+): Promise<{ wchar: number; writeBytes: number }> {
+  const before = io();
+  await write();
+  const after = io();
+  return { wchar: after.wchar - before.wchar, writeBytes: after.writeBytes - before.writeBytes };
+}
+
+/** `be32(len) || val` cut to the bytes the length covers, after a u16 length: 3-34 bytes. */
+function compactLabel(l: NodeLabel): Uint8Array {
+  const out = new Uint8Array(2 + Math.ceil(l.len / 8));
+  out[0] = l.len >> 8;
+  out[1] = l.len & 0xff;
+  out.set(l.val.subarray(0, out.length - 2), 2);
+  return out;
+}
+
+/** Appends `v` as a LEB128 varint. */
+function varint(out: number[], v: bigint): void {
+  let n = v;
+  while (n >= 0x80n) {
+    out.push(Number(n & 0x7fn) | 0x80);
+    n >>= 7n;
+  }
+  out.push(Number(n));
+}
+
+const SORT = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b);
+
+/**
+ * A candidate layout's file: node versions appended by epoch, value states as today. `wide`
+ * keeps today's columns (parent included, labels whole) and adds the children's write
+ * epochs; `packed` keeps what a walk from the root needs, in one blob: the hash, the node
+ * type, both epochs and each child's label (cut to its length) and write epoch as varints.
+ */
+class ByEpoch {
+  readonly client: Sqlite.Database;
+  /** The write epoch of each label's latest version (what a parent's row records). */
+  readonly written = new Map<string, bigint>();
+  readonly states: SqliteDatabase;
+  /** What the last commit's value states wrote (part of what it wrote). */
+  statesWritten: Written = { wchar: 0, writeBytes: 0 };
+
+  private constructor(
+    readonly file: string,
+    readonly packed: boolean,
+    states: SqliteDatabase,
+  ) {
+    this.states = states;
+    this.client = new Sqlite(file);
+    this.client.pragma('journal_mode = WAL');
+    this.client.pragma('synchronous = FULL');
+    this.client.pragma('cache_size = -65536');
+    this.client.pragma('temp_store = MEMORY');
+    this.client.exec(packed ? PACKED_SCHEMA : WIDE_SCHEMA);
+  }
+
+  static async open(dir: string, packed: boolean): Promise<ByEpoch> {
+    const file = join(dir, packed ? 'by-epoch-packed.db' : 'by-epoch.db');
+    const states = await SqliteDatabase.open(file, { create: true });
+    return new ByEpoch(file, packed, states);
+  }
+
+  async commit(epoch: bigint, records: DbRecord[]): Promise<void> {
+    const nodes = records.filter((r): r is TreeNodeRecord => r.kind === 'treeNode');
+    for (const r of nodes) this.written.set(r.label.key, epoch);
+    const childEpoch = (l: NodeLabel | undefined) =>
+      l === undefined ? null : (this.written.get(l.key) ?? null);
+    const rows = nodes.map(({ label, latest: n }) => {
+      if (!this.packed) {
+        return [
+          epoch,
+          label.toBytes(),
+          n.lastEpoch,
+          n.minDescendantEpoch,
+          n.parent.toBytes(),
+          n.nodeType,
+          n.leftChild?.toBytes() ?? null,
+          childEpoch(n.leftChild),
+          n.rightChild?.toBytes() ?? null,
+          childEpoch(n.rightChild),
+          n.hash,
+        ] as const;
+      }
+      const data: number[] = [...n.hash, n.nodeType];
+      data.push((n.leftChild ? 1 : 0) | (n.rightChild ? 2 : 0));
+      varint(data, n.lastEpoch);
+      varint(data, n.minDescendantEpoch);
+      for (const child of [n.leftChild, n.rightChild]) {
+        if (child === undefined) continue;
+        data.push(...compactLabel(child));
+        varint(data, childEpoch(child)!);
+      }
+      return [epoch, compactLabel(label), Uint8Array.from(data)] as const;
+    });
+    // in key order within the epoch: its rows fill new pages one after another
+    rows.sort((a, b) => SORT(a[1], b[1]));
+    if (rows.length > 0) {
+      const insert = this.client.prepare(
+        `INSERT INTO node_versions VALUES (${rows[0]!.map(() => '?').join(', ')})`,
+      );
+      this.client.transaction(() => {
+        for (const row of rows) insert.run(...row);
+      })();
+    }
+    const states = records.filter((r) => r.kind !== 'treeNode');
+    this.statesWritten = await measured(() => this.states.batchSet(states));
+  }
+}
+
+interface Written {
+  wchar: number;
+  writeBytes: number;
+}
+
+interface EpochRow {
+  epoch: number;
+  kind: 'new labels' | 'updates';
+  records: number;
+  today: Written;
+  byEpoch: Written;
+  packed: Written;
+  /** The value states' part of `packed` (today's rows and writes). */
+  packedStates: Written;
+}
+
+const rows: EpochRow[] = [];
+const tmp = mkdtempSync(join(tmpdir(), 'akd-bench-layout-'));
+try {
+  const todayFile = join(tmp, 'today.db');
+  const today = await SqliteDatabase.open(todayFile, { create: true });
+  const byEpoch = await ByEpoch.open(tmp, false);
+  const packed = await ByEpoch.open(tmp, true);
+
+  /** The memory store, replaying each commit into both files once it is written. */
+  class Replaying extends MemoryDatabase {
+    kind: EpochRow['kind'] = 'new labels';
+    override async batchSet(records: DbRecord[], state?: DbSetState): Promise<void> {
+      await super.batchSet(records, state);
+      await this.replay(records);
+    }
+    private async replay(records: DbRecord[]): Promise<void> {
+      const azks = records.find((r) => r.kind === 'azks');
+      if (azks === undefined || azks.kind !== 'azks') {
+        // a write outside an epoch's commit (settings, the first empty tree)
+        await today.batchSet(records);
+        await byEpoch.commit(0n, records);
+        await packed.commit(0n, records);
+        return;
+      }
+      const todayWritten = await measured(() => today.batchSet(records));
+      const byEpochWritten = await measured(() => byEpoch.commit(azks.latestEpoch, records));
+      const packedWritten = await measured(() => packed.commit(azks.latestEpoch, records));
+      if (azks.latestEpoch === 0n) return;
+      rows.push({
+        epoch: Number(azks.latestEpoch),
+        kind: this.kind,
+        records: records.length,
+        today: todayWritten,
+        byEpoch: byEpochWritten,
+        packed: packedWritten,
+        packedStates: packed.statesWritten,
+      });
+      if (!json) {
+        const per = (w: Written) =>
+          `${(w.writeBytes / LABELS).toFixed(0).padStart(6)} (${(w.wchar / LABELS).toFixed(0).padStart(6)})`;
+        console.log(
+          `epoch ${String(azks.latestEpoch).padStart(2)} ${this.kind.padEnd(10)} ` +
+            `${String(records.length).padStart(8)} records   bytes per label, disk (write calls): ` +
+            `today ${per(todayWritten)}   by epoch ${per(byEpochWritten)}   packed ${per(packedWritten)}` +
+            ` of which value states ${per(packed.statesWritten)}`,
+        );
+      }
+    }
+  }
+
+  const db = new Replaying();
+  const dir = await Directory.open({
+    config: new WhatsAppV1Configuration(),
+    storage: new StorageManager(db),
+    vrfKeys: new InMemoryVrfKeyStore(randomBytes(32)),
+    vrf: { threads: availableThreads() },
+    storeVrfProofs: false,
+  });
+  // user ids as a service has them: spread over the key space in every epoch, as phone
+  // numbers are (names numbered by epoch would sort together, and their states append)
+  const labels = () => Array.from({ length: LABELS }, () => randomBytes(8).toString('hex'));
+  let last: string[] = [];
+  for (let e = 1; e <= EPOCHS; e++) {
+    last = labels();
+    await dir.publish(last.map((l) => ({ label: utf8(l), value: utf8('key-1') })));
+  }
+  db.kind = 'updates';
+  await dir.publish(last.map((l) => ({ label: utf8(l), value: utf8('key-2') })));
+  await dir.close();
+  const sizes = {
+    today: statSync(todayFile).size,
+    byEpoch: statSync(byEpoch.file).size,
+    packed: statSync(packed.file).size,
+  };
+  await today.close();
+  for (const file of [byEpoch, packed]) {
+    await file.states.close();
+    file.client.close();
+  }
+  if (json) console.log(JSON.stringify({ labels: LABELS, epochs: EPOCHS, rows, sizes }));
+  else {
+    console.log(
+      `file size: today ${(sizes.today / 1e6).toFixed(0)} MB, by epoch ` +
+        `${(sizes.byEpoch / 1e6).toFixed(0)} MB, packed ${(sizes.packed / 1e6).toFixed(0)} MB`,
+    );
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
