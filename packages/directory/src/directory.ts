@@ -149,7 +149,14 @@ export class Directory extends ReadOnlyDirectory {
       const writer = new Directory(ctx, lock, { ...DEFAULT_LIMITS, ...options.limits });
       // proofs a stopped writer still owed are caught up at once, not at the next publish
       const opened = ctx;
-      if (defersProofs(opened)) writer.enqueue(() => catchUpProofs(opened)).catch(() => undefined);
+      if (defersProofs(opened)) {
+        writer
+          .enqueue(() => {
+            writer.checkLock();
+            return catchUpProofs(opened, writer.holdsLock());
+          })
+          .catch(() => undefined);
+      }
       return writer;
     } catch (e) {
       await ctx?.vrf.close();
@@ -227,7 +234,7 @@ export class Directory extends ReadOnlyDirectory {
   vrfProofsStored(): Promise<number> {
     return this.enqueue(() => {
       this.checkLock();
-      return catchUpProofs(this.ctx);
+      return catchUpProofs(this.ctx, this.holdsLock());
     });
   }
 
@@ -364,7 +371,7 @@ export class Directory extends ReadOnlyDirectory {
     this.checkUpdates(updates);
     this.checkLock();
     // what an earlier epoch still owes goes first, so that the mark lags one epoch at most
-    await catchUpProofs(this.ctx);
+    await catchUpProofs(this.ctx, this.holdsLock());
     const { storage, azks, parallelism } = this.ctx;
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
@@ -469,22 +476,33 @@ export class Directory extends ReadOnlyDirectory {
    * catches up what this one owes).
    */
   private storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
+    return proveEpoch(this.ctx, epoch, states, this.holdsLock());
+  }
+
+  /**
+   * Whether this writer still holds the lock it holds now (the same generation): what a write
+   * that runs a while, as storing an epoch's proofs, asks before each step, so that a writer
+   * that lost its lock never writes behind the one that took it.
+   */
+  private holdsLock(): () => boolean {
     const generation = this.generation;
-    return proveEpoch(this.ctx, epoch, states, () => {
+    return () => {
       const status = this.lockStatus();
       return status.held && status.generation === generation;
-    });
+    };
   }
 
   /**
    * Erases the stored values of `label` published at or before `epoch` (spec 14.6). Proofs
    * stay valid; history verification then needs `allowMissingValues`.
    * @returns the number of values erased.
+   * @throws AkdError `STORAGE_LOCKED` or `STORAGE_CONNECTION` when this writer lost its lock
    */
   async tombstone(label: AkdLabel, epoch: bigint): Promise<number> {
     return this.enqueue(async () => {
+      this.checkLock();
       // owed proofs first: they would carry the nonces of the values erased here
-      await catchUpProofs(this.ctx);
+      await catchUpProofs(this.ctx, this.holdsLock());
       const erased = await this.ctx.storage.tombstoneValueStates(label, epoch);
       if (erased > 0) await this.restampNonces(label, epoch);
       return erased;

@@ -30,6 +30,7 @@ import {
 } from '@akd-ts/directory';
 import {
   VRF_PROOFS_THROUGH_SETTING,
+  catchUpProofs,
   proveEpoch,
   statesPublishedAt,
 } from '../src/vrf/epoch-proofs.js';
@@ -291,6 +292,7 @@ test('a writer that lost its lock before storing its proofs leaves the mark to t
     engine.open();
     await assert.rejects(dir.publish([{ label: utf8('c'), value: utf8('1') }]), /writer lock/);
     await assert.rejects(dir.vrfProofsStored(), /writer lock/);
+    await assert.rejects(dir.tombstone(utf8('a'), 1n), /writer lock/);
     assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
     const b = await inner.getVrfProofs([{ label: utf8('b'), freshness: 1, version: 1n }]);
     assert.deepEqual(b, [], 'no proof written without the lock');
@@ -359,5 +361,13 @@ test("an epoch's proofs are stored in chunks, in the order of their stored keys"
   await proveEpoch(ctx, 2n, states, () => allowed-- > 0, 3);
   assert.equal(batches.length, 2);
   assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+  // nor does a catch-up start an owed epoch without the lock
+  assert.equal(await catchUpProofs(ctx, () => false), 0);
+  assert.equal(batches.length, 2);
+  assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
+  // with it, the same call stores the epoch and moves the mark
+  assert.equal(await catchUpProofs(ctx), 1);
+  assert.ok(batches.length > 2);
+  assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '2');
   await ctx.vrf.close();
 });

@@ -151,18 +151,22 @@ export async function statesPublishedAt(
 }
 
 /**
- * Proves and stores what the epochs after the mark still owe, oldest first.
+ * Proves and stores what the epochs after the mark still owe, oldest first, while `mayWrite`
+ * says the writer still holds its lock (asked before each epoch and by `proveEpoch`).
  * @returns the epochs caught up (0 when nothing was owed).
  */
-export async function catchUpProofs(ctx: DirectoryContext): Promise<number> {
+export async function catchUpProofs(
+  ctx: DirectoryContext,
+  mayWrite: () => boolean = () => true,
+): Promise<number> {
   if (!defersProofs(ctx)) return 0;
   const db = ctx.storage.db;
   const mark = await proofsThrough(db);
   if (mark === undefined) return 0;
   const { latestEpoch } = await ctx.azks.read(ctx.storage);
   let done = 0;
-  for (let epoch = mark + 1n; epoch <= latestEpoch; epoch++) {
-    await proveEpoch(ctx, epoch, await statesPublishedAt(db, epoch));
+  for (let epoch = mark + 1n; epoch <= latestEpoch && mayWrite(); epoch++) {
+    await proveEpoch(ctx, epoch, await statesPublishedAt(db, epoch), mayWrite);
     done++;
   }
   return done;
