@@ -26,6 +26,12 @@
  * `/proc/self/io`) around it: `write_bytes`, the file pages it dirtied (what reaches the disk,
  * as `time -v`'s file-system outputs count it), and `wchar`, what it passed to write calls
  * (a page written again while still dirty counts again).
+ *
+ * Then the design is checked on what was written: 2,000 random paths of the tree at the last
+ * epoch and at the one before, walked in the memory store (records read at the epoch, spec
+ * 9.2) and in the packed file (from the root written at the epoch, each child by the write
+ * epoch its parent recorded), compare every node on them and both children of each (label,
+ * hash, type, last epoch). A difference fails the run.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -33,9 +39,12 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { WhatsAppV1Configuration, utf8, type NodeLabel } from '@akd-ts/core';
+import { NodeLabel, WhatsAppV1Configuration, bytesEqual, toHex, utf8 } from '@akd-ts/core';
 import {
   MemoryDatabase,
+  NodeType,
+  nodeAtEpoch,
+  nodeKey,
   StorageManager,
   type DbRecord,
   type DbSetState,
@@ -200,6 +209,99 @@ class ByEpoch {
   }
 }
 
+/** A packed row's fields (`ByEpoch.commit`, packed). */
+interface PackedNode {
+  hash: Uint8Array;
+  nodeType: number;
+  lastEpoch: bigint;
+  children: { label: NodeLabel; epoch: bigint }[];
+}
+
+function readVarint(bytes: Uint8Array, at: { i: number }): bigint {
+  let v = 0n;
+  for (let shift = 0n; ; shift += 7n) {
+    const b = bytes[at.i++]!;
+    v |= BigInt(b & 0x7f) << shift;
+    if (b < 0x80) return v;
+  }
+}
+
+function decodePacked(data: Uint8Array): PackedNode {
+  const at = { i: 34 };
+  const hash = data.subarray(0, 32);
+  const nodeType = data[32]!;
+  const flags = data[33]!;
+  const lastEpoch = readVarint(data, at);
+  readVarint(data, at); // the least descendant epoch
+  const children: PackedNode['children'] = [];
+  for (const bit of [1, 2]) {
+    if ((flags & bit) === 0) continue;
+    const len = (data[at.i]! << 8) | data[at.i + 1]!;
+    const val = new Uint8Array(32);
+    val.set(data.subarray(at.i + 2, at.i + 2 + Math.ceil(len / 8)));
+    at.i += 2 + Math.ceil(len / 8);
+    children.push({ label: new NodeLabel(val, len), epoch: readVarint(data, at) });
+  }
+  return { hash, nodeType, lastEpoch, children };
+}
+
+/**
+ * Walks `paths` random paths of the tree at `epoch` in both the memory store (its records
+ * read at the epoch, spec 9.2) and the packed layout (from the root written at the epoch, each
+ * child by its recorded write epoch), comparing every node on them and both children of each:
+ * label, hash, type, last epoch. Returns how many nodes were compared, and the mismatches.
+ */
+async function compareWalks(
+  memory: MemoryDatabase,
+  packed: Sqlite.Database,
+  epoch: bigint,
+  paths: number,
+): Promise<{ nodes: number; mismatches: string[] }> {
+  const select = packed.prepare('SELECT data FROM node_versions WHERE epoch = ? AND label = ?');
+  const readPacked = (label: NodeLabel, at: bigint) => {
+    const row = select.get(at, compactLabel(label)) as { data: Uint8Array } | undefined;
+    return row && decodePacked(row.data);
+  };
+  const readMemory = async (label: NodeLabel) =>
+    nodeAtEpoch(await memory.get(nodeKey(label)), epoch)!;
+  const mismatches: string[] = [];
+  let nodes = 0;
+  const same = (label: NodeLabel, a: Awaited<ReturnType<typeof readMemory>>, b?: PackedNode) => {
+    nodes++;
+    const kids = [a.leftChild, a.rightChild].filter((c) => c !== undefined);
+    const ok =
+      b !== undefined &&
+      bytesEqual(a.hash, b.hash) &&
+      a.nodeType === b.nodeType &&
+      a.lastEpoch === b.lastEpoch &&
+      kids.length === b.children.length &&
+      kids.every((c, i) => c.equals(b.children[i]!.label));
+    if (!ok) mismatches.push(`${label.len}:${toHex(label.val)} at epoch ${epoch}`);
+    return ok;
+  };
+  for (let p = 0; p < paths; p++) {
+    const target = new NodeLabel(randomBytes(32), 256);
+    let label = NodeLabel.root();
+    let mem = await readMemory(label);
+    let pack = readPacked(label, epoch);
+    if (!same(label, mem, pack)) continue;
+    while (mem.nodeType !== NodeType.Leaf && pack !== undefined) {
+      let next: { label: NodeLabel; epoch: bigint } | undefined;
+      for (const child of pack.children) {
+        const m = await readMemory(child.label);
+        const c = readPacked(child.label, child.epoch);
+        if (!same(child.label, m, c)) break;
+        if (child.label.isPrefixOf(target)) next = child;
+      }
+      if (next === undefined) break;
+      label = next.label;
+      mem = await readMemory(label);
+      pack = readPacked(label, next.epoch);
+    }
+  }
+  return { nodes, mismatches };
+}
+
 interface Written {
   wchar: number;
   writeBytes: number;
@@ -285,6 +387,12 @@ try {
   db.kind = 'updates';
   await dir.publish(last.map((l) => ({ label: utf8(l), value: utf8('key-2') })));
   await dir.close();
+  // the design's claim: a walk by write epochs finds the tree as the store has it, at the
+  // latest epoch and at the one before (read there through the records' previous copies)
+  const checks = [];
+  for (const epoch of [BigInt(EPOCHS + 1), BigInt(EPOCHS)]) {
+    checks.push({ epoch: Number(epoch), ...(await compareWalks(db, packed.client, epoch, 2000)) });
+  }
   const sizes = {
     today: statSync(todayFile).size,
     byEpoch: statSync(byEpoch.file).size,
@@ -295,13 +403,20 @@ try {
     await file.states.close();
     file.client.close();
   }
-  if (json) console.log(JSON.stringify({ labels: LABELS, epochs: EPOCHS, rows, sizes }));
+  if (json) console.log(JSON.stringify({ labels: LABELS, epochs: EPOCHS, rows, sizes, checks }));
   else {
+    for (const c of checks) {
+      console.log(
+        `walks at epoch ${c.epoch}: 2,000 random paths, ${c.nodes} nodes compared, ` +
+          `${c.mismatches.length} differ${c.mismatches.length > 0 ? `: ${c.mismatches.slice(0, 3).join(', ')}` : ''}`,
+      );
+    }
     console.log(
       `file size: today ${(sizes.today / 1e6).toFixed(0)} MB, by epoch ` +
         `${(sizes.byEpoch / 1e6).toFixed(0)} MB, packed ${(sizes.packed / 1e6).toFixed(0)} MB`,
     );
   }
+  if (checks.some((c) => c.mismatches.length > 0)) process.exitCode = 1;
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
