@@ -147,8 +147,8 @@ export class SqliteDatabase implements Database {
       client.pragma(`cache_size = -${o.cacheSizeKiB}`);
       // A multi-row upsert inside a transaction keeps a statement journal (the pages it
       // changes, to undo it alone); in a file, a commit of 100,000 updates wrote 1.6 GB to it
-      // in 780,000 writes, half the commit's time. In memory it holds one statement's pages
-      // at a time, a few MB. Nothing here sorts or builds temporary tables of any size.
+      // in 780,000 write calls. In memory it holds one statement's pages at a time, a few MB.
+      // Nothing here sorts or builds temporary tables of any size.
       client.pragma('temp_store = MEMORY');
       client.defaultSafeIntegers(true);
       this.openedAtVersion = prepareSchema(client, this.path);
