@@ -2,7 +2,7 @@
  * Bytes SQLite writes per published label under today's `nodes` layout and under candidate
  * layouts in which an epoch appends its own node versions, replaying the same epochs into each.
  *
- *   npm run bench -- layout-writes [--labels 100000] [--epochs 5] [--json]
+ *   npm run bench -- layout-writes [--labels 100000] [--epochs 5] [--postgres URL] [--json]
  *
  * A directory on the memory store publishes `--epochs` epochs of `--labels` new labels (random
  * ids, spread over the key space as phone numbers are), then one epoch updating each of the
@@ -32,6 +32,11 @@
  * 9.2) and in the packed file (from the root written at the epoch, each child by the write
  * epoch its parent recorded), compare every node on them and both children of each (label,
  * hash, type, last epoch). A difference fails the run.
+ *
+ * With `--postgres URL`, every commit is also written to PostgreSQL in two schemas made for
+ * the run and dropped after it: by today's driver, and as the packed rows (with the driver's
+ * value states), with the WAL each wrote (`PostgresReplay`) beside the commit's own record
+ * bytes.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -39,9 +44,12 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Sqlite from 'better-sqlite3';
+import pg from 'pg';
 import { NodeLabel, WhatsAppV1Configuration, bytesEqual, toHex, utf8 } from '@akd-ts/core';
 import {
+  ByteWriter,
   MemoryDatabase,
+  writeRecord,
   NodeType,
   nodeAtEpoch,
   nodeKey,
@@ -51,6 +59,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
 
 const args = process.argv.slice(2);
@@ -61,6 +70,7 @@ const value = (name: string) => {
 const LABELS = Number(value('labels') ?? 100_000);
 const EPOCHS = Number(value('epochs') ?? 5);
 const json = args.includes('--json');
+const POSTGRES = value('postgres');
 
 const WIDE_SCHEMA = `
 CREATE TABLE node_versions (
@@ -141,6 +151,8 @@ class ByEpoch {
   readonly states: SqliteDatabase;
   /** What the last commit's value states wrote (part of what it wrote). */
   statesWritten: Written = { wchar: 0, writeBytes: 0 };
+  /** The last commit's packed rows, in key order (the PostgreSQL replay writes them too). */
+  lastPacked: PackedRow[] = [];
 
   private constructor(
     readonly file: string,
@@ -196,6 +208,7 @@ class ByEpoch {
     });
     // in key order within the epoch: its rows fill new pages one after another
     rows.sort((a, b) => SORT(a[1], b[1]));
+    if (this.packed) this.lastPacked = rows as unknown as PackedRow[];
     if (rows.length > 0) {
       const insert = this.client.prepare(
         `INSERT INTO node_versions VALUES (${rows[0]!.map(() => '?').join(', ')})`,
@@ -302,6 +315,90 @@ async function compareWalks(
   return { nodes, mismatches };
 }
 
+type PackedRow = readonly [bigint, Uint8Array, Uint8Array];
+
+/**
+ * The PostgreSQL replay (`--postgres URL`): today's driver in one schema, and in another the
+ * packed node versions (one `INSERT ... SELECT FROM unnest` per 5,000 rows, in one
+ * transaction) with the value states written by the driver. Its bytes are the WAL each writes,
+ * from a `CHECKPOINT` just before it (so that every page's first change in the epoch logs a
+ * full page, as it does when checkpoints come every few minutes at the defaults).
+ */
+class PostgresReplay {
+  private constructor(
+    readonly client: pg.Client,
+    readonly today: PostgresDatabase,
+    readonly packedStates: PostgresDatabase,
+    readonly schemas: string[],
+  ) {}
+
+  static async open(url: string): Promise<PostgresReplay> {
+    const schemas = [`akd_layout_today_${process.pid}`, `akd_layout_packed_${process.pid}`];
+    const client = new pg.Client(url);
+    await client.connect();
+    const today = await PostgresDatabase.open(url, { schema: schemas[0]! });
+    const packedStates = await PostgresDatabase.open(url, { schema: schemas[1]! });
+    await client.query(
+      `CREATE TABLE ${schemas[1]}.node_versions (epoch bigint NOT NULL, label bytea NOT NULL, ` +
+        'data bytea NOT NULL, PRIMARY KEY (epoch, label))',
+    );
+    return new PostgresReplay(client, today, packedStates, schemas);
+  }
+
+  /** WAL bytes `write` caused, from a checkpoint just before it. */
+  async wal(write: () => Promise<void>): Promise<number> {
+    await this.client.query('CHECKPOINT');
+    const lsn = async () =>
+      (await this.client.query<{ l: string }>('SELECT pg_current_wal_insert_lsn()::text AS l'))
+        .rows[0]!.l;
+    const before = await lsn();
+    await write();
+    const after = await lsn();
+    const { rows } = await this.client.query<{ d: string }>(
+      'SELECT pg_wal_lsn_diff($1, $2)::text AS d',
+      [after, before],
+    );
+    return Number(rows[0]!.d);
+  }
+
+  async packed(rows: readonly PackedRow[], states: DbRecord[]): Promise<void> {
+    await this.client.query('BEGIN');
+    for (let i = 0; i < rows.length; i += 5000) {
+      const part = rows.slice(i, i + 5000);
+      await this.client.query(
+        `INSERT INTO ${this.schemas[1]}.node_versions (epoch, label, data) ` +
+          'SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[])',
+        [
+          part.map((r) => r[0].toString()),
+          part.map((r) => Buffer.from(r[1])),
+          part.map((r) => Buffer.from(r[2])),
+        ],
+      );
+    }
+    await this.client.query('COMMIT');
+    await this.packedStates.batchSet(states);
+  }
+
+  async close(): Promise<void> {
+    await this.today.close();
+    await this.packedStates.close();
+    for (const schema of this.schemas) await this.client.query(`DROP SCHEMA ${schema} CASCADE`);
+    await this.client.end();
+  }
+}
+
+/** The commit's records in the record codec's form (storage's record-codec.ts), in bytes. */
+function recordBytes(records: readonly DbRecord[]): number {
+  const w = new ByteWriter(1 << 16);
+  let total = 0;
+  for (const r of records) {
+    w.reset();
+    writeRecord(w, r);
+    total += w.at;
+  }
+  return total;
+}
+
 interface Written {
   wchar: number;
   writeBytes: number;
@@ -316,6 +413,9 @@ interface EpochRow {
   packed: Written;
   /** The value states' part of `packed` (today's rows and writes). */
   packedStates: Written;
+  /** With `--postgres`: the WAL bytes of today's driver and of the packed layout, and the
+   * commit's records in the codec's form. */
+  postgres?: { today: number; packed: number; recordBytes: number };
 }
 
 const rows: EpochRow[] = [];
@@ -325,6 +425,7 @@ try {
   const today = await SqliteDatabase.open(todayFile, { create: true });
   const byEpoch = await ByEpoch.open(tmp, false);
   const packed = await ByEpoch.open(tmp, true);
+  const postgres = POSTGRES === undefined ? undefined : await PostgresReplay.open(POSTGRES);
 
   /** The memory store, replaying each commit into both files once it is written. */
   class Replaying extends MemoryDatabase {
@@ -340,11 +441,25 @@ try {
         await today.batchSet(records);
         await byEpoch.commit(0n, records);
         await packed.commit(0n, records);
+        await postgres?.today.batchSet(records);
+        await postgres?.packed(
+          packed.lastPacked,
+          records.filter((r) => r.kind !== 'treeNode'),
+        );
         return;
       }
       const todayWritten = await measured(() => today.batchSet(records));
       const byEpochWritten = await measured(() => byEpoch.commit(azks.latestEpoch, records));
       const packedWritten = await measured(() => packed.commit(azks.latestEpoch, records));
+      let onPostgres: EpochRow['postgres'];
+      if (postgres !== undefined) {
+        const states = records.filter((r) => r.kind !== 'treeNode');
+        onPostgres = {
+          today: await postgres.wal(() => postgres.today.batchSet(records)),
+          packed: await postgres.wal(() => postgres.packed(packed.lastPacked, states)),
+          recordBytes: recordBytes(records),
+        };
+      }
       if (azks.latestEpoch === 0n) return;
       rows.push({
         epoch: Number(azks.latestEpoch),
@@ -354,6 +469,7 @@ try {
         byEpoch: byEpochWritten,
         packed: packedWritten,
         packedStates: packed.statesWritten,
+        ...(onPostgres === undefined ? {} : { postgres: onPostgres }),
       });
       if (!json) {
         const per = (w: Written) =>
@@ -364,6 +480,15 @@ try {
             `today ${per(todayWritten)}   by epoch ${per(byEpochWritten)}   packed ${per(packedWritten)}` +
             ` of which value states ${per(packed.statesWritten)}`,
         );
+        if (onPostgres !== undefined) {
+          const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
+          console.log(
+            `         PostgreSQL WAL: today ${mb(onPostgres.today)}, packed ${mb(onPostgres.packed)}; ` +
+              `the commit's records ${mb(onPostgres.recordBytes)} ` +
+              `(${(onPostgres.today / onPostgres.recordBytes).toFixed(1)}x, ` +
+              `${(onPostgres.packed / onPostgres.recordBytes).toFixed(1)}x)`,
+          );
+        }
       }
     }
   }
@@ -399,6 +524,7 @@ try {
     packed: statSync(packed.file).size,
   };
   await today.close();
+  await postgres?.close();
   for (const file of [byEpoch, packed]) {
     await file.states.close();
     file.client.close();
