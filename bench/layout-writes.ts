@@ -420,12 +420,15 @@ interface EpochRow {
 
 const rows: EpochRow[] = [];
 const tmp = mkdtempSync(join(tmpdir(), 'akd-bench-layout-'));
+/** The PostgreSQL replay, closed (its schemas dropped) however the run ends. */
+let postgres: PostgresReplay | undefined;
 try {
   const todayFile = join(tmp, 'today.db');
   const today = await SqliteDatabase.open(todayFile, { create: true });
   const byEpoch = await ByEpoch.open(tmp, false);
   const packed = await ByEpoch.open(tmp, true);
-  const postgres = POSTGRES === undefined ? undefined : await PostgresReplay.open(POSTGRES);
+  postgres = POSTGRES === undefined ? undefined : await PostgresReplay.open(POSTGRES);
+  const pgReplay = postgres;
 
   /** The memory store, replaying each commit into both files once it is written. */
   class Replaying extends MemoryDatabase {
@@ -441,8 +444,8 @@ try {
         await today.batchSet(records);
         await byEpoch.commit(0n, records);
         await packed.commit(0n, records);
-        await postgres?.today.batchSet(records);
-        await postgres?.packed(
+        await pgReplay?.today.batchSet(records);
+        await pgReplay?.packed(
           packed.lastPacked,
           records.filter((r) => r.kind !== 'treeNode'),
         );
@@ -452,11 +455,11 @@ try {
       const byEpochWritten = await measured(() => byEpoch.commit(azks.latestEpoch, records));
       const packedWritten = await measured(() => packed.commit(azks.latestEpoch, records));
       let onPostgres: EpochRow['postgres'];
-      if (postgres !== undefined) {
+      if (pgReplay !== undefined) {
         const states = records.filter((r) => r.kind !== 'treeNode');
         onPostgres = {
-          today: await postgres.wal(() => postgres.today.batchSet(records)),
-          packed: await postgres.wal(() => postgres.packed(packed.lastPacked, states)),
+          today: await pgReplay.wal(() => pgReplay.today.batchSet(records)),
+          packed: await pgReplay.wal(() => pgReplay.packed(packed.lastPacked, states)),
           recordBytes: recordBytes(records),
         };
       }
@@ -518,13 +521,17 @@ try {
   for (const epoch of [BigInt(EPOCHS + 1), BigInt(EPOCHS)]) {
     checks.push({ epoch: Number(epoch), ...(await compareWalks(db, packed.client, epoch, 2000)) });
   }
+  // the files' sizes with everything in them: the last pages may still be in the WAL
+  const todayClient = (today as unknown as { client: Sqlite.Database }).client;
+  for (const client of [todayClient, byEpoch.client, packed.client]) {
+    client.pragma('wal_checkpoint(TRUNCATE)');
+  }
   const sizes = {
     today: statSync(todayFile).size,
     byEpoch: statSync(byEpoch.file).size,
     packed: statSync(packed.file).size,
   };
   await today.close();
-  await postgres?.close();
   for (const file of [byEpoch, packed]) {
     await file.states.close();
     file.client.close();
@@ -544,5 +551,6 @@ try {
   }
   if (checks.some((c) => c.mismatches.length > 0)) process.exitCode = 1;
 } finally {
+  await postgres?.close();
   rmSync(tmp, { recursive: true, force: true });
 }
