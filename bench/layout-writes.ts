@@ -88,6 +88,11 @@ CREATE TABLE node_versions (
   PRIMARY KEY (epoch, label)
 ) STRICT, WITHOUT ROWID;`;
 
+/**
+ * `data`: hash (32) || node type (1) || children present (1: 1 left, 2 right) || varint last
+ * epoch || varint least descendant epoch || per child present, its `compactLabel` || varint
+ * write epoch (decodePacked).
+ */
 const PACKED_SCHEMA = `
 CREATE TABLE node_versions (
   epoch INTEGER NOT NULL,
@@ -117,7 +122,7 @@ async function measured(
   return { wchar: after.wchar - before.wchar, writeBytes: after.writeBytes - before.writeBytes };
 }
 
-/** `be32(len) || val` cut to the bytes the length covers, after a u16 length: 3-34 bytes. */
+/** A label as `u16 len || the bytes its length covers` (2-34 bytes; the rest are zeros). */
 function compactLabel(l: NodeLabel): Uint8Array {
   const out = new Uint8Array(2 + Math.ceil(l.len / 8));
   out[0] = l.len >> 8;
