@@ -56,6 +56,7 @@ import {
   StorageManager,
   type DbRecord,
   type DbSetState,
+  type TreeNode,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
@@ -102,7 +103,7 @@ CREATE TABLE node_versions (
 ) STRICT, WITHOUT ROWID;`;
 
 /** The process's I/O counters (Linux `/proc/self/io`). */
-function io(): { wchar: number; writeBytes: number } {
+function io(): Written {
   const fields = new Map(
     readFileSync('/proc/self/io', 'utf8')
       .trim()
@@ -113,9 +114,7 @@ function io(): { wchar: number; writeBytes: number } {
 }
 
 /** What `write` wrote, by the I/O counters. */
-async function measured(
-  write: () => Promise<void>,
-): Promise<{ wchar: number; writeBytes: number }> {
+async function measured(write: () => Promise<void>): Promise<Written> {
   const before = io();
   await write();
   const after = io();
@@ -140,8 +139,6 @@ function varint(out: number[], v: bigint): void {
   }
   out.push(Number(n));
 }
-
-const SORT = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b);
 
 /**
  * A candidate layout's file: node versions appended by epoch, value states as today. `wide`
@@ -212,7 +209,7 @@ class ByEpoch {
       return [epoch, compactLabel(label), Uint8Array.from(data)] as const;
     });
     // in key order within the epoch: its rows fill new pages one after another
-    rows.sort((a, b) => SORT(a[1], b[1]));
+    rows.sort((a, b) => Buffer.compare(a[1], b[1]));
     if (this.packed) this.lastPacked = rows as unknown as PackedRow[];
     if (rows.length > 0) {
       const insert = this.client.prepare(
@@ -281,13 +278,14 @@ async function compareWalks(
     return row && decodePacked(row.data);
   };
   const readMemory = async (label: NodeLabel) =>
-    nodeAtEpoch(await memory.get(nodeKey(label)), epoch)!;
+    nodeAtEpoch(await memory.get(nodeKey(label)), epoch);
   const mismatches: string[] = [];
   let nodes = 0;
-  const same = (label: NodeLabel, a: Awaited<ReturnType<typeof readMemory>>, b?: PackedNode) => {
+  const same = (label: NodeLabel, a?: TreeNode, b?: PackedNode) => {
     nodes++;
-    const kids = [a.leftChild, a.rightChild].filter((c) => c !== undefined);
+    const kids = [a?.leftChild, a?.rightChild].filter((c) => c !== undefined);
     const ok =
+      a !== undefined &&
       b !== undefined &&
       bytesEqual(a.hash, b.hash) &&
       a.nodeType === b.nodeType &&
@@ -299,22 +297,22 @@ async function compareWalks(
   };
   for (let p = 0; p < paths; p++) {
     const target = new NodeLabel(randomBytes(32), 256);
-    let label = NodeLabel.root();
-    let mem = await readMemory(label);
-    let pack = readPacked(label, epoch);
-    if (!same(label, mem, pack)) continue;
-    while (mem.nodeType !== NodeType.Leaf && pack !== undefined) {
-      let next: { label: NodeLabel; epoch: bigint } | undefined;
-      for (const child of pack.children) {
+    const root = NodeLabel.root();
+    let mem = await readMemory(root);
+    let pack = readPacked(root, epoch);
+    if (!same(root, mem, pack)) continue;
+    // both nodes agree from here on; each child is read once, and the walk goes on below the
+    // one that prefixes the target
+    while (mem!.nodeType !== NodeType.Leaf) {
+      let next: [TreeNode, PackedNode] | undefined;
+      for (const child of pack!.children) {
         const m = await readMemory(child.label);
         const c = readPacked(child.label, child.epoch);
         if (!same(child.label, m, c)) break;
-        if (child.label.isPrefixOf(target)) next = child;
+        if (child.label.isPrefixOf(target)) next = [m!, c!];
       }
       if (next === undefined) break;
-      label = next.label;
-      mem = await readMemory(label);
-      pack = readPacked(label, next.epoch);
+      [mem, pack] = next;
     }
   }
   return { nodes, mismatches };
