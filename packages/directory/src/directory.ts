@@ -29,6 +29,7 @@ import type { DirectoryContext } from './context.js';
 import { DEFAULT_LIMITS, type PublishLimits } from './limits.js';
 import { parallelLevels } from './parallelism.js';
 import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-only-directory.js';
+import { releaseAfterLargeEpoch } from './release-memory.js';
 import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
@@ -476,6 +477,8 @@ export class Directory extends ReadOnlyDirectory {
    * catches up what this one owes).
    */
   private storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
+    // the committed epoch's insertion is garbage now: free it before the proofs fill the heap
+    releaseAfterLargeEpoch(states.length);
     return proveEpoch(this.ctx, epoch, states, this.holdsLock());
   }
 
