@@ -71,6 +71,17 @@ function nodeOk(prefix: string): string {
  * preload, which the process's allocator kept long after they were freed.
  */
 export function selectNodeBytesSql(keys: number, columns: readonly string[]): string {
+  // built once per shape: a preload runs it for every chunk of every level
+  let byKeys = built.get(columns);
+  if (byKeys === undefined) built.set(columns, (byKeys = new Map()));
+  let text = byKeys.get(keys);
+  if (text === undefined) byKeys.set(keys, (text = nodeBytesSql(keys, columns)));
+  return text;
+}
+
+const built = new WeakMap<readonly string[], Map<number, string>>();
+
+function nodeBytesSql(keys: number, columns: readonly string[]): string {
   const noPrevious = columns
     .filter((c) => c.startsWith('p_'))
     .map((c) => `n.${c} IS NULL`)

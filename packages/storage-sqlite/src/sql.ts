@@ -15,6 +15,20 @@ import { AZKS_COLUMNS, MAX_STORED_INTEGER, NODE_COLUMNS, VALUE_STATE_COLUMNS } f
 const list = (n: number, item: string) => Array(n).fill(item).join(', ');
 const placeholders = (columns: number) => `(${list(columns, '?')})`;
 
+/**
+ * `text` built once per count: a statement of hundreds of rows is tens of kilobytes of SQL,
+ * which building and looking up anew for every chunk of a commit would allocate and hash
+ * again (the counts are the handful `chunks` gives).
+ */
+function byCount(text: (n: number) => string): (n: number) => string {
+  const built = new Map<number, string>();
+  return (n) => {
+    let sql = built.get(n);
+    if (sql === undefined) built.set(n, (sql = text(n)));
+    return sql;
+  };
+}
+
 function upsert(table: string, columns: readonly string[], key: string[], rows: number): string {
   const update = columns
     .filter((c) => !key.includes(c))
@@ -27,11 +41,12 @@ function upsert(table: string, columns: readonly string[], key: string[], rows: 
 }
 
 /** Upsert of `rows` node records (NODE_COLUMNS each). */
-export const upsertNodesSql = (rows: number) => upsert('nodes', NODE_COLUMNS, ['label'], rows);
+export const upsertNodesSql = byCount((rows) => upsert('nodes', NODE_COLUMNS, ['label'], rows));
 
 /** Upsert of `rows` value states; the same (username, epoch) overwrites (tombstoning). */
-export const upsertValueStatesSql = (rows: number) =>
-  upsert('value_states', VALUE_STATE_COLUMNS, ['username', 'epoch'], rows);
+export const upsertValueStatesSql = byCount((rows) =>
+  upsert('value_states', VALUE_STATE_COLUMNS, ['username', 'epoch'], rows),
+);
 
 export const UPSERT_AZKS_SQL = upsert('azks', AZKS_COLUMNS, ['id'], 1);
 export const SELECT_AZKS_SQL = `SELECT ${AZKS_COLUMNS.join(', ')} FROM azks WHERE id = 1`;
@@ -40,8 +55,9 @@ const NODE_SELECT = `SELECT ${NODE_COLUMNS.join(', ')} FROM nodes`;
 export const SELECT_NODE_SQL = `${NODE_SELECT} WHERE label = ?`;
 
 /** The nodes whose label is one of `keys` labels (NULL parameters match nothing). */
-export const selectNodesSql = (keys: number) =>
-  `${NODE_SELECT} WHERE label IN (${list(keys, '?')})`;
+export const selectNodesSql = byCount(
+  (keys) => `${NODE_SELECT} WHERE label IN (${list(keys, '?')})`,
+);
 
 const STATE_SELECT = `SELECT ${VALUE_STATE_COLUMNS.join(', ')} FROM value_states`;
 export const SELECT_STATE_SQL = `${STATE_SELECT} WHERE username = ? AND epoch = ?`;
@@ -50,9 +66,11 @@ export const SELECT_USER_SQL = `${STATE_SELECT} WHERE username = ? ORDER BY epoc
 const sColumns = VALUE_STATE_COLUMNS.map((c) => `s.${c}`).join(', ');
 
 /** The value states at `keys` (username, epoch) pairs, by primary-key probes. */
-export const selectStatesSql = (keys: number) =>
-  `SELECT ${sColumns} FROM (VALUES ${list(keys, '(?, ?)')}) AS q ` +
-  'JOIN value_states AS s ON s.username = q.column1 AND s.epoch = q.column2';
+export const selectStatesSql = byCount(
+  (keys) =>
+    `SELECT ${sColumns} FROM (VALUES ${list(keys, '(?, ?)')}) AS q ` +
+    'JOIN value_states AS s ON s.username = q.column1 AND s.epoch = q.column2',
+);
 
 /** How to pick a flag's state among a user's rows; undefined when no stored row can match. */
 export interface FlagQuery {
@@ -124,9 +142,11 @@ export const UPSERT_AUDIT_BLOB_SQL = upsert(
 export const SELECT_AUDIT_BLOB_SQL =
   'SELECT epoch, previous_hash, current_hash, data FROM audit_blobs WHERE epoch = ?';
 /** The infos of `keys` epochs (NULL parameters match nothing), ascending. */
-export const selectAuditBlobInfosSql = (keys: number) =>
-  'SELECT epoch, previous_hash, current_hash, size FROM audit_blobs ' +
-  `WHERE epoch IN (${list(keys, '?')}) ORDER BY epoch`;
+export const selectAuditBlobInfosSql = byCount(
+  (keys) =>
+    'SELECT epoch, previous_hash, current_hash, size FROM audit_blobs ' +
+    `WHERE epoch IN (${list(keys, '?')}) ORDER BY epoch`,
+);
 
 /** Distinct usernames in byte order, after `?` (the first variant starts at the first). */
 export const LIST_USERNAMES_FIRST_SQL =
@@ -142,8 +162,9 @@ export const UPSERT_VRF_PROOF_SQL =
   'INSERT INTO vrf_proofs (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET ' +
   'value = CASE WHEN length(excluded.value) >= length(value) THEN excluded.value ELSE value END';
 /** The stored VRF proofs of `keys` keys (NULL parameters match nothing). */
-export const selectVrfProofsSql = (keys: number) =>
-  `SELECT key, value FROM vrf_proofs WHERE key IN (${list(keys, '?')})`;
+export const selectVrfProofsSql = byCount(
+  (keys) => `SELECT key, value FROM vrf_proofs WHERE key IN (${list(keys, '?')})`,
+);
 
 /**
  * Splits `n` items into statement sizes: as many `max` as fit, then the remainder rounded up
