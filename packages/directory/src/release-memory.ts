@@ -9,17 +9,24 @@
  * to 1.0 GB. A small epoch leaves little behind and is not worth a full collection.
  */
 
+import { treeWorkersGone } from './tree/arena/workers.js';
+
 /** Versions an epoch publishes from which a collection follows its commit. */
 export const LARGE_EPOCH_VERSIONS = 25_000;
 
 /**
  * Collects garbage once, when the process exposes `gc` and the epoch published at least
- * {@link LARGE_EPOCH_VERSIONS} versions.
+ * {@link LARGE_EPOCH_VERSIONS} versions, after `settle` (by default: until the idle tree
+ * workers, which still hold the arena, have exited).
  * @returns whether it collected.
  */
-export function releaseAfterLargeEpoch(versions: number): boolean {
+export async function releaseAfterLargeEpoch(
+  versions: number,
+  settle: () => Promise<void> = treeWorkersGone,
+): Promise<boolean> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (typeof gc !== 'function' || versions < LARGE_EPOCH_VERSIONS) return false;
+  await settle();
   gc();
   return true;
 }

@@ -1,11 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { AkdError, NodeLabel, configurationByName, type AzksElement } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, nodeKey, type TreeNodeRecord } from '@akd-ts/storage';
 import { Azks, Parallelism, type InsertOptions } from '@akd-ts/directory';
 import { CONFIG_NAMES } from './support/build.js';
-import { treeWorkers } from '../src/tree/arena/workers.js';
+import { treeWorkers, treeWorkersGone } from '../src/tree/arena/workers.js';
 import {
   arenaEpoch,
   assertSameRecords,
@@ -270,14 +269,10 @@ test(
       insertion: Parallelism.static(2),
       minTaskSize: 1,
     };
+    // idle workers exit TREE_IDLE_MS after their last task; this waits at most twice that
     const idle = async () => {
-      // idle workers and their timers keep no process alive: hold it open while waiting
-      const open = setInterval(() => {}, 60_000);
-      try {
-        while (pool.threads.length > 0) await once(pool, 'workerDestroy');
-      } finally {
-        clearInterval(open);
-      }
+      await treeWorkersGone();
+      assert.equal(pool.threads.length, 0, 'the idle workers exited');
     };
     for (const e of epochs) {
       await referenceEpoch(config, reference.storage, e);
@@ -294,7 +289,6 @@ test(
       // with no thread left from before, the insertion's tasks ran on threads it started
       assert.ok(created > 0, 'the insertion started its workers');
       await idle();
-      assert.equal(pool.threads.length, 0);
     }
   },
 );

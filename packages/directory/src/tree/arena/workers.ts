@@ -45,6 +45,29 @@ export async function treeWorkers(required: boolean): Promise<Piscina | undefine
   return undefined;
 }
 
+/**
+ * Resolves once no tree worker is left (idle ones exit {@link TREE_IDLE_MS} after their last
+ * task), or after `limitMs` when some stay busy. A synchronous commit blocks the timers that
+ * end idle workers: right after it, they are due but have not run, and a collection then would
+ * find the arena still held by the workers' isolates.
+ */
+export async function treeWorkersGone(limitMs = 2 * TREE_IDLE_MS): Promise<void> {
+  if (started === undefined || typeof started === 'string') return;
+  const pool = started.pool;
+  if (pool.threads.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onDestroy: (() => void) | undefined;
+  await new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, limitMs);
+    onDestroy = () => {
+      if (pool.threads.length === 0) resolve();
+    };
+    pool.on('workerDestroy', onDestroy);
+  });
+  clearTimeout(timer);
+  pool.off('workerDestroy', onDestroy!);
+}
+
 /** Runs a subtree task on `pool`; a failure in the worker is rethrown here with its code. */
 export async function runOnWorker(pool: Piscina, task: SubtreeTask): Promise<SubtreeResult> {
   const result = (await pool.run(task)) as SubtreeResult | { error: TaskError };
