@@ -78,42 +78,41 @@ export function labelBytes(label: NodeLabel): Uint8Array {
   return label.toBytes();
 }
 
-/** Appends the 7 columns of one node version (or 7 NULLs) to `out`. */
-function pushNode(out: unknown[], n: TreeNode | undefined, field: string): void {
+/** Writes the 7 columns of one node version (or 7 NULLs) into `out` from index `at`. */
+function setNode(out: unknown[], at: number, n: TreeNode | undefined, field: string): void {
   if (n === undefined) {
-    out.push(null, null, null, null, null, null, null);
+    for (let i = 0; i < 7; i++) out[at + i] = null;
     return;
   }
-  out.push(
-    storedInteger(n.lastEpoch, `${field}.lastEpoch`),
-    storedInteger(n.minDescendantEpoch, `${field}.minDescendantEpoch`),
-    labelBytes(n.parent),
-    nodeTypeCode(n.nodeType, `${field}.nodeType`),
-    n.leftChild === undefined ? null : labelBytes(n.leftChild),
-    n.rightChild === undefined ? null : labelBytes(n.rightChild),
-    hashBytes(n.hash, `${field}.hash`),
-  );
+  out[at] = storedInteger(n.lastEpoch, `${field}.lastEpoch`);
+  out[at + 1] = storedInteger(n.minDescendantEpoch, `${field}.minDescendantEpoch`);
+  out[at + 2] = labelBytes(n.parent);
+  out[at + 3] = nodeTypeCode(n.nodeType, `${field}.nodeType`);
+  out[at + 4] = n.leftChild === undefined ? null : labelBytes(n.leftChild);
+  out[at + 5] = n.rightChild === undefined ? null : labelBytes(n.rightChild);
+  out[at + 6] = hashBytes(n.hash, `${field}.hash`);
 }
 
-/** Appends a node record's row (NODE_COLUMNS) to `out`, the parameters of a multi-row insert. */
-export function pushNodeRow(out: unknown[], r: TreeNodeRecord): void {
-  out.push(labelBytes(r.label));
-  pushNode(out, r.latest, 'treeNode.latest');
-  pushNode(out, r.previous, 'treeNode.previous');
+/**
+ * Writes a node record's row (NODE_COLUMNS) into `out` from index `at`: the parameters of a
+ * multi-row upsert, filled in place.
+ */
+export function setNodeRow(out: unknown[], at: number, r: TreeNodeRecord): void {
+  out[at] = labelBytes(r.label);
+  setNode(out, at + 1, r.latest, 'treeNode.latest');
+  setNode(out, at + 8, r.previous, 'treeNode.previous');
 }
 
-/** Appends a value state's row (VALUE_STATE_COLUMNS) to `out`. */
-export function pushValueStateRow(out: unknown[], r: ValueStateRecord): void {
+/** Writes a value state's row (VALUE_STATE_COLUMNS) into `out` from index `at`. */
+export function setValueStateRow(out: unknown[], at: number, r: ValueStateRecord): void {
   if (!(r.username instanceof Uint8Array) || !(r.value instanceof Uint8Array)) {
     throw new TypeError('valueState.username and valueState.value must be Uint8Arrays');
   }
-  out.push(
-    r.username,
-    storedInteger(r.epoch, 'valueState.epoch'),
-    storedInteger(r.version, 'valueState.version'),
-    labelBytes(r.label),
-    r.value,
-  );
+  out[at] = r.username;
+  out[at + 1] = storedInteger(r.epoch, 'valueState.epoch');
+  out[at + 2] = storedInteger(r.version, 'valueState.version');
+  out[at + 3] = labelBytes(r.label);
+  out[at + 4] = r.value;
 }
 
 /** The AZKS row's parameters (AZKS_COLUMNS). */

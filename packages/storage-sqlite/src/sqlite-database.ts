@@ -55,8 +55,8 @@ import {
   decodeValueStateRow,
   decodeVrfProofRow,
   labelBytes,
-  pushNodeRow,
-  pushValueStateRow,
+  setNodeRow,
+  setValueStateRow,
   type Row,
 } from './codec.js';
 import { corruptRow, toAkdError } from './errors.js';
@@ -64,6 +64,7 @@ import { integrityPragma, integrityProblems, recordTotals } from './integrity.js
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
 import { assertStore, prepareSchema } from './schema.js';
 import { selectNodeBytesSql } from './node-bytes-sql.js';
+import { ParamArrays, TableRows } from './row-writer.js';
 import * as sql from './sql.js';
 import { acquireFileLock, acquireMemoryLock } from './writer-lock.js';
 
@@ -116,6 +117,9 @@ export class SqliteDatabase implements Database {
   private readonly options: ResolvedOptions;
   private readonly openLockClient: (path: string) => SqliteClient;
   private readonly statements = new Map<string, SqliteStatement>();
+  /** The node and value-state upserts' parameter arrays, reused statement by statement. */
+  private readonly nodeParams = new ParamArrays();
+  private readonly stateParams = new ParamArrays();
   private readonly locks = new Set<WriterLock>();
   private readonly memoryLock = { held: false };
   private closed = false;
@@ -254,14 +258,6 @@ export class SqliteDatabase implements Database {
     }
   }
 
-  /** Runs a multi-row upsert over `params` (`rows` rows of `width` values) in chunks. */
-  private upsertRows(sqlFor: (rows: number) => string, width: number, params: unknown[]): void {
-    let at = 0;
-    for (const rows of sql.chunks(params.length / width, this.options.writeChunkRows, true)) {
-      this.stmt(sqlFor(rows)).run(params.slice(at, (at += rows * width)));
-    }
-  }
-
   /**
    * Runs a batched read over `keys` parameter groups of `width` values each, one statement a
    * chunk, padding the last with NULLs (which match nothing), and decodes the rows.
@@ -293,15 +289,13 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * Upserts `records` in one transaction: readers see all of them or none. Every record is
-   * encoded before the transaction starts, so an out-of-range integer (RangeError) writes
-   * nothing.
+   * Upserts `records` in one transaction: readers see all of them or none. A value a column
+   * cannot hold (an out-of-range integer: RangeError) rolls it back, so nothing is written.
    */
   async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
     this.check();
     if (records.length === 0) return;
-    const rows = encodeRows(records);
-    this.write(`write a batch of ${records.length} records`, () => this.writeRows(rows));
+    this.write(`write a batch of ${records.length} records`, () => this.writeRecords(records));
   }
 
   /**
@@ -330,7 +324,7 @@ export class SqliteDatabase implements Database {
         () => `write a batch in chunks (after ${written} records)`,
         () => {
           for (let chunk = next(); chunk.done !== true; chunk = next()) {
-            this.writeRows(encodeRows(chunk.value));
+            this.writeRecords(chunk.value);
             written += chunk.value.length;
           }
         },
@@ -340,11 +334,39 @@ export class SqliteDatabase implements Database {
     }
   }
 
-  /** Writes encoded rows, inside a write transaction. */
-  private writeRows(rows: EncodedRows): void {
-    this.upsertRows(sql.upsertNodesSql, NODE_COLUMNS.length, rows.nodes);
-    this.upsertRows(sql.upsertValueStatesSql, VALUE_STATE_COLUMNS.length, rows.states);
-    if (rows.azks !== undefined) this.stmt(sql.UPSERT_AZKS_SQL).run(rows.azks);
+  /**
+   * Upserts `records`, inside a write transaction: multi-row statements of each table, their
+   * parameters filled in place (row-writer.ts), then the AZKS row (the last one given).
+   */
+  private writeRecords(records: readonly DbRecord[]): void {
+    let nodes = 0;
+    let states = 0;
+    let azks: unknown[] | undefined;
+    for (const r of records) {
+      if (r.kind === 'treeNode') nodes++;
+      else if (r.kind === 'valueState') states++;
+      else azks = azksRow(r); // every one checked, the last one written
+    }
+    const max = this.options.writeChunkRows;
+    const nodeRows = new TableRows(
+      NODE_COLUMNS.length,
+      setNodeRow,
+      this.nodeParams,
+      (rows, params) => this.stmt(sql.upsertNodesSql(rows)).run(params),
+      sql.chunks(nodes, max, true),
+    );
+    const stateRows = new TableRows(
+      VALUE_STATE_COLUMNS.length,
+      setValueStateRow,
+      this.stateParams,
+      (rows, params) => this.stmt(sql.upsertValueStatesSql(rows)).run(params),
+      sql.chunks(states, max, true),
+    );
+    for (const r of records) {
+      if (r.kind === 'treeNode') nodeRows.add(r);
+      else if (r.kind === 'valueState') stateRows.add(r);
+    }
+    if (azks !== undefined) this.stmt(sql.UPSERT_AZKS_SQL).run(azks);
   }
 
   // ---- reads ----------------------------------------------------------------------------
@@ -702,22 +724,4 @@ export class SqliteDatabase implements Database {
     this.statements.clear();
     this.client.close();
   }
-}
-
-/** Records as the parameters of their tables' upserts. */
-interface EncodedRows {
-  nodes: unknown[];
-  states: unknown[];
-  azks: unknown[] | undefined;
-}
-
-/** @throws RangeError naming the field when an integer is out of range */
-function encodeRows(records: readonly DbRecord[]): EncodedRows {
-  const rows: EncodedRows = { nodes: [], states: [], azks: undefined };
-  for (const r of records) {
-    if (r.kind === 'treeNode') pushNodeRow(rows.nodes, r);
-    else if (r.kind === 'valueState') pushValueStateRow(rows.states, r);
-    else rows.azks = azksRow(r);
-  }
-  return rows;
 }
