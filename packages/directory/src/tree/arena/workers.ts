@@ -59,9 +59,11 @@ export async function treeWorkersGone(limitMs = 2 * TREE_IDLE_MS): Promise<void>
   let onDestroy: (() => void) | undefined;
   await new Promise<void>((resolve) => {
     timer = setTimeout(resolve, limitMs);
-    onDestroy = () => {
-      if (pool.threads.length === 0) resolve();
-    };
+    // piscina announces a worker's end before it drops the worker from its list
+    onDestroy = () =>
+      queueMicrotask(() => {
+        if (pool.threads.length === 0) resolve();
+      });
     pool.on('workerDestroy', onDestroy);
   });
   clearTimeout(timer);
