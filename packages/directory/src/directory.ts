@@ -476,12 +476,10 @@ export class Directory extends ReadOnlyDirectory {
    * meanwhile: the mark must not move behind what a writer after it stored (that writer
    * catches up what this one owes).
    */
-  private async storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
-    // the lock's generation of the commit, not of whatever holds it after the wait below
-    const mayWrite = this.holdsLock();
+  private storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
     // the committed epoch's insertion is garbage now: free it before the proofs fill the heap
-    await releaseAfterLargeEpoch(states.length);
-    return proveEpoch(this.ctx, epoch, states, mayWrite);
+    releaseAfterLargeEpoch(states.length);
+    return proveEpoch(this.ctx, epoch, states, this.holdsLock());
   }
 
   /**

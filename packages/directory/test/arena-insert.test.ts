@@ -4,7 +4,6 @@ import { AkdError, NodeLabel, configurationByName, type AzksElement } from '@akd
 import { MemoryDatabase, StorageManager, nodeKey, type TreeNodeRecord } from '@akd-ts/storage';
 import { Azks, Parallelism, type InsertOptions } from '@akd-ts/directory';
 import { CONFIG_NAMES } from './support/build.js';
-import { treeWorkers, treeWorkersGone } from '../src/tree/arena/workers.js';
 import {
   arenaEpoch,
   assertSameRecords,
@@ -252,44 +251,3 @@ test('an insertion logs one batch that the transaction reads, replaces and commi
   const stored = (await t.db.get(nodeKey(elements[3]!.label))) as TreeNodeRecord;
   assert.equal(stored.previous, leaf.latest);
 });
-
-test(
-  'idle tree workers exit, so no isolate keeps an arena, and the next insertion starts them again',
-  { timeout: 60_000 },
-  async () => {
-    const pool = await treeWorkers(false);
-    assert.ok(pool !== undefined, 'the tree workers load from the sources');
-    const bytes = randomBytes(21);
-    const epochs = [400, 250].map((n) => clusteredLeaves(bytes, n, 2));
-    const reference = await emptyTree(config);
-    const t = await emptyTree(config);
-    const options: InsertOptions = {
-      levels: 2,
-      maxBatchSize: 50,
-      insertion: Parallelism.static(2),
-      minTaskSize: 1,
-    };
-    // idle workers exit TREE_IDLE_MS after their last task: the wait ends with the last exit
-    // (its own limit is far beyond this test's timeout)
-    const idle = async () => {
-      await treeWorkersGone(600_000);
-      assert.equal(pool.threads.length, 0, 'the idle workers exited');
-    };
-    for (const e of epochs) {
-      await referenceEpoch(config, reference.storage, e);
-      await idle();
-      let created = 0;
-      const onCreate = () => void created++;
-      pool.on('workerCreate', onCreate);
-      try {
-        await arenaEpoch(config, t.storage, e, options);
-      } finally {
-        pool.off('workerCreate', onCreate);
-      }
-      assertSameRecords(t.db, reference.db);
-      // with no thread left from before, the insertion's tasks ran on threads it started
-      assert.ok(created > 0, 'the insertion started its workers');
-      await idle();
-    }
-  },
-);
