@@ -30,7 +30,7 @@ import { packElements } from './tree/arena/elements.js';
 import { loadTree } from './tree/arena/load.js';
 import { insertAll, reservedSlots, type ParallelInsertion } from './tree/arena/run.js';
 import { describeConfig } from './worker-config.js';
-import { treeWorkers } from './tree/arena/workers.js';
+import { holdTreeWorkers, treeWorkers } from './tree/arena/workers.js';
 import { parallelDegree, parallelLevels, type ParallelismOption } from './parallelism.js';
 import { newRoot } from './tree/nodes.js';
 import { readNode } from './tree/node-io.js';
@@ -151,19 +151,25 @@ export class Azks {
     let step: Uint8Array | undefined;
     if (el.count > 0) {
       const hasher = this.#hasher;
-      const parallel = await this.#parallel(options, el.count);
-      const loaded = await loadTree(
-        tx,
-        ROOT,
-        epoch,
-        el,
-        options,
-        reservedSlots(el.count, parallel?.minTask ?? MIN_TASK),
-        hasher.labelValueLength,
-        this.config,
-      );
-      onPhase('tree');
-      created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);
+      const release = holdTreeWorkers();
+      let loaded: Awaited<ReturnType<typeof loadTree>>;
+      try {
+        const parallel = await this.#parallel(options, el.count);
+        loaded = await loadTree(
+          tx,
+          ROOT,
+          epoch,
+          el,
+          options,
+          reservedSlots(el.count, parallel?.minTask ?? MIN_TASK),
+          hasher.labelValueLength,
+          this.config,
+        );
+        onPhase('tree');
+        created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);
+      } finally {
+        release();
+      }
       if (withStep) step = arenaStepProof(loaded.arena, hasher, Number(epoch));
       loaded.keepWritten();
       tx.logNodeBatch(new ArenaNodeBatch(loaded.arena, loaded));

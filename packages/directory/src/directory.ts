@@ -476,10 +476,12 @@ export class Directory extends ReadOnlyDirectory {
    * meanwhile: the mark must not move behind what a writer after it stored (that writer
    * catches up what this one owes).
    */
-  private storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
+  private async storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
+    // the lock's generation of the commit, not of whatever holds it after the wait below
+    const mayWrite = this.holdsLock();
     // the committed epoch's insertion is garbage now: free it before the proofs fill the heap
-    releaseAfterLargeEpoch(states.length);
-    return proveEpoch(this.ctx, epoch, states, this.holdsLock());
+    await releaseAfterLargeEpoch(states.length);
+    return proveEpoch(this.ctx, epoch, states, mayWrite);
   }
 
   /**

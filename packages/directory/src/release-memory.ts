@@ -7,21 +7,28 @@
  * full collection at that point, where the process exposes `gc` (node --expose-gc: the `akd`
  * command and the server's writer process do), takes that away (bench/RESULTS.md, "the
  * commit's garbage collected before the proofs"). A small epoch leaves little behind and is
- * not worth a full collection. The arena itself stays: the tree workers' isolates still hold
- * it until the next insertion.
+ * not worth a full collection. The arena itself is held by the tree workers' isolates until
+ * they end.
  */
+
+import { endTreeWorkers } from './tree/arena/workers.js';
 
 /** Versions an epoch publishes from which a collection follows its commit. */
 export const LARGE_EPOCH_VERSIONS = 25_000;
 
 /**
- * Collects garbage once, when the process exposes `gc` and the epoch published at least
- * {@link LARGE_EPOCH_VERSIONS} versions.
+ * After an epoch of at least {@link LARGE_EPOCH_VERSIONS} versions, in a process that exposes
+ * `gc`: ends the idle tree workers (which hold the arena: `endTreeWorkers`), then collects
+ * garbage once.
  * @returns whether it collected.
  */
-export function releaseAfterLargeEpoch(versions: number): boolean {
+export async function releaseAfterLargeEpoch(
+  versions: number,
+  endWorkers: () => Promise<boolean> = endTreeWorkers,
+): Promise<boolean> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (typeof gc !== 'function' || versions < LARGE_EPOCH_VERSIONS) return false;
+  await endWorkers();
   gc();
   return true;
 }

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { AkdError, NodeLabel, configurationByName, type AzksElement } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, nodeKey, type TreeNodeRecord } from '@akd-ts/storage';
 import { Azks, Parallelism, type InsertOptions } from '@akd-ts/directory';
+import type { Piscina } from 'piscina';
 import { CONFIG_NAMES } from './support/build.js';
+import { endTreeWorkers, holdTreeWorkers, treeWorkers } from '../src/tree/arena/workers.js';
 import {
   arenaEpoch,
   assertSameRecords,
@@ -250,4 +252,37 @@ test('an insertion logs one batch that the transaction reads, replaces and commi
   assert.equal(t.db.allRecords().length, nodes + 1);
   const stored = (await t.db.get(nodeKey(elements[3]!.label))) as TreeNodeRecord;
   assert.equal(stored.previous, leaf.latest);
+});
+
+test('the tree workers end only when no insertion holds them, and the next insertion starts new ones', async () => {
+  const bytes = randomBytes(21);
+  const epochs = [400, 250].map((n) => clusteredLeaves(bytes, n, 2));
+  const reference = await emptyTree(config);
+  const t = await emptyTree(config);
+  const options: InsertOptions = {
+    levels: 2,
+    maxBatchSize: 50,
+    insertion: Parallelism.static(2),
+    minTaskSize: 1,
+  };
+  const pools: Piscina[] = [];
+  for (const e of epochs) {
+    await referenceEpoch(config, reference.storage, e);
+    await arenaEpoch(config, t.storage, e, options);
+    assertSameRecords(t.db, reference.db);
+    const pool = await treeWorkers(false);
+    assert.ok(pool !== undefined, 'the tree workers load from the sources');
+    pools.push(pool);
+    assert.ok(pool.threads.length > 0);
+    // an insertion holding the pool keeps it
+    const release = holdTreeWorkers();
+    assert.equal(await endTreeWorkers(), false);
+    assert.ok(pool.threads.length > 0);
+    release();
+    release(); // a second call changes nothing
+    assert.equal(await endTreeWorkers(), true);
+    assert.equal(pool.threads.length, 0, 'the ended pool has no thread left');
+    assert.equal(await endTreeWorkers(), false, 'nothing left to end');
+  }
+  assert.notEqual(pools[0], pools[1], 'the second insertion started a new pool');
 });

@@ -2,19 +2,20 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LARGE_EPOCH_VERSIONS, releaseAfterLargeEpoch } from '../src/release-memory.js';
 
-test('a large epoch collects garbage where the process exposes gc, a small one never does', () => {
+test('a large epoch ends the tree workers, then collects, where the process exposes gc; a small one never does', async () => {
   const holder = globalThis as { gc?: () => void };
   const exposed = holder.gc;
-  let calls = 0;
+  const order: string[] = [];
+  const endWorkers = async () => (order.push('end workers'), true);
   try {
-    holder.gc = () => void calls++;
-    assert.equal(releaseAfterLargeEpoch(LARGE_EPOCH_VERSIONS - 1), false);
-    assert.equal(calls, 0);
-    assert.equal(releaseAfterLargeEpoch(LARGE_EPOCH_VERSIONS), true);
-    assert.equal(calls, 1);
+    holder.gc = () => void order.push('gc');
+    assert.equal(await releaseAfterLargeEpoch(LARGE_EPOCH_VERSIONS - 1, endWorkers), false);
+    assert.deepEqual(order, []);
+    assert.equal(await releaseAfterLargeEpoch(LARGE_EPOCH_VERSIONS, endWorkers), true);
+    assert.deepEqual(order, ['end workers', 'gc']);
     delete holder.gc;
-    assert.equal(releaseAfterLargeEpoch(10 * LARGE_EPOCH_VERSIONS), false);
-    assert.equal(calls, 1);
+    assert.equal(await releaseAfterLargeEpoch(10 * LARGE_EPOCH_VERSIONS, endWorkers), false);
+    assert.deepEqual(order, ['end workers', 'gc']);
   } finally {
     if (exposed === undefined) delete holder.gc;
     else holder.gc = exposed;
