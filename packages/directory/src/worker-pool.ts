@@ -69,31 +69,19 @@ export function startPool(script: URL | string, options: PoolOptions): StartedPo
     return `the pool did not start (${(error as Error).message})`;
   }
   let failure: string | undefined;
-  // a worker that fails to load rejects the probe of a pool that keeps threads; a pool that
-  // keeps none (minThreads 0) only reports the error and leaves the probe waiting: whichever
-  // comes first settles `ready`
-  let loadFailed!: (reason: string) => void;
-  const failedToLoad = new Promise<string>((resolve) => (loadFailed = resolve));
   pool.on('error', (error: Error) => {
     failure ??= error.message;
-    loadFailed(`its worker did not load (${error.message})`);
   });
-  let probe: Promise<unknown>;
-  try {
-    probe = pool.run(null, { name: 'probe' });
-  } catch (error) {
-    // a pool that keeps no thread starts its first worker here, not in its constructor; it
-    // has no thread to stop (destroying it would reject the queued probe, unhandled)
-    return `the pool did not start (${(error as Error).message})`;
-  }
-  const answered = probe.then(
-    (answer: unknown) => (answer === true ? failure : (failure ?? 'the probe got no answer')),
-    (error: Error) => `its worker did not load (${error.message})`,
-  );
-  const ready = Promise.race([answered, failedToLoad]).then(async (reason) => {
-    if (reason !== undefined) await pool.destroy().catch(() => undefined);
-    return reason;
-  });
+  const ready = pool
+    .run(null, { name: 'probe' })
+    .then(
+      (answer: unknown) => (answer === true ? failure : (failure ?? 'the probe got no answer')),
+      (error: Error) => `its worker did not load (${error.message})`,
+    )
+    .then(async (reason) => {
+      if (reason !== undefined) await pool.destroy().catch(() => undefined);
+      return reason;
+    });
   return { pool, ready };
 }
 
