@@ -19,6 +19,8 @@
  * codec reads it (storage's `foundRecordsAnswer`).
  */
 
+import { byCount } from './sql.js';
+
 /**
  * A stored label whose codec form is its last 34 bytes. Types are checked too: a table
  * without its STRICT types may hold text, whose length counts characters, or numbers that
@@ -72,14 +74,14 @@ function nodeOk(prefix: string): string {
  */
 export function selectNodeBytesSql(keys: number, columns: readonly string[]): string {
   // built once per shape: a preload runs it for every chunk of every level
-  let byKeys = built.get(columns);
-  if (byKeys === undefined) built.set(columns, (byKeys = new Map()));
-  let text = byKeys.get(keys);
-  if (text === undefined) byKeys.set(keys, (text = nodeBytesSql(keys, columns)));
-  return text;
+  let forColumns = built.get(columns);
+  if (forColumns === undefined) {
+    built.set(columns, (forColumns = byCount((n) => nodeBytesSql(n, columns))));
+  }
+  return forColumns(keys);
 }
 
-const built = new WeakMap<readonly string[], Map<number, string>>();
+const built = new WeakMap<readonly string[], (keys: number) => string>();
 
 function nodeBytesSql(keys: number, columns: readonly string[]): string {
   const noPrevious = columns

@@ -20,7 +20,7 @@ const placeholders = (columns: number) => `(${list(columns, '?')})`;
  * which building and looking up anew for every chunk of a commit would allocate and hash
  * again (the counts are the handful `chunks` gives).
  */
-function byCount(text: (n: number) => string): (n: number) => string {
+export function byCount(text: (n: number) => string): (n: number) => string {
   const built = new Map<number, string>();
   return (n) => {
     let sql = built.get(n);
