@@ -63,12 +63,10 @@ import {
 import { classifyGrowth } from './support/growth.js';
 import { renderChart } from './support/svg-chart.js';
 import { measureSelf } from './support/upstream.js';
+import { optionValue } from './support/common.js';
 
 const args = process.argv.slice(2);
-const value = (name: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const value = (name: string) => optionValue(args, name);
 const ROLE = process.env['AKD_COST_CURVE_ROLE'];
 const config = new WhatsAppV1Configuration();
 const KEY = new Uint8Array(32).fill(7);

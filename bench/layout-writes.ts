@@ -62,12 +62,10 @@ import {
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Directory, InMemoryVrfKeyStore, availableThreads } from '@akd-ts/directory';
+import { optionValue } from './support/common.js';
 
 const args = process.argv.slice(2);
-const value = (name: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const value = (name: string) => optionValue(args, name);
 const LABELS = Number(value('labels') ?? 100_000);
 const EPOCHS = Number(value('epochs') ?? 5);
 const json = args.includes('--json');

@@ -44,12 +44,10 @@ import {
   type VrfOptions,
 } from '@akd-ts/directory';
 import { measure, measureSelf, ratio, upstreamCommand } from './support/upstream.js';
+import { optionValue } from './support/common.js';
 
 const args = process.argv.slice(2);
-const value = (name: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const value = (name: string) => optionValue(args, name);
 const json = args.includes('--json');
 const sizes = value('labels') !== undefined ? [Number(value('labels'))] : [10_000, 100_000];
 const storeName = (value('store') ?? 'memory') as 'memory' | 'packed' | 'sqlite' | 'postgres';

@@ -15,13 +15,10 @@ import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { nodeKey, type TreeNodeRecord, type ValueStateRecord } from '@akd-ts/storage';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
-import { median, nodeRecord, nodeRecords, randomLabel } from './support/common.js';
+import { median, nodeRecord, nodeRecords, optionValue, randomLabel } from './support/common.js';
 
 const args = process.argv.slice(2);
-const value = (name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const value = (name: string) => optionValue(args, name);
 const num = (name: string, fallback: number) => Number(value(name) ?? fallback);
 const url = value('url') ?? process.env.AKD_TEST_POSTGRES_URL;
 if (!url) {

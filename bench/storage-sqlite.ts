@@ -16,14 +16,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeKey, type ValueStateRecord } from '@akd-ts/storage';
-import { median, nodeRecord, nodeRecords, randomLabel } from './support/common.js';
+import { median, nodeRecord, nodeRecords, optionValue, randomLabel } from './support/common.js';
 import { SqliteDatabase, type SynchronousMode } from '@akd-ts/storage-sqlite';
 
 const args = process.argv.slice(2);
-const value = (name: string): string | undefined => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const value = (name: string) => optionValue(args, name);
 const num = (name: string, fallback: number) => Number(value(name) ?? fallback);
 const json = args.includes('--json');
 const memory = args.includes('--memory');

@@ -45,12 +45,10 @@ import {
   ReadOnlyDirectory,
   availableThreads,
 } from '@akd-ts/directory';
+import { optionValue } from './support/common.js';
 
 const args = process.argv.slice(2);
-const value = (name: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
+const value = (name: string) => optionValue(args, name);
 const LABELS = Number(value('labels') ?? 100_000);
 const LOOKUPS = Number(value('lookups') ?? 2_000);
 const ROUNDS = Number(value('rounds') ?? 2);
