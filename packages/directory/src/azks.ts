@@ -164,6 +164,7 @@ export class Azks {
           reservedSlots(el.count, parallel?.minTask ?? MIN_TASK),
           hasher.labelValueLength,
           this.config,
+          Number(azks.numNodes),
         );
         onPhase('tree');
         created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);

@@ -93,6 +93,10 @@ const FIELDS = [
   'altHashes',
 ] as const;
 
+/** The fields of 32 bytes a slot (or an alternative version), and those indexed by `alt`. */
+const WIDE = new Set<string>(['labels', 'hashes', 'altHashes']);
+const ALT_FIELDS = new Set<string>(['altEpoch', 'altType', 'altHashes']);
+
 export class NodeArena {
   readonly buffer: SharedArrayBuffer;
   readonly shape: ArenaShape;
@@ -171,13 +175,22 @@ export class NodeArena {
     return arena;
   }
 
-  /** A new arena of `shape` holding this one's slots (as many as fit). */
-  resized(shape: ArenaShape): NodeArena {
+  /**
+   * A new arena of `shape` holding this one's first `slots` slots and `alts` alternative
+   * versions (as many as fit). Only those are copied: the pages of the rest of a new arena's
+   * buffer stay untouched, and so cost no memory until slots are taken there.
+   */
+  resized(
+    shape: ArenaShape,
+    slots = this.shape.capacity,
+    alts = this.shape.altCapacity,
+  ): NodeArena {
     const next = NodeArena.create(shape);
+    const n = Math.min(slots, this.shape.capacity, shape.capacity);
+    const m = Math.min(alts, this.shape.altCapacity, shape.altCapacity);
     for (const field of FIELDS) {
-      const from = this[field];
-      const to = next[field];
-      to.set(from.length <= to.length ? from : from.subarray(0, to.length));
+      const per = field === 'labelValues' ? shape.labelValueLength : WIDE.has(field) ? 32 : 1;
+      next[field].set(this[field].subarray(0, per * (ALT_FIELDS.has(field) ? m : n)));
     }
     return next;
   }
