@@ -172,7 +172,7 @@ export class Azks {
         release();
       }
       if (withStep) step = arenaStepProof(loaded.arena, hasher, Number(epoch));
-      loaded.keepWritten();
+      await loaded.keepWritten();
       tx.logNodeBatch(new ArenaNodeBatch(loaded.arena, loaded));
     } else onPhase('tree');
     const next: AzksRecord = {

@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeLabel, configurationByName, treeHasherOf, type AzksElement } from '@akd-ts/core';
+import {
+  NodeLabel,
+  configurationByName,
+  treeHasherOf,
+  type AkdError,
+  type AzksElement,
+} from '@akd-ts/core';
 import {
   InstrumentedDatabase,
   MemoryDatabase,
@@ -52,9 +58,15 @@ async function referenceWalk(
   read: (label: NodeLabel) => Promise<TreeNodeRecord | undefined>,
   elements: AzksElement[],
   epoch: bigint,
-): Promise<{ records: Map<string, TreeNodeRecord | undefined>; expanded: Set<string> }> {
+): Promise<{
+  records: Map<string, TreeNodeRecord | undefined>;
+  expanded: Set<string>;
+  reached: Set<string>;
+}> {
   const records = new Map<string, TreeNodeRecord | undefined>();
   const expanded = new Set<string>();
+  // nodes some element lies below or beside: on their side of their parent
+  const reached = new Set<string>([ROOT.key]);
   let frontier = [ROOT];
   while (frontier.length > 0) {
     const next: NodeLabel[] = [];
@@ -65,12 +77,37 @@ async function referenceWalk(
       if (node === undefined || node.nodeType === NodeType.Leaf) continue;
       if (!elements.some((e) => label.isPrefixOf(e.label))) continue;
       expanded.add(label.key);
-      if (node.leftChild !== undefined) next.push(node.leftChild);
-      if (node.rightChild !== undefined) next.push(node.rightChild);
+      for (const child of [node.leftChild, node.rightChild]) {
+        if (child === undefined) continue;
+        next.push(child);
+        const side = child.getBit(label.len);
+        const beside = (e: AzksElement) =>
+          label.isPrefixOf(e.label) && e.label.getBit(label.len) === side;
+        if (elements.some(beside)) reached.add(child.key);
+      }
     }
     frontier = next;
   }
-  return { records, expanded };
+  return { records, expanded, reached };
+}
+
+/**
+ * What a walk over bytes keeps of the records `walk` found (load-bytes.ts `keepRead`): none
+ * of a node no element reaches, no previous version of a node elements go below whose latest
+ * is older than the insertion, the rest whole.
+ */
+function keptOfBytes(
+  walk: Awaited<ReturnType<typeof referenceWalk>>,
+  epoch: bigint,
+): Map<string, TreeNodeRecord | undefined> {
+  const out = new Map<string, TreeNodeRecord | undefined>();
+  for (const [key, record] of walk.records) {
+    if (record === undefined || !walk.reached.has(key)) out.set(key, undefined);
+    else if (walk.expanded.has(key) && record.latest.lastEpoch < epoch) {
+      out.set(key, { ...record, previous: undefined });
+    } else out.set(key, record);
+  }
+  return out;
 }
 
 /** Each loaded slot's record, by the label it was asked for. */
@@ -87,7 +124,7 @@ async function packedCopy(db: MemoryDatabase): Promise<PackedMemoryDatabase> {
   return packed;
 }
 
-/** What a loaded slot holds, by label: its record and every arena field, children by label. */
+/** What a loaded slot holds, by label: every arena field, children by label (records: `recordsByLabel`). */
 function slotsByLabel(t: LoadedTree): Map<string, unknown> {
   const a = t.arena;
   const out = new Map<string, unknown>();
@@ -95,8 +132,6 @@ function slotsByLabel(t: LoadedTree): Map<string, unknown> {
   for (let s = 0; s < t.count; s++) {
     const alt = a.alt[s]!;
     out.set(t.label(s).key, {
-      record: t.record(s),
-      visible: t.visible(s),
       label: [...a.labels.subarray(32 * s, 32 * s + 32)],
       len: a.lens[s],
       type: a.types[s],
@@ -149,7 +184,10 @@ test("the walk loads the reference walk's nodes and records, and the same slots 
         const where = `${name}, levels ${levels}, split ${splitAlways}`;
         assert.equal(t.count, reference.records.size, where);
         assert.equal(stats.nodes, t.count, where);
-        assert.deepEqual(recordsByLabel(t), reference.records, where);
+        const records = name.startsWith('bytes')
+          ? keptOfBytes(reference, epoch)
+          : reference.records;
+        assert.deepEqual(recordsByLabel(t), records, where);
         // the cache keeps what was read except the nodes the insertion rewrites; a walk over
         // bytes keeps nothing
         const kept = name.startsWith('bytes')
@@ -236,7 +274,8 @@ test('over a store that answers in bytes, nodes logged or cached are taken from 
   const el = packElements(next);
   const remote = new InstrumentedDatabase(packed);
   const storage = new StorageManager(remote);
-  const { records } = await referenceWalk(async (l) => db.get(nodeKey(l)), next, epoch);
+  const walk = await referenceWalk(async (l) => db.get(nodeKey(l)), next, epoch);
+  const { records } = walk;
   const labels = [...records.values()].map((r) => r!.label);
   const options = { levels: undefined, maxBatchSize: 1000 };
   // cold: nothing to peek, every node read in bytes, nothing cached
@@ -246,7 +285,7 @@ test('over a store that answers in bytes, nodes logged or cached are taken from 
   await cold.rollback();
   assert.equal(remote.stats.batchKeys, labels.length);
   assert.equal(storage.cacheSize, 0);
-  assert.deepEqual(recordsByLabel(t0), records);
+  assert.deepEqual(recordsByLabel(t0), keptOfBytes(walk, epoch));
   // warm, with a changed node logged: those are not read
   const cached = (await db.batchGetNodes(labels)).slice(0, 40) as TreeNodeRecord[];
   storage.cacheNodes(cached);
@@ -265,8 +304,11 @@ test('over a store that answers in bytes, nodes logged or cached are taken from 
   assert.equal(storage.cacheSize, cached.length, 'nothing more cached');
   const byLabel = recordsByLabel(t);
   assert.equal(byLabel.get(left.label.key), changed, 'the logged version');
-  byLabel.set(left.label.key, records.get(left.label.key));
-  assert.deepEqual(byLabel, records);
+  // records taken from the cache are kept as they are, those read as the read keeps them
+  const expected = keptOfBytes(walk, epoch);
+  for (const r of cached) expected.set(r.label.key, r);
+  expected.set(left.label.key, changed);
+  assert.deepEqual(byLabel, expected);
   const slot = [...byLabel.keys()].indexOf(left.label.key);
   assert.equal(t.arena.minEpoch[slot], 1);
   // the slots are those of the cold walk but for the changed node's epoch
@@ -301,16 +343,16 @@ test('once the insertion is done, only the records of the slots it wrote are kep
     // however the walk went, the insertion has its room
     assert.ok(t.arena.shape.capacity >= t.count + reserved, name);
     await insertAll(t.arena, t.count, el, treeHasherOf(config), Number(epoch));
-    const before = [...Array(t.count).keys()].map((s) => [t.record(s), t.visible(s)]);
+    const before = [...Array(t.count).keys()].map((s) => t.visible(s));
     const written = t.arena.written;
     let kept = 0;
     let cut = 0;
-    t.keepWritten();
+    await t.keepWritten();
     for (let s = 0; s < t.count; s++) {
       if (written[s] === 1) {
         kept++;
-        const [record, visible] = before[s]!;
-        assert.deepEqual(t.visible(s), visible, `${name}: slot ${s}`);
+        assert.deepEqual(t.visible(s), before[s], `${name}: slot ${s}`);
+        const record = await db.get(nodeKey(t.label(s))).catch(() => undefined);
         if (record === undefined) {
           assert.equal(t.record(s), undefined);
           continue;
@@ -335,5 +377,67 @@ test('once the insertion is done, only the records of the slots it wrote are kep
     }
     assert.ok(kept > 0 && kept < t.count, `${name}: ${kept} of ${t.count} slots written`);
     if (name === 'bytes') assert.ok(cut > 0, 'some previous versions were left out');
+  }
+});
+
+/** A packed store whose node reads, once `forget` is set, find nothing. */
+class ForgettingStore extends PackedMemoryDatabase {
+  forget = false;
+
+  override async batchGetNodeBytes(labels: Uint8Array) {
+    const answer = await super.batchGetNodeBytes(labels);
+    return this.forget ? { ...answer, buffer: answer.buffer.map(() => -1) } : answer;
+  }
+}
+
+test('a written node whose record the walk let go of or cut is read again, and one gone since is STORAGE_CORRUPT', async () => {
+  const { db, next } = await fixture();
+  const epoch = 5n;
+  const el = packElements(next);
+  for (const forget of [false, true]) {
+    const store = new ForgettingStore({ slabBytes: 4096 });
+    await store.batchSet(db.allRecords());
+    const tx = new StorageManager(store).beginTransaction();
+    const options = { levels: undefined, maxBatchSize: 9 };
+    const t = await loadTree(
+      tx,
+      ROOT,
+      epoch,
+      el,
+      options,
+      reservedSlots(el.count, 1024),
+      32,
+      config,
+    );
+    const stored = await Promise.all(
+      [...Array(t.count).keys()].map((s) => db.get(nodeKey(t.label(s))).catch(() => undefined)),
+    );
+    // a node no element reaches (its record let go of), and one whose previous version was cut
+    const dropped = stored.findIndex((r, s) => r !== undefined && t.record(s) === undefined);
+    const cut = stored.findIndex(
+      (r, s) => r?.previous !== undefined && t.record(s)?.previous === undefined,
+    );
+    assert.ok(dropped >= 0 && cut >= 0);
+    // as an insertion that wrote them would leave them: the cut one keeping its source's
+    // previous version (spec 9.2)
+    const a = t.arena;
+    a.written[dropped] = 1;
+    a.written[cut] = 1;
+    a.storedPrevious[cut] = Copy.Previous;
+    store.forget = forget;
+    if (forget) {
+      await assert.rejects(t.keepWritten(), (e: AkdError) => {
+        assert.equal(e.code, 'STORAGE_CORRUPT');
+        assert.match(e.message, /was read before, and is gone/);
+        return true;
+      });
+    } else {
+      await t.keepWritten();
+      assert.deepEqual(t.record(cut), stored[cut]);
+      const full = stored[dropped]!;
+      const readsPrevious = a.storedPrevious[dropped] === Copy.Previous;
+      assert.deepEqual(t.record(dropped), readsPrevious ? full : { ...full, previous: undefined });
+    }
+    await tx.rollback();
   }
 });

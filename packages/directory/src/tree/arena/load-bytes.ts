@@ -62,7 +62,7 @@ export function slotRecord(w: Walk, slot: number, keep = true): TreeNodeRecord |
   let record = w.records[slot];
   if (record !== undefined || !w.bytes) return record;
   const answer = slot < w.answerOf.length ? w.answerOf[slot]! : 0;
-  if (answer === 0) return undefined;
+  if (answer <= 0) return undefined;
   // a copy of its bytes: the record's labels and hashes are views of what it is read from,
   // which may be the store's own memory
   const buf = w.answers[answer - 1]!;
@@ -70,6 +70,11 @@ export function slotRecord(w: Walk, slot: number, keep = true): TreeNodeRecord |
   record = readRecord(new ByteReader(buf.slice(at, recordEnd(buf, at)))) as TreeNodeRecord;
   if (keep) w.records[slot] = record;
   return record;
+}
+
+/** Where the previous version's flag of the record at `at` of `buf` is. */
+function previousFlag(buf: Uint8Array, at: number): number {
+  return at + RECORD_LATEST + nodeBytesLength(buf, at + RECORD_LATEST);
 }
 
 /**
@@ -81,18 +86,123 @@ export function slotRecord(w: Walk, slot: number, keep = true): TreeNodeRecord |
  * flag, which is then set to 0 (`cut`).
  */
 function keptEnd(w: Walk, slot: number, buf: Uint8Array, at: number) {
-  const flag = at + RECORD_LATEST + nodeBytesLength(buf, at + RECORD_LATEST);
+  const flag = previousFlag(buf, at);
   const latestEpoch = u64Number(buf, at + RECORD_LATEST + NODE_FIELD.lastEpoch);
-  const cut = w.arena.storedPrevious[slot] !== Copy.Previous && latestEpoch <= w.epochNumber;
+  const kept = w.arena.storedPrevious[slot] === Copy.Previous;
+  const cut = !kept && latestEpoch <= w.epochNumber;
   return { end: cut ? flag + 1 : recordEnd(buf, at), cut };
 }
 
 /**
- * `LoadedTree.keepWritten`: drops what the walk found for the slots the insertion did not
- * write, and copies the written slots' record bytes (without the versions the commit does not
- * read, see `keptEnd`) out of the reads' answers into one buffer.
+ * What the walk keeps of the record at `at` of `buf` once its slot is expanded: nothing for a
+ * node no element goes beside or below (its parent's side of the elements is empty: the
+ * insertion never writes it, and the hash and labels it reads are in the arena); the latest
+ * version alone for a node elements go below, which the insertion writes at its epoch, so
+ * that its previous copy will be its latest (spec 9.2), when that is older than the epoch;
+ * the whole record otherwise (a node a split may push down keeps its previous copy).
+ * @returns where the kept bytes end (-1: nothing kept), and whether the previous was cut
  */
-export function keepWrittenRecords(w: Walk): void {
+function readKeep(w: Walk, slot: number, buf: Uint8Array, at: number) {
+  if (w.lo[slot] === w.hi[slot]) return { end: -1, cut: false };
+  const a = w.arena;
+  const below = a.left[slot]! >= 0 || a.right[slot]! >= 0;
+  const latestEpoch = u64Number(buf, at + RECORD_LATEST + NODE_FIELD.lastEpoch);
+  if (below && latestEpoch < w.epochNumber) return { end: previousFlag(buf, at) + 1, cut: true };
+  return { end: recordEnd(buf, at), cut: false };
+}
+
+/**
+ * Replaces the buffers read `first` (its answer number) and after with one holding what the
+ * walk keeps of its `slots`' records (`readKeep`). An answer is about 400 bytes a node, with
+ * both versions and the siblings the insertion only hashes: a large preload held them all
+ * until the insertion ended (153 MB for 100,000 updates into 500,000 labels), beside the
+ * arena. A slot whose record is let go of answers -1, so that a write of it is caught.
+ */
+function keepRead(w: Walk, slots: number[], first: number): void {
+  const { answers, answerOf, answerAt } = w;
+  let total = 0;
+  for (const s of slots) {
+    if (answerOf[s] === 0) continue;
+    const at = answerAt[s]!;
+    const { end } = readKeep(w, s, answers[answerOf[s]! - 1]!, at);
+    if (end >= 0) total += end - at;
+  }
+  const kept = new Uint8Array(total);
+  let to = 0;
+  for (const s of slots) {
+    if (answerOf[s] === 0) continue;
+    const buf = answers[answerOf[s]! - 1]!;
+    const from = answerAt[s]!;
+    const { end, cut } = readKeep(w, s, buf, from);
+    if (end < 0) {
+      answerOf[s] = -1;
+      continue;
+    }
+    kept.set(buf.subarray(from, end), to);
+    answerOf[s] = first;
+    answerAt[s] = to;
+    to += end - from;
+    if (cut) kept[to - 1] = 0;
+  }
+  answers.length = first - 1;
+  w.answerViews.length = first - 1;
+  answers.push(kept);
+  w.answerViews.push(new DataView(kept.buffer));
+}
+
+/**
+ * Reads again the records of written slots that `keepRead` let go of or cut where the
+ * insertion needs them after all: a node the walk judged no element could reach, or one whose
+ * source's previous version the write rule kept (spec 9.2), which a tree whose epochs break
+ * its invariants can make. The store still holds them as they were read: the transaction
+ * writes nothing before it commits. Each is copied, whole, into a buffer of the walk's own.
+ */
+async function readAgain(w: Walk): Promise<void> {
+  const { arena: a, answers, answerOf, answerAt } = w;
+  const slots: number[] = [];
+  for (let s = 0; s < w.count; s++) {
+    const answer = answerOf[s]!;
+    if (a.written[s] !== 1 || answer === 0) continue;
+    if (answer > 0) {
+      if (a.storedPrevious[s] !== Copy.Previous) continue;
+      const buf = answers[answer - 1]!;
+      if (buf[previousFlag(buf, answerAt[s]!)] !== 0) continue;
+    }
+    slots.push(s);
+  }
+  if (slots.length === 0) return;
+  const { buffers, buffer, starts } = await w.reader.readNodeBytes(askedLabels(w, slots));
+  const found: { buf: Uint8Array; at: number; end: number }[] = [];
+  let total = 0;
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i]!;
+    const buf = buffer[i]! >= 0 ? buffers[buffer[i]!] : undefined;
+    if (buf === undefined) throw corrupt(slotLabel(w, s), 'was read before, and is gone');
+    const at = starts[i]!;
+    checkRecord(w, s, buf, new DataView(buf.buffer, buf.byteOffset, buf.byteLength), at);
+    const end = recordEnd(buf, at);
+    found.push({ buf, at, end });
+    total += end - at;
+  }
+  const kept = new Uint8Array(total);
+  let to = 0;
+  found.forEach(({ buf, at, end }, i) => {
+    kept.set(buf.subarray(at, end), to);
+    answerOf[slots[i]!] = answers.length + 1;
+    answerAt[slots[i]!] = to;
+    to += end - at;
+  });
+  answers.push(kept);
+  w.answerViews.push(new DataView(kept.buffer));
+}
+
+/**
+ * `LoadedTree.keepWritten`: drops what the walk found for the slots the insertion did not
+ * write, and keeps the written slots' record bytes (without the versions the commit does not
+ * read, see `keptEnd`): where they are most of what the reads kept (`keepRead` let go of
+ * what the insertion could not write), in place, and otherwise copied into one buffer.
+ */
+export async function keepWrittenRecords(w: Walk): Promise<void> {
   const written = w.arena.written;
   for (let s = 0; s < w.count; s++) {
     if (written[s] === 1) continue;
@@ -101,17 +211,38 @@ export function keepWrittenRecords(w: Walk): void {
     w.visible[s] = undefined;
   }
   if (!w.bytes) return;
+  await readAgain(w);
   const { answers, answerOf, answerAt } = w;
   let total = 0;
   for (let s = 0; s < w.count; s++) {
-    if (written[s] !== 1 || answerOf[s] === 0) continue;
+    if (written[s] !== 1 || answerOf[s]! <= 0) continue;
     total += keptEnd(w, s, answers[answerOf[s]! - 1]!, answerAt[s]!).end - answerAt[s]!;
+  }
+  let read = 0;
+  for (const b of answers) read += b.length;
+  if (8 * total >= 7 * read) {
+    for (let s = 0; s < w.count; s++) {
+      if (answerOf[s]! <= 0) continue;
+      if (written[s] !== 1) {
+        answerOf[s] = 0;
+        continue;
+      }
+      const buf = answers[answerOf[s]! - 1]!;
+      const { end, cut } = keptEnd(w, s, buf, answerAt[s]!);
+      if (cut) buf[end - 1] = 0;
+      w.records[s] = undefined;
+      w.visible[s] = undefined;
+    }
+    return;
   }
   const kept = new Uint8Array(total);
   let at = 0;
   for (let s = 0; s < w.count; s++) {
     const answer = answerOf[s]!;
-    if (answer === 0) continue;
+    if (answer <= 0) {
+      answerOf[s] = 0;
+      continue;
+    }
     if (written[s] !== 1) {
       answerOf[s] = 0;
       continue;
@@ -159,6 +290,21 @@ function addSlotFromBytes(
   return slot;
 }
 
+/** The labels of `slots` in the codec's form (u16 len || 32 bytes), a word at a time. */
+function askedLabels(w: Walk, slots: number[]): Uint8Array {
+  const a = w.arena;
+  const asked = new Uint8Array(LABEL_BYTES * slots.length);
+  const view = new DataView(asked.buffer);
+  const words = a.labelWords;
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i]!;
+    const o = LABEL_BYTES * i;
+    view.setUint16(o, a.lens[s]!);
+    for (let k = 0; k < 8; k++) view.setInt32(o + 2 + 4 * k, words[8 * s + k]!, LITTLE_ENDIAN);
+  }
+  return asked;
+}
+
 /**
  * Reads the records of `frontier` in bytes, in reads of at most `maxBatchSize` labels: one
  * after another in a serial walk, all at once in a parallel one. Each read's nodes are
@@ -173,18 +319,7 @@ export async function fetchBytes(
   next: number[],
 ): Promise<void> {
   const read = async (slots: number[]) => {
-    const a = w.arena;
-    // the labels in the codec's form (u16 len || 32 bytes), a word at a time from the arena
-    const asked = new Uint8Array(LABEL_BYTES * slots.length);
-    const view = new DataView(asked.buffer);
-    const words = a.labelWords;
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i]!;
-      const o = LABEL_BYTES * i;
-      view.setUint16(o, a.lens[s]!);
-      for (let k = 0; k < 8; k++) view.setInt32(o + 2 + 4 * k, words[8 * s + k]!, LITTLE_ENDIAN);
-    }
-    const { buffers, buffer, starts } = await w.reader.readNodeBytes(asked);
+    const { buffers, buffer, starts } = await w.reader.readNodeBytes(askedLabels(w, slots));
     if (starts.length !== slots.length || buffer.length !== slots.length) {
       throw new AkdError(
         'STORAGE_CORRUPT',
@@ -210,6 +345,7 @@ export async function fetchBytes(
     // the walk's own work, not the read's: the pacing leaves it out of the read's vote
     const start = performance.now();
     for (const s of slots) if (w.answerOf[s] !== 0) expandFromBytes(w, s, next);
+    keepRead(w, slots, first);
     w.pacing.exclude(performance.now() - start);
   };
   await w.pacing.observe(() => readInChunks(frontier, w.maxBatchSize, parallel, w.stats, read));

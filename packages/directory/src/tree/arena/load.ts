@@ -63,7 +63,11 @@ export class LoadedTree {
     return slotLabel(this.#w, slot, keep);
   }
 
-  /** The record found for a slot (from the log, the cache or storage), if any. */
+  /**
+   * The record found for a slot (from the log, the cache or storage), if any. Of a record
+   * read in bytes, what the walk kept (load-bytes.ts `keepRead`): nothing for a node no
+   * element reaches, and no previous version where the insertion will not read it.
+   */
   record(slot: number, keep = true): TreeNodeRecord | undefined {
     return slotRecord(this.#w, slot, keep);
   }
@@ -77,12 +81,13 @@ export class LoadedTree {
    * Lets go of the records of the slots the insertion did not write, once it is done: a
    * commit builds records of written slots only (batch.ts), and the nodes an insertion only
    * read (the siblings it took hashes from, the nodes beside its paths) are most of a large
-   * preload. A walk over bytes keeps the written slots' record bytes in one buffer of their
-   * own; `record`, `visible` and `label` of another slot then answer as for a slot without a
-   * record (labels are built again from the arena).
+   * preload. A walk over bytes keeps the written slots' record bytes, and reads again the few
+   * its reads let go of too early (load-bytes.ts `readAgain`); `record`, `visible` and
+   * `label` of another slot then answer as for a slot without a record (labels are built
+   * again from the arena).
    */
-  keepWritten(): void {
-    keepWrittenRecords(this.#w);
+  keepWritten(): Promise<void> {
+    return keepWrittenRecords(this.#w);
   }
 }
 
