@@ -27,6 +27,7 @@ import { appendOnlyProof } from './tree/audit-proof.js';
 import { arenaStepProof } from './tree/arena/audit-step.js';
 import { ArenaNodeBatch } from './tree/arena/batch.js';
 import { packElements } from './tree/arena/elements.js';
+import { collectAfterWalk } from './release-memory.js';
 import { loadTree } from './tree/arena/load.js';
 import { insertAll, reservedSlots, type ParallelInsertion } from './tree/arena/run.js';
 import { describeConfig } from './worker-config.js';
@@ -166,6 +167,7 @@ export class Azks {
           this.config,
           Number(azks.numNodes),
         );
+        collectAfterWalk(el.count);
         onPhase('tree');
         created = await insertAll(loaded.arena, loaded.count, el, hasher, Number(epoch), parallel);
       } finally {

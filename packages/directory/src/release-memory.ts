@@ -17,6 +17,21 @@ import { endTreeWorkers } from './tree/arena/workers.js';
 export const LARGE_EPOCH_VERSIONS = 25_000;
 
 /**
+ * After the walk of an insertion of at least {@link LARGE_EPOCH_VERSIONS} elements, in a
+ * process that exposes `gc`: collects garbage once. The buffers its reads answered with (it
+ * keeps a copy of what it needs of each: tree/arena/load-bytes.ts) and any arena it outgrew
+ * are garbage then, and the insertion that follows allocates little of V8's heap, so V8 would
+ * free them only in the commit.
+ * @returns whether it collected.
+ */
+export function collectAfterWalk(elements: number): boolean {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (typeof gc !== 'function' || elements < LARGE_EPOCH_VERSIONS) return false;
+  gc();
+  return true;
+}
+
+/**
  * After an epoch of at least {@link LARGE_EPOCH_VERSIONS} versions, in a process that exposes
  * `gc`: ends the idle tree workers (which hold the arena: `endTreeWorkers`), then collects
  * garbage once.

@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LARGE_EPOCH_VERSIONS, releaseAfterLargeEpoch } from '../src/release-memory.js';
+import {
+  LARGE_EPOCH_VERSIONS,
+  collectAfterWalk,
+  releaseAfterLargeEpoch,
+} from '../src/release-memory.js';
 
 test('a large epoch ends the tree workers, then collects, where the process exposes gc; a small one never does', async () => {
   const holder = globalThis as { gc?: () => void };
@@ -16,6 +20,25 @@ test('a large epoch ends the tree workers, then collects, where the process expo
     delete holder.gc;
     assert.equal(await releaseAfterLargeEpoch(10 * LARGE_EPOCH_VERSIONS, endWorkers), false);
     assert.deepEqual(order, ['end workers', 'gc']);
+  } finally {
+    if (exposed === undefined) delete holder.gc;
+    else holder.gc = exposed;
+  }
+});
+
+test("a large insertion's walk is followed by one collection where the process exposes gc; a small one's never is", () => {
+  const holder = globalThis as { gc?: () => void };
+  const exposed = holder.gc;
+  let collections = 0;
+  try {
+    holder.gc = () => void collections++;
+    assert.equal(collectAfterWalk(LARGE_EPOCH_VERSIONS - 1), false);
+    assert.equal(collections, 0);
+    assert.equal(collectAfterWalk(LARGE_EPOCH_VERSIONS), true);
+    assert.equal(collections, 1);
+    delete holder.gc;
+    assert.equal(collectAfterWalk(10 * LARGE_EPOCH_VERSIONS), false);
+    assert.equal(collections, 1);
   } finally {
     if (exposed === undefined) delete holder.gc;
     else holder.gc = exposed;
