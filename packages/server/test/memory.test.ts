@@ -3,7 +3,7 @@
 // allocator maps large blocks on their own unless the environment says otherwise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -17,6 +17,8 @@ import { proofCache } from '../src/cluster/proof-role.js';
 import { openStoreUrl } from '../src/cluster/store-url.js';
 import { releaseMemory } from '../src/cluster/writer-role.js';
 import { demoDirectory } from './support.js';
+import { spawnSync } from 'node:child_process';
+import { WRITER_NODE_FLAGS } from '../src/cluster/cluster-child.js';
 
 test('a proof server caches records up to the default bound, the one asked for, or not at all', () => {
   assert.deepEqual(proofCache(undefined), { memoryLimitBytes: DEFAULT_PROOF_CACHE_BYTES });
@@ -144,4 +146,17 @@ test('the writer app reports idle once no publish is left, whatever their outcom
     await app.close();
     await fixture.close();
   }
+});
+
+test("the writer process starts with the akd command's node flags, which node accepts", () => {
+  const shim = readFileSync(new URL('../../cli/bin/akd.js', import.meta.url), 'utf8');
+  const shebang = shim.split('\n')[0]!.split(' ');
+  assert.deepEqual(shebang.slice(shebang.indexOf('node') + 1), WRITER_NODE_FLAGS);
+  const run = spawnSync(process.execPath, [
+    ...WRITER_NODE_FLAGS,
+    '-e',
+    'process.stdout.write(typeof gc)',
+  ]);
+  assert.equal(run.status, 0, String(run.stderr));
+  assert.equal(String(run.stdout), 'function');
 });

@@ -77,6 +77,14 @@ export interface SpawnOptions {
 }
 
 /**
+ * The node flags of a writer process, as the `akd` command's shim gives them: `gc` exposed,
+ * and no allocation-site pretenuring, whose decisions made a large commit's old generation
+ * grow by 350-400 MB between full collections in some runs (bench/RESULTS.md, "Writer
+ * memory").
+ */
+export const WRITER_NODE_FLAGS = ['--expose-gc', '--no-allocation-site-pretenuring'];
+
+/**
  * Starts a child of `role`: a proof server as a node:cluster worker (cluster.setupPrimary
  * set its entry), a writer as a process of its own.
  */
@@ -86,8 +94,10 @@ export function spawnChild(role: Role, handover: boolean, options: SpawnOptions)
   const proc =
     worker?.process ??
     fork(options.exec, [], {
-      // the writer collects its heap once idle after publishes (writer-role.ts)
-      execArgv: [...options.execArgv, '--expose-gc'],
+      // the writer collects its heap once idle after publishes (writer-role.ts) and around a
+      // large epoch's commit; without pretenuring, the commit's short-lived records stay out
+      // of the old generation (WRITER_NODE_FLAGS)
+      execArgv: [...options.execArgv, ...WRITER_NODE_FLAGS],
       silent: true,
       serialization: 'advanced',
       env: { ...process.env, ...env },
