@@ -22,6 +22,7 @@ export {
   isWellFormedText,
   assertU64,
 } from './bytes.js';
+export { appendAll } from './arrays.js';
 export { AkdError, isAkdError, ERROR_CODES } from './errors.js';
 export { describeLabel } from './label-text.js';
 export type { AkdErrorCode, AkdErrorOptions } from './errors.js';

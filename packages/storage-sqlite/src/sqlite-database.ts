@@ -11,7 +11,7 @@
 
 import { existsSync } from 'node:fs';
 import { open as openFile, rm } from 'node:fs/promises';
-import { AkdError, toHex } from '@akd-ts/core';
+import { AkdError, appendAll, toHex } from '@akd-ts/core';
 import {
   checkAuditBlob,
   checkVrfProofKey,
@@ -420,14 +420,10 @@ export class SqliteDatabase implements Database {
         const row = this.stmt(sql.SELECT_AZKS_SQL).get() as Row | undefined;
         if (row !== undefined) out.push(decodeAzksRow(row));
       }
-      out.push(...this.selectChunks(sql.selectNodesSql, 1, [...nodes.values()], decodeNodeRow));
-      out.push(
-        ...this.selectChunks(
-          sql.selectStatesSql,
-          2,
-          [...states.values()].flat(),
-          decodeValueStateRow,
-        ),
+      appendAll(out, this.selectChunks(sql.selectNodesSql, 1, [...nodes.values()], decodeNodeRow));
+      appendAll(
+        out,
+        this.selectChunks(sql.selectStatesSql, 2, [...states.values()].flat(), decodeValueStateRow),
       );
       return out;
     });

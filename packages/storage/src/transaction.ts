@@ -5,7 +5,7 @@
  * StorageManager, which writes it atomically.
  */
 
-import { isAkdError, toHex, type NodeLabel } from '@akd-ts/core';
+import { appendAll, isAkdError, toHex, type NodeLabel } from '@akd-ts/core';
 import type { NodeRecordBytes, UserVersion } from './database.js';
 import { notFound, transactionError } from './errors.js';
 import {
@@ -172,7 +172,7 @@ export class Transaction implements RecordReader {
       if (logged !== undefined) out.push(logged);
       else rest.push(key);
     }
-    if (rest.length > 0) out.push(...(await this.storage.batchGet(rest)));
+    if (rest.length > 0) appendAll(out, await this.storage.batchGet(rest));
     return out;
   }
 

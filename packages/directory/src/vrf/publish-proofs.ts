@@ -10,7 +10,7 @@ import type { DirectoryContext } from '../context.js';
 import type { VrfJob } from './engine.js';
 import { sweepWork, sweepsFrom } from './marker-sweeps.js';
 import { markerHorizon, proofKey, publishProofJobs } from './stored-proofs.js';
-import { toHex } from '@akd-ts/core';
+import { appendAll, toHex } from '@akd-ts/core';
 
 export interface PublishProofs {
   /** The VRF proofs to store, and the nonce of each job that has one (by job index). */
@@ -53,6 +53,7 @@ export async function planPublishProofs(
   const labels = record.numNodes / 2n + 1n;
   const updated = new Set(states.map((s) => toHex(s.username)));
   const sweeps = await sweepWork(db, from, epoch, labels, updated);
-  proofJobs.push(...sweeps.jobs);
+  // a sweep can plan a proof for every label: too many to spread as arguments
+  appendAll(proofJobs, sweeps.jobs);
   return { proofJobs, nonces, sweepPositions: sweeps.positions };
 }
