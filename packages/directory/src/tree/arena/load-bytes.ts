@@ -120,29 +120,37 @@ function readKeep(w: Walk, slot: number, buf: Uint8Array, at: number) {
  */
 function keepRead(w: Walk, slots: number[], first: number): void {
   const { answers, answerOf, answerAt } = w;
+  // per slot of the read, where its kept bytes end (0: nothing kept) and whether its previous
+  // version is cut
+  const ends = new Int32Array(slots.length);
+  const cuts = new Uint8Array(slots.length);
   let total = 0;
-  for (const s of slots) {
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i]!;
     if (answerOf[s] === 0) continue;
     const at = answerAt[s]!;
-    const { end } = readKeep(w, s, answers[answerOf[s]! - 1]!, at);
-    if (end >= 0) total += end - at;
+    const { end, cut } = readKeep(w, s, answers[answerOf[s]! - 1]!, at);
+    if (end < 0) continue;
+    ends[i] = end;
+    if (cut) cuts[i] = 1;
+    total += end - at;
   }
   const kept = new Uint8Array(total);
   let to = 0;
-  for (const s of slots) {
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i]!;
     if (answerOf[s] === 0) continue;
-    const buf = answers[answerOf[s]! - 1]!;
-    const from = answerAt[s]!;
-    const { end, cut } = readKeep(w, s, buf, from);
-    if (end < 0) {
+    const end = ends[i]!;
+    if (end === 0) {
       answerOf[s] = -1;
       continue;
     }
-    kept.set(buf.subarray(from, end), to);
+    const from = answerAt[s]!;
+    kept.set(answers[answerOf[s]! - 1]!.subarray(from, end), to);
     answerOf[s] = first;
     answerAt[s] = to;
     to += end - from;
-    if (cut) kept[to - 1] = 0;
+    if (cuts[i] === 1) kept[to - 1] = 0;
   }
   answers.length = first - 1;
   w.answerViews.length = first - 1;
@@ -213,52 +221,44 @@ export async function keepWrittenRecords(w: Walk): Promise<void> {
   if (!w.bytes) return;
   await readAgain(w);
   const { answers, answerOf, answerAt } = w;
+  // per written slot, where its kept bytes end and whether its previous version is cut
+  const ends = new Int32Array(w.count);
+  const cuts = new Uint8Array(w.count);
   let total = 0;
   for (let s = 0; s < w.count; s++) {
-    if (written[s] !== 1 || answerOf[s]! <= 0) continue;
-    total += keptEnd(w, s, answers[answerOf[s]! - 1]!, answerAt[s]!).end - answerAt[s]!;
+    if (answerOf[s]! <= 0 || written[s] !== 1) {
+      answerOf[s] = 0;
+      continue;
+    }
+    const { end, cut } = keptEnd(w, s, answers[answerOf[s]! - 1]!, answerAt[s]!);
+    ends[s] = end;
+    if (cut) cuts[s] = 1;
+    total += end - answerAt[s]!;
   }
   let read = 0;
   for (const b of answers) read += b.length;
-  if (8 * total >= 7 * read) {
-    for (let s = 0; s < w.count; s++) {
-      if (answerOf[s]! <= 0) continue;
-      if (written[s] !== 1) {
-        answerOf[s] = 0;
-        continue;
-      }
-      const buf = answers[answerOf[s]! - 1]!;
-      const { end, cut } = keptEnd(w, s, buf, answerAt[s]!);
-      if (cut) buf[end - 1] = 0;
-      w.records[s] = undefined;
-      w.visible[s] = undefined;
-    }
-    return;
-  }
-  const kept = new Uint8Array(total);
+  // in place where the written records are most of what the reads kept (always their copies)
+  const kept = 8 * total >= 7 * read ? undefined : new Uint8Array(total);
   let at = 0;
   for (let s = 0; s < w.count; s++) {
-    const answer = answerOf[s]!;
-    if (answer <= 0) {
-      answerOf[s] = 0;
-      continue;
-    }
-    if (written[s] !== 1) {
-      answerOf[s] = 0;
-      continue;
-    }
-    const buf = answers[answer - 1]!;
-    const from = answerAt[s]!;
-    const { end, cut } = keptEnd(w, s, buf, from);
-    kept.set(buf.subarray(from, end), at);
+    if (answerOf[s] === 0) continue;
     // built again from what is kept, as they would be had nothing asked for them yet
     w.records[s] = undefined;
     w.visible[s] = undefined;
+    const buf = answers[answerOf[s]! - 1]!;
+    const end = ends[s]!;
+    if (kept === undefined) {
+      if (cuts[s] === 1) buf[end - 1] = 0;
+      continue;
+    }
+    const from = answerAt[s]!;
+    kept.set(buf.subarray(from, end), at);
     answerOf[s] = 1;
     answerAt[s] = at;
     at += end - from;
-    if (cut) kept[at - 1] = 0;
+    if (cuts[s] === 1) kept[at - 1] = 0;
   }
+  if (kept === undefined) return;
   w.answers = [kept];
   w.answerViews = [new DataView(kept.buffer)];
 }
