@@ -7,13 +7,13 @@ import { randomBytes } from 'node:crypto';
 import { NodeLabel } from '@akd-ts/core';
 import { NodeType, type TreeNode, type TreeNodeRecord } from '@akd-ts/storage';
 
-/** The median of samples (the upper one of an even count). */
 /** The word after `--name` in `args` (a benchmark's option), or undefined when absent. */
 export function optionValue(args: readonly string[], name: string): string | undefined {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : undefined;
 }
 
+/** The median of samples (the upper one of an even count). */
 export function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }

@@ -1,20 +1,25 @@
 /**
- * Giving back a large epoch's memory between its commit and its VRF proofs. The record bytes
- * the insertion's preload kept, its slot labels and its dead read answers (about 270 MB for an
- * epoch of 100,000 updates into 500,000 labels) are garbage once the epoch commits, but V8
- * frees them only at its next full collection, and the proofs that follow fill the heap up to
- * V8's limit first: the writer's peak was the commit's leftovers plus the proofs' heap. One
- * full collection at that point, where the process exposes `gc` (node --expose-gc: the `akd`
- * command and the server's writer process do), takes that away (bench/RESULTS.md, "the
- * commit's garbage collected before the proofs"). A small epoch leaves little behind and is
- * not worth a full collection. The arena itself is held by the tree workers' isolates until
- * they end.
+ * Giving back a large epoch's memory where V8 would keep it. Two points: after the insertion's
+ * walk, whose read answers (it keeps a copy of what it needs of each) and any arena it
+ * outgrew are garbage then; and between the commit and the VRF proofs, when the record bytes
+ * the walk kept, the slot labels and the arena are (the tree workers' isolates hold the arena
+ * until they end). V8 frees such garbage only at its next full collection, which came in the
+ * commit, or in the proofs after they had filled the heap: the writer's peak was the garbage
+ * plus what followed (bench/RESULTS.md, "Writer memory"). A collection runs only where the
+ * process exposes `gc` (node --expose-gc: the `akd` command and the server's writer process
+ * do). A small epoch leaves little behind and is not worth a full collection.
  */
 
 import { endTreeWorkers } from './tree/arena/workers.js';
 
-/** Versions an epoch publishes from which a collection follows its commit. */
+/** Versions (or tree elements) from which an epoch is large enough to collect after. */
 export const LARGE_EPOCH_VERSIONS = 25_000;
+
+/** The process's `gc` where it exposes one and `count` makes the epoch large. */
+function gcFor(count: number): (() => void) | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  return typeof gc === 'function' && count >= LARGE_EPOCH_VERSIONS ? gc : undefined;
+}
 
 /**
  * After the walk of an insertion of at least {@link LARGE_EPOCH_VERSIONS} elements, in a
@@ -25,8 +30,8 @@ export const LARGE_EPOCH_VERSIONS = 25_000;
  * @returns whether it collected.
  */
 export function collectAfterWalk(elements: number): boolean {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (typeof gc !== 'function' || elements < LARGE_EPOCH_VERSIONS) return false;
+  const gc = gcFor(elements);
+  if (gc === undefined) return false;
   gc();
   return true;
 }
@@ -41,8 +46,8 @@ export async function releaseAfterLargeEpoch(
   versions: number,
   endWorkers: () => Promise<boolean> = endTreeWorkers,
 ): Promise<boolean> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (typeof gc !== 'function' || versions < LARGE_EPOCH_VERSIONS) return false;
+  const gc = gcFor(versions);
+  if (gc === undefined) return false;
   await endWorkers();
   gc();
   return true;
