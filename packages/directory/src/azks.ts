@@ -26,7 +26,7 @@ import {
 import { appendOnlyProof } from './tree/audit-proof.js';
 import { arenaStepProof } from './tree/arena/audit-step.js';
 import { ArenaNodeBatch } from './tree/arena/batch.js';
-import { packElements } from './tree/arena/elements.js';
+import { ElementPacker, packElements } from './tree/arena/elements.js';
 import { collectAfterWalk } from './release-memory.js';
 import { loadTree } from './tree/arena/load.js';
 import { insertAll, reservedSlots, type ParallelInsertion } from './tree/arena/run.js';
@@ -103,7 +103,8 @@ export class Azks {
   /**
    * Inserts `elements` as epoch `azks.latestEpoch + 1` inside `tx` (spec 8) and logs the
    * updated AZKS record. The nodes the insertion reads are loaded first, with batched reads
-   * (its preload); the written nodes go to the transaction as one batch.
+   * (its preload); the written nodes go to the transaction as one batch. `elements` may come
+   * as an `ElementPacker`, which holds them as bytes (a publish's: see elements.ts).
    * @returns the new AZKS record.
    * @throws AkdError `DIRECTORY_TREE` for elements that are not distinct leaves with 32-byte
    * values, `DIRECTORY_INVALID_EPOCH` past epoch 2^53 - 1, or a storage error.
@@ -111,7 +112,7 @@ export class Azks {
   async insert(
     tx: Transaction,
     azks: AzksRecord,
-    elements: AzksElement[],
+    elements: AzksElement[] | ElementPacker,
     options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void = () => {},
   ): Promise<AzksRecord> {
@@ -127,7 +128,7 @@ export class Azks {
   async insertStep(
     tx: Transaction,
     azks: AzksRecord,
-    elements: AzksElement[],
+    elements: AzksElement[] | ElementPacker,
     options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void = () => {},
   ): Promise<{ record: AzksRecord; step: Uint8Array | undefined }> {
@@ -137,12 +138,12 @@ export class Azks {
   async #insert(
     tx: Transaction,
     azks: AzksRecord,
-    elements: AzksElement[],
+    elements: AzksElement[] | ElementPacker,
     options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void,
     withStep: boolean,
   ): Promise<{ record: AzksRecord; step: Uint8Array | undefined }> {
-    const el = packElements(elements);
+    const el = elements instanceof ElementPacker ? elements.pack() : packElements(elements);
     const epoch = azks.latestEpoch + 1n;
     if (epoch > MAX_EPOCH) {
       throw new AkdError('DIRECTORY_INVALID_EPOCH', `epoch ${epoch} is beyond 2^53 - 1`);

@@ -13,7 +13,6 @@ import {
   toHex,
   type AkdLabel,
   type AkdValue,
-  type AzksElement,
   type EpochHash,
   type NodeLabel,
 } from '@akd-ts/core';
@@ -28,6 +27,7 @@ import { missingAuditBlobs, stepAuditBlob } from './audit-store/write.js';
 import type { DirectoryContext } from './context.js';
 import { DEFAULT_LIMITS, type PublishLimits } from './limits.js';
 import { parallelLevels } from './parallelism.js';
+import { ElementPacker } from './tree/arena/elements.js';
 import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-only-directory.js';
 import { releaseAfterLargeEpoch } from './release-memory.js';
 import type { LabelsListener, VrfJob } from './vrf/engine.js';
@@ -77,7 +77,7 @@ interface Published {
 
 /** What a publish is about to insert: tree elements and value states. */
 interface PublishPlan {
-  elements: AzksElement[];
+  elements: ElementPacker;
   states: ValueStateRecord[];
 }
 
@@ -338,22 +338,23 @@ export class Directory extends ReadOnlyDirectory {
       values.push(update.value);
     }
     // each chunk's tree elements are computed as its labels arrive, while the engine works
-    // on the next chunks; any the engine did not announce, once it is done
-    const elements: AzksElement[] = new Array<AzksElement>(jobs.length);
+    // on the next chunks; any the engine did not announce, once it is done. They go straight
+    // into packed bytes: as objects they would outlive this plan through the whole insertion
+    const elements = new ElementPacker(jobs.length);
     const element = (i: number, label: NodeLabel) => {
       const value = values[i];
-      elements[i] = {
+      elements.set(
+        i,
         label,
-        value:
-          value === undefined
-            ? config.staleAzksValue
-            : config.computeFreshAzksValue(commitmentKey, label, jobs[i]!.version, value),
-      };
+        value === undefined
+          ? config.staleAzksValue
+          : config.computeFreshAzksValue(commitmentKey, label, jobs[i]!.version, value),
+      );
     };
     const labels = await this.nodeLabels(jobs, progress, (start, chunk) => {
       for (let k = 0; k < chunk.length; k++) element(start + k, chunk[k]!);
     });
-    for (let i = 0; i < jobs.length; i++) if (elements[i] === undefined) element(i, labels[i]!);
+    for (let i = 0; i < jobs.length; i++) if (!elements.has(i)) element(i, labels[i]!);
     const states: ValueStateRecord[] = fresh.map(({ update, version, job }) => ({
       kind: 'valueState',
       username: update.label,
@@ -386,12 +387,12 @@ export class Directory extends ReadOnlyDirectory {
       progress,
     );
     const { states } = plan;
-    let elements: AzksElement[] | undefined = plan.elements;
-    if (elements.length === 0) {
+    let elements: ElementPacker | undefined = plan.elements;
+    if (elements.count === 0) {
       progress({ phase: 'done', done: 0, total: 0 });
       return { epochHash: await this.getEpochHash() };
     }
-    const leaves = elements.length;
+    const leaves = elements.count;
     plan = undefined;
     // a store that cannot list its labels could not find owed proofs again: its epochs get
     // theirs before they commit, computed while the tree is built (on the engine's threads);
