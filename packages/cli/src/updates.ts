@@ -7,7 +7,7 @@
  * here too, so that every mistake names its line and a large file is easy to fix.
  */
 
-import { AkdError, isUtf8, isWellFormedText, toHex, utf8 } from '@akd-ts/core';
+import { AkdError, carvedCopy, carvedUtf8, isUtf8, isWellFormedText, toHex } from '@akd-ts/core';
 import { DEFAULT_LIMITS, type PublishLimits, type Update } from '@akd-ts/directory';
 import { parseHex } from './args.js';
 import { UsageError } from './errors.js';
@@ -33,9 +33,10 @@ function field(record: Record<string, unknown>, name: 'label' | 'value', line: n
         `line ${line}: "${name}" holds a lone surrogate, which is not text; write bytes as "${name}Hex"`,
       );
     }
-    return utf8(text);
+    // carved: an update file holds many short fields (core slab.ts)
+    return carvedUtf8(text);
   }
-  if (typeof hex === 'string') return parseHex(hex, `line ${line}: ${name}Hex`);
+  if (typeof hex === 'string') return carvedCopy(parseHex(hex, `line ${line}: ${name}Hex`));
   throw new UsageError(`line ${line}: "${name}" (text) or "${name}Hex" (hex) must be a string`);
 }
 

@@ -40,7 +40,7 @@ export { WhatsAppV1Configuration } from './config/whatsapp-v1.js';
 export { ExperimentalConfiguration, EXAMPLE_DOMAIN_LABEL } from './config/experimental.js';
 export { configurationByName, CONFIGURATION_NAMES } from './config/index.js';
 export { treeHasherOf } from './config/tree-hasher.js';
-export { alloc32 } from './slab.js';
+export { alloc32, carvedCopy, carvedUtf8 } from './slab.js';
 export { packedLabelOrder } from './label-order.js';
 export type { TreeHasher } from './config/tree-hasher.js';
 export type {

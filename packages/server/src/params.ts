@@ -6,7 +6,7 @@
  * as the directory itself would say.
  */
 
-import { AkdError, fromHex, utf8 } from '@akd-ts/core';
+import { AkdError, carvedCopy, carvedUtf8, fromHex, utf8 } from '@akd-ts/core';
 import { HttpError } from './errors.js';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -80,7 +80,8 @@ export function parseBytesField(
     if (LONE_SURROGATE.test(text)) {
       throw new HttpError('HTTP_BAD_REQUEST', `${where}.${field}: not well-formed Unicode text`);
     }
-    return utf8(text);
+    // carved: a publish body holds many short fields (core slab.ts)
+    return carvedUtf8(text);
   }
   if (typeof hex === 'string') {
     if (!/^(?:[0-9a-fA-F]{2})*$/.test(hex)) {
@@ -89,7 +90,7 @@ export function parseBytesField(
         `${where}.${field}Hex: expected hex, got ${quote(hex)}`,
       );
     }
-    return fromHex(hex, `${where}.${field}Hex`);
+    return carvedCopy(fromHex(hex, `${where}.${field}Hex`));
   }
   throw new HttpError(
     'HTTP_BAD_REQUEST',
