@@ -1,12 +1,13 @@
 /**
  * The worker thread of blob-thread.ts: a read-only connection of its own to the store,
- * answering `{ id, epoch }` with the audit blob's row (or none), its data's memory moved to
- * the caller rather than copied.
+ * answering `{ id, epoch }` with the audit blob's row (or none) and its whole data, joined
+ * from its parts, the data's memory moved to the caller rather than copied.
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { SELECT_AUDIT_BLOB_SQL } from './sql.js';
+import { readAuditBlobRow } from './audit-blob-parts.js';
+import { SELECT_AUDIT_BLOB_PARTS_SQL, SELECT_AUDIT_BLOB_SQL } from './sql.js';
 
 const { path, cacheSizeKiB, busyTimeoutMs } = workerData as {
   path: string;
@@ -17,11 +18,14 @@ const db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
 db.pragma(`busy_timeout = ${busyTimeoutMs}`);
 db.pragma(`cache_size = -${cacheSizeKiB}`);
 db.defaultSafeIntegers(true);
-const select = db.prepare(SELECT_AUDIT_BLOB_SQL).raw(true);
+const read = {
+  row: db.prepare(SELECT_AUDIT_BLOB_SQL).raw(true),
+  parts: db.prepare(SELECT_AUDIT_BLOB_PARTS_SQL).raw(true),
+};
 
 parentPort!.on('message', ({ id, epoch }: { id: number; epoch: bigint }) => {
   try {
-    const row = select.get(epoch) as unknown[] | undefined;
+    const row = readAuditBlobRow(read, epoch);
     const data = row?.[3];
     // the driver gives a large blob a buffer of its own: move it; copy anything smaller
     const move =

@@ -12,6 +12,7 @@
  */
 
 import { Worker } from 'node:worker_threads';
+import { AkdError } from '@akd-ts/core';
 
 /** A row as the thread answers it (SELECT_AUDIT_BLOB_SQL), or undefined for none. */
 export type BlobRow = readonly unknown[] | undefined;
@@ -61,7 +62,10 @@ export class BlobThread {
       if (pending === undefined) return;
       this.#pending.delete(answer.id);
       if (answer.error === undefined) pending.resolve(answer.row);
-      else {
+      else if (answer.error.code === 'STORAGE_CORRUPT') {
+        // a blob whose parts do not add up: the same error a read here would give
+        pending.reject(new AkdError('STORAGE_CORRUPT', answer.error.message));
+      } else {
         pending.reject(Object.assign(new Error(answer.error.message), { code: answer.error.code }));
       }
       if (this.#pending.size === 0) this.#worker.unref();

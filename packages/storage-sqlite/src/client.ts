@@ -12,6 +12,8 @@ export interface SqliteStatement {
   run(...params: unknown[]): unknown;
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
+  /** Rows one at a time (a blob's parts: audit-blob-parts.ts). */
+  iterate(...params: unknown[]): IterableIterator<unknown>;
   /** Rows as arrays of column values instead of objects (faster for wide rows). */
   raw(toggle?: boolean): this;
 }

@@ -1,4 +1,4 @@
--- akd-ts SQLite store, schema version 4 (PRAGMA user_version = 4,
+-- akd-ts SQLite store, schema version 5 (PRAGMA user_version = 5,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -60,14 +60,24 @@ CREATE TABLE settings (
 
 -- Audit blobs (spec 16), one per published epoch step: the protobuf SingleAppendOnlyProof of
 -- the step epoch - 1 -> epoch and the two root hashes naming it, written by the publish of
--- that epoch (schema version 3). size repeats length(data) so that a listing never reads the
--- blobs themselves.
+-- that epoch (schema version 3). size is the blob's length, so that a listing never reads
+-- the blobs themselves. data holds its first part; since schema version 5 a blob of more than
+-- one part (1 MiB each) has the others in audit_blob_parts, numbered from 1, each full but
+-- the last: binding a whole blob of tens of megabytes to one statement would have SQLite copy
+-- it twice over (the parameter, then the record). A blob written before is one part.
 CREATE TABLE audit_blobs (
   epoch INTEGER NOT NULL PRIMARY KEY,
   previous_hash BLOB NOT NULL,
   current_hash BLOB NOT NULL,
   size INTEGER NOT NULL,
   data BLOB NOT NULL
+) STRICT;
+
+CREATE TABLE audit_blob_parts (
+  epoch INTEGER NOT NULL,
+  part INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (epoch, part)
 ) STRICT;
 
 -- Stored VRF proofs (schema version 4): key is freshness u8 || be64(version) || label, value

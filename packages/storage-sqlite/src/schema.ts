@@ -14,7 +14,7 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -30,7 +30,8 @@ export interface Migration {
  * the settings table when the Database interface gained named settings; version 3 the
  * audit_blobs table (stored audit blobs; the epochs published before it have none until the
  * writer server fills them in); version 4 the vrf_proofs table (VRF proofs stored at publish;
- * versions published before it have none until `akd vrf backfill` computes them).
+ * versions published before it have none until `akd vrf backfill` computes them); version 5
+ * the audit_blob_parts table (a blob stored in parts of 1 MiB; those written before are one).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -56,6 +57,15 @@ export const MIGRATIONS: readonly Migration[] = [
   key BLOB NOT NULL PRIMARY KEY,
   value BLOB NOT NULL
 ) STRICT, WITHOUT ROWID;`,
+  },
+  {
+    from: 4,
+    sql: `CREATE TABLE audit_blob_parts (
+  epoch INTEGER NOT NULL,
+  part INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (epoch, part)
+) STRICT;`,
   },
 ];
 

@@ -139,8 +139,14 @@ export const UPSERT_AUDIT_BLOB_SQL = upsert(
   ['epoch'],
   1,
 );
+/** A blob's row with its first part and its size (audit-blob-parts.ts joins the rest). */
 export const SELECT_AUDIT_BLOB_SQL =
-  'SELECT epoch, previous_hash, current_hash, data FROM audit_blobs WHERE epoch = ?';
+  'SELECT epoch, previous_hash, current_hash, data, size FROM audit_blobs WHERE epoch = ?';
+export const SELECT_AUDIT_BLOB_PARTS_SQL =
+  'SELECT part, data FROM audit_blob_parts WHERE epoch = ? ORDER BY part';
+export const DELETE_AUDIT_BLOB_PARTS_SQL = 'DELETE FROM audit_blob_parts WHERE epoch = ?';
+export const INSERT_AUDIT_BLOB_PART_SQL =
+  'INSERT INTO audit_blob_parts (epoch, part, data) VALUES (?, ?, ?)';
 /** The infos of `keys` epochs (NULL parameters match nothing), ascending. */
 export const selectAuditBlobInfosSql = byCount(
   (keys) =>

@@ -42,6 +42,7 @@ import {
   type VrfProofRecord,
   type WriterLock,
 } from '@akd-ts/storage';
+import { blobParts, readAuditBlobRow } from './audit-blob-parts.js';
 import { BlobThread } from './blob-thread.js';
 import { openBetterSqlite, type SqliteClient, type SqliteStatement } from './client.js';
 import {
@@ -573,9 +574,20 @@ export class SqliteDatabase implements Database {
   async setAuditBlob(blob: AuditBlobRecord): Promise<void> {
     checkAuditBlob(blob);
     const { epoch, previousHash, currentHash, data } = blob;
-    this.write(`write the audit blob of epoch ${epoch}`, () =>
-      this.stmt(sql.UPSERT_AUDIT_BLOB_SQL).run(epoch, previousHash, currentHash, data.length, data),
-    );
+    const [first, ...rest] = blobParts(data);
+    this.write(`write the audit blob of epoch ${epoch}`, () => {
+      // a blob written again (a retried publish) may have had more parts
+      this.stmt(sql.DELETE_AUDIT_BLOB_PARTS_SQL).run(epoch);
+      this.stmt(sql.UPSERT_AUDIT_BLOB_SQL).run(
+        epoch,
+        previousHash,
+        currentHash,
+        data.length,
+        first,
+      );
+      const part = this.stmt(sql.INSERT_AUDIT_BLOB_PART_SQL);
+      rest.forEach((bytes, i) => part.run(epoch, i + 1, bytes));
+    });
   }
 
   async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
@@ -598,7 +610,15 @@ export class SqliteDatabase implements Database {
     const doing = `read the audit blob of epoch ${epoch}`;
     const here = () =>
       this.read(doing, false, () =>
-        wanted === undefined ? undefined : this.stmt(sql.SELECT_AUDIT_BLOB_SQL).get(wanted),
+        wanted === undefined
+          ? undefined
+          : readAuditBlobRow(
+              {
+                row: this.stmt(sql.SELECT_AUDIT_BLOB_SQL),
+                parts: this.stmt(sql.SELECT_AUDIT_BLOB_PARTS_SQL),
+              },
+              wanted,
+            ),
       ) as Row | undefined;
     let row: Row | undefined;
     const thread = this.blobThread;

@@ -28,8 +28,8 @@ function failingBlobs(path: string): void {
   const db = raw(path);
   try {
     db.exec(
-      'DROP TABLE audit_blobs; CREATE VIEW audit_blobs (epoch, previous_hash, current_hash, data) AS ' +
-        "SELECT 1, x'00', x'00', abs(-9223372036854775808)",
+      'DROP TABLE audit_blobs; CREATE VIEW audit_blobs (epoch, previous_hash, current_hash, data, size) ' +
+        "AS SELECT 1, x'00', x'00', abs(-9223372036854775808), 1",
     );
   } finally {
     db.close();

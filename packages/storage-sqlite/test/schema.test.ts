@@ -89,6 +89,7 @@ describe('schema', () => {
     r.exec('DROP TABLE settings');
     r.exec('DROP TABLE audit_blobs');
     r.exec('DROP TABLE vrf_proofs');
+    r.exec('DROP TABLE audit_blob_parts');
     r.pragma('user_version = 1');
     r.close();
     assert.equal(MIGRATIONS[0]!.from, 1);
@@ -113,11 +114,12 @@ describe('schema', () => {
     const r = raw(path);
     r.exec('DROP TABLE audit_blobs');
     r.exec('DROP TABLE vrf_proofs');
+    r.exec('DROP TABLE audit_blob_parts');
     r.pragma('user_version = 2');
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2, 3],
+      [1, 2, 3, 4],
     );
 
     const migrated = await SqliteDatabase.open(path);
@@ -134,6 +136,45 @@ describe('schema', () => {
     await migrated.setAuditBlob(blob);
     assert.deepEqual((await migrated.getAuditBlob(4n)).data, blob.data);
     await migrated.close();
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
+  });
+
+  test('a store at version 4 keeps its whole blobs and stores new ones in parts', async () => {
+    const path = freshPath();
+    await (await SqliteDatabase.open(path)).close();
+    const expected = schemaOf(path);
+    // a version-4 store: one row per blob, however large
+    const r = raw(path);
+    r.exec('DROP TABLE audit_blob_parts');
+    r.pragma('user_version = 4');
+    const old = Uint8Array.from({ length: 3 * 1024 * 1024 + 17 }, (_, i) => (i * 31) & 0xff);
+    r.prepare('INSERT INTO audit_blobs VALUES (1, ?, ?, ?, ?)').run(
+      new Uint8Array(32),
+      new Uint8Array(32).fill(1),
+      old.length,
+      old,
+    );
+    r.close();
+
+    const migrated = await SqliteDatabase.open(path);
+    assert.equal(migrated.openedAtVersion, 4);
+    assert.deepEqual((await migrated.getAuditBlob(1n)).data, old);
+    const next = old.map((b) => b ^ 0x5a);
+    await migrated.setAuditBlob({
+      epoch: 2n,
+      previousHash: new Uint8Array(32).fill(1),
+      currentHash: new Uint8Array(32).fill(2),
+      data: next,
+    });
+    assert.deepEqual((await migrated.getAuditBlob(2n)).data, next);
+    await migrated.close();
+    const parts = raw(path);
+    assert.deepEqual(
+      parts.prepare('SELECT epoch, COUNT(*) AS n FROM audit_blob_parts GROUP BY epoch').all(),
+      [{ epoch: 2n, n: 3n }],
+      'the old blob stays one row; the new one has three parts besides its first',
+    );
+    parts.close();
     assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
   });
 
