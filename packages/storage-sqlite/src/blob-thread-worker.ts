@@ -22,10 +22,12 @@ const read = {
   row: db.prepare(SELECT_AUDIT_BLOB_SQL).raw(true),
   parts: db.prepare(SELECT_AUDIT_BLOB_PARTS_SQL).raw(true),
 };
+// one snapshot for the row and its parts: a retried publish may write the blob again
+const readBlob = db.transaction((epoch: bigint) => readAuditBlobRow(read, epoch));
 
 parentPort!.on('message', ({ id, epoch }: { id: number; epoch: bigint }) => {
   try {
-    const row = readAuditBlobRow(read, epoch);
+    const row = readBlob(epoch);
     const data = row?.[3];
     // the driver gives a large blob a buffer of its own: move it; copy anything smaller
     const move =

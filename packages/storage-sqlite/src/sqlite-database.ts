@@ -608,8 +608,9 @@ export class SqliteDatabase implements Database {
   async getAuditBlob(epoch: bigint): Promise<AuditBlobRecord> {
     const [wanted] = storableEpochs([epoch]);
     const doing = `read the audit blob of epoch ${epoch}`;
+    // one snapshot for the row and its parts: a retried publish may write the blob again
     const here = () =>
-      this.read(doing, false, () =>
+      this.read(doing, true, () =>
         wanted === undefined
           ? undefined
           : readAuditBlobRow(
