@@ -408,7 +408,7 @@ export class Directory extends ReadOnlyDirectory {
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
     try {
-      const { step } = await azks.insertStep(
+      let { step } = await azks.insertStep(
         tx,
         record,
         elements,
@@ -437,6 +437,8 @@ export class Directory extends ReadOnlyDirectory {
       await storage.db.setAuditBlob(
         await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash, step),
       );
+      // the blob is tens of megabytes for a large epoch, and the commit takes a while
+      step = undefined;
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
       const storeProofs = deferred ? () => this.storeProofs(epoch, states) : undefined;
