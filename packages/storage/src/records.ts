@@ -107,7 +107,8 @@ export function fullKey(key: StorageKey): string {
     case 'treeNode':
       return key.label.key;
     case 'valueState':
-      return '04' + key.epoch.toString(16).padStart(16, '0') + toHex(key.username);
+      // joined, not concatenated: one flat string (see toHex), not a chain of pieces
+      return ['04', key.epoch.toString(16).padStart(16, '0'), toHex(key.username)].join('');
   }
 }
 
