@@ -70,6 +70,7 @@ export { auditVerify, verifyConsecutiveAppendOnly, rootHashOfElements } from './
 export { appendOnlyStepRoots } from './verify/append-only-step.js';
 export { elementArrays, packAzksElements } from './verify/element-arrays.js';
 export type { ElementArrays } from './verify/element-arrays.js';
+export type { ElementsInPlace } from './proto/append-only-step.js';
 export type { AuditVerifyResult } from './verify/audit.js';
 export {
   encodeLookupProof,
@@ -80,6 +81,7 @@ export {
   decodeAppendOnlyProof,
   encodeSingleAppendOnlyProof,
   encodeSingleAppendOnlyProofArrays,
+  encodeSingleAppendOnlyProofInPlace,
   decodeSingleAppendOnlyProof,
   encodeMembershipProof,
   decodeMembershipProof,

@@ -109,8 +109,54 @@ export function writeSingleAppendOnlyProof(proof: SingleAppendOnlyProof): Uint8A
 }
 
 /**
- * The same bytes from flat arrays: `inserted` and `unchanged` in the order they are to be
- * listed (spec 10.5), without an object per element.
+ * One list of a step's elements where they already lie: element `i`'s label is the 32 bytes
+ * at `32 * labelAt[i]` of `labels`, `lens[labelAt[i]]` bits long, and its value the 32 bytes
+ * at `32 * valueAt[i]` of `values` (`valueAt` omitted: `i`). A directory's insertion writes
+ * its audit blob so, straight from the slots of its arena.
+ */
+export interface ElementsInPlace {
+  count: number;
+  labels: Uint8Array;
+  lens: Uint16Array;
+  labelAt: Int32Array;
+  values: Uint8Array;
+  valueAt?: Int32Array;
+}
+
+/**
+ * The same bytes from elements where they lie: `inserted` and `unchanged` in the order they
+ * are to be listed (spec 10.5), without an object or a copy per element.
+ *
+ * @example writeSingleAppendOnlyProofInPlace(leaves, subtreeRoots) // an audit blob's data
+ */
+export function writeSingleAppendOnlyProofInPlace(
+  inserted: ElementsInPlace,
+  unchanged: ElementsInPlace,
+): Uint8Array {
+  let total = 0;
+  for (const set of [inserted, unchanged]) {
+    for (let i = 0; i < set.count; i++) {
+      const at = set.labelAt[i]!;
+      total += fieldSize(set.labels, 32 * at, set.lens[at]!);
+    }
+  }
+  const w = new StepWriter(new Uint8Array(total));
+  for (const [tag, set] of [
+    [TAG_1_LEN, inserted],
+    [TAG_2_LEN, unchanged],
+  ] as const) {
+    const valueAt = set.valueAt;
+    for (let i = 0; i < set.count; i++) {
+      const at = set.labelAt[i]!;
+      const v = valueAt === undefined ? i : valueAt[i]!;
+      w.element(tag, set.labels, 32 * at, set.lens[at]!, set.values, 32 * v);
+    }
+  }
+  return w.out;
+}
+
+/**
+ * The same bytes from flat arrays (`ElementArrays`, element `i` at index `i`).
  *
  * @example writeSingleAppendOnlyProofArrays(leaves, subtreeRoots) // an audit blob's data
  */
@@ -118,20 +164,11 @@ export function writeSingleAppendOnlyProofArrays(
   inserted: ElementArrays,
   unchanged: ElementArrays,
 ): Uint8Array {
-  let total = 0;
-  for (const set of [inserted, unchanged]) {
-    for (let i = 0; i < set.count; i++) total += fieldSize(set.labels, 32 * i, set.lens[i]!);
-  }
-  const w = new StepWriter(new Uint8Array(total));
-  for (const [tag, set] of [
-    [TAG_1_LEN, inserted],
-    [TAG_2_LEN, unchanged],
-  ] as const) {
-    for (let i = 0; i < set.count; i++) {
-      w.element(tag, set.labels, 32 * i, set.lens[i]!, set.values, 32 * i);
-    }
-  }
-  return w.out;
+  const inPlace = (set: ElementArrays): ElementsInPlace => ({
+    ...set,
+    labelAt: Int32Array.from({ length: set.count }, (_, i) => i),
+  });
+  return writeSingleAppendOnlyProofInPlace(inPlace(inserted), inPlace(unchanged));
 }
 
 /** Reads a varint of at most `max` bytes ending by `end`, or -1. */

@@ -35,6 +35,8 @@ import { readCanonicalLookupProof } from './lookup-reader.js';
 import {
   writeSingleAppendOnlyProof,
   writeSingleAppendOnlyProofArrays,
+  writeSingleAppendOnlyProofInPlace,
+  type ElementsInPlace,
 } from './append-only-step.js';
 import type { ElementArrays } from '../verify/element-arrays.js';
 
@@ -155,6 +157,25 @@ export function encodeSingleAppendOnlyProofArrays(
   unchanged: ElementArrays,
 ): Uint8Array {
   return writeSingleAppendOnlyProofArrays(inserted, unchanged);
+}
+
+/**
+ * Encodes one epoch step from its elements where they lie (`ElementsInPlace`: each list's
+ * labels, lengths and values read at the positions it gives), with no copy per element: the
+ * bytes of `encodeSingleAppendOnlyProofArrays` for the same elements.
+ * @example
+ * ```ts
+ * const data = encodeSingleAppendOnlyProofInPlace(
+ *   { count: 1, labels, lens, labelAt: Int32Array.of(7), values: hashes, valueAt: Int32Array.of(7) },
+ *   { count: 0, labels, lens, labelAt: new Int32Array(0), values: hashes },
+ * );
+ * ```
+ */
+export function encodeSingleAppendOnlyProofInPlace(
+  inserted: ElementsInPlace,
+  unchanged: ElementsInPlace,
+): Uint8Array {
+  return writeSingleAppendOnlyProofInPlace(inserted, unchanged);
 }
 
 /**

@@ -4,29 +4,17 @@
  * rehash read (load.ts), which are exactly the nodes the proof lists. The walk is that of
  * `singleAppendOnlyProof` (tree/audit-proof.ts), depth first and left to right, over slot
  * indices instead of records read back through the transaction, and the elements go straight
- * into the blob's bytes (spec 16) with no object per element.
+ * from the slots into the blob's bytes (spec 16), with no object or copy per element (only
+ * the unchanged nodes' values, which a leaf computes from its hash and epoch).
  *
  * Where the arena cannot answer as the records would (a child the insertion did not load, or
  * one without a version at the step's epoch: only in a tree that is already inconsistent),
  * it gives up and the caller takes the record walk, which reports such trees.
  */
 
-import {
-  elementArrays,
-  encodeSingleAppendOnlyProofArrays,
-  type ElementArrays,
-  type TreeHasher,
-} from '@akd-ts/core';
+import { encodeSingleAppendOnlyProofInPlace, type TreeHasher } from '@akd-ts/core';
 import { NodeType } from '@akd-ts/storage';
 import { NONE, type NodeArena } from './arena.js';
-
-/** Copies slot `slot`'s label and length into element `i` of `set`. */
-function takeLabel(a: NodeArena, slot: number, set: ElementArrays, i: number): void {
-  const from = 32 * slot;
-  const to = 32 * i;
-  for (let k = 0; k < 32; k++) set.labels[to + k] = a.labels[from + k]!;
-  set.lens[i] = a.lens[slot]!;
-}
 
 /**
  * The encoded `SingleAppendOnlyProof` of the step `epoch - 1 -> epoch` of a tree whose root
@@ -66,18 +54,19 @@ export function arenaStepProof(
     if (right !== NONE) stack.push(right);
     if (left !== NONE) stack.push(left);
   }
-  const ins = elementArrays(inserted.length);
-  inserted.forEach((slot, i) => {
-    takeLabel(a, slot, ins, i);
-    ins.values.set(a.hashes.subarray(32 * slot, 32 * slot + 32), 32 * i);
-  });
-  const unch = elementArrays(unchanged.length);
-  unchanged.forEach((slot, i) => {
-    takeLabel(a, slot, unch, i);
+  // labels are read in the arena's slots; so are the inserted leaves' values, their hashes
+  const leaves = Int32Array.from(inserted);
+  const roots = Int32Array.from(unchanged);
+  const values = new Uint8Array(32 * roots.length);
+  roots.forEach((slot, i) => {
     // spec 7.3 node_value: a leaf's hash bound to its epoch, any other node's stored hash
     if (a.types[slot] === NodeType.Leaf) {
-      hasher.leafValue(a.hashes, 32 * slot, a.lastEpoch[slot]!, unch.values, 32 * i);
-    } else unch.values.set(a.hashes.subarray(32 * slot, 32 * slot + 32), 32 * i);
+      hasher.leafValue(a.hashes, 32 * slot, a.lastEpoch[slot]!, values, 32 * i);
+    } else values.set(a.hashes.subarray(32 * slot, 32 * slot + 32), 32 * i);
   });
-  return encodeSingleAppendOnlyProofArrays(ins, unch);
+  const { labels, lens, hashes } = a;
+  return encodeSingleAppendOnlyProofInPlace(
+    { count: leaves.length, labels, lens, labelAt: leaves, values: hashes, valueAt: leaves },
+    { count: roots.length, labels, lens, labelAt: roots, values },
+  );
 }
