@@ -5,8 +5,8 @@
 
 const HEX = '0123456789abcdef';
 const HEX_CODES = Uint8Array.from(HEX, (c) => c.charCodeAt(0));
-/** Decodes the hex digits' codes; any ASCII-compatible decoder gives them back as they are. */
-const ASCII = new TextDecoder('latin1');
+/** Decodes the hex digits' codes: ASCII, which UTF-8 (every platform's decoder) keeps as is. */
+const ASCII = new TextDecoder('utf-8');
 /** Inputs up to this many bytes reuse one scratch buffer for their digits. */
 const SCRATCH_BYTES = 4096;
 let scratch = new Uint8Array(64);
