@@ -136,3 +136,26 @@ test('elements read where they lie give the generic encoder’s bytes', () => {
     assert.equal(toHex(data), toHex(generic(p)));
   }
 });
+
+test('elements in place at positions outside their arrays are RangeErrors', () => {
+  const labels = new Uint8Array(64);
+  const lens = new Uint16Array(2);
+  const values = new Uint8Array(64);
+  const none = { count: 0, labels, lens, labelAt: new Int32Array(0), values };
+  const one = (labelAt: number, valueAt?: number) => ({
+    count: 1,
+    labels,
+    lens,
+    labelAt: Int32Array.of(labelAt),
+    values,
+    valueAt: valueAt === undefined ? undefined : Int32Array.of(valueAt),
+  });
+  assert.equal(encodeSingleAppendOnlyProofInPlace(one(1, 1), none).length > 0, true);
+  assert.throws(() => encodeSingleAppendOnlyProofInPlace(one(2), none), /no label at position 2/);
+  assert.throws(() => encodeSingleAppendOnlyProofInPlace(none, one(-1)), /no label at position -1/);
+  assert.throws(() => encodeSingleAppendOnlyProofInPlace(one(0, 2), none), /no 32-byte value/);
+  assert.throws(
+    () => encodeSingleAppendOnlyProofInPlace({ ...none, count: 1 }, none),
+    /needs as many positions/,
+  );
+});

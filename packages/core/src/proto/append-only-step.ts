@@ -126,6 +126,7 @@ export interface ElementsInPlace {
 /**
  * The same bytes from elements where they lie: `inserted` and `unchanged` in the order they
  * are to be listed (spec 10.5), without an object or a copy per element.
+ * @throws RangeError for a position outside the arrays
  *
  * @example writeSingleAppendOnlyProofInPlace(leaves, subtreeRoots) // an audit blob's data
  */
@@ -135,9 +136,20 @@ export function writeSingleAppendOnlyProofInPlace(
 ): Uint8Array {
   let total = 0;
   for (const set of [inserted, unchanged]) {
+    const { labels, lens, labelAt, values, valueAt } = set;
+    if (labelAt.length < set.count || (valueAt !== undefined && valueAt.length < set.count)) {
+      throw new RangeError(`a list of ${set.count} elements needs as many positions`);
+    }
     for (let i = 0; i < set.count; i++) {
-      const at = set.labelAt[i]!;
-      total += fieldSize(set.labels, 32 * at, set.lens[at]!);
+      const at = labelAt[i]!;
+      const v = valueAt === undefined ? i : valueAt[i]!;
+      if (at < 0 || at >= lens.length || 32 * at + 32 > labels.length) {
+        throw new RangeError(`element ${i}: no label at position ${at}`);
+      }
+      if (v < 0 || 32 * v + 32 > values.length) {
+        throw new RangeError(`element ${i}: no 32-byte value at position ${v}`);
+      }
+      total += fieldSize(labels, 32 * at, lens[at]!);
     }
   }
   const w = new StepWriter(new Uint8Array(total));
