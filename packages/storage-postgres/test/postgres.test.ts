@@ -54,8 +54,8 @@ async function lockHolder(schema: string): Promise<number | undefined> {
   return rows[0]?.pid;
 }
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 250; i++) {
+async function eventually(check: () => Promise<boolean>, what: string, tries = 250): Promise<void> {
+  for (let i = 0; i < tries; i++) {
     if (await check()) return;
     await sleep(20);
   }
@@ -208,7 +208,9 @@ test(
     assert.equal(lock.status!().final, false, 'our own old session is no other writer');
     assert.equal(await lockHolder(schema), pid);
     await sql('SELECT pg_terminate_backend($1)', [pid]);
-    await eventually(async () => lock.status!().held, 'taken once the old session is gone');
+    // the retries back off up to 5 s apart, and on a loaded machine they reach that before
+    // the old session is ended: wait longer than one such gap
+    await eventually(async () => lock.status!().held, 'taken once the old session is gone', 750);
     assert.equal(lock.status!().generation, 1);
     await db.close();
     await linger().catch(() => undefined);
