@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { performance } from 'node:perf_hooks';
 import assert from 'node:assert/strict';
 import {
   NodeLabel,
@@ -294,13 +295,26 @@ test("read pacing: the caller's own work between reads is left out of their vote
   assert.equal(unnoted.split, false, 'the work counted as the reads');
 });
 
-test('read pacing reads the event loop by default: reads that sleep on a timer waited', async () => {
-  const pacing = new ReadPacing();
-  for (let i = 0; i < 3; i++) {
-    // a timer's wait is idle time however busy the machine; the callback's work is tiny. The
-    // waits are long enough that work this thread still does for the file's earlier tests (a
-    // 20 ms wait was outvoted in one CI run and 1 of 15 local runs) stays a small share
-    await pacing.observe(() => new Promise<void>((resolve) => setTimeout(resolve, 100)));
+test('read pacing reads the event loop by default: its idle time makes reads wait', async () => {
+  // the event loop's counters, scripted: no read depends on how busy the machine is
+  const real = performance.eventLoopUtilization;
+  const ticks = [
+    { idle: 0, active: 0 },
+    { idle: 90, active: 10 }, // a read that mostly waited
+  ];
+  let at = 0;
+  const scripted = () => ({ ...ticks[at++ % 2]!, utilization: 0 });
+  performance.eventLoopUtilization = scripted as unknown as typeof real;
+  try {
+    const waited = new ReadPacing();
+    for (let i = 0; i < 3; i++) await waited.observe(async () => undefined);
+    assert.equal(waited.split, true);
+    ticks[1] = { idle: 10, active: 90 }; // reads that mostly worked
+    const worked = new ReadPacing();
+    for (let i = 0; i < 3; i++) await worked.observe(async () => undefined);
+    assert.equal(worked.split, false);
+    assert.equal(at, 12, 'each read asked the event loop twice');
+  } finally {
+    performance.eventLoopUtilization = real;
   }
-  assert.equal(pacing.split, true);
 });
