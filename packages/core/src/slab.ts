@@ -29,13 +29,18 @@ const encoder = new TextEncoder();
 let textSlab = new Uint8Array(0);
 let textUsed = 0;
 
-/** `n` bytes from the shared buffers, or undefined when they do not fit a fresh one. */
-function carve(n: number): Uint8Array | undefined {
-  if (n > MAX_CARVED) return undefined;
+/** Makes room for `n` more bytes in the current shared buffer, starting a new one if needed. */
+function makeRoom(n: number): void {
   if (textUsed + n > textSlab.length) {
     textSlab = new Uint8Array(TEXT_SLAB_BYTES);
     textUsed = 0;
   }
+}
+
+/** `n` bytes from the shared buffers, or undefined when they do not fit a fresh one. */
+function carve(n: number): Uint8Array | undefined {
+  if (n > MAX_CARVED) return undefined;
+  makeRoom(n);
   return textSlab.subarray(textUsed, (textUsed += n));
 }
 
@@ -61,10 +66,7 @@ export function carvedCopy(bytes: Uint8Array): Uint8Array {
 export function carvedUtf8(text: string): Uint8Array {
   // a UTF-16 code unit takes at most 3 bytes of UTF-8
   if (3 * text.length > MAX_CARVED) return encoder.encode(text);
-  if (textUsed + 3 * text.length > textSlab.length) {
-    textSlab = new Uint8Array(TEXT_SLAB_BYTES);
-    textUsed = 0;
-  }
+  makeRoom(3 * text.length);
   const { written } = encoder.encodeInto(text, textSlab.subarray(textUsed));
   return textSlab.subarray(textUsed, (textUsed += written));
 }
