@@ -47,12 +47,16 @@ test("a proof server's heap limit: the default, the one asked for, none, or the 
   }
 });
 
-test('a SQLite store opened for a proof server takes the page cache it is given', async () => {
+test('a SQLite store opened for a proof server takes the page cache and map it is given', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'akd-memory-test-'));
   try {
-    const db = await openStoreUrl(`sqlite:${join(dir, 'store.db')}`, { sqliteCacheKiB: 1024 });
+    const db = await openStoreUrl(`sqlite:${join(dir, 'store.db')}`, {
+      sqliteCacheKiB: 1024,
+      sqliteMmapBytes: 1 << 24,
+    });
     const client = (db as unknown as { client: { pragma(s: string, o: object): unknown } }).client;
     assert.equal(Number(client.pragma('cache_size', { simple: true })), -1024);
+    assert.equal(Number(client.pragma('mmap_size', { simple: true })), 1 << 24);
     await db.close();
     const plain = await openStoreUrl(`sqlite:${join(dir, 'store.db')}`);
     const other = (plain as unknown as { client: { pragma(s: string, o: object): unknown } })
@@ -62,6 +66,7 @@ test('a SQLite store opened for a proof server takes the page cache it is given'
       -65536,
       "the driver's default",
     );
+    assert.equal(Number(other.pragma('mmap_size', { simple: true })), 0, 'no map by default');
     await plain.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

