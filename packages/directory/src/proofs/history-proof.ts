@@ -18,6 +18,7 @@ import {
 import type { ValueStateRecord } from '@akd-ts/storage';
 import { commitmentNonces, serialPreload, type DirectoryContext } from '../context.js';
 import { nonceOf } from '../vrf/stored-proofs.js';
+import { VisitedReader, type VisitedNodes } from '../tree/visited-reader.js';
 import { labelNotFound } from './lookup-proof.js';
 import type { VrfJob } from '../vrf/engine.js';
 
@@ -80,12 +81,14 @@ export async function buildHistoryProof(
   ];
   const vrf = await ctx.vrf.proofs(jobs);
   // the preload runs before any proof is built (the ordering fixed upstream in PR #441)
+  const visited: VisitedNodes = new Map();
   await ctx.azks.preloadFor(
     ctx.storage,
     vrf.map((v) => v.nodeLabel),
     epoch,
-    serialPreload(ctx),
+    { ...serialPreload(ctx), visited },
   );
+  const reader = new VisitedReader(ctx.storage, visited);
 
   let next = 0;
   const take = () => vrf[next++]!;
@@ -100,10 +103,10 @@ export async function buildHistoryProof(
       value: s.value,
       version: s.version,
       existenceVrfProof: fresh[i]!.proof,
-      existenceProof: await ctx.azks.membershipProof(ctx.storage, fresh[i]!.nodeLabel, epoch),
+      existenceProof: await ctx.azks.membershipProof(reader, fresh[i]!.nodeLabel, epoch),
       previousVersionVrfProof: previous?.proof,
       previousVersionProof:
-        previous && (await ctx.azks.membershipProof(ctx.storage, previous.nodeLabel, epoch)),
+        previous && (await ctx.azks.membershipProof(reader, previous.nodeLabel, epoch)),
       commitmentNonce: nonceOf(commitmentNonces(ctx, s), fresh[i]!, jobs[i]!),
     });
   }
@@ -118,14 +121,14 @@ export async function buildHistoryProof(
     const p = take();
     proof.pastMarkerVrfProofs.push(p.proof);
     proof.existenceOfPastMarkerProofs.push(
-      await ctx.azks.membershipProof(ctx.storage, p.nodeLabel, epoch),
+      await ctx.azks.membershipProof(reader, p.nodeLabel, epoch),
     );
   }
   for (let i = 0; i < future.length; i++) {
     const f = take();
     proof.futureMarkerVrfProofs.push(f.proof);
     proof.nonExistenceOfFutureMarkerProofs.push(
-      await ctx.azks.nonMembershipProof(ctx.storage, f.nodeLabel, epoch),
+      await ctx.azks.nonMembershipProof(reader, f.nodeLabel, epoch),
     );
   }
   return proof;

@@ -17,6 +17,7 @@ import type { ValueStateRecord } from '@akd-ts/storage';
 import { commitmentNonces, serialPreload, type DirectoryContext } from '../context.js';
 import type { VrfJob } from '../vrf/engine.js';
 import { nonceOf } from '../vrf/stored-proofs.js';
+import { VisitedReader, type VisitedNodes } from '../tree/visited-reader.js';
 
 const Fresh = VersionFreshness.Fresh;
 
@@ -66,18 +67,20 @@ export async function buildLookupProofs(
     };
   });
   const vrf = await ctx.vrf.proofs(jobs);
+  const visited: VisitedNodes = new Map();
   await ctx.azks.preloadFor(
     ctx.storage,
     vrf.map((v) => v.nodeLabel),
     epoch,
-    serialPreload(ctx),
+    { ...serialPreload(ctx), visited },
   );
+  const reader = new VisitedReader(ctx.storage, visited);
   const proofs: LookupProof[] = [];
   for (let i = 0; i < states.length; i++) {
     const s = states[i]!;
     const { existence: e, marker: m, freshness: f } = at[i]!;
     const [existence, marker, freshness] = [vrf[e]!, vrf[m]!, vrf[f]!];
-    const existenceProof = await ctx.azks.membershipProof(ctx.storage, existence.nodeLabel, epoch);
+    const existenceProof = await ctx.azks.membershipProof(reader, existence.nodeLabel, epoch);
     proofs.push({
       epoch: s.epoch,
       value: s.value,
@@ -88,9 +91,9 @@ export async function buildLookupProofs(
       markerProof:
         marker === existence
           ? existenceProof
-          : await ctx.azks.membershipProof(ctx.storage, marker.nodeLabel, epoch),
+          : await ctx.azks.membershipProof(reader, marker.nodeLabel, epoch),
       freshnessVrfProof: freshness.proof,
-      freshnessProof: await ctx.azks.nonMembershipProof(ctx.storage, freshness.nodeLabel, epoch),
+      freshnessProof: await ctx.azks.nonMembershipProof(reader, freshness.nodeLabel, epoch),
       commitmentNonce: nonceOf(commitmentNonces(ctx, s), existence, jobs[e]!),
     });
   }

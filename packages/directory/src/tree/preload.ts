@@ -17,6 +17,7 @@ import {
 } from '@akd-ts/storage';
 import { childLevels } from '../parallelism.js';
 import type { ReadPacing } from './read-pacing.js';
+import type { VisitedNodes } from './visited-reader.js';
 
 export interface PreloadOptions {
   /**
@@ -33,6 +34,11 @@ export interface PreloadOptions {
   maxBatchSize: number;
   /** Filled in when given: how deep the walk went and how many batched reads it issued. */
   stats?: PreloadStats;
+  /**
+   * Filled in when given: every record the walk saw, by its label's key, for the walks that
+   * follow a small preload (`VisitedReader`). A large preload leaves it out.
+   */
+  visited?: VisitedNodes;
 }
 
 export interface PreloadStats {
@@ -94,6 +100,7 @@ interface Walk {
   expand: Expand;
   maxBatchSize: number;
   stats: PreloadStats | undefined;
+  visited: VisitedNodes | undefined;
 }
 
 async function walk(
@@ -108,10 +115,11 @@ async function walk(
   // shared with an earlier preload); only the others are read, in batches
   const records: TreeNodeRecord[] = [];
   const missing: NodeLabel[] = [];
-  for (const label of labels) {
-    const cached = w.reader.peekNode(label);
-    if (cached !== undefined) records.push(cached);
-    else missing.push(label);
+  const cached = w.reader.peekNodes(labels);
+  for (let i = 0; i < labels.length; i++) {
+    const record = cached[i];
+    if (record !== undefined) records.push(record);
+    else missing.push(labels[i]!);
   }
   if (missing.length > 0) {
     const parallel = levels !== undefined;
@@ -122,6 +130,7 @@ async function walk(
   let count = labels.length;
   const next: NodeLabel[] = [];
   for (const record of records) {
+    w.visited?.set(record.label.key, record);
     const node = nodeAtEpoch(record, w.epoch);
     if (node === undefined || !w.expand(node)) continue;
     if (node.leftChild !== undefined) next.push(node.leftChild);
@@ -161,6 +170,7 @@ export async function preload(
     expand,
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,
+    visited: options.visited,
   };
   return walk(w, [root], options.levels, 0);
 }
