@@ -8,7 +8,8 @@
  * without the key serve the epoch. The next publish starts only after that wait.
  *
  *   npm run bench -- vrf-store [--labels 100000] [--lookups 2000] [--rounds 2] [--epochs 0]
- *                              [--store memory|sqlite] [--warm 50] [--json]
+ *                              [--store memory|sqlite|postgres] [--url URL] [--warm 50]
+ *                              [--json]
  *
  * `--warm N` has both readers look up N labels before the lookups are measured, each label by
  * one reader then the other, so that their caches fill and age alike (a proof server that has
@@ -18,8 +19,9 @@
  * measured publishes run where a directory spends its life: past epoch 2N their new versions
  * store more markers up front (spec 10.4: 2, 4, 16 and 256 for a new label past epoch 128).
  *
- * Each round runs both setups, alternating which goes first, on a fresh store (in memory, or
- * a SQLite file in a temporary directory); the publish figures are the best of the rounds.
+ * Each round runs both setups, alternating which goes first, on a fresh store (in memory, a
+ * SQLite file in a temporary directory, or a PostgreSQL schema of its own, dropped at the end:
+ * `--url` or AKD_TEST_POSTGRES_URL); the publish figures are the best of the rounds.
  * Stored bytes are the proof records' own bytes (key and value), before any store's per-row
  * overhead, counted on the memory store only (the records are the same on every store). Lookups are measured on the store
  * with proofs, by a reader with the key and one without, interleaved in blocks of about 200
@@ -40,6 +42,8 @@ import {
   type Database,
 } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import pg from 'pg';
 import {
   Directory,
   InMemoryVrfKeyStore,
@@ -56,7 +60,13 @@ const ROUNDS = Number(value('rounds') ?? 2);
 const EPOCHS = Number(value('epochs') ?? 0);
 const STORE = value('store') ?? 'memory';
 const WARM = Number(value('warm') ?? 50);
-if (STORE !== 'memory' && STORE !== 'sqlite') throw new Error('--store is memory or sqlite');
+if (STORE !== 'memory' && STORE !== 'sqlite' && STORE !== 'postgres') {
+  throw new Error('--store is memory, sqlite or postgres');
+}
+const PG_URL = value('url') ?? process.env.AKD_TEST_POSTGRES_URL;
+if (STORE === 'postgres' && PG_URL === undefined) {
+  throw new Error('--store postgres needs --url or AKD_TEST_POSTGRES_URL');
+}
 const config = new WhatsAppV1Configuration();
 /** The readers open the SQLite file as `akd serve`'s proof servers do (cluster/worker-main.ts). */
 const READER_SQLITE = { cacheSizeKiB: 16 * 1024, mmapSizeBytes: 2 ** 31 };
@@ -120,19 +130,61 @@ async function pairedRates(keyed: ReadOnlyDirectory, keyless: ReadOnlyDirectory)
   return { keyed: median(rates.keyed), keyless: median(rates.keyless), ratio: median(rates.ratio) };
 }
 
+/** Where one setup's store lives: its writer's database and how its readers open it. */
+interface Place {
+  writer: Database;
+  reader(): Promise<Database>;
+  /** Closes the writer's database and removes the store. */
+  remove(): Promise<void>;
+}
+
+async function place(): Promise<Place> {
+  if (STORE === 'memory') {
+    const db = new MemoryDatabase();
+    return { writer: db, reader: async () => db, remove: async () => {} };
+  }
+  if (STORE === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'akd-bench-vrf-store-'));
+    const file = join(dir, 'akd.db');
+    const writer = await SqliteDatabase.open(file, { create: true });
+    return {
+      writer,
+      reader: () => SqliteDatabase.open(file, READER_SQLITE),
+      remove: async () => {
+        await writer.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `akd_vrf_store_${randomBytes(4).toString('hex')}`;
+  const writer = await PostgresDatabase.open(PG_URL!, { schema });
+  return {
+    writer,
+    reader: () => PostgresDatabase.open(PG_URL!, { schema, migrate: false }),
+    remove: async () => {
+      await writer.close();
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
 async function run(store: boolean): Promise<Row> {
-  const dir = STORE === 'sqlite' ? mkdtempSync(join(tmpdir(), 'akd-bench-vrf-store-')) : '';
+  const at = await place();
   try {
-    return await runOn(store, dir);
+    return await runOn(store, at);
   } finally {
-    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+    await at.remove();
   }
 }
 
-async function runOn(store: boolean, tmp: string): Promise<Row> {
-  const file = join(tmp, 'akd.db');
-  const db: Database =
-    STORE === 'sqlite' ? await SqliteDatabase.open(file, { create: true }) : new MemoryDatabase();
+async function runOn(store: boolean, at: Place): Promise<Row> {
+  const db = at.writer;
   const storage = new StorageManager(db);
   const dir = await Directory.open({
     config,
@@ -165,9 +217,7 @@ async function runOn(store: boolean, tmp: string): Promise<Row> {
     const open = async (keyed: boolean) =>
       ReadOnlyDirectory.open({
         config,
-        storage: new StorageManager(
-          STORE === 'sqlite' ? await SqliteDatabase.open(file, READER_SQLITE) : db,
-        ),
+        storage: new StorageManager(await at.reader()),
         ...(keyed
           ? { vrfKeys: new InMemoryVrfKeyStore(secret) }
           : { publicKey: dir.getPublicKey() }),
@@ -177,13 +227,12 @@ async function runOn(store: boolean, tmp: string): Promise<Row> {
     lookupRounds.push(await pairedRates(keyed, keyless));
     await keyed.close();
     await keyless.close();
-    if (STORE === 'sqlite') {
+    if (STORE !== 'memory') {
       await keyed.storage.db.close();
       await keyless.storage.db.close();
     }
   }
   await dir.close();
-  if (STORE === 'sqlite') await db.close();
   return {
     newLabels,
     newLabelsServed,
