@@ -217,7 +217,7 @@ export class Azks {
     epoch: bigint,
     options: PreloadOptions,
   ): Promise<number> {
-    return preload(reader, ROOT, epoch, towardTargets(targets), options);
+    return preload(reader, ROOT, epoch, towardTargets(targets), options, targets);
   }
 
   /** Warms the cache with every node an audit of [start, end] reads (spec 13.4). */

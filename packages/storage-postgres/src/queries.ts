@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { ValueStateFlag } from '@akd-ts/storage';
 import type { PgQuery } from './client.js';
 import { nodeBytesBatchSql } from './node-bytes-sql.js';
+import { subtreeBatchSql } from './subtree-sql.js';
 
 const NODE_COLUMNS = [
   'label',
@@ -104,6 +105,7 @@ export interface Statements {
   nodeGet: PgQuery;
   nodeBatch: PgQuery;
   nodeBytesBatch: PgQuery;
+  subtreeBatch: PgQuery;
   nodeUpsert: PgQuery;
   stateGet: PgQuery;
   stateBatch: PgQuery;
@@ -169,6 +171,11 @@ export function buildStatements(schema: string): Statements {
     nodeBytesBatch: {
       name: name('node_bytes_batch'),
       text: nodeBytesBatchSql(tables.nodes, NODE_COLUMNS),
+    },
+    // the rest of a lookup's paths below some nodes, in one statement (subtree-sql.ts)
+    subtreeBatch: {
+      name: name('subtree_batch'),
+      text: subtreeBatchSql(tables.nodes, NODE_COLUMNS),
     },
     nodeUpsert: {
       name: name('node_upsert'),

@@ -158,6 +158,21 @@ export interface Database {
   batchGetNodes?(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]>;
 
   /**
+   * Optional: the tree-node records of `labels` and of every node below them that a walk
+   * toward `targets` at `epoch` continues to (spec 13.2: below a node that is not a leaf in its
+   * version visible at `epoch` and whose label prefixes one of the targets, full-length labels),
+   * in one read. Any order; nodes not stored are absent. A driver whose reads are round trips
+   * serves a lookup's paths with it at once instead of a read per tree level. The preload
+   * still decides what it expands: a record too many or too few costs a read, never a
+   * different walk.
+   */
+  batchGetSubtrees?(
+    labels: readonly NodeLabel[],
+    targets: readonly NodeLabel[],
+    epoch: bigint,
+  ): Promise<TreeNodeRecord[]>;
+
+  /**
    * Optional: `batchGetNodes` answered in bytes, for a driver that holds or receives records
    * as bytes. `labels` is the labels in the record codec's form, 34 bytes each (`u16 len ||
    * 32 bytes`, big-endian); the answer says where each stored record is, in the codec's form

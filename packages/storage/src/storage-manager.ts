@@ -88,6 +88,19 @@ export interface RecordReader {
   readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]>;
   /** Caches committed tree-node records that `readNodes` returned. */
   cacheNodes(records: readonly TreeNodeRecord[]): void;
+  /** Whether `readSubtrees` answers: the database reads subtrees (`Database.batchGetSubtrees`). */
+  readsSubtrees(): boolean;
+  /**
+   * The committed records of `labels` and of the nodes below them a walk toward `targets` at
+   * `epoch` continues to, in one read (`Database.batchGetSubtrees`), cached as `batchGet`
+   * caches. @throws AkdError `STORAGE_TRANSACTION` where `readsSubtrees()` is false
+   */
+  readSubtrees(
+    labels: readonly NodeLabel[],
+    targets: readonly NodeLabel[],
+    epoch: bigint,
+  ): Promise<TreeNodeRecord[]>;
+
   hasCache(): boolean;
   /** Whether `readNodeBytes` answers: the database answers tree-node reads in bytes. */
   readsNodeBytes(): boolean;
@@ -242,6 +255,25 @@ export class StorageManager implements RecordReader {
 
   readsNodeBytes(): boolean {
     return this.db.batchGetNodeBytes !== undefined;
+  }
+  readsSubtrees(): boolean {
+    return this.db.batchGetSubtrees !== undefined;
+  }
+
+  async readSubtrees(
+    labels: readonly NodeLabel[],
+    targets: readonly NodeLabel[],
+    epoch: bigint,
+  ): Promise<TreeNodeRecord[]> {
+    if (this.db.batchGetSubtrees === undefined) {
+      throw transactionError('this database does not read subtrees');
+    }
+    this.metrics.dbBatchGets++;
+    this.metrics.dbBatchKeys += labels.length;
+    const seq = this.#writeSeq;
+    const found = await this.#answered(this.db.batchGetSubtrees(labels, targets, epoch));
+    if (this.#mayCache(seq)) this.cache?.putRecords(found);
+    return found;
   }
 
   mayHoldNodes(): boolean {

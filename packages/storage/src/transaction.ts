@@ -210,6 +210,15 @@ export class Transaction implements RecordReader {
     return this.storage.readsNodeBytes();
   }
 
+  /** False: a transaction's preloads read level by level, its own writes first. */
+  readsSubtrees(): boolean {
+    return false;
+  }
+
+  async readSubtrees(): Promise<TreeNodeRecord[]> {
+    throw transactionError('a transaction does not read subtrees');
+  }
+
   async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
     this.open();
     return this.storage.readNodeBytes(labels);

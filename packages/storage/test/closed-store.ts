@@ -12,12 +12,16 @@ export async function assertClosedRefusesEveryCall(
   const azks = { kind: 'azks', latestEpoch: 1n, numNodes: 1n } as const;
   const hash = new Uint8Array(32);
   const calls: Record<
-    Exclude<keyof Database, 'close' | 'batchGetNodeBytes' | 'listUsernames' | 'batchSetChunks'>,
+    Exclude<
+      keyof Database,
+      'close' | 'batchGetNodeBytes' | 'listUsernames' | 'batchSetChunks' | 'batchGetSubtrees'
+    >,
     () => Promise<unknown>
   > & {
     batchGetNodeBytes?: () => Promise<unknown>;
     listUsernames?: () => Promise<unknown>;
     batchSetChunks?: () => Promise<unknown>;
+    batchGetSubtrees?: () => Promise<unknown>;
   } = {
     set: () => db.set(azks),
     batchSet: () => db.batchSet([azks]),
@@ -43,6 +47,9 @@ export async function assertClosedRefusesEveryCall(
   // a store that answers node reads in bytes refuses those too
   if (db.batchGetNodeBytes !== undefined) {
     calls.batchGetNodeBytes = () => db.batchGetNodeBytes!(new Uint8Array(34));
+  }
+  if (db.batchGetSubtrees !== undefined) {
+    calls.batchGetSubtrees = () => db.batchGetSubtrees!([NodeLabel.root()], [], 1n);
   }
   for (const [name, call] of Object.entries(calls)) {
     await assert.rejects(

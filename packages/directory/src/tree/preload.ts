@@ -101,6 +101,10 @@ interface Walk {
   maxBatchSize: number;
   stats: PreloadStats | undefined;
   visited: VisitedNodes | undefined;
+  /** The targets, where the rest of a path below a missing node is read at once. */
+  subtrees: NodeLabel[] | undefined;
+  /** What those reads returned, by label key: later levels find their nodes here. */
+  fetched: Map<string, TreeNodeRecord>;
 }
 
 async function walk(
@@ -117,11 +121,29 @@ async function walk(
   const missing: NodeLabel[] = [];
   const cached = w.reader.peekNodes(labels);
   for (let i = 0; i < labels.length; i++) {
-    const record = cached[i];
+    const record = cached[i] ?? w.fetched.get(labels[i]!.key);
     if (record !== undefined) records.push(record);
     else missing.push(labels[i]!);
   }
-  if (missing.length > 0) {
+  if (missing.length > 0 && w.subtrees !== undefined && levels === undefined) {
+    // one read for the rest of the paths below the missing nodes (Database.batchGetSubtrees)
+    if (w.stats !== undefined) w.stats.reads++;
+    for (const r of await w.reader.readSubtrees(missing, w.subtrees, w.epoch)) {
+      w.fetched.set(r.label.key, r);
+    }
+    const unanswered: NodeLabel[] = [];
+    for (const label of missing) {
+      const r = w.fetched.get(label.key);
+      if (r !== undefined) records.push(r);
+      else unanswered.push(label);
+    }
+    // a start node the answer left out is read as any other (absent if the store lacks it)
+    if (unanswered.length > 0) {
+      for (const r of await batchRead(w.reader, unanswered, w.maxBatchSize, false, w.stats)) {
+        records.push(r);
+      }
+    }
+  } else if (missing.length > 0) {
     const parallel = levels !== undefined;
     for (const r of await batchRead(w.reader, missing, w.maxBatchSize, parallel, w.stats)) {
       records.push(r);
@@ -152,7 +174,16 @@ async function walk(
 }
 
 /**
- * Walks from `root` at `epoch`, continuing below every node `expand` accepts.
+ * The most targets a serial walk reads subtrees for: a lookup or a history has a few dozen;
+ * a batch of many labels reads level by level, in chunks, as a publish does.
+ */
+export const MAX_SUBTREE_TARGETS = 256;
+
+/**
+ * Walks from `root` at `epoch`, continuing below every node `expand` accepts. Given the
+ * `targets` that `expand` walks toward, a serial walk on a reader that reads subtrees
+ * (`RecordReader.readsSubtrees`) reads the rest of the paths below the first nodes it misses
+ * in one read rather than one per level.
  * @returns the number of node keys requested (spec 13.2 counts requested keys). 0 when the
  * reader has no cache, since there would be nothing to warm.
  */
@@ -162,8 +193,10 @@ export async function preload(
   epoch: bigint,
   expand: Expand,
   options: PreloadOptions,
+  targets?: readonly NodeLabel[],
 ): Promise<number> {
   if (!reader.hasCache()) return 0;
+  const full = targets?.filter((t) => t.len === LEAF_LEN);
   const w: Walk = {
     reader,
     epoch,
@@ -171,6 +204,15 @@ export async function preload(
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,
     visited: options.visited,
+    subtrees:
+      full !== undefined &&
+      full.length > 0 &&
+      full.length <= MAX_SUBTREE_TARGETS &&
+      options.levels === undefined &&
+      reader.readsSubtrees()
+        ? full
+        : undefined,
+    fetched: new Map(),
   };
   return walk(w, [root], options.levels, 0);
 }

@@ -61,6 +61,18 @@ export class VisitedReader implements RecordReader {
     return this.reader.readsNodeBytes();
   }
 
+  readsSubtrees(): boolean {
+    return this.reader.readsSubtrees();
+  }
+
+  readSubtrees(
+    labels: readonly NodeLabel[],
+    targets: readonly NodeLabel[],
+    epoch: bigint,
+  ): Promise<TreeNodeRecord[]> {
+    return this.reader.readSubtrees(labels, targets, epoch);
+  }
+
   readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
     return this.reader.readNodeBytes(labels);
   }

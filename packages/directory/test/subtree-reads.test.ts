@@ -1,0 +1,259 @@
+/**
+ * A lookup's preload reading the rest of its paths at once (`Database.batchGetSubtrees`,
+ * PostgreSQL's recursive statement): the same nodes as the walk level by level, at the latest
+ * epoch and one behind it, the same proofs, fewer reads; and a driver answering too much or too
+ * little costs reads, never a wrong proof.
+ */
+
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import {
+  AkdError,
+  NodeLabel,
+  WhatsAppV1Configuration,
+  encodeMembershipProof,
+  encodeNonMembershipProof,
+  type AzksElement,
+} from '@akd-ts/core';
+import {
+  MemoryDatabase,
+  NodeType,
+  StorageManager,
+  type Database,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { Azks } from '@akd-ts/directory';
+import type { PreloadStats } from '../src/tree/preload.js';
+import type { VisitedNodes } from '../src/tree/visited-reader.js';
+import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
+
+const config = new WhatsAppV1Configuration();
+const ROOT = NodeLabel.root();
+const schemas: string[] = [];
+after(async () => {
+  if (schemas.length === 0) return;
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  await client.end();
+});
+
+function leaves(n: number, seed: number): AzksElement[] {
+  let x = seed;
+  const next = () => (x = (x * 1103515245 + 12345) >>> 0);
+  return Array.from({ length: n }, () => {
+    const val = new Uint8Array(32);
+    for (let i = 0; i < 32; i += 4) new DataView(val.buffer).setUint32(i, next());
+    return { label: new NodeLabel(val, 256), value: new Uint8Array(32).fill(seed & 0xff) };
+  });
+}
+
+/** Inserts `batches` as epochs 1, 2, ... into `storage`. */
+async function grow(storage: StorageManager, batches: AzksElement[][]): Promise<Azks> {
+  const azks = new Azks(config);
+  let record = await azks.create(storage);
+  for (const batch of batches) {
+    const tx = storage.beginTransaction();
+    record = await azks.insert(tx, record, batch, { levels: undefined, maxBatchSize: 1000 });
+    await tx.commit();
+  }
+  return azks;
+}
+
+/** `db` without `batchGetSubtrees`: its preloads walk level by level. */
+function levelByLevel(db: Database): Database {
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'batchGetSubtrees') return undefined;
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The labels a cold serial preload toward `targets` sees, and its stats. */
+async function preloadOf(
+  db: Database,
+  azks: Azks,
+  targets: NodeLabel[],
+  epoch: bigint,
+): Promise<{ labels: string[]; stats: PreloadStats; storage: StorageManager }> {
+  const storage = new StorageManager(db);
+  const visited: VisitedNodes = new Map();
+  const stats: PreloadStats = { levels: 0, reads: 0 };
+  await azks.preloadFor(storage, targets, epoch, {
+    levels: undefined,
+    maxBatchSize: 1000,
+    visited,
+    stats,
+  });
+  return { labels: [...visited.keys()].sort(), stats, storage };
+}
+
+test(
+  'postgres: the rest of the paths in one statement, the same nodes and proofs as level by level',
+  { skip: POSTGRES_SKIP },
+  async () => {
+    const schema = `akd_test_subtrees_${randomBytes(6).toString('hex')}`;
+    schemas.push(schema);
+    const db = await PostgresDatabase.open(POSTGRES_URL!, { schema });
+    try {
+      const first = leaves(150, 3);
+      // later epochs add leaves and so rewrite nodes that earlier epochs' readers still see
+      const azks = await grow(new StorageManager(db), [first, leaves(60, 4), leaves(20, 5)]);
+      const absent = leaves(3, 77).map((e) => e.label);
+      const sets = [
+        [first[5]!.label],
+        [first[9]!.label, absent[0]!, first[120]!.label],
+        absent,
+        [first[0]!.label, new NodeLabel(first[1]!.label.val, 12)], // a short label is no target
+      ];
+      // the latest epoch, and the one before it, which readers a publish behind still see
+      for (const epoch of [3n, 2n]) {
+        for (const targets of sets) {
+          const plain = await preloadOf(levelByLevel(db), azks, targets, epoch);
+          const fast = await preloadOf(db, azks, targets, epoch);
+          assert.deepEqual(fast.labels, plain.labels, `epoch ${epoch}`);
+          assert.equal(fast.stats.reads, 1, 'one read from the root down');
+          assert.ok(plain.stats.reads > 2, 'level by level: a read per level');
+          // the driver's own answer from the root: exactly the walk's nodes
+          const answer = await db.batchGetSubtrees(
+            [ROOT],
+            targets.filter((t) => t.len === 256),
+            epoch,
+          );
+          assert.deepEqual(answer.map((r) => r.label.key).sort(), plain.labels);
+          for (const target of targets.filter((t) => t.len === 256)) {
+            const reader = fast.storage;
+            const isMember = first.some((e) => e.label.equals(target));
+            if (isMember) {
+              assert.deepEqual(
+                encodeMembershipProof(await azks.membershipProof(reader, target, epoch)),
+                encodeMembershipProof(await azks.membershipProof(plain.storage, target, epoch)),
+              );
+            } else if (!isMember) {
+              assert.deepEqual(
+                encodeNonMembershipProof(await azks.nonMembershipProof(reader, target, epoch)),
+                encodeNonMembershipProof(
+                  await azks.nonMembershipProof(plain.storage, target, epoch),
+                ),
+              );
+            }
+          }
+        }
+      }
+      // a warm cache: the statement starts below the nodes already cached
+      const warm = new StorageManager(db);
+      const stats: PreloadStats = { levels: 0, reads: 0 };
+      await azks.preloadFor(warm, [first[5]!.label], 3n, { levels: undefined, maxBatchSize: 9 });
+      const before = warm.metrics.dbBatchKeys;
+      await azks.preloadFor(warm, [first[6]!.label], 3n, {
+        levels: undefined,
+        maxBatchSize: 9,
+        stats,
+      });
+      assert.ok(stats.reads <= 1);
+      assert.ok(warm.metrics.dbBatchKeys - before <= 2, 'the start labels are the missing ones');
+      assert.deepEqual(await db.batchGetSubtrees([], [first[0]!.label], 3n), []);
+    } finally {
+      await db.close();
+    }
+    await assert.rejects(
+      db.batchGetSubtrees([ROOT], [], 1n),
+      (e: unknown) => e instanceof AkdError && e.code === 'STORAGE_CONNECTION',
+    );
+  },
+);
+
+test(
+  'postgres: child links that loop end the statement instead of running forever',
+  { skip: POSTGRES_SKIP },
+  async () => {
+    const schema = `akd_test_subtree_loop_${randomBytes(6).toString('hex')}`;
+    schemas.push(schema);
+    const db = await PostgresDatabase.open(POSTGRES_URL!, { schema });
+    try {
+      const zeros = new Uint8Array(32);
+      const a = new NodeLabel(zeros, 1);
+      const b = new NodeLabel(zeros, 2);
+      const interior = (label: NodeLabel, child: NodeLabel): TreeNodeRecord => ({
+        kind: 'treeNode',
+        label,
+        latest: {
+          label,
+          lastEpoch: 1n,
+          minDescendantEpoch: 1n,
+          parent: ROOT,
+          nodeType: NodeType.Interior,
+          leftChild: child,
+          rightChild: undefined,
+          hash: new Uint8Array(32),
+        },
+        previous: undefined,
+      });
+      await db.batchSet([interior(a, b), interior(b, a)]);
+      const found = await db.batchGetSubtrees([a], [new NodeLabel(zeros, 256)], 1n);
+      assert.deepEqual(found.map((r) => r.label.len).sort(), [1, 2]);
+    } finally {
+      await db.close();
+    }
+  },
+);
+
+/** A memory store answering subtree reads with what `answer` picks: the start nodes, or all. */
+class ScriptedSubtrees extends MemoryDatabase {
+  calls = 0;
+  constructor(
+    private readonly answer: (
+      starts: TreeNodeRecord[],
+      every: TreeNodeRecord[],
+    ) => TreeNodeRecord[],
+  ) {
+    super();
+  }
+
+  async batchGetSubtrees(labels: readonly NodeLabel[]): Promise<TreeNodeRecord[]> {
+    this.calls++;
+    const starts = (await this.batchGet(
+      labels.map((label) => ({ kind: 'treeNode', label })),
+    )) as TreeNodeRecord[];
+    const every = this.allRecords().filter((r): r is TreeNodeRecord => r.kind === 'treeNode');
+    return this.answer(starts, every);
+  }
+}
+
+test('a driver answering too little or too much costs reads, never another walk', async () => {
+  const elements = leaves(200, 21);
+  const targets = [elements[17]!.label, leaves(1, 5)[0]!.label];
+  const reference = new MemoryDatabase();
+  const azks = await grow(new StorageManager(reference), [elements]);
+  const expected = await preloadOf(reference, azks, targets, 1n);
+  const levels = expected.stats.reads; // one read per level, each a single chunk
+  const cases: [string, ConstructorParameters<typeof ScriptedSubtrees>[0], number, number][] = [
+    // name, answer, subtree reads, reads in all
+    ['the start nodes only', (starts) => starts, levels, levels],
+    ['every node of the store', (_, every) => every, 1, 1],
+    ['nothing: each level read again', () => [], levels, 2 * levels],
+  ];
+  for (const [name, answer, subtreeReads, reads] of cases) {
+    const db = new ScriptedSubtrees(answer);
+    await db.batchSet(reference.allRecords());
+    const got = await preloadOf(db, azks, targets, 1n);
+    assert.deepEqual(got.labels, expected.labels, name);
+    assert.equal(db.calls, subtreeReads, name);
+    assert.equal(got.stats.reads, reads, name);
+  }
+});
+
+test('a transaction and a store without subtree reads say so', async () => {
+  const storage = new StorageManager(new MemoryDatabase());
+  assert.equal(storage.readsSubtrees(), false);
+  await assert.rejects(storage.readSubtrees([ROOT], [], 1n), /does not read subtrees/);
+  const tx = storage.beginTransaction();
+  assert.equal(tx.readsSubtrees(), false);
+  await assert.rejects(tx.readSubtrees(), /does not read subtrees/);
+  await tx.rollback();
+});
