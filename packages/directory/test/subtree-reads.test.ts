@@ -257,3 +257,62 @@ test('a transaction and a store without subtree reads say so', async () => {
   await assert.rejects(tx.readSubtrees(), /does not read subtrees/);
   await tx.rollback();
 });
+
+test(
+  'postgres: a server that cannot run the statement is asked for the start nodes alone',
+  { skip: POSTGRES_SKIP },
+  async () => {
+    const schema = `akd_test_subtree_unfit_${randomBytes(6).toString('hex')}`;
+    schemas.push(schema);
+    const writer = await PostgresDatabase.open(POSTGRES_URL!, { schema });
+    const elements = leaves(40, 9);
+    const azks = await grow(new StorageManager(writer), [elements]);
+    const targets = [elements[3]!.label];
+    const expected = await preloadOf(levelByLevel(writer), azks, targets, 1n);
+    await writer.close();
+    // a server without one of the statement's functions, as a compatible database may be
+    const real = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
+    let refused = 0;
+    const pool = {
+      query: (q: { name?: string }) => {
+        if (q.name?.endsWith('subtree_batch') !== true) return real.query(q as pg.QueryConfig);
+        refused++;
+        const e = new Error('function get_byte(bytea, integer) does not exist');
+        return Promise.reject(Object.assign(e, { code: '42883' }));
+      },
+      connect: () => real.connect(),
+      end: () => real.end(),
+      on: (event: 'error', listener: (err: Error) => void) => real.on(event, listener),
+    };
+    const reader = await PostgresDatabase.fromConnections({ pool }, { schema, migrate: false });
+    try {
+      for (let round = 0; round < 2; round++) {
+        const got = await preloadOf(reader, azks, targets, 1n);
+        assert.deepEqual(got.labels, expected.labels);
+        assert.equal(got.stats.reads, expected.stats.reads, 'a read per level, as before');
+      }
+      assert.equal(refused, 1, 'asked once, then never again');
+      // any other refusal is the caller's to see
+      const broken = await PostgresDatabase.fromConnections(
+        {
+          pool: {
+            ...pool,
+            query: (q: { name?: string }) =>
+              q.name?.endsWith('subtree_batch') === true
+                ? Promise.reject(Object.assign(new Error('terminated'), { code: '57P01' }))
+                : real.query(q as pg.QueryConfig),
+            end: async () => {},
+          },
+        },
+        { schema, migrate: false },
+      );
+      await assert.rejects(
+        broken.batchGetSubtrees([ROOT], targets, 1n),
+        (e: unknown) => e instanceof AkdError && e.code === 'STORAGE_CONNECTION',
+      );
+      await broken.close();
+    } finally {
+      await reader.close();
+    }
+  },
+);

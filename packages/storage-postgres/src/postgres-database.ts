@@ -183,6 +183,8 @@ export class PostgresDatabase implements Database, ReplicationAware {
   /** The timer of {@link PostgresDatabase.#watchFence}, while a writer lock is held. */
   #fenceWatch: NodeJS.Timeout | undefined;
   #closed = false;
+  /** The server refused the subtree statement once (`batchGetSubtrees`): not asked again. */
+  #subtreesUnfit = false;
 
   private constructor(connections: PgConnections, settings: Settings) {
     this.#connections = connections;
@@ -570,10 +572,20 @@ export class PostgresDatabase implements Database, ReplicationAware {
       byteaArray(full.map((t) => t.val)),
       (epoch > MAX_STORED ? MAX_STORED : epoch).toString(),
     ];
-    const rows = await this.#query(
-      { ...this.#sql.subtreeBatch, values },
-      `reading the subtrees below ${starts.length} tree nodes`,
-    );
+    let rows: PgRow[];
+    try {
+      if (this.#subtreesUnfit) return await this.#startNodes(starts);
+      rows = await this.#query(
+        { ...this.#sql.subtreeBatch, values },
+        `reading the subtrees below ${starts.length} tree nodes`,
+      );
+    } catch (e) {
+      if (!unfitStatement(e)) throw e;
+      // a server that cannot run the statement (a compatible database without one of its
+      // functions) is asked for the start nodes alone from now on: a read per level, as before
+      this.#subtreesUnfit = true;
+      return this.#startNodes(starts);
+    }
     const { display } = this.#sql;
     const out: TreeNodeRecord[] = [];
     const seen = new Set<string>();
@@ -586,6 +598,13 @@ export class PostgresDatabase implements Database, ReplicationAware {
       out.push(record);
     }
     return out;
+  }
+
+  /** The records of `labels` alone, for `batchGetSubtrees` on a server that cannot walk. */
+  async #startNodes(labels: NodeLabel[]): Promise<TreeNodeRecord[]> {
+    return (await this.batchGet(labels.map((label) => ({ kind: 'treeNode', label })))).filter(
+      (r): r is TreeNodeRecord => r.kind === 'treeNode',
+    );
   }
 
   /**
