@@ -157,6 +157,12 @@ test(
       });
       assert.ok(stats.reads <= 1);
       assert.ok(warm.metrics.dbBatchKeys - before <= 2, 'the start labels are the missing ones');
+      // paths that leave the cache at different depths: still one read
+      const spread: PreloadStats = { levels: 0, reads: 0 };
+      const more = [first[40]!.label, first[77]!.label, first[140]!.label, absent[1]!];
+      await azks.preloadFor(warm, more, 3n, { levels: undefined, maxBatchSize: 9, stats: spread });
+      assert.equal(spread.reads, 1);
+
       assert.deepEqual(await db.batchGetSubtrees([], [first[0]!.label], 3n), []);
     } finally {
       await db.close();

@@ -101,10 +101,78 @@ interface Walk {
   maxBatchSize: number;
   stats: PreloadStats | undefined;
   visited: VisitedNodes | undefined;
-  /** The targets, where the rest of a path below a missing node is read at once. */
-  subtrees: NodeLabel[] | undefined;
-  /** What those reads returned, by label key: later levels find their nodes here. */
-  fetched: Map<string, TreeNodeRecord>;
+}
+
+/** Records `record` as seen and adds the children the walk continues to onto `next`. */
+function visit(w: Walk, record: TreeNodeRecord, next: NodeLabel[]): void {
+  w.visited?.set(record.label.key, record);
+  const node = nodeAtEpoch(record, w.epoch);
+  if (node === undefined || !w.expand(node)) return;
+  if (node.leftChild !== undefined) next.push(node.leftChild);
+  if (node.rightChild !== undefined) next.push(node.rightChild);
+}
+
+/** Labels of one tree level, `depth` below the root. */
+interface Level {
+  labels: NodeLabel[];
+  depth: number;
+}
+
+/**
+ * The serial walk of a reader that reads subtrees (`RecordReader.readsSubtrees`) toward
+ * `targets`: it goes as deep as the cache lets it, setting aside every node the cache lacks,
+ * then reads the subtrees below all of those in one read and walks on through what came back.
+ * A warm lookup whose paths leave the cache at different depths still makes one read. A node
+ * the answer left out is read as any other; one the store lacks is absent, as in `walk`.
+ */
+async function walkSubtrees(w: Walk, root: NodeLabel, targets: NodeLabel[]): Promise<number> {
+  const fetched = new Map<string, TreeNodeRecord>();
+  let count = 0;
+  // levels to walk, and whether their first level was counted already (set aside, then read)
+  let pending: { level: Level; counted: boolean }[] = [
+    { level: { labels: [root], depth: 0 }, counted: false },
+  ];
+  while (pending.length > 0) {
+    const missing: Level[] = [];
+    for (const { level, counted } of pending) {
+      let { labels, depth } = level;
+      let first = true;
+      while (labels.length > 0) {
+        if (w.stats !== undefined && depth + 1 > w.stats.levels) w.stats.levels = depth + 1;
+        if (!(first && counted)) count += labels.length;
+        first = false;
+        const cached = w.reader.peekNodes(labels);
+        const next: NodeLabel[] = [];
+        const lacking: NodeLabel[] = [];
+        for (let i = 0; i < labels.length; i++) {
+          const record = cached[i] ?? fetched.get(labels[i]!.key);
+          if (record !== undefined) visit(w, record, next);
+          else lacking.push(labels[i]!);
+        }
+        if (lacking.length > 0) missing.push({ labels: lacking, depth });
+        labels = next;
+        depth++;
+      }
+    }
+    if (missing.length === 0) break;
+    const asked = missing.flatMap((m) => m.labels);
+    if (w.stats !== undefined) w.stats.reads++;
+    for (const r of await w.reader.readSubtrees(asked, targets, w.epoch)) {
+      fetched.set(r.label.key, r);
+    }
+    const unanswered = asked.filter((label) => !fetched.has(label.key));
+    if (unanswered.length > 0) {
+      for (const r of await batchRead(w.reader, unanswered, w.maxBatchSize, false, w.stats)) {
+        fetched.set(r.label.key, r);
+      }
+    }
+    // walk on from the nodes now at hand; the others are not stored
+    pending = missing.map((m) => ({
+      level: { labels: m.labels.filter((l) => fetched.has(l.key)), depth: m.depth },
+      counted: true,
+    }));
+  }
+  return count;
 }
 
 async function walk(
@@ -121,29 +189,11 @@ async function walk(
   const missing: NodeLabel[] = [];
   const cached = w.reader.peekNodes(labels);
   for (let i = 0; i < labels.length; i++) {
-    const record = cached[i] ?? w.fetched.get(labels[i]!.key);
+    const record = cached[i];
     if (record !== undefined) records.push(record);
     else missing.push(labels[i]!);
   }
-  if (missing.length > 0 && w.subtrees !== undefined && levels === undefined) {
-    // one read for the rest of the paths below the missing nodes (Database.batchGetSubtrees)
-    if (w.stats !== undefined) w.stats.reads++;
-    for (const r of await w.reader.readSubtrees(missing, w.subtrees, w.epoch)) {
-      w.fetched.set(r.label.key, r);
-    }
-    const unanswered: NodeLabel[] = [];
-    for (const label of missing) {
-      const r = w.fetched.get(label.key);
-      if (r !== undefined) records.push(r);
-      else unanswered.push(label);
-    }
-    // a start node the answer left out is read as any other (absent if the store lacks it)
-    if (unanswered.length > 0) {
-      for (const r of await batchRead(w.reader, unanswered, w.maxBatchSize, false, w.stats)) {
-        records.push(r);
-      }
-    }
-  } else if (missing.length > 0) {
+  if (missing.length > 0) {
     const parallel = levels !== undefined;
     for (const r of await batchRead(w.reader, missing, w.maxBatchSize, parallel, w.stats)) {
       records.push(r);
@@ -151,13 +201,7 @@ async function walk(
   }
   let count = labels.length;
   const next: NodeLabel[] = [];
-  for (const record of records) {
-    w.visited?.set(record.label.key, record);
-    const node = nodeAtEpoch(record, w.epoch);
-    if (node === undefined || !w.expand(node)) continue;
-    if (node.leftChild !== undefined) next.push(node.leftChild);
-    if (node.rightChild !== undefined) next.push(node.rightChild);
-  }
+  for (const record of records) visit(w, record, next);
   // a small frontier continues as one walk: two tiny reads cost more round trips than they save
   if (levels === undefined || next.length < MIN_SPLIT) {
     return count + (await walk(w, next, levels, depth + 1));
@@ -196,7 +240,6 @@ export async function preload(
   targets?: readonly NodeLabel[],
 ): Promise<number> {
   if (!reader.hasCache()) return 0;
-  const full = targets?.filter((t) => t.len === LEAF_LEN);
   const w: Walk = {
     reader,
     epoch,
@@ -204,16 +247,16 @@ export async function preload(
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,
     visited: options.visited,
-    subtrees:
-      full !== undefined &&
-      full.length > 0 &&
-      full.length <= MAX_SUBTREE_TARGETS &&
-      options.levels === undefined &&
-      reader.readsSubtrees()
-        ? full
-        : undefined,
-    fetched: new Map(),
   };
+  const full = targets?.filter((t) => t.len === LEAF_LEN) ?? [];
+  if (
+    full.length > 0 &&
+    full.length <= MAX_SUBTREE_TARGETS &&
+    options.levels === undefined &&
+    reader.readsSubtrees()
+  ) {
+    return walkSubtrees(w, root, full);
+  }
   return walk(w, [root], options.levels, 0);
 }
 
