@@ -35,6 +35,7 @@ test('akd serve --help explains the options and the modes', async () => {
     '--connection-spread',
     '--cache-mb <n>',
     '--audit-cache-mb <n>',
+    '--sqlite-map-mb <n>',
     '--proof-heap-mb <n>',
     '--writer-sleep <ms>',
     '--writer-recycle-mb <n>',
@@ -58,8 +59,11 @@ test('a read-only server serves proofs and stops on SIGTERM', async () => {
     stdin: '{"label":"alice","value":"k1"}\n',
   });
   assert.equal(published.code, 0, published.stderr);
-  // no record cache and no audit blob cache: every read goes to the store
-  const server = await serving(['--db', db, '--cache-mb', '0', '--audit-cache-mb', '0'], env);
+  // no record cache and no audit blob cache: every read goes to the store, through a map
+  const server = await serving(
+    ['--db', db, '--cache-mb', '0', '--audit-cache-mb', '0', '--sqlite-map-mb', '64'],
+    env,
+  );
   const epoch = await (await fetch(`${server.url}/v1/epoch`)).json();
   assert.equal(epoch.epoch, '1');
   assert.equal(epoch.publishing, false);
@@ -205,6 +209,7 @@ test('mistakes are usage errors (exit 2) or clear failures, never stack traces',
     [['--cache-mb', 'lots'], env, 2, /--cache-mb: expected 0 to 65536 \(MiB\), got "lots"/],
     [['--cache-mb', '70000'], env, 2, /--cache-mb: expected 0 to 65536/],
     [['--audit-cache-mb', '1e3'], env, 2, /--audit-cache-mb: expected 0 to 65536 \(MiB\)/],
+    [['--sqlite-map-mb', 'all'], env, 2, /--sqlite-map-mb: expected 0 to 65536 \(MiB\)/],
     [
       ['--proof-heap-mb', '32'],
       env,

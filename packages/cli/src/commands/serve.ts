@@ -29,6 +29,7 @@ import {
   DEFAULT_PROOF_HEAP_MB,
   DEFAULT_WRITER_RECYCLE_MB,
   DEFAULT_WRITER_SLEEP_MS,
+  PROOF_SQLITE_MMAP_BYTES,
   demoEpochs,
   startCluster,
   type RunningCluster,
@@ -74,6 +75,7 @@ interface ServeOptions {
   drain: string;
   cacheMb?: string;
   auditCacheMb?: string;
+  sqliteMapMb?: string;
   proofHeapMb?: string;
   writerSleep: string;
   writerRecycleMb: string;
@@ -118,6 +120,9 @@ const parseCacheMb = cacheMebibytes('--cache-mb');
 
 /** --audit-cache-mb: each proof server's audit blob cache. */
 const parseAuditCacheMb = cacheMebibytes('--audit-cache-mb');
+
+/** --sqlite-map-mb: how much of a SQLite store each proof server maps for its reads. */
+const parseSqliteMapMb = cacheMebibytes('--sqlite-map-mb');
 
 /** --proof-heap-mb: each proof server's V8 heap limit, 0 (V8's own) or 64 to 65,536 MiB. */
 const parseProofHeapMb = (text: string | undefined) =>
@@ -338,6 +343,8 @@ async function serve(
   if (cacheBytes !== undefined) config.cacheBytes = cacheBytes;
   const auditCacheBytes = parseAuditCacheMb(opts.auditCacheMb);
   if (auditCacheBytes !== undefined) config.auditCacheBytes = auditCacheBytes;
+  const sqliteMapBytes = parseSqliteMapMb(opts.sqliteMapMb);
+  if (sqliteMapBytes !== undefined) config.sqliteMapBytes = sqliteMapBytes;
   const proofHeapMb = parseProofHeapMb(opts.proofHeapMb);
   const signals = nextSignal();
   let running: RunningCluster;
@@ -460,6 +467,10 @@ export function addServeCommands(program: Command, io: CliIo): void {
       `audit blobs each proof server keeps in memory for audits and blob downloads, MiB (0: none; default ${DEFAULT_AUDIT_BLOB_CACHE_BYTES / 1024 / 1024})`,
     )
     .option(
+      '--sqlite-map-mb <n>',
+      `how much of a SQLite store each proof server reads through a memory map, MiB: reads missing its page cache cost no copy, and the pages count in its resident size (0: none; default ${PROOF_SQLITE_MMAP_BYTES / 1024 / 1024})`,
+    )
+    .option(
       '--proof-heap-mb <n>',
       `each proof server's V8 heap limit, MiB, which also makes it collect garbage sooner (0: V8's own; default ${DEFAULT_PROOF_HEAP_MB})`,
     )
@@ -516,6 +527,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     parseDrain(opts.drain);
     parseCacheMb(opts.cacheMb);
     parseAuditCacheMb(opts.auditCacheMb);
+    parseSqliteMapMb(opts.sqliteMapMb);
     parseProofHeapMb(opts.proofHeapMb);
     parseWriterSleep(opts.writerSleep);
     parseWriterRecycleMb(opts.writerRecycleMb);

@@ -7,7 +7,13 @@
  */
 
 import { createLogger } from '../logging.js';
-import type { FromChild, Role, ToChild, WriterView } from './messages.js';
+import {
+  PROOF_SQLITE_MMAP_BYTES,
+  type FromChild,
+  type Role,
+  type ToChild,
+  type WriterView,
+} from './messages.js';
 import { startProofRole, type ProofRole } from './proof-role.js';
 import {
   RecordingDatabase,
@@ -80,15 +86,6 @@ let latestWriter: WriterView | undefined;
  */
 export const PROOF_SQLITE_CACHE_KIB = 16 * 1024;
 
-/**
- * How much of a SQLite store a proof server maps into memory for its reads: up to SQLite's
- * limit (2 GB in this build; it caps what is asked). A page the small cache above misses is then
- * read from the map rather than copied through a system call, which made lookups on a
- * 100,000-label store 8-13% faster. The pages are the file system's cache, shared by every
- * proof server on the host; the writer maps nothing, so its resident size stays its own.
- */
-export const PROOF_SQLITE_MMAP_BYTES = 2 ** 31;
-
 /** Epoch barriers the writer waits on, by id. */
 const waiting = new Map<number, () => void>();
 let nextId = 1;
@@ -120,7 +117,7 @@ async function start(message: Extract<ToChild, { type: 'start' }>, socket: unkno
       message.role === 'proof'
         ? {
             sqliteCacheKiB: PROOF_SQLITE_CACHE_KIB,
-            sqliteMmapBytes: PROOF_SQLITE_MMAP_BYTES,
+            sqliteMmapBytes: config.sqliteMapBytes ?? PROOF_SQLITE_MMAP_BYTES,
             sqliteBlobThread: true,
           }
         : {},
