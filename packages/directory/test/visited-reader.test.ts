@@ -130,3 +130,30 @@ test('everything but peeks goes to the reader underneath', async () => {
   assert.equal(reader.readsNodeBytes(), storage.readsNodeBytes());
   await assert.rejects(reader.readNodeBytes(new Uint8Array(34)), /bytes/);
 });
+
+test('without a cache, the preload still fills the map and the walks read nothing more', async () => {
+  const elements = leaves(300, 17);
+  const { storage, azks } = await tree(elements);
+  const bare = new StorageManager(storage.db, { cache: false });
+  const target = elements[99]!.label;
+  assert.equal(
+    await azks.preloadFor(bare, [target], 1n, { levels: undefined, maxBatchSize: 1000 }),
+    0,
+    'nothing to warm without a map',
+  );
+  const visited: VisitedNodes = new Map();
+  const count = await azks.preloadFor(bare, [target], 1n, {
+    levels: undefined,
+    maxBatchSize: 1000,
+    visited,
+  });
+  assert.ok(count > 2 && visited.size === count);
+  const before = { ...bare.metrics };
+  const proof = await azks.membershipProof(new VisitedReader(bare, visited), target, 1n);
+  assert.deepEqual(bare.metrics, before, 'no read after the preload');
+  assert.deepEqual(
+    encodeMembershipProof(proof),
+    encodeMembershipProof(await azks.membershipProof(bare, target, 1n)),
+  );
+  assert.ok(bare.metrics.dbGets > before.dbGets, 'the manager alone reads node by node');
+});

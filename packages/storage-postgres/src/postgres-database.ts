@@ -591,8 +591,8 @@ export class PostgresDatabase implements Database, ReplicationAware {
     const seen = new Set<string>();
     for (const row of rows) {
       const record = decodeNodeRow(row, display.nodes) as TreeNodeRecord;
-      // two start labels of one walk are never above one another; a store whose are still
-      // answers each node once
+      // the start labels of one walk are never above one another, but a damaged store's
+      // links may reach a node twice: each is answered once
       if (seen.has(record.label.key)) continue;
       seen.add(record.label.key);
       out.push(record);

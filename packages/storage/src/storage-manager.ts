@@ -100,7 +100,6 @@ export interface RecordReader {
     targets: readonly NodeLabel[],
     epoch: bigint,
   ): Promise<TreeNodeRecord[]>;
-
   hasCache(): boolean;
   /** Whether `readNodeBytes` answers: the database answers tree-node reads in bytes. */
   readsNodeBytes(): boolean;
@@ -256,6 +255,7 @@ export class StorageManager implements RecordReader {
   readsNodeBytes(): boolean {
     return this.db.batchGetNodeBytes !== undefined;
   }
+
   readsSubtrees(): boolean {
     return this.db.batchGetSubtrees !== undefined;
   }

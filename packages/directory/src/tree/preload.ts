@@ -229,7 +229,7 @@ export const MAX_SUBTREE_TARGETS = 256;
  * (`RecordReader.readsSubtrees`) reads the rest of the paths below the first nodes it misses
  * in one read rather than one per level.
  * @returns the number of node keys requested (spec 13.2 counts requested keys). 0 when the
- * reader has no cache, since there would be nothing to warm.
+ * reader has no cache and no `visited` map is given, since there would be nothing to warm.
  */
 export async function preload(
   reader: RecordReader,
@@ -239,7 +239,8 @@ export async function preload(
   options: PreloadOptions,
   targets?: readonly NodeLabel[],
 ): Promise<number> {
-  if (!reader.hasCache()) return 0;
+  // without a cache the walk warms nothing, unless it fills a map for the walks after it
+  if (!reader.hasCache() && options.visited === undefined) return 0;
   const w: Walk = {
     reader,
     epoch,
