@@ -16,6 +16,7 @@ import { Azks, Parallelism, parallelLevels, type ParallelismConfig } from '@akd-
 import { openDirectory } from './support/build.js';
 import { clusteredLeaves, randomBytes } from './support/differential.js';
 import { ReadPacing } from '../src/tree/read-pacing.js';
+import { randomLeaves, treeOf } from './support/seeded-tree.js';
 
 const config = new WhatsAppV1Configuration();
 
@@ -23,27 +24,6 @@ function leaf(bytes: number[]): AzksElement {
   const val = new Uint8Array(32);
   val.set(bytes);
   return { label: new NodeLabel(val, 256), value: new Uint8Array(32).fill(7) };
-}
-
-function randomLeaves(n: number, seed: number): AzksElement[] {
-  let x = seed;
-  const next = () => (x = (x * 1103515245 + 12345) >>> 0);
-  return Array.from({ length: n }, () => {
-    const val = new Uint8Array(32);
-    for (let i = 0; i < 32; i += 4) new DataView(val.buffer).setUint32(i, next());
-    return { label: new NodeLabel(val, 256), value: new Uint8Array(32).fill(1) };
-  });
-}
-
-/** A tree of `elements` inserted at epoch 1, and the storage to preload it from. */
-async function treeOf(elements: AzksElement[]) {
-  const storage = new StorageManager(new MemoryDatabase());
-  const azks = new Azks(config);
-  const record = await azks.create(storage);
-  const tx = storage.beginTransaction();
-  await azks.insert(tx, record, elements, { levels: undefined, maxBatchSize: 1000 });
-  await tx.commit();
-  return { storage, azks };
 }
 
 const LEVELS = [undefined, 0, 1, 2, 3, 5];

@@ -9,14 +9,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import {
-  AkdError,
-  NodeLabel,
-  WhatsAppV1Configuration,
-  encodeMembershipProof,
-  encodeNonMembershipProof,
-  type AzksElement,
-} from '@akd-ts/core';
+import { AkdError, NodeLabel, encodeMembershipProof, encodeNonMembershipProof } from '@akd-ts/core';
 import {
   MemoryDatabase,
   NodeType,
@@ -27,10 +20,10 @@ import {
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Azks } from '@akd-ts/directory';
 import type { PreloadStats } from '../src/tree/preload.js';
+import { growTree, randomLeaves } from './support/seeded-tree.js';
 import type { VisitedNodes } from '../src/tree/visited-reader.js';
 import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
 
-const config = new WhatsAppV1Configuration();
 const ROOT = NodeLabel.root();
 const schemas: string[] = [];
 after(async () => {
@@ -40,28 +33,6 @@ after(async () => {
   for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
   await client.end();
 });
-
-function leaves(n: number, seed: number): AzksElement[] {
-  let x = seed;
-  const next = () => (x = (x * 1103515245 + 12345) >>> 0);
-  return Array.from({ length: n }, () => {
-    const val = new Uint8Array(32);
-    for (let i = 0; i < 32; i += 4) new DataView(val.buffer).setUint32(i, next());
-    return { label: new NodeLabel(val, 256), value: new Uint8Array(32).fill(seed & 0xff) };
-  });
-}
-
-/** Inserts `batches` as epochs 1, 2, ... into `storage`. */
-async function grow(storage: StorageManager, batches: AzksElement[][]): Promise<Azks> {
-  const azks = new Azks(config);
-  let record = await azks.create(storage);
-  for (const batch of batches) {
-    const tx = storage.beginTransaction();
-    record = await azks.insert(tx, record, batch, { levels: undefined, maxBatchSize: 1000 });
-    await tx.commit();
-  }
-  return azks;
-}
 
 /** `db` without `batchGetSubtrees`: its preloads walk level by level. */
 function levelByLevel(db: Database): Database {
@@ -101,10 +72,14 @@ test(
     schemas.push(schema);
     const db = await PostgresDatabase.open(POSTGRES_URL!, { schema });
     try {
-      const first = leaves(150, 3);
+      const first = randomLeaves(150, 3);
       // later epochs add leaves and so rewrite nodes that earlier epochs' readers still see
-      const azks = await grow(new StorageManager(db), [first, leaves(60, 4), leaves(20, 5)]);
-      const absent = leaves(3, 77).map((e) => e.label);
+      const azks = await growTree(new StorageManager(db), [
+        first,
+        randomLeaves(60, 4),
+        randomLeaves(20, 5),
+      ]);
+      const absent = randomLeaves(3, 77).map((e) => e.label);
       const sets = [
         [first[5]!.label],
         [first[9]!.label, absent[0]!, first[120]!.label],
@@ -232,10 +207,10 @@ class ScriptedSubtrees extends MemoryDatabase {
 }
 
 test('a driver answering too little or too much costs reads, never another walk', async () => {
-  const elements = leaves(200, 21);
-  const targets = [elements[17]!.label, leaves(1, 5)[0]!.label];
+  const elements = randomLeaves(200, 21);
+  const targets = [elements[17]!.label, randomLeaves(1, 5)[0]!.label];
   const reference = new MemoryDatabase();
-  const azks = await grow(new StorageManager(reference), [elements]);
+  const azks = await growTree(new StorageManager(reference), [elements]);
   const expected = await preloadOf(reference, azks, targets, 1n);
   const levels = expected.stats.reads; // one read per level, each a single chunk
   const cases: [string, ConstructorParameters<typeof ScriptedSubtrees>[0], number, number][] = [
@@ -271,8 +246,8 @@ test(
     const schema = `akd_test_subtree_unfit_${randomBytes(6).toString('hex')}`;
     schemas.push(schema);
     const writer = await PostgresDatabase.open(POSTGRES_URL!, { schema });
-    const elements = leaves(40, 9);
-    const azks = await grow(new StorageManager(writer), [elements]);
+    const elements = randomLeaves(40, 9);
+    const azks = await growTree(new StorageManager(writer), [elements]);
     const targets = [elements[3]!.label];
     const expected = await preloadOf(levelByLevel(writer), azks, targets, 1n);
     await writer.close();

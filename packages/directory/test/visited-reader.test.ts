@@ -8,36 +8,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   NodeLabel,
-  WhatsAppV1Configuration,
   encodeMembershipProof,
   encodeNonMembershipProof,
   type AzksElement,
 } from '@akd-ts/core';
 import { MemoryDatabase, StorageManager, nodeKey, type TreeNodeRecord } from '@akd-ts/storage';
-import { Azks } from '@akd-ts/directory';
 import { VisitedReader, type VisitedNodes } from '../src/tree/visited-reader.js';
-
-const config = new WhatsAppV1Configuration();
-
-function leaves(n: number, seed: number): AzksElement[] {
-  let x = seed;
-  const next = () => (x = (x * 1103515245 + 12345) >>> 0);
-  return Array.from({ length: n }, () => {
-    const val = new Uint8Array(32);
-    for (let i = 0; i < 32; i += 4) new DataView(val.buffer).setUint32(i, next());
-    return { label: new NodeLabel(val, 256), value: new Uint8Array(32).fill(3) };
-  });
-}
+import { randomLeaves, treeOf } from './support/seeded-tree.js';
 
 async function tree(elements: AzksElement[]) {
-  const storage = new StorageManager(new MemoryDatabase());
-  const azks = new Azks(config);
-  const record = await azks.create(storage);
-  const tx = storage.beginTransaction();
-  await azks.insert(tx, record, elements, { levels: undefined, maxBatchSize: 1000 });
-  await tx.commit();
-  storage.flushCache();
-  return { storage, azks };
+  const built = await treeOf(elements);
+  built.storage.flushCache();
+  return built;
 }
 
 /** Counts the peeks that reach the storage manager. */
@@ -52,10 +34,10 @@ function countingPeeks(storage: StorageManager): { count: number } {
 }
 
 test("after a lookup's preload, its walks find every node in the preload's map", async () => {
-  const elements = leaves(500, 11);
+  const elements = randomLeaves(500, 11);
   const { storage, azks } = await tree(elements);
   const present = elements[123]!.label;
-  const absent = leaves(1, 99)[0]!.label;
+  const absent = randomLeaves(1, 99)[0]!.label;
   const visited: VisitedNodes = new Map();
   await azks.preloadFor(storage, [present, absent], 1n, {
     levels: undefined,
@@ -84,7 +66,7 @@ test("after a lookup's preload, its walks find every node in the preload's map",
 });
 
 test('a node the preload did not see is asked of the reader underneath', async () => {
-  const elements = leaves(40, 5);
+  const elements = randomLeaves(40, 5);
   const { storage, azks } = await tree(elements);
   const target = elements[7]!.label;
   const other = elements[30]!.label;
@@ -112,7 +94,7 @@ test('a node the preload did not see is asked of the reader underneath', async (
 });
 
 test('everything but peeks goes to the reader underneath', async () => {
-  const elements = leaves(20, 8);
+  const elements = randomLeaves(20, 8);
   const { storage } = await tree(elements);
   const reader = new VisitedReader(storage, new Map());
   const key = nodeKey(elements[0]!.label);
@@ -132,7 +114,7 @@ test('everything but peeks goes to the reader underneath', async () => {
 });
 
 test('without a cache, the preload still fills the map and the walks read nothing more', async () => {
-  const elements = leaves(300, 17);
+  const elements = randomLeaves(300, 17);
   const { storage, azks } = await tree(elements);
   const bare = new StorageManager(storage.db, { cache: false });
   const target = elements[99]!.label;
