@@ -19,7 +19,7 @@ import {
 } from '@akd-ts/storage';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { Azks } from '@akd-ts/directory';
-import type { PreloadStats } from '../src/tree/preload.js';
+import { MAX_SUBTREE_TARGETS, type PreloadStats } from '../src/tree/preload.js';
 import { growTree, randomLeaves } from './support/seeded-tree.js';
 import type { VisitedNodes } from '../src/tree/visited-reader.js';
 import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
@@ -297,3 +297,17 @@ test(
     }
   },
 );
+
+test('a walk toward more targets than MAX_SUBTREE_TARGETS reads level by level', async () => {
+  const elements = randomLeaves(300, 23);
+  const reference = new MemoryDatabase();
+  const azks = await growTree(new StorageManager(reference), [elements]);
+  for (const n of [MAX_SUBTREE_TARGETS, MAX_SUBTREE_TARGETS + 1]) {
+    const targets = elements.slice(0, n).map((e) => e.label);
+    const db = new ScriptedSubtrees((_, every) => every);
+    await db.batchSet(reference.allRecords());
+    const got = await preloadOf(db, azks, targets, 1n);
+    assert.deepEqual(got.labels, (await preloadOf(reference, azks, targets, 1n)).labels);
+    assert.equal(db.calls, n > MAX_SUBTREE_TARGETS ? 0 : 1, `${n} targets`);
+  }
+});

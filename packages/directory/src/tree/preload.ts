@@ -218,10 +218,13 @@ async function walk(
 }
 
 /**
- * The most targets a serial walk reads subtrees for: a lookup or a history has a few dozen;
- * a batch of many labels reads level by level, in chunks, as a publish does.
+ * The most targets a serial walk reads subtrees for. A lookup has two or three, a history of a
+ * few versions a dozen or so. The statement tests each row it reaches against every target,
+ * so its work grows with the targets squared (rows grow with them too): a history of hundreds
+ * of versions, or a batch of many labels, reads level by level in chunks, as a publish does,
+ * where the prefix tests run here against the sorted targets.
  */
-export const MAX_SUBTREE_TARGETS = 256;
+export const MAX_SUBTREE_TARGETS = 32;
 
 /**
  * Walks from `root` at `epoch`, continuing below every node `expand` accepts. Given the
