@@ -126,10 +126,19 @@ export function azksRow(r: AzksRecord): unknown[] {
 
 // ---- decoding ---------------------------------------------------------------------------
 
-/** Names a row in errors: the table and its key. */
-interface At {
-  table: string;
-  key: string;
+/**
+ * Names a row in errors: the table, and its key, written out only when an error needs it (a
+ * lookup decodes tens of rows, and each key's hex was built for nothing).
+ */
+class At {
+  constructor(
+    readonly table: string,
+    private readonly name: () => string,
+  ) {}
+
+  get key(): string {
+    return this.name();
+  }
 }
 
 /** A key column for error messages: hex for blobs, decimal for integers. */
@@ -250,7 +259,7 @@ const VALUE_STATE_BLOB_COLUMNS = [0, 3, 4] as const;
  * @throws AkdError `STORAGE_CORRUPT` naming the table and the label.
  */
 export function decodeNodeRow(row: Row): TreeNodeRecord {
-  const at = { table: 'nodes', key: `label=${keyPart(row[0])}` };
+  const at = new At('nodes', () => `label=${keyPart(row[0])}`);
   const into = new RowBytes(row, NODE_BLOB_COLUMNS);
   const label = readLabel(row[0], at, 'label', into);
   const latest = readNode(row, 1, label, at, '', into);
@@ -273,10 +282,7 @@ export function decodeNodeRow(row: Row): TreeNodeRecord {
  */
 export function decodeValueStateRow(row: Row): ValueStateRecord {
   const [username, epoch, version, nodeLabel, value] = row;
-  const at = {
-    table: 'value_states',
-    key: `username=${keyPart(username)} epoch=${keyPart(epoch)}`,
-  };
+  const at = new At('value_states', () => `username=${keyPart(username)} epoch=${keyPart(epoch)}`);
   const into = new RowBytes(row, VALUE_STATE_BLOB_COLUMNS);
   return {
     kind: 'valueState',
@@ -293,7 +299,7 @@ export function decodeValueStateRow(row: Row): ValueStateRecord {
  * @throws AkdError `STORAGE_CORRUPT` naming the table and the id.
  */
 export function decodeAzksRow(row: Row): AzksRecord {
-  const at = { table: 'azks', key: `id=${keyPart(row[0])}` };
+  const at = new At('azks', () => `id=${keyPart(row[0])}`);
   return {
     kind: 'azks',
     latestEpoch: readInteger(row[1], at, 'latest_epoch'),
@@ -311,7 +317,7 @@ export function decodeAuditBlobRow(row: Row): {
   currentHash: Uint8Array;
   last: bigint | Uint8Array;
 } {
-  const at = { table: 'audit_blobs', key: `epoch=${keyPart(row[0])}` };
+  const at = new At('audit_blobs', () => `epoch=${keyPart(row[0])}`);
   return {
     epoch: readInteger(row[0], at, 'epoch'),
     previousHash: readBlob(row[1], at, 'previous_hash', 32),
@@ -326,7 +332,7 @@ export function decodeAuditBlobRow(row: Row): {
  * @throws AkdError `STORAGE_CORRUPT` naming the table and the key.
  */
 export function decodeVrfProofRow(row: Row): VrfProofRecord {
-  const at = { table: 'vrf_proofs', key: `key=${keyPart(row[0])}` };
+  const at = new At('vrf_proofs', () => `key=${keyPart(row[0])}`);
   const key = readBlob(row[0], at, 'key');
   const value = readBlob(row[1], at, 'value');
   try {
