@@ -7,7 +7,6 @@
 
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { AkdError, NodeLabel, encodeMembershipProof, encodeNonMembershipProof } from '@akd-ts/core';
 import {
@@ -23,16 +22,13 @@ import { MAX_SUBTREE_TARGETS, type PreloadStats } from '../src/tree/preload.js';
 import { growTree, randomLeaves } from './support/seeded-tree.js';
 import type { VisitedNodes } from '../src/tree/visited-reader.js';
 import { POSTGRES_SKIP, POSTGRES_URL } from '../../../test/support/postgres-url.js';
+import { testStores } from '../../../test/support/stores.js';
 
 const ROOT = NodeLabel.root();
-const schemas: string[] = [];
-after(async () => {
-  if (schemas.length === 0) return;
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-  await client.end();
-});
+/** Fresh PostgreSQL schemas, each dropped after the tests. */
+const postgres = testStores().find((s) => s.name === 'postgres')!;
+after(() => postgres.cleanup());
+const freshPostgres = async () => (await postgres.open()) as PostgresDatabase;
 
 /** `db` without `batchGetSubtrees`: its preloads walk level by level. */
 function levelByLevel(db: Database): Database {
@@ -68,9 +64,7 @@ test(
   'postgres: the rest of the paths in one statement, the same nodes and proofs as level by level',
   { skip: POSTGRES_SKIP },
   async () => {
-    const schema = `akd_test_subtrees_${randomBytes(6).toString('hex')}`;
-    schemas.push(schema);
-    const db = await PostgresDatabase.open(POSTGRES_URL!, { schema });
+    const db = await freshPostgres();
     try {
       const first = randomLeaves(150, 3);
       // later epochs add leaves and so rewrite nodes that earlier epochs' readers still see
@@ -153,9 +147,7 @@ test(
   'postgres: child links that loop end the statement instead of running forever',
   { skip: POSTGRES_SKIP },
   async () => {
-    const schema = `akd_test_subtree_loop_${randomBytes(6).toString('hex')}`;
-    schemas.push(schema);
-    const db = await PostgresDatabase.open(POSTGRES_URL!, { schema });
+    const db = await freshPostgres();
     try {
       const zeros = new Uint8Array(32);
       const a = new NodeLabel(zeros, 1);
@@ -243,9 +235,8 @@ test(
   'postgres: a server that cannot run the statement is asked for the start nodes alone',
   { skip: POSTGRES_SKIP },
   async () => {
-    const schema = `akd_test_subtree_unfit_${randomBytes(6).toString('hex')}`;
-    schemas.push(schema);
-    const writer = await PostgresDatabase.open(POSTGRES_URL!, { schema });
+    const writer = await freshPostgres();
+    const schema = writer.schema;
     const elements = randomLeaves(40, 9);
     const azks = await growTree(new StorageManager(writer), [elements]);
     const targets = [elements[3]!.label];
