@@ -7,7 +7,7 @@ import type { Configuration, NodeLabel } from '@akd-ts/core';
 import type { StorageManager, ValueStateRecord } from '@akd-ts/storage';
 import type { Azks } from './azks.js';
 import type { ParallelismConfig } from './parallelism.js';
-import type { PreloadOptions } from './tree/preload.js';
+import { VisitedReader, type VisitedNodes } from './tree/visited-reader.js';
 import type { VrfEngine } from './vrf/engine.js';
 
 export interface DirectoryContext {
@@ -28,9 +28,24 @@ export interface DirectoryContext {
   maxPreloadBatch: number;
 }
 
-/** Preload options that never fork: lookups and histories use these whatever the config. */
-export function serialPreload(ctx: DirectoryContext): PreloadOptions {
-  return { levels: undefined, maxBatchSize: ctx.maxPreloadBatch };
+/**
+ * Preloads the paths at `epoch` toward `targets` (a lookup's or a history's node labels) and
+ * returns the reader their proofs' walks go through: the nodes the preload saw first, then
+ * the storage manager (`VisitedReader`). The preload never forks, whatever the directory's
+ * parallelism, so that one lookup cannot starve other requests.
+ */
+export async function preloadedPaths(
+  ctx: DirectoryContext,
+  targets: NodeLabel[],
+  epoch: bigint,
+): Promise<VisitedReader> {
+  const visited: VisitedNodes = new Map();
+  await ctx.azks.preloadFor(ctx.storage, targets, epoch, {
+    levels: undefined,
+    maxBatchSize: ctx.maxPreloadBatch,
+    visited,
+  });
+  return new VisitedReader(ctx.storage, visited);
 }
 
 /**

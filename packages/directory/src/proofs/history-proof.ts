@@ -16,9 +16,8 @@ import {
   type UpdateProof,
 } from '@akd-ts/core';
 import type { ValueStateRecord } from '@akd-ts/storage';
-import { commitmentNonces, serialPreload, type DirectoryContext } from '../context.js';
+import { commitmentNonces, preloadedPaths, type DirectoryContext } from '../context.js';
 import { nonceOf } from '../vrf/stored-proofs.js';
-import { VisitedReader, type VisitedNodes } from '../tree/visited-reader.js';
 import { labelNotFound } from './lookup-proof.js';
 import type { VrfJob } from '../vrf/engine.js';
 
@@ -81,14 +80,11 @@ export async function buildHistoryProof(
   ];
   const vrf = await ctx.vrf.proofs(jobs);
   // the preload runs before any proof is built (the ordering fixed upstream in PR #441)
-  const visited: VisitedNodes = new Map();
-  await ctx.azks.preloadFor(
-    ctx.storage,
+  const reader = await preloadedPaths(
+    ctx,
     vrf.map((v) => v.nodeLabel),
     epoch,
-    { ...serialPreload(ctx), visited },
   );
-  const reader = new VisitedReader(ctx.storage, visited);
 
   let next = 0;
   const take = () => vrf[next++]!;

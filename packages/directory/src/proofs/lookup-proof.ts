@@ -14,10 +14,9 @@ import {
   type LookupProof,
 } from '@akd-ts/core';
 import type { ValueStateRecord } from '@akd-ts/storage';
-import { commitmentNonces, serialPreload, type DirectoryContext } from '../context.js';
+import { commitmentNonces, preloadedPaths, type DirectoryContext } from '../context.js';
 import type { VrfJob } from '../vrf/engine.js';
 import { nonceOf } from '../vrf/stored-proofs.js';
-import { VisitedReader, type VisitedNodes } from '../tree/visited-reader.js';
 
 const Fresh = VersionFreshness.Fresh;
 
@@ -67,14 +66,11 @@ export async function buildLookupProofs(
     };
   });
   const vrf = await ctx.vrf.proofs(jobs);
-  const visited: VisitedNodes = new Map();
-  await ctx.azks.preloadFor(
-    ctx.storage,
+  const reader = await preloadedPaths(
+    ctx,
     vrf.map((v) => v.nodeLabel),
     epoch,
-    { ...serialPreload(ctx), visited },
   );
-  const reader = new VisitedReader(ctx.storage, visited);
   const proofs: LookupProof[] = [];
   for (let i = 0; i < states.length; i++) {
     const s = states[i]!;
