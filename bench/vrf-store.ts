@@ -43,6 +43,7 @@ import {
 } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES } from '@akd-ts/server';
 import pg from 'pg';
 import {
   Directory,
@@ -68,8 +69,11 @@ if (STORE === 'postgres' && PG_URL === undefined) {
   throw new Error('--store postgres needs --url or AKD_TEST_POSTGRES_URL');
 }
 const config = new WhatsAppV1Configuration();
-/** The readers open the SQLite file as `akd serve`'s proof servers do (cluster/worker-main.ts). */
-const READER_SQLITE = { cacheSizeKiB: 16 * 1024, mmapSizeBytes: 2 ** 31 };
+/** The readers open the SQLite file as `akd serve`'s proof servers do. */
+const READER_SQLITE = {
+  cacheSizeKiB: PROOF_SQLITE_CACHE_KIB,
+  mmapSizeBytes: PROOF_SQLITE_MMAP_BYTES,
+};
 const secret = randomBytes(32);
 const labels = Array.from({ length: LABELS }, (_, i) => utf8(`user-${i}@example.com`));
 

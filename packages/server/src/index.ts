@@ -59,6 +59,7 @@ export {
   DEFAULT_PROOF_CACHE_BYTES,
   DEFAULT_WRITER_RECYCLE_MB,
   DEFAULT_WRITER_SLEEP_MS,
+  PROOF_SQLITE_CACHE_KIB,
   PROOF_SQLITE_MMAP_BYTES,
 } from './cluster/messages.js';
 export { buildWitnessApp } from './witness/plexi-api.js';

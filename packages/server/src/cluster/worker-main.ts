@@ -8,6 +8,7 @@
 
 import { createLogger } from '../logging.js';
 import {
+  PROOF_SQLITE_CACHE_KIB,
   PROOF_SQLITE_MMAP_BYTES,
   type FromChild,
   type Role,
@@ -77,14 +78,6 @@ process.on('disconnect', () => void stop(0));
 
 /** The writer's state as last relayed (it can come while the proof server is starting). */
 let latestWriter: WriterView | undefined;
-
-/**
- * A proof server's SQLite page cache, KiB. Lookups read a few pages per tree level at random
- * over the whole file, which the operating system's page cache holds anyway; a quarter of the
- * driver's 64 MiB keeps the pages near the root (read by every lookup) and leaves each process
- * 48 MiB lighter. The writer keeps the driver's default for its commits.
- */
-export const PROOF_SQLITE_CACHE_KIB = 16 * 1024;
 
 /** Epoch barriers the writer waits on, by id. */
 const waiting = new Map<number, () => void>();
