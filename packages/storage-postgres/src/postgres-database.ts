@@ -572,9 +572,9 @@ export class PostgresDatabase implements Database, ReplicationAware {
       byteaArray(full.map((t) => t.val)),
       (epoch > MAX_STORED ? MAX_STORED : epoch).toString(),
     ];
+    if (this.#subtreesUnfit) return this.#startNodes(starts);
     let rows: PgRow[];
     try {
-      if (this.#subtreesUnfit) return await this.#startNodes(starts);
       rows = await this.#query(
         { ...this.#sql.subtreeBatch, values },
         `reading the subtrees below ${starts.length} tree nodes`,
