@@ -68,6 +68,35 @@ test('preload counts are identical for every parallel level and chunk size, and 
   assert.equal(await azks.preloadFor(bare, targets, 1n, { levels: 3, maxBatchSize: 50 }), 0);
 });
 
+test('proofs walked node by node without a preload equal the preloaded ones', async () => {
+  const elements = randomLeaves(300, 11);
+  const { storage, azks } = await treeOf(elements);
+  const present = elements.slice(0, 20).map((e) => e.label);
+  const absent = randomLeaves(20, 12).map((e) => e.label);
+  const prove = async () => ({
+    membership: await Promise.all(present.map((t) => azks.membershipProof(storage, t, 1n))),
+    nonMembership: await Promise.all(absent.map((t) => azks.nonMembershipProof(storage, t, 1n))),
+  });
+  storage.flushCache();
+  await azks.preloadFor(storage, [...present, ...absent], 1n, {
+    levels: undefined,
+    maxBatchSize: 50,
+  });
+  const preloaded = await prove();
+  // a cold cache: the walks read each node themselves, root and children alike
+  storage.flushCache();
+  const before = storage.metrics.dbGets;
+  const cold = await prove();
+  assert.ok(storage.metrics.dbGets > before, 'the cold walks read from the database');
+  assert.deepEqual(cold, preloaded);
+  // with no cache at all, every node of every walk is a read
+  const bare = new StorageManager(storage.db, { cache: false });
+  assert.deepEqual(
+    await Promise.all(present.map((t) => azks.membershipProof(bare, t, 1n))),
+    preloaded.membership,
+  );
+});
+
 test('parallel publish preloads overlap reads; lookup, history and batch-lookup preloads never do', async () => {
   const remote = new InstrumentedDatabase(new MemoryDatabase(), {
     readDelayMs: 1,

@@ -17,20 +17,23 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
 import { childLabel, nodeValue } from './nodes.js';
-import { readNode } from './node-io.js';
+import { readNode, type MaybePromise } from './node-io.js';
 
 /**
  * Reads the child of `node` on `direction` at `epoch`, if it has one there. A child the node
  * names but the store cannot give at that epoch is an error (upstream reads it as "no
  * child"): it means the reader is too far behind the writer, and a proof built without that
  * child would not verify.
+ *
+ * Synchronous when the child is at hand (always, after a preload): the walks below await
+ * only a real read, not each of the forty-odd nodes of a lookup's paths.
  */
-async function child(
+function child(
   reader: RecordReader,
   node: TreeNode,
   direction: Direction,
   epoch: bigint,
-): Promise<TreeNode | undefined> {
+): MaybePromise<TreeNode | undefined> {
   const label = childLabel(node, direction);
   return label === undefined ? undefined : readNode(reader, label, epoch);
 }
@@ -52,21 +55,24 @@ export async function membershipWalk(
   target: NodeLabel,
   epoch: bigint,
 ): Promise<{ node: TreeNode; proof: MembershipProof }> {
-  let cur = await readNode(reader, root, epoch);
+  const first = readNode(reader, root, epoch);
+  let cur = first instanceof Promise ? await first : first;
   let prev = cur;
   const path: SiblingProof[] = [];
   let ordering = cur.label.prefixOrdering(target);
   let equal = target.equals(cur.label);
   while (!equal && ordering !== PrefixOrdering.Invalid) {
     const direction = orderingToDirection(ordering)!;
-    const next = await child(reader, cur, direction, epoch);
+    const on = child(reader, cur, direction, epoch);
+    const next = on instanceof Promise ? await on : on;
     if (next === undefined) break; // only possible at the root
-    const other = await child(
+    const off = child(
       reader,
       cur,
       direction === Direction.Left ? Direction.Right : Direction.Left,
       epoch,
     );
+    const other = off instanceof Promise ? await off : off;
     path.push({ label: cur.label, siblings: [element(config, other)], direction });
     prev = cur;
     cur = next;
