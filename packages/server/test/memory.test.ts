@@ -21,14 +21,18 @@ import { spawnSync } from 'node:child_process';
 import { WRITER_NODE_FLAGS } from '../src/cluster/cluster-child.js';
 
 test('a proof server caches records up to the default bound, the one asked for, or not at all', () => {
-  assert.deepEqual(proofCache(undefined), { memoryLimitBytes: DEFAULT_PROOF_CACHE_BYTES });
-  assert.equal(DEFAULT_PROOF_CACHE_BYTES, 16 * 1024 * 1024);
+  // over a SQL store, tree nodes as bytes; over a memory store, objects
+  assert.deepEqual(proofCache(undefined), {
+    memoryLimitBytes: DEFAULT_PROOF_CACHE_BYTES,
+    compactNodes: true,
+  });
+  assert.equal(DEFAULT_PROOF_CACHE_BYTES, 48 * 1024 * 1024);
   assert.deepEqual(proofCache(undefined, true), {
     memoryLimitBytes: DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   });
   assert.equal(DEFAULT_MEMORY_PROOF_CACHE_BYTES, 4 * 1024 * 1024);
   assert.deepEqual(proofCache(32, true), { memoryLimitBytes: 32 });
-  assert.deepEqual(proofCache(1024), { memoryLimitBytes: 1024 });
+  assert.deepEqual(proofCache(1024), { memoryLimitBytes: 1024, compactNodes: true });
   assert.equal(proofCache(0), false);
 });
 

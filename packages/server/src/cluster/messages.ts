@@ -57,9 +57,11 @@ export interface ServeConfig {
    */
   writerRecycleMb?: number;
   /**
-   * Bound on each proof server's record cache, bytes of spec 14.3's accounting (default
-   * {@link DEFAULT_PROOF_CACHE_BYTES}, {@link DEFAULT_MEMORY_PROOF_CACHE_BYTES} over a memory
-   * store); 0 turns the cache off (every read goes to the store).
+   * Bound on each proof server's record cache, bytes as the cache counts them: over a SQL
+   * store the tree nodes' own bytes (`proofCache`), over a memory store spec 14.3's
+   * accounting. Default {@link DEFAULT_PROOF_CACHE_BYTES}, or
+   * {@link DEFAULT_MEMORY_PROOF_CACHE_BYTES} over a memory store; 0 turns the cache off
+   * (every read goes to the store).
    */
   cacheBytes?: number;
   /**
@@ -75,15 +77,17 @@ export interface ServeConfig {
 }
 
 /**
- * The default bound on a proof server's record cache: 16 MiB of records as spec 14.3 counts
- * them, about four times that in JavaScript objects (32 MiB of records measured 133 MiB of
- * heap). Random lookups over a large directory would otherwise cache every node they touch
- * within the cache's 30 s lifetime (hundreds of MB per process); the nodes near the root,
- * which every lookup reads, stay cached either way. Against 32 MiB, a proof server kept
- * about 95 MB less after 30 s of random lookups over 224,000 labels (270 against 365 MB),
- * answering 10% fewer of them in runs whose spread was larger than that.
+ * The default bound on a proof server's record cache over a SQL store: 48 MiB of tree nodes
+ * kept as bytes (`proofCache`), about 155,000 records in about 67 MiB of memory. Random
+ * lookups over a large directory would otherwise cache every node they touch within the
+ * cache's 30 s lifetime (hundreds of MB per process); the nodes near the root, which every
+ * lookup reads, stay cached either way, and the more levels below them fit, the fewer
+ * queries a lookup makes. The bound was 16 MiB of records as objects (spec 14.3's
+ * accounting, 41,800 records in about 70 MiB); at the same memory the bytes hold 3.7 times
+ * the records, and a 100,000-label SQLite store's lookups made 12 queries of nodes instead of
+ * 23 (bench/RESULTS.md, "Proof servers' caches keep nodes as bytes").
  */
-export const DEFAULT_PROOF_CACHE_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_PROOF_CACHE_BYTES = 48 * 1024 * 1024;
 
 /**
  * A proof server's SQLite page cache, KiB. Lookups read a few pages per tree level at random
