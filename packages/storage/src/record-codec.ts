@@ -185,7 +185,8 @@ export function writeRecord(w: ByteWriter, r: DbRecord): void {
   }
 }
 
-function readNode(r: ByteReader): TreeNode {
+/** The tree node at the reader's position (labels and hash are views of its bytes). */
+export function readNode(r: ByteReader): TreeNode {
   const label = r.label();
   const lastEpoch = r.u64();
   const minDescendantEpoch = r.u64();

@@ -10,12 +10,13 @@
  */
 
 import type { NodeLabel } from '@akd-ts/core';
-import { ByteReader, ByteWriter, readRecord, writeRecord } from './record-codec.js';
+import { ByteReader, ByteWriter, readNode, writeRecord } from './record-codec.js';
 import {
   recordFullKey,
   recordSize,
   type AzksRecord,
   type DbRecord,
+  type TreeNode,
   type TreeNodeRecord,
 } from './records.js';
 
@@ -34,27 +35,60 @@ export interface CacheOptions {
   /**
    * Keep tree-node records as their bytes in the record codec's form (record-codec.ts) and
    * decode one on every read, rather than as objects (default false). A node record held as
-   * objects is some twenty of them, about 1.7 KB of heap; as bytes it is one buffer of about
-   * 400 bytes and its key. The memory bound then counts those bytes, close to what the cache
-   * holds, so the same heap holds about four times the records. Each read costs a decode
-   * (a few microseconds), each insertion an encoding: worth it where the bound, not the
-   * processor, limits what stays cached (a proof server over a large directory).
+   * objects is some twenty of them, about 1.8 KB of memory; as bytes, with its key and entry,
+   * about 500 bytes, so the same memory holds about 3.4 times the records. The memory bound
+   * then counts the bytes, close to what the cache holds. Each read costs a decode and each
+   * insertion an encoding, so the nodes nearest the root (labels under 12 bits), which every
+   * walk reads, stay objects. Worth it where the bound, not the processor, limits what stays
+   * cached: a proof server over a large directory in a SQL store.
    */
   compactNodes?: boolean;
 }
 
-/** A cached record: as objects, or (compact tree nodes) as its codec bytes. */
+/**
+ * A cached record: as objects, or (a compact tree node) as its codec bytes at `at` in `slab`
+ * (no buffer object of its own: one weighs about a third of a node's bytes).
+ */
 interface Entry {
   expiration: number;
   record: DbRecord | undefined;
-  bytes: Uint8Array | undefined;
+  slab: Uint8Array | undefined;
+  at: number;
   size: number;
+}
+
+/**
+ * The tree-node record whose codec bytes begin at `at` in `bytes` (written by `writeRecord`).
+ * Its previous version is decoded only when read: a walk at the latest epoch never reads it,
+ * and it is half of what a decode would build.
+ */
+function decodeNodeRecord(bytes: Uint8Array, at: number): TreeNodeRecord {
+  const r = new ByteReader(bytes, at + 1); // past the kind byte
+  const label = r.label();
+  const latest = readNode(r);
+  if (r.u8() !== 1) return { kind: 'treeNode', label, latest, previous: undefined };
+  const from = r.at;
+  let previous: TreeNode | undefined;
+  return {
+    kind: 'treeNode',
+    label,
+    latest,
+    get previous(): TreeNode {
+      return (previous ??= readNode(new ByteReader(bytes, from)));
+    },
+  };
 }
 
 const DEFAULT_LIFETIME_MS = 30_000;
 const DEFAULT_CLEAN_MS = 15_000;
 /** Per-entry overhead of spec 14.3's accounting. */
 const ENTRY_OVERHEAD = 16;
+/**
+ * A compact cache keeps nodes whose labels are shorter than this as objects all the same: the
+ * few thousand nearest the root (at most 2^12 - 1 labels), which every lookup reads, so that
+ * their reads decode nothing.
+ */
+const HOT_BITS = 12;
 /** The size of the slabs compact entries are written into. */
 const SLAB_BYTES = 256 * 1024;
 
@@ -74,10 +108,9 @@ export class TimedCache {
   /** Encodes compact entries (`CacheOptions.compactNodes`); undefined when objects are kept. */
   private readonly writer: ByteWriter | undefined;
   /**
-   * Where compact entries' bytes go: views of slabs filled in turn, so that an entry costs no
-   * buffer of its own (a buffer object and its separately allocated store weigh about half
-   * an entry's bytes). Entries leave roughly in the order they came, so old slabs empty and
-   * are collected as a whole.
+   * Where compact entries' bytes go: slabs filled in turn, so that an entry costs no buffer
+   * of its own. Entries leave roughly in the order they came, so old slabs empty and are
+   * collected as a whole.
    */
   private slab = new Uint8Array(0);
   private slabUsed = 0;
@@ -147,7 +180,7 @@ export class TimedCache {
   private drop(key: string, entry: Entry): void {
     this.entries.delete(key);
     this.retained -= entry.size;
-    if (entry.bytes !== undefined || entry.record!.kind === 'treeNode') this.nodeEntries--;
+    if (entry.slab !== undefined || entry.record!.kind === 'treeNode') this.nodeEntries--;
   }
 
   private lookup(key: string, now: number): DbRecord | undefined {
@@ -156,7 +189,7 @@ export class TimedCache {
     if (entry === undefined) return undefined;
     if (this.suspended === 0 && entry.expiration <= now) return undefined;
     // a compact entry's bytes were written by insert: they decode
-    return entry.record ?? readRecord(new ByteReader(entry.bytes!));
+    return entry.record ?? decodeNodeRecord(entry.slab!, entry.at);
   }
 
   /** The cached record under `key`; expired entries count only while cleaning is suspended. */
@@ -203,13 +236,14 @@ export class TimedCache {
     if (old !== undefined) this.drop(key, old);
     const expiration = now + this.lifetime;
     let entry: Entry;
-    if (this.writer !== undefined && record.kind === 'treeNode') {
-      const bytes = this.compact(record);
-      entry = { expiration, record: undefined, bytes, size: key.length + bytes.length };
+    if (this.writer !== undefined && record.kind === 'treeNode' && record.label.len >= HOT_BITS) {
+      const length = this.compact(record);
+      const at = this.slabUsed - length;
+      entry = { expiration, record: undefined, slab: this.slab, at, size: key.length + length };
     } else {
       // sizes matter only under a memory bound, so they are counted only then
       const size = this.memoryLimit === undefined ? 0 : key.length + recordSize(record);
-      entry = { expiration, record, bytes: undefined, size };
+      entry = { expiration, record, slab: undefined, at: 0, size };
     }
     if (this.memoryLimit === undefined) entry.size = 0;
     else entry.size += ENTRY_OVERHEAD;
@@ -219,8 +253,11 @@ export class TimedCache {
     if (this.suspended === 0) this.shrink();
   }
 
-  /** `record`'s codec bytes, in the current slab (a new one when it is full). */
-  private compact(record: TreeNodeRecord): Uint8Array {
+  /**
+   * Writes `record`'s codec bytes at the end of the current slab (a new one when it is full)
+   * and returns their length.
+   */
+  private compact(record: TreeNodeRecord): number {
     const w = this.writer!;
     w.reset();
     writeRecord(w, record);
@@ -229,10 +266,9 @@ export class TimedCache {
       this.slab = new Uint8Array(Math.max(SLAB_BYTES, bytes.length));
       this.slabUsed = 0;
     }
-    const at = this.slabUsed;
-    this.slab.set(bytes, at);
+    this.slab.set(bytes, this.slabUsed);
     this.slabUsed += bytes.length;
-    return this.slab.subarray(at, at + bytes.length);
+    return bytes.length;
   }
 
   /** Drops the entry under `key`, if there is one (not the AZKS record's slot). */
