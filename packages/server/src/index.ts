@@ -51,6 +51,7 @@ export type {
 } from './json.js';
 export { startCluster } from './cluster/launcher.js';
 export { DEFAULT_PROOF_HEAP_MB } from './cluster/proof-heap.js';
+export { proofCache } from './cluster/proof-role.js';
 export { KEY_VARIABLES } from './cluster/cluster-child.js';
 export type { ClusterOptions, RunningCluster } from './cluster/launcher.js';
 export type { ServeConfig, WitnessesConfig, WriterView } from './cluster/messages.js';

@@ -26,7 +26,7 @@ test('a proof server caches records up to the default bound, the one asked for, 
     memoryLimitBytes: DEFAULT_PROOF_CACHE_BYTES,
     compactNodes: true,
   });
-  assert.equal(DEFAULT_PROOF_CACHE_BYTES, 48 * 1024 * 1024);
+  assert.equal(DEFAULT_PROOF_CACHE_BYTES, 44 * 1024 * 1024);
   assert.deepEqual(proofCache(undefined, true), {
     memoryLimitBytes: DEFAULT_MEMORY_PROOF_CACHE_BYTES,
   });

@@ -77,17 +77,18 @@ export interface ServeConfig {
 }
 
 /**
- * The default bound on a proof server's record cache over a SQL store: 48 MiB of tree nodes
- * kept as bytes (`proofCache`), about 155,000 records in about 67 MiB of memory. Random
+ * The default bound on a proof server's record cache over a SQL store: 44 MiB of tree nodes
+ * kept as bytes (`proofCache`), about 140,000 records in about 70 MiB of memory. Random
  * lookups over a large directory would otherwise cache every node they touch within the
  * cache's 30 s lifetime (hundreds of MB per process); the nodes near the root, which every
  * lookup reads, stay cached either way, and the more levels below them fit, the fewer
  * queries a lookup makes. The bound was 16 MiB of records as objects (spec 14.3's
- * accounting, 41,800 records in about 70 MiB); at the same memory the bytes hold 3.7 times
- * the records, and a 100,000-label SQLite store's lookups made 12 queries of nodes instead of
- * 23 (bench/RESULTS.md, "Proof servers' caches keep nodes as bytes").
+ * accounting: 40,500 records in 71 MiB). On a 100,000-label SQLite store a warm lookup then
+ * made 7.8 batched node reads; with 42 MiB of bytes (136,000 records in 67 MiB) 5.2, and
+ * answered 1.25 times as many lookups a second (bench/RESULTS.md, "Proof servers' caches keep
+ * nodes as bytes").
  */
-export const DEFAULT_PROOF_CACHE_BYTES = 48 * 1024 * 1024;
+export const DEFAULT_PROOF_CACHE_BYTES = 44 * 1024 * 1024;
 
 /**
  * A proof server's SQLite page cache, KiB. Lookups read a few pages per tree level at random

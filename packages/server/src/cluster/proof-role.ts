@@ -54,7 +54,7 @@ export interface ProofRole {
  * The record cache of a proof server: bounded (see {@link DEFAULT_PROOF_CACHE_BYTES} and, over
  * a memory store, {@link DEFAULT_MEMORY_PROOF_CACHE_BYTES}), or none. Over a SQL store it keeps
  * tree nodes as bytes (`CacheOptions.compactNodes`): a record the cache lacks costs a query
- * there, and the same heap then holds about four times the records. Over a memory store,
+ * there, and the same memory then holds about 3.4 times the records. Over a memory store,
  * whose replica answers a miss in microseconds, it keeps objects and decodes nothing.
  */
 export function proofCache(bytes: number | undefined, memory = false): CacheOptions | false {
