@@ -20,9 +20,10 @@
  * the collector's included): lookups per CPU-second. The readers of a block run alone, so its
  * CPU time is theirs. `--concurrency N` keeps N lookups in flight per reader, as a loaded
  * server does; where a lookup waits on round trips (PostgreSQL), the clock's figure then
- * measures the server's load rather than one lookup's latency. `--reader-cache-mb N` bounds
- * the readers' record caches as `akd serve --cache-mb N` bounds its proof servers' (16 by
- * default there); without it the caches are unbounded, which flatters storage-bound lookups.
+ * measures the server's load rather than one lookup's latency. `--reader-cache-mb N` gives
+ * the readers the record caches `akd serve --cache-mb N` gives its proof servers (`proofCache`:
+ * nodes kept as bytes over SQL stores; 48 by default there); without it the caches are
+ * unbounded objects, which flatters storage-bound lookups.
  *
  * `--epochs N` first takes the directory to epoch N with one small publish per epoch, so the
  * measured publishes run where a directory spends its life: past epoch 2N their new versions
@@ -52,7 +53,7 @@ import {
 } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
-import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES } from '@akd-ts/server';
+import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES, proofCache } from '@akd-ts/server';
 import pg from 'pg';
 import {
   Directory,
@@ -78,7 +79,7 @@ if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1)
 const READER_CACHE =
   READER_CACHE_MB === undefined
     ? {}
-    : { cache: { memoryLimitBytes: Number(READER_CACHE_MB) * 2 ** 20 } };
+    : { cache: proofCache(Number(READER_CACHE_MB) * 2 ** 20, STORE === 'memory') };
 if (READER_CACHE_MB !== undefined && !(Number(READER_CACHE_MB) > 0)) {
   throw new Error('--reader-cache-mb is a number of MiB above 0');
 }
