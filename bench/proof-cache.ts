@@ -3,7 +3,7 @@
  * lookups each serves, side by side in one run on one store.
  *
  *   npm run bench -- proof-cache [--labels 100000] [--lookups 20000] [--warm 5000]
- *                                [--objects-mb 16] [--compact-mb 48]
+ *                                [--objects-mb 16] [--compact-mb 44]
  *                                [--store sqlite|postgres] [--url URL] [--json]
  *
  * A directory of `--labels` labels, each published twice (two epochs, every node with a
@@ -15,7 +15,8 @@
  * - objects: records kept as objects, bounded by `--objects-mb` of spec 14.3's accounting
  *   (the proof servers' cache before nodes were kept as bytes);
  * - bytes: tree nodes kept as their codec bytes (`CacheOptions.compactNodes`), bounded by
- *   `--compact-mb` of those bytes (`proofCache`, what proof servers use now).
+ *   `--compact-mb` of those bytes (`proofCache`, what proof servers use now; by default
+ *   their default bound).
  *
  * Memory: each reader alone, after the warm-up and the measured lookups, what the process's
  * heap and external memory (array buffers) lose when it is closed and dropped, after full
@@ -26,17 +27,11 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import pg from 'pg';
 import { WhatsAppV1Configuration, utf8 } from '@akd-ts/core';
-import { StorageManager, type CacheOptions, type Database } from '@akd-ts/storage';
-import { SqliteDatabase } from '@akd-ts/storage-sqlite';
-import { PostgresDatabase } from '@akd-ts/storage-postgres';
-import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES, proofCache } from '@akd-ts/server';
+import { StorageManager, type CacheOptions } from '@akd-ts/storage';
+import { DEFAULT_PROOF_CACHE_BYTES, proofCache } from '@akd-ts/server';
 import {
   Directory,
   InMemoryVrfKeyStore,
@@ -44,6 +39,7 @@ import {
   availableThreads,
 } from '@akd-ts/directory';
 import { optionValue } from './support/common.js';
+import { storePlace } from './support/store-place.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -54,7 +50,7 @@ const LABELS = Number(value('labels') ?? 100_000);
 const LOOKUPS = Number(value('lookups') ?? 20_000);
 const WARM = Number(value('warm') ?? 5_000);
 const OBJECTS_MB = Number(value('objects-mb') ?? 16);
-const COMPACT_MB = Number(value('compact-mb') ?? 48);
+const COMPACT_MB = Number(value('compact-mb') ?? DEFAULT_PROOF_CACHE_BYTES / 2 ** 20);
 const STORE = value('store') ?? 'sqlite';
 const PG_URL = value('url') ?? process.env.AKD_TEST_POSTGRES_URL;
 if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error('--store is sqlite or postgres');
@@ -74,47 +70,6 @@ const setups: Setup[] = [
   { name: 'bytes', cache: proofCache(COMPACT_MB * MiB) as CacheOptions },
 ];
 
-/** The store: a writer's database, readers opened as proof servers open theirs, removal. */
-async function place(): Promise<{
-  writer: Database;
-  reader(): Promise<Database>;
-  remove(): Promise<void>;
-}> {
-  if (STORE === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'akd-bench-proof-cache-'));
-    const file = join(dir, 'akd.db');
-    const writer = await SqliteDatabase.open(file, { create: true });
-    return {
-      writer,
-      reader: () =>
-        SqliteDatabase.open(file, {
-          cacheSizeKiB: PROOF_SQLITE_CACHE_KIB,
-          mmapSizeBytes: PROOF_SQLITE_MMAP_BYTES,
-        }),
-      remove: async () => {
-        await writer.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
-  const schema = `akd_proof_cache_${randomBytes(4).toString('hex')}`;
-  const writer = await PostgresDatabase.open(PG_URL!, { schema });
-  return {
-    writer,
-    reader: () => PostgresDatabase.open(PG_URL!, { schema, migrate: false }),
-    remove: async () => {
-      await writer.close();
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
 /** Heap and external memory after full collections, bytes. */
 async function settledMemory(): Promise<number> {
   for (let i = 0; i < 3; i++) {
@@ -129,7 +84,7 @@ const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.len
 const warm = Array.from({ length: WARM }, (_, i) => labels[(i * 104_729 + 1) % LABELS]!);
 const sample = Array.from({ length: LOOKUPS }, (_, i) => labels[(i * 7919) % LABELS]!);
 
-const at = await place();
+const at = await storePlace(STORE, 'proof-cache', PG_URL);
 const memory: Record<string, { bytes: number; records: number }> = {};
 let rates: { objects: number; bytes: number; ratio: number; reads: number[]; cpu: number[] };
 try {

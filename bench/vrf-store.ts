@@ -40,21 +40,14 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { WhatsAppV1Configuration, utf8 } from '@akd-ts/core';
 import {
   MemoryDatabase,
   StorageManager,
   vrfProofKeyBytes,
   vrfProofValueBytes,
-  type Database,
 } from '@akd-ts/storage';
-import { SqliteDatabase } from '@akd-ts/storage-sqlite';
-import { PostgresDatabase } from '@akd-ts/storage-postgres';
-import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES, proofCache } from '@akd-ts/server';
-import pg from 'pg';
+import { proofCache } from '@akd-ts/server';
 import {
   Directory,
   InMemoryVrfKeyStore,
@@ -62,6 +55,7 @@ import {
   availableThreads,
 } from '@akd-ts/directory';
 import { optionValue } from './support/common.js';
+import { storePlace, type StorePlace } from './support/store-place.js';
 
 const args = process.argv.slice(2);
 const value = (name: string) => optionValue(args, name);
@@ -91,11 +85,6 @@ if (STORE === 'postgres' && PG_URL === undefined) {
   throw new Error('--store postgres needs --url or AKD_TEST_POSTGRES_URL');
 }
 const config = new WhatsAppV1Configuration();
-/** The readers open the SQLite file as `akd serve`'s proof servers do. */
-const READER_SQLITE = {
-  cacheSizeKiB: PROOF_SQLITE_CACHE_KIB,
-  mmapSizeBytes: PROOF_SQLITE_MMAP_BYTES,
-};
 const secret = randomBytes(32);
 const labels = Array.from({ length: LABELS }, (_, i) => utf8(`user-${i}@example.com`));
 
@@ -182,52 +171,8 @@ async function pairedRates(keyed: ReadOnlyDirectory, keyless: ReadOnlyDirectory)
   };
 }
 
-/** Where one setup's store lives: its writer's database and how its readers open it. */
-interface Place {
-  writer: Database;
-  reader(): Promise<Database>;
-  /** Closes the writer's database and removes the store. */
-  remove(): Promise<void>;
-}
-
-async function place(): Promise<Place> {
-  if (STORE === 'memory') {
-    const db = new MemoryDatabase();
-    return { writer: db, reader: async () => db, remove: async () => {} };
-  }
-  if (STORE === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'akd-bench-vrf-store-'));
-    const file = join(dir, 'akd.db');
-    const writer = await SqliteDatabase.open(file, { create: true });
-    return {
-      writer,
-      reader: () => SqliteDatabase.open(file, READER_SQLITE),
-      remove: async () => {
-        await writer.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
-  const schema = `akd_vrf_store_${randomBytes(4).toString('hex')}`;
-  const writer = await PostgresDatabase.open(PG_URL!, { schema });
-  return {
-    writer,
-    reader: () => PostgresDatabase.open(PG_URL!, { schema, migrate: false }),
-    remove: async () => {
-      await writer.close();
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
-}
-
 async function run(store: boolean): Promise<Row> {
-  const at = await place();
+  const at = await storePlace(STORE as 'memory' | 'sqlite' | 'postgres', 'vrf-store', PG_URL);
   try {
     return await runOn(store, at);
   } finally {
@@ -235,7 +180,7 @@ async function run(store: boolean): Promise<Row> {
   }
 }
 
-async function runOn(store: boolean, at: Place): Promise<Row> {
+async function runOn(store: boolean, at: StorePlace): Promise<Row> {
   const db = at.writer;
   const storage = new StorageManager(db);
   const dir = await Directory.open({

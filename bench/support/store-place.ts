@@ -1,0 +1,70 @@
+/**
+ * Where a benchmark's store lives: a fresh memory store, SQLite file (in a temporary
+ * directory) or PostgreSQL schema (dropped at the end), the writer's database, and readers
+ * opened as `akd serve`'s proof servers open theirs (over SQLite: their page cache, the file
+ * mapped).
+ */
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { MemoryDatabase, type Database } from '@akd-ts/storage';
+import { SqliteDatabase } from '@akd-ts/storage-sqlite';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES } from '@akd-ts/server';
+
+export interface StorePlace {
+  writer: Database;
+  /** A reader's own database, opened as a proof server opens it (the writer's, in memory). */
+  reader(): Promise<Database>;
+  /** Closes the writer's database and removes the store. */
+  remove(): Promise<void>;
+}
+
+/** A new store of kind `store`; `name` tags its file or schema, `url` is PostgreSQL's. */
+export async function storePlace(
+  store: 'memory' | 'sqlite' | 'postgres',
+  name: string,
+  url?: string,
+): Promise<StorePlace> {
+  if (store === 'memory') {
+    const db = new MemoryDatabase();
+    return { writer: db, reader: async () => db, remove: async () => {} };
+  }
+  if (store === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), `akd-bench-${name}-`));
+    const file = join(dir, 'akd.db');
+    const writer = await SqliteDatabase.open(file, { create: true });
+    return {
+      writer,
+      reader: () =>
+        SqliteDatabase.open(file, {
+          cacheSizeKiB: PROOF_SQLITE_CACHE_KIB,
+          mmapSizeBytes: PROOF_SQLITE_MMAP_BYTES,
+        }),
+      remove: async () => {
+        await writer.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  if (url === undefined) throw new Error('a PostgreSQL store needs --url or AKD_TEST_POSTGRES_URL');
+  const schema = `akd_${name.replace(/-/g, '_')}_${randomBytes(4).toString('hex')}`;
+  const writer = await PostgresDatabase.open(url, { schema });
+  return {
+    writer,
+    reader: () => PostgresDatabase.open(url, { schema, migrate: false }),
+    remove: async () => {
+      await writer.close();
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
