@@ -78,15 +78,14 @@ export interface ServeConfig {
 
 /**
  * The default bound on a proof server's record cache over a SQL store: 44 MiB of tree nodes
- * kept as bytes (`proofCache`), about 140,000 records in about 70 MiB of memory. Random
+ * kept as bytes (`proofCache`), about 144,000 records in about 77 MiB of memory. Random
  * lookups over a large directory would otherwise cache every node they touch within the
  * cache's 30 s lifetime (hundreds of MB per process); the nodes near the root, which every
  * lookup reads, stay cached either way, and the more levels below them fit, the fewer
  * queries a lookup makes. The bound was 16 MiB of records as objects (spec 14.3's
  * accounting: 40,500 records in 71 MiB). On a 100,000-label SQLite store a warm lookup then
- * made 7.8 batched node reads; with 42 MiB of bytes (136,000 records in 67 MiB) 5.2, and
- * answered 1.25 times as many lookups a second (bench/RESULTS.md, "Proof servers' caches keep
- * nodes as bytes").
+ * made 7.8 batched node reads, and 5.0 with these, answering 1.25-1.30 times as many lookups
+ * a second (bench/RESULTS.md, "proof servers' caches keep nodes as bytes").
  */
 export const DEFAULT_PROOF_CACHE_BYTES = 44 * 1024 * 1024;
 

@@ -4,7 +4,7 @@
 
 /**
  * The default old-space limit of a proof server, MiB. What a proof server holds for good is
- * its bounded record cache (about 70 MiB at the default `--cache-mb` over a SQL store)
+ * its bounded record cache (about 77 MiB at the default `--cache-mb` over a SQL store)
  * and what requests in flight hold; but V8 lets the heap grow to several times what it kept
  * at its last full collection before collecting again, and sizes that factor by the heap
  * limit (on a machine with GBs of memory, a limit of GBs and a factor up to 4). Under a
