@@ -23,7 +23,9 @@
  * polls `/healthz` every 100 ms on a new connection (so that each poll may reach another proof
  * server; its row gives the five slowest polls as `ms@when`, when in ms since the phase
  * began), and this process samples the resident memory of every server process (the primary, the proof
- * servers, the writer) every 100 ms. Phases:
+ * servers, the writer) every 100 ms, and of each proof server its own memory apart (`RssAnon`:
+ * without mapped files, among them the SQLite store a proof server reads through a map, whose
+ * pages are the file system's cache); the heap-limit target is judged on the latter. Phases:
  *
  * 1. lookups alone, `--workers 1` (then that cluster stops; a memory store is rebuilt);
  * 2. lookups alone, `--workers N` (default: the available cores);
@@ -60,6 +62,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lookupRate } from './support/lookup-rate.js';
 import {
+  largestProofAnonMb,
   startServe,
   processTree,
   proofPids,
@@ -360,6 +363,11 @@ interface Watch {
   peakRoles: string;
   /** The most any one proof server held at any sample, MB. */
   maxProofMb: number;
+  /**
+   * The same, of its own memory alone (`RssAnon`): without the files it maps, the SQLite store
+   * a proof server reads through a map among them, whose pages are the file system's cache.
+   */
+  maxProofAnonMb: number;
   /** Server processes started again during the phase (child pids that changed). */
   restarts: number;
 }
@@ -388,6 +396,7 @@ async function watch(serve: ServeProcess): Promise<{ stop: () => Promise<Watch> 
     peakRoles: '',
     healthSlowest: '',
     maxProofMb: 0,
+    maxProofAnonMb: 0,
     restarts: 0,
   };
   const before = proofPids(serve.child.pid!);
@@ -398,6 +407,7 @@ async function watch(serve: ServeProcess): Promise<{ stop: () => Promise<Watch> 
     for (const [role, mb] of Object.entries(roles)) {
       if (role.startsWith('proof')) w.maxProofMb = Math.max(w.maxProofMb, mb);
     }
+    w.maxProofAnonMb = Math.max(w.maxProofAnonMb, largestProofAnonMb(serve.child.pid!));
     if (total > w.peakRssMb) {
       w.peakRssMb = total;
       w.peakRoles = rolesText(roles);
@@ -803,9 +813,11 @@ async function main(): Promise<void> {
           figures: `${abused.healthMaxMs} ms (slowest: ${abused.healthSlowest})`,
         },
         {
-          target: `${store}: each proof server under 80% of its ${PROOF_HEAP_MB} MB heap limit during abuse`,
-          met: abused.maxProofMb < 0.8 * PROOF_HEAP_MB,
-          figures: `${abused.maxProofMb} MB at most`,
+          // its own memory: the pages of a store it maps are the file system's cache, which
+          // the kernel takes back under pressure and no heap limit counts
+          target: `${store}: each proof server under 80% of its ${PROOF_HEAP_MB} MB heap limit during abuse (its own memory, RssAnon)`,
+          met: abused.maxProofAnonMb < 0.8 * PROOF_HEAP_MB,
+          figures: `${abused.maxProofAnonMb} MB at most (${abused.maxProofMb} MB resident with mapped files)`,
         },
         {
           target: `${store}: well-behaved lookups during abuse at least half their rate alone`,
@@ -851,14 +863,14 @@ async function main(): Promise<void> {
     for (const t of targets) console.log(JSON.stringify({ bench: 'server-load', ...t }));
   } else {
     console.log(
-      '\n| store | phase | workers | lookups/s | p50 ms | p99 ms | max ms | errors | slowest /healthz ms | RSS MB start -> peak | per process at start | per process at peak | largest proof server MB | restarts |',
+      '\n| store | phase | workers | lookups/s | p50 ms | p99 ms | max ms | errors | slowest /healthz ms | RSS MB start -> peak | per process at start | per process at peak | largest proof server MB (its own) | restarts |',
     );
     console.log(
       '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |',
     );
     for (const r of rows) {
       console.log(
-        `| ${r.store} | ${r.phase} | ${r.workers} | ${r.lookupsPerSecond} | ${r.p50ms} | ${r.p99ms} | ${r.maxMs} | ${r.errors} | ${r.healthMaxMs} | ${r.startRssMb} -> ${r.peakRssMb} | ${r.startRoles} | ${r.peakRoles} | ${r.maxProofMb} | ${r.restarts} |`,
+        `| ${r.store} | ${r.phase} | ${r.workers} | ${r.lookupsPerSecond} | ${r.p50ms} | ${r.p99ms} | ${r.maxMs} | ${r.errors} | ${r.healthMaxMs} | ${r.startRssMb} -> ${r.peakRssMb} | ${r.startRoles} | ${r.peakRoles} | ${r.maxProofMb} (${r.maxProofAnonMb}) | ${r.restarts} |`,
       );
     }
     console.log('');

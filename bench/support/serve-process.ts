@@ -118,13 +118,23 @@ export function processTree(root: number): number[] {
 }
 
 /** Resident memory of one process, kB (0 once it ended). */
-function residentKb(pid: number): number {
+/**
+ * A field of `/proc/<pid>/status`, kB: `VmRSS` (all resident pages) or `RssAnon` (the
+ * process's own, without the files it maps: its binary, a SQLite store it reads through a map).
+ */
+function statusKb(pid: number, field: 'VmRSS' | 'RssAnon'): number {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    );
     return m === null ? 0 : Number(m[1]);
   } catch {
     return 0; // ended
   }
+}
+
+function residentKb(pid: number): number {
+  return statusKb(pid, 'VmRSS');
 }
 
 /** Resident memory of `pids` together, in MB (a process that ended counts 0). */
@@ -144,6 +154,13 @@ function roleOf(pid: number, root: number): string {
   } catch {
     return 'other';
   }
+}
+
+/** The largest anonymous resident memory (`RssAnon`) of `root`'s proof servers, MB. */
+export function largestProofAnonMb(root: number): number {
+  let kb = 0;
+  for (const pid of proofPids(root)) kb = Math.max(kb, statusKb(pid, 'RssAnon'));
+  return Math.round(kb / 1024);
 }
 
 /** The process ids of `root`'s proof servers. */
