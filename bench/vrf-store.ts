@@ -22,7 +22,7 @@
  * server does; where a lookup waits on round trips (PostgreSQL), the clock's figure then
  * measures the server's load rather than one lookup's latency. `--reader-cache-mb N` gives
  * the readers the record caches `akd serve --cache-mb N` gives its proof servers (`proofCache`:
- * nodes kept as bytes over SQL stores; 48 by default there); without it the caches are
+ * nodes kept as bytes over SQL stores; 44 MiB by default there); without it the caches are
  * unbounded objects, which flatters storage-bound lookups.
  *
  * `--epochs N` first takes the directory to epoch N with one small publish per epoch, so the

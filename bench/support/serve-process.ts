@@ -117,10 +117,10 @@ export function processTree(root: number): number[] {
   return out;
 }
 
-/** Resident memory of one process, kB (0 once it ended). */
 /**
  * A field of `/proc/<pid>/status`, kB: `VmRSS` (all resident pages) or `RssAnon` (the
- * process's own, without the files it maps: its binary, a SQLite store it reads through a map).
+ * process's own, without the files it maps: its binary, a SQLite store it reads through a map);
+ * 0 once the process ended.
  */
 function statusKb(pid: number, field: 'VmRSS' | 'RssAnon'): number {
   try {
@@ -133,6 +133,7 @@ function statusKb(pid: number, field: 'VmRSS' | 'RssAnon'): number {
   }
 }
 
+/** Resident memory of one process, kB (0 once it ended). */
 function residentKb(pid: number): number {
   return statusKb(pid, 'VmRSS');
 }
