@@ -460,7 +460,7 @@ export function addServeCommands(program: Command, io: CliIo): void {
     )
     .option(
       '--cache-mb <n>',
-      `bound on each proof server's record cache, MiB of records (0: no cache; default ${DEFAULT_PROOF_CACHE_BYTES / 1024 / 1024}, ${DEFAULT_MEMORY_PROOF_CACHE_BYTES / 1024 / 1024} over a memory store)`,
+      `bound on each proof server's record cache, MiB (tree nodes counted as their bytes over SQLite and PostgreSQL; 0: no cache; default ${DEFAULT_PROOF_CACHE_BYTES / 1024 / 1024}, ${DEFAULT_MEMORY_PROOF_CACHE_BYTES / 1024 / 1024} over a memory store)`,
     )
     .option(
       '--audit-cache-mb <n>',
