@@ -235,18 +235,17 @@ export class TimedCache {
     const old = this.entries.get(key);
     if (old !== undefined) this.drop(key, old);
     const expiration = now + this.lifetime;
-    let entry: Entry;
-    if (this.writer !== undefined && record.kind === 'treeNode' && record.label.len >= HOT_BITS) {
-      const length = this.compact(record);
-      const at = this.slabUsed - length;
-      entry = { expiration, record: undefined, slab: this.slab, at, size: key.length + length };
-    } else {
-      // sizes matter only under a memory bound, so they are counted only then
-      const size = this.memoryLimit === undefined ? 0 : key.length + recordSize(record);
-      entry = { expiration, record, slab: undefined, at: 0, size };
-    }
-    if (this.memoryLimit === undefined) entry.size = 0;
-    else entry.size += ENTRY_OVERHEAD;
+    const compact =
+      this.writer !== undefined && record.kind === 'treeNode' && record.label.len >= HOT_BITS;
+    const length = compact ? this.compact(record) : 0;
+    // sizes matter only under a memory bound, so they are counted only then
+    const size =
+      this.memoryLimit === undefined
+        ? 0
+        : key.length + (compact ? length : recordSize(record)) + ENTRY_OVERHEAD;
+    const entry: Entry = compact
+      ? { expiration, record: undefined, slab: this.slab, at: this.slabUsed - length, size }
+      : { expiration, record, slab: undefined, at: 0, size };
     this.entries.set(key, entry);
     this.retained += entry.size;
     if (record.kind === 'treeNode') this.nodeEntries++;
