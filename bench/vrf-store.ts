@@ -69,14 +69,14 @@ const CONCURRENCY = Number(value('concurrency') ?? 1);
 const READER_CACHE_MB = value('reader-cache-mb');
 if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1)
   throw new Error('--concurrency is 1 or more');
+if (READER_CACHE_MB !== undefined && !(Number(READER_CACHE_MB) > 0)) {
+  throw new Error('--reader-cache-mb is a number of MiB above 0');
+}
 /** The readers' record cache (StorageManager `cache`): bounded as a proof server's, or not. */
 const READER_CACHE =
   READER_CACHE_MB === undefined
     ? {}
     : { cache: proofCache(Number(READER_CACHE_MB) * 2 ** 20, STORE === 'memory') };
-if (READER_CACHE_MB !== undefined && !(Number(READER_CACHE_MB) > 0)) {
-  throw new Error('--reader-cache-mb is a number of MiB above 0');
-}
 if (STORE !== 'memory' && STORE !== 'sqlite' && STORE !== 'postgres') {
   throw new Error('--store is memory, sqlite or postgres');
 }
