@@ -44,6 +44,8 @@ export function nodeRecord(label: NodeLabel, i: number): TreeNodeRecord {
     nodeType: i % 3 === 0 ? NodeType.Interior : NodeType.Leaf,
     leftChild: i % 3 === 0 ? label.getPrefix(200) : undefined,
     rightChild: i % 3 === 0 ? randomLabel() : undefined,
+    leftEpoch: i % 3 === 0 ? 2n : undefined,
+    rightEpoch: i % 3 === 0 ? 1n : undefined,
     hash: randomBytes(32),
   };
   const previous = i % 2 === 0 ? { ...latest, lastEpoch: 1n, hash: randomBytes(32) } : undefined;

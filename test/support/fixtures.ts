@@ -6,7 +6,13 @@
 
 import { readFileSync } from 'node:fs';
 import { NodeLabel, fromHex } from '@akd-ts/core';
-import type { DbRecord, NodeType, TreeNode } from '@akd-ts/storage';
+import {
+  nodeAtEpoch,
+  type DbRecord,
+  type NodeType,
+  type TreeNode,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
 import { parseAllDocuments } from 'yaml';
 import { VECTOR_DIR, type VectorConfig } from './vectors.js';
 
@@ -49,6 +55,9 @@ function node(v: unknown): TreeNode | undefined {
     nodeType: NODE_TYPES[str(r.node_type, 'node_type')] ?? 1,
     leftChild: optLabel(r.left_child),
     rightChild: optLabel(r.right_child),
+    // upstream keeps no child write epochs: withChildEpochs fills them in
+    leftEpoch: undefined,
+    rightEpoch: undefined,
     hash: fromHex(str(r.hash, 'hash')),
   };
 }
@@ -82,6 +91,29 @@ function record(raw: Raw): DbRecord {
   }
 }
 
+/**
+ * The records with each node version's child write epochs (`TreeNode.leftEpoch`) filled in as
+ * a store's migration fills them: the `lastEpoch` of the child's version visible at the
+ * version's own `lastEpoch`.
+ */
+export function withChildEpochs(records: DbRecord[]): DbRecord[] {
+  const nodes = new Map<string, TreeNodeRecord>();
+  for (const r of records) if (r.kind === 'treeNode') nodes.set(r.label.key, r);
+  const epochOf = (child: NodeLabel | undefined, at: bigint) => {
+    const stored = child === undefined ? undefined : nodes.get(child.key);
+    return stored === undefined ? undefined : nodeAtEpoch(stored, at)?.lastEpoch;
+  };
+  const fill = (n: TreeNode | undefined): TreeNode | undefined =>
+    n && {
+      ...n,
+      leftEpoch: epochOf(n.leftChild, n.lastEpoch),
+      rightEpoch: epochOf(n.rightChild, n.lastEpoch),
+    };
+  return records.map((r) =>
+    r.kind === 'treeNode' ? { ...r, latest: fill(r.latest)!, previous: fill(r.previous) } : r,
+  );
+}
+
 /** Parses `fixture-<config>.yaml`. Every scalar is read as a string (hex must never become a number). */
 export function loadFixture(configuration: VectorConfig): Fixture {
   const text = readFileSync(`${VECTOR_DIR}fixture-${configuration}.yaml`, 'utf8')
@@ -95,11 +127,11 @@ export function loadFixture(configuration: VectorConfig): Fixture {
   };
   return {
     configuration,
-    state9: (find('9', 'records') as Raw[]).map(record),
+    state9: withChildEpochs((find('9', 'records') as Raw[]).map(record)),
     delta10: (find('10', 'updates') as string[][]).map(([l, v]) => ({
       label: fromHex(l!),
       value: fromHex(v!),
     })),
-    state10: (find('10', 'records') as Raw[]).map(record),
+    state10: withChildEpochs((find('10', 'records') as Raw[]).map(record)),
   };
 }

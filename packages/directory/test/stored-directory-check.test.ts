@@ -42,6 +42,11 @@ function withNode(
   });
 }
 
+/** `n` recording `epoch` as the write epoch of its child `child`. */
+function recordsEpoch(n: TreeNode, child: NodeLabel, epoch: bigint | undefined): TreeNode {
+  return n.leftChild?.equals(child) ? { ...n, leftEpoch: epoch } : { ...n, rightEpoch: epoch };
+}
+
 function withAzks(records: DbRecord[], change: { latestEpoch?: bigint; numNodes?: bigint }) {
   return records.map((r) => (r.kind === 'azks' ? { ...r, ...change } : r));
 }
@@ -338,8 +343,26 @@ test('the full check finds a wrong node anywhere in the tree', async () => {
       new RegExp(`^${at(leaf)}: it is a leaf of epoch \\d+ with oldest descendant epoch \\d+$`),
     ],
     [
-      withNode(BASE, interior.label, (n) => ({ ...n, lastEpoch: n.lastEpoch - 1n })),
+      // its parent records the epoch it claims, so that the node itself is found wrong
+      withNode(
+        withNode(BASE, interior.label, (n) => ({ ...n, lastEpoch: n.lastEpoch - 1n })),
+        interior.parent,
+        (n) => recordsEpoch(n, interior.label, interior.lastEpoch - 1n),
+      ),
       /: it was last written in epoch \d+ but its newest child in epoch \d+$/,
+    ],
+    [
+      withNode(BASE, interior.parent, (n) =>
+        recordsEpoch(n, interior.label, interior.lastEpoch + 1n),
+      ),
+      new RegExp(
+        `: its (left|right) child .* was written in epoch ${interior.lastEpoch} ` +
+          `but it records epoch ${interior.lastEpoch + 1n}$`,
+      ),
+    ],
+    [
+      withNode(BASE, interior.parent, (n) => recordsEpoch(n, interior.label, undefined)),
+      /: its (left|right) child .* was written in epoch \d+ but it records epoch none$/,
     ],
     [
       withNode(BASE, interior.label, (n) => ({

@@ -163,6 +163,8 @@ test(
           nodeType: NodeType.Interior,
           leftChild: child,
           rightChild: undefined,
+          leftEpoch: 1n,
+          rightEpoch: undefined,
           hash: new Uint8Array(32),
         },
         previous: undefined,

@@ -1,6 +1,6 @@
 /**
  * PostgreSQL array literals (`{\\x0102,NULL,7}`) written byte by byte into one growing buffer.
- * A batch of 10,000 tree nodes is 15 such literals; building them with one native hex call
+ * A batch of 10,000 tree nodes is 19 such literals; building them with one native hex call
  * per value costs more than the server's upsert of the rows, so this writes the hex digits
  * from a table instead. The text goes to the server as a text parameter cast to `bytea[]` or
  * `int8[]` (literal syntax: PostgreSQL docs, "8.15.6 Array Input and Output Syntax"; a bytea

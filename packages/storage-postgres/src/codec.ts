@@ -82,6 +82,19 @@ function checkNode(record: TreeNodeRecord, which: 'latest' | 'previous'): void {
   if (!(node.hash instanceof Uint8Array) || node.hash.length !== HASH_BYTES) {
     throw new RangeError(`${field()}.hash must be ${HASH_BYTES} bytes`);
   }
+  checkChildEpoch(node.leftEpoch, node.leftChild, () => `${field()}.leftEpoch`);
+  checkChildEpoch(node.rightEpoch, node.rightChild, () => `${field()}.rightEpoch`);
+}
+
+/** A child's write epoch: stored in range, and only with its child (the decoder's rule). */
+function checkChildEpoch(
+  epoch: bigint | undefined,
+  child: NodeLabel | undefined,
+  field: () => string,
+): void {
+  if (epoch === undefined) return;
+  if (child === undefined) throw new RangeError(`${field()} is set without its child`);
+  if (typeof epoch !== 'bigint' || epoch < 0n || epoch > MAX_STORED) checkStored(epoch, field());
 }
 
 /**
@@ -104,13 +117,15 @@ export function checkRecord(r: TreeNodeRecord | ValueStateRecord): void {
   if (!(r.value instanceof Uint8Array)) throw new TypeError(`${field()} value must be bytes`);
 }
 
-/** The 15 column arrays of the nodes upsert (records already checked), in column order. */
+/** The 19 column arrays of the nodes upsert (records already checked), in column order. */
 export function nodeColumns(records: TreeNodeRecord[]): string[] {
   const n = records.length;
   const keys = () => new ArrayLiteral(n * 80);
   const ints = () => new ArrayLiteral(n * 8);
   const c = [keys(), ints(), ints(), keys(), ints(), keys(), keys(), keys()];
   const p = [ints(), ints(), keys(), ints(), keys(), keys(), keys()];
+  // the child epochs, appended to the table after the columns above (schema version 4)
+  const e = [ints(), ints(), ints(), ints()];
   for (const r of records) {
     const { latest, previous } = r;
     c[0]!.labelKey(r.label);
@@ -128,8 +143,12 @@ export function nodeColumns(records: TreeNodeRecord[]): string[] {
     p[4]!.labelKey(previous?.leftChild);
     p[5]!.labelKey(previous?.rightChild);
     p[6]!.bytes(previous?.hash);
+    e[0]!.int(latest.leftEpoch);
+    e[1]!.int(latest.rightEpoch);
+    e[2]!.int(previous?.leftEpoch);
+    e[3]!.int(previous?.rightEpoch);
   }
-  return [...c, ...p].map(String);
+  return [...c, ...p, ...e].map(String);
 }
 
 /** The 6 column arrays of the value_states upsert (records already checked). */
@@ -228,6 +247,20 @@ class RowReader {
     return this.isNull(column) ? undefined : this.label(column);
   }
 
+  /**
+   * A child's write epoch, NULL for none: a bigint column that may be set only where the
+   * child is (`child` says whether it is, `childColumn` names it).
+   */
+  childEpoch(
+    column: string,
+    child: NodeLabel | undefined,
+    childColumn: string,
+  ): bigint | undefined {
+    if (this.isNull(column)) return undefined;
+    if (child === undefined) this.fail(column, `is set while ${childColumn} is NULL`);
+    return this.int8(column);
+  }
+
   nodeType(column: string): NodeType {
     return this.int(column, isNodeType) as NodeType;
   }
@@ -249,6 +282,8 @@ const columnsOf = (prefix: string) => ({
   nodeType: `${prefix}node_type`,
   leftChild: `${prefix}left_child`,
   rightChild: `${prefix}right_child`,
+  leftEpoch: `${prefix}left_epoch`,
+  rightEpoch: `${prefix}right_epoch`,
   hash: `${prefix}hash`,
 });
 type NodeColumns = ReturnType<typeof columnsOf>;
@@ -263,15 +298,27 @@ const PREVIOUS_REQUIRED = [
   PREVIOUS.hash,
 ];
 
+/** Columns set only with a previous copy, which its absence leaves NULL too. */
+const PREVIOUS_OPTIONAL = [
+  PREVIOUS.leftChild,
+  PREVIOUS.rightChild,
+  PREVIOUS.leftEpoch,
+  PREVIOUS.rightEpoch,
+];
+
 function readNode(r: RowReader, label: NodeLabel, c: NodeColumns): TreeNode {
+  const leftChild = r.optLabel(c.leftChild);
+  const rightChild = r.optLabel(c.rightChild);
   return {
     label,
     lastEpoch: r.int8(c.lastEpoch),
     minDescendantEpoch: r.int8(c.minDescendantEpoch),
     parent: r.label(c.parent),
     nodeType: r.nodeType(c.nodeType),
-    leftChild: r.optLabel(c.leftChild),
-    rightChild: r.optLabel(c.rightChild),
+    leftChild,
+    rightChild,
+    leftEpoch: r.childEpoch(c.leftEpoch, leftChild, c.leftChild),
+    rightEpoch: r.childEpoch(c.rightEpoch, rightChild, c.rightChild),
     hash: r.bytes(c.hash, HASH_BYTES),
   };
 }
@@ -286,7 +333,7 @@ export function decodeNodeRow(row: PgRow, table: string): TreeNodeRecord {
   let previous: TreeNode | undefined;
   if (set === PREVIOUS_REQUIRED.length) {
     previous = readNode(r, label, PREVIOUS);
-  } else if (set > 0 || !r.isNull(PREVIOUS.leftChild) || !r.isNull(PREVIOUS.rightChild)) {
+  } else if (set > 0 || PREVIOUS_OPTIONAL.some((c) => !r.isNull(c))) {
     r.fail('p_*', 'describe a partial previous node (some columns NULL)');
   }
   return { kind: 'treeNode', label, latest, previous };

@@ -2,11 +2,12 @@
  * The SQL of a batch of tree-node reads answered in bytes (`Database.batchGetNodeBytes`): the
  * server writes each `nodes` row as a tree-node record in the record codec's form
  * (storage/src/record-codec.ts): a row of two values per node (its position and its record),
- * where the row read returns fifteen that the client parses and decodes one by one.
+ * where the row read returns nineteen that the client parses and decodes one by one.
  *
  * Codec layout (all big-endian): a tree-node record is `u8 1, label, latest node, u8
  * has-previous, previous node`; a node is `label, u64 lastEpoch, u64 minDescendantEpoch,
- * parent, u8 nodeType, u8 children (1 left, 2 right), the children present, 32-byte hash`; a
+ * parent, u8 nodeType, u8 children (1 left, 2 right), the children present, 32-byte hash`,
+ * where a child is its label and its u64 write epoch (all ones for none: a NULL epoch); a
  * label is `u16 len || 32 bytes`, which is a storage key `be32(len) || val` (schema.sql)
  * without its first two bytes, zero for any length up to 256.
  *
@@ -18,6 +19,8 @@
  * the statement runs in 7-8 ms where the row read takes 12 ms and its decoding as much again.
  */
 
+import { NO_CHILD_EPOCH } from '@akd-ts/storage';
+
 /**
  * A 36-byte storage key whose first two bytes are zero (a byte string below `00 01` starts
  * with them): the codec's label is its last 34 bytes. Lengths above 256 are left to the
@@ -25,6 +28,17 @@
  */
 const keyOk = (c: string) => `(length(${c}) = 36 AND ${c} < decode('0001', 'hex'))`;
 const codecLabel = (c: string) => `substring(${c} from 3)`;
+/** The codec's write epoch of a child none of whose versions is visible (a NULL epoch). */
+const NO_EPOCH = `decode('${NO_CHILD_EPOCH.toString(16)}', 'hex')`;
+/** A child in the codec's form, its label and write epoch; empty without the child. */
+const codecChild = (child: string, epoch: string) =>
+  `coalesce(${codecLabel(child)} || coalesce(int8send(${epoch}), ${NO_EPOCH}), ''::bytea)`;
+/**
+ * A child's write epoch as the decoder takes it: NULL, or set with its child and not
+ * negative (whose int8send would read as another epoch, or as none).
+ */
+const childEpochOk = (child: string, epoch: string) =>
+  `(${epoch} IS NULL OR (${child} IS NOT NULL AND ${epoch} >= 0))`;
 /** The low byte of a small integer. */
 const byte = (e: string) => `substring(int2send((${e})::int2) from 2)`;
 
@@ -39,8 +53,8 @@ function nodeBytes(prefix: string): string {
     codecLabel(c('parent')),
     byte(c('node_type')),
     byte(children),
-    `coalesce(${codecLabel(c('left_child'))}, ''::bytea)`,
-    `coalesce(${codecLabel(c('right_child'))}, ''::bytea)`,
+    codecChild(c('left_child'), c('left_epoch')),
+    codecChild(c('right_child'), c('right_epoch')),
     c('hash'),
   ].join(' || ');
 }
@@ -55,6 +69,8 @@ function nodeOk(prefix: string): string {
     `${c('node_type')} BETWEEN 1 AND 3`,
     `(${c('left_child')} IS NULL OR ${keyOk(c('left_child'))})`,
     `(${c('right_child')} IS NULL OR ${keyOk(c('right_child'))})`,
+    childEpochOk(c('left_child'), c('left_epoch')),
+    childEpochOk(c('right_child'), c('right_epoch')),
     `length(${c('hash')}) = 32`,
   ].join(' AND ');
 }

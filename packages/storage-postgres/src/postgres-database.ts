@@ -609,7 +609,7 @@ export class PostgresDatabase implements Database, ReplicationAware {
 
   /**
    * Tree nodes in bytes, written by the server (node-bytes.ts): two values per node, where
-   * `batchGet` parses and decodes fifteen columns per node on this thread (a preload of
+   * `batchGet` parses and decodes nineteen columns per node on this thread (a preload of
    * 200,000 labels into 200,000 spent most of its 5 s there). A batch holding a row the server
    * does not write (one the row decoder would reject), or a server that cannot run the
    * statement, is read through the row decoder instead: its error names what is wrong.

@@ -28,6 +28,11 @@ const NODE_COLUMNS = [
   'p_left_child',
   'p_right_child',
   'p_hash',
+  // schema version 4 appended these to the table (codec.ts `nodeColumns` writes them last)
+  'left_epoch',
+  'right_epoch',
+  'p_left_epoch',
+  'p_right_epoch',
 ];
 const NODE_TYPES = [
   'bytea',
@@ -45,6 +50,10 @@ const NODE_TYPES = [
   'bytea',
   'bytea',
   'bytea',
+  'int8',
+  'int8',
+  'int8',
+  'int8',
 ];
 const STATE_COLUMNS = ['username', 'epoch', 'version', 'node_label_len', 'node_label_val', 'value'];
 const STATE_TYPES = ['bytea', 'int8', 'int8', 'int4', 'bytea', 'bytea'];

@@ -1,4 +1,4 @@
--- akd-ts PostgreSQL schema, version 3 (@akd-ts/storage-postgres).
+-- akd-ts PostgreSQL schema, version 4 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -27,6 +27,14 @@ CREATE TABLE IF NOT EXISTS azks (
 -- be32(label_len) || label_val, so one bytea column is the primary key and a batch read is
 -- one join of the key array with it. The p_* columns are all NULL when there is no previous version; a
 -- child column is NULL when the child is absent.
+--
+-- left_epoch and right_epoch (version 4; p_left_epoch and p_right_epoch for the previous
+-- version) are the last_epoch of the child's version that the node version was hashed with:
+-- the child's version visible at the node version's last_epoch (spec 9.2), NULL without the
+-- child or when none of its versions is visible then. A node version's last_epoch is the
+-- epoch that wrote it, so a walk from the root can name every node version it reads by label
+-- and write epoch: the groundwork for storing node versions by epoch. A child epoch set while
+-- its child is NULL is corrupt.
 CREATE TABLE IF NOT EXISTS nodes (
   label bytea PRIMARY KEY,
   last_epoch bigint NOT NULL,
@@ -42,7 +50,11 @@ CREATE TABLE IF NOT EXISTS nodes (
   p_node_type smallint,
   p_left_child bytea,
   p_right_child bytea,
-  p_hash bytea
+  p_hash bytea,
+  left_epoch bigint,
+  right_epoch bigint,
+  p_left_epoch bigint,
+  p_right_epoch bigint
 );
 
 -- Value states (spec 9.1): one row per user and epoch. Every read is by the primary key or
@@ -82,4 +94,4 @@ CREATE TABLE IF NOT EXISTS vrf_proofs (
   value bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 3) ON CONFLICT (id) DO NOTHING;
+INSERT INTO schema_version (id, version) VALUES (1, 4) ON CONFLICT (id) DO NOTHING;

@@ -3,7 +3,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AkdError, NodeLabel } from '@akd-ts/core';
-import { NodeType, nodeKey, type Database, type TreeNodeRecord } from '@akd-ts/storage';
+import {
+  ByteReader,
+  NodeType,
+  nodeKey,
+  readNodeRecords,
+  readRecord,
+  type Database,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
 import { SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
 
 const schemas = new SchemaJanitor();
@@ -25,6 +33,8 @@ function record(): TreeNodeRecord {
     nodeType: NodeType.Leaf,
     leftChild: undefined,
     rightChild: undefined,
+    leftEpoch: undefined,
+    rightEpoch: undefined,
     hash: new Uint8Array(32).fill(7),
   };
   return { kind: 'treeNode', label, latest: node, previous: { ...node, lastEpoch: 1n } };
@@ -116,6 +126,39 @@ test(
     await fresh.close();
   },
 );
+
+test('nodes: child epochs out of range, not integers, or without their child', pgTest, async () => {
+  // a child for the leaf's versions, so that only the epoch is wrong
+  const child = bad('00000100' + 'cd'.repeat(32));
+  await damagedNode('left_epoch = 1', 'left_epoch is set while left_child is NULL');
+  await damagedNode('p_right_epoch = 4', 'p_right_epoch is set while p_right_child is NULL');
+  await damagedNode(`left_child = ${child}, left_epoch = -1`, 'left_epoch -1 is out of range');
+  await damagedNode(
+    `p_right_child = ${child}, p_right_epoch = -2`,
+    'p_right_epoch -2 is out of range',
+  );
+  await damagedNode(
+    'p_last_epoch = NULL, p_min_descendant_epoch = NULL, p_parent = NULL, p_node_type = NULL, p_hash = NULL, p_left_epoch = 1',
+    'partial previous node',
+  );
+  await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN right_epoch TYPE numeric`);
+  await damagedNode(`right_child = ${child}, right_epoch = 1.5`, 'right_epoch is not an integer');
+  await sql(`ALTER TABLE "${schema}".nodes ALTER COLUMN right_epoch TYPE bigint USING NULL`);
+  // and sound ones decode, on both paths: a child epoch, and a child with none visible
+  const sound = `left_child = ${child}, left_epoch = 2, p_right_child = ${child}`;
+  await sql(`UPDATE "${schema}".nodes SET ${sound}`);
+  const reader = await openDb(schema, { migrate: false });
+  try {
+    const [r] = await readNodeRecords(reader, [label]);
+    assert.deepEqual([r?.latest.leftEpoch, r?.previous?.rightChild?.len], [2n, 256]);
+    assert.equal(r?.previous?.rightEpoch, undefined);
+    const answer = await reader.batchGetNodeBytes!(codecLabel);
+    const bytes = answer.buffers[answer.buffer[0]!]!;
+    assert.deepEqual(readRecord(new ByteReader(bytes, answer.starts[0]!)), r);
+  } finally {
+    await reader.close();
+  }
+});
 
 test(
   'value_states: label length and bytes, ranges, NULL value, on every read',

@@ -276,6 +276,20 @@ test(
       db.set({ ...bad, latest: { ...bad.latest, hash: new Uint8Array(31) } }),
       /latest\.hash must be 32 bytes/,
     );
+    // a child epoch the decoder would refuse: beyond the range, or without its child
+    const child = leaf(5).label;
+    await assert.rejects(
+      db.set({ ...bad, previous: { ...bad.latest, rightChild: child, rightEpoch: MAX + 1n } }),
+      /previous\.rightEpoch = 9223372036854775808/,
+    );
+    await assert.rejects(
+      db.set({ ...bad, latest: { ...bad.latest, leftEpoch: 1n } }),
+      /latest\.leftEpoch is set without its child/,
+    );
+    await assert.rejects(
+      db.set({ ...bad, latest: { ...bad.latest, leftChild: child, leftEpoch: 1 as never } }),
+      /latest\.leftEpoch must be a bigint/,
+    );
     assert.equal(await count(schema), 0);
     await db.close();
   },

@@ -1,11 +1,19 @@
 // The shipped schema and its versions: schema.ts mirrors schema.sql; a fresh store is at the
 // current version; reopening works; a newer store is refused naming its version; an older one
-// is migrated (with a simulated next version); readers that may not migrate only check.
+// is migrated (with a simulated next version, and from each real older version, the child
+// epochs of version 4 computed from the rows); readers that may not migrate only check.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { AkdError } from '@akd-ts/core';
+import { AkdError, NodeLabel } from '@akd-ts/core';
+import {
+  NodeType,
+  nodeAtEpoch,
+  nodeKey,
+  type TreeNode,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
 import { PostgresDatabase, SCHEMA_SQL, SCHEMA_VERSION } from '@akd-ts/storage-postgres';
 import { prepareSchema } from '../src/migrate.js';
 import { MIGRATIONS } from '../src/schema.js';
@@ -24,6 +32,21 @@ const isSchemaError =
 
 async function version(schema: string): Promise<unknown> {
   return (await sql(`SELECT version FROM "${schema}".schema_version`)).rows[0]?.version;
+}
+
+/** What each version added to the one before, undone (`s` is the quoted schema). */
+const UNDO: Record<number, (s: string) => string> = {
+  2: (s) => `DROP TABLE ${s}.audit_blobs`,
+  3: (s) => `DROP TABLE ${s}.vrf_proofs`,
+  4: (s) =>
+    `ALTER TABLE ${s}.nodes DROP COLUMN left_epoch, DROP COLUMN right_epoch, ` +
+    `DROP COLUMN p_left_epoch, DROP COLUMN p_right_epoch`,
+};
+
+/** Turns a store of this driver's version into one an older release wrote: `older`'s tables. */
+async function downgrade(schema: string, older: number): Promise<void> {
+  for (let v = SCHEMA_VERSION; v > older; v--) await sql(UNDO[v]!(`"${schema}"`));
+  await sql(`UPDATE "${schema}".schema_version SET version = ${older}`);
 }
 
 test('SCHEMA_SQL is schema.sql, character for character, and ends at SCHEMA_VERSION', () => {
@@ -77,10 +100,7 @@ test(
     assert.equal(rows.length, 0, 'the schema was not created');
     // an existing store opens, and an older one is migrated
     await (await openDb(schema)).close();
-    // a store of version 1 has neither the audit blobs (2) nor the VRF proofs (3)
-    await sql(`DROP TABLE "${schema}".audit_blobs`);
-    await sql(`DROP TABLE "${schema}".vrf_proofs`);
-    await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+    await downgrade(schema, 1);
     await (await openDb(schema, { create: false })).close();
     assert.equal(await version(schema), SCHEMA_VERSION);
   },
@@ -163,9 +183,7 @@ test('a version-1 store gains the audit_blobs table and keeps its records', pgTe
   await db.setSetting('configuration', 'whatsapp_v1');
   await db.close();
   // a store written by the first release: no audit_blobs table, version 1
-  await sql(`DROP TABLE "${schema}".audit_blobs`);
-  await sql(`DROP TABLE "${schema}".vrf_proofs`);
-  await sql(`UPDATE "${schema}".schema_version SET version = 1`);
+  await downgrade(schema, 1);
   await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('version 1'));
 
   const migrated = await openDb(schema);
@@ -183,6 +201,107 @@ test('a version-1 store gains the audit_blobs table and keeps its records', pgTe
   assert.equal((await migrated.getAuditBlobInfos([6n]))[0]!.size, 1);
   await migrated.close();
 });
+
+/** The first `len` bits of a label whose every byte is `byte`. */
+const bits = (byte: number, len: number) =>
+  new NodeLabel(new Uint8Array(32).fill(byte), 256).getPrefix(len);
+
+/** A node version written at `epoch`, with the children given (a leaf without). */
+function written(
+  label: NodeLabel,
+  epoch: bigint,
+  children?: [NodeLabel, NodeLabel],
+  nodeType: NodeType = children ? NodeType.Interior : NodeType.Leaf,
+): TreeNode {
+  return {
+    label,
+    lastEpoch: epoch,
+    minDescendantEpoch: 1n,
+    parent: label.len === 0 ? label : NodeLabel.root(),
+    nodeType,
+    leftChild: children?.[0],
+    rightChild: children?.[1],
+    leftEpoch: undefined,
+    rightEpoch: undefined,
+    hash: new Uint8Array(32).fill(Number(epoch)),
+  };
+}
+
+const treeNode = (latest: TreeNode, previous?: TreeNode): TreeNodeRecord => ({
+  kind: 'treeNode',
+  label: latest.label,
+  latest,
+  previous,
+});
+
+/** The child epochs of a record's versions: latest left, right, previous left, right. */
+const childEpochs = (r: TreeNodeRecord) => [
+  r.latest.leftEpoch,
+  r.latest.rightEpoch,
+  r.previous?.leftEpoch,
+  r.previous?.rightEpoch,
+];
+
+test(
+  'a version-3 store gains the child epochs, each the child version visible at its parent',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('v3');
+    const root = NodeLabel.root();
+    const [a, b] = [bits(0x00, 1), bits(0x80, 1)];
+    const [a0, a1, b0, b1] = [bits(0x00, 2), bits(0x40, 2), bits(0x80, 2), bits(0xc0, 2)];
+    const tree = [
+      treeNode(written(root, 3n, [a, b], NodeType.Root), written(root, 2n, [a, b], NodeType.Root)),
+      treeNode(written(a, 3n, [a0, a1]), written(a, 1n, [a0, a1])),
+      // b0 has no row: a child the store does not hold has no epoch
+      treeNode(written(b, 2n, [b0, b1])),
+      treeNode(written(a0, 1n)),
+      treeNode(written(a1, 3n), written(a1, 2n)),
+      treeNode(written(b1, 2n)),
+    ];
+    const db = await openDb(schema);
+    await db.batchSet(tree);
+    await db.close();
+    await downgrade(schema, 3);
+
+    // two writers open it at once: one migrates, the other waits for it and finds version 4
+    const [migrated, other] = await Promise.all([openDb(schema), openDb(schema)]);
+    await other.close();
+    assert.equal(await version(schema), SCHEMA_VERSION);
+    const stored = new Map<string, TreeNodeRecord>();
+    for (const r of await migrated.batchGet(tree.map((n) => nodeKey(n.label)))) {
+      if (r.kind === 'treeNode') stored.set(r.label.key, r);
+    }
+    const epochsOf = (l: NodeLabel) => childEpochs(stored.get(l.key)!);
+    // root latest (3): both children's latest; root previous (2): a's latest (3) is newer,
+    // so its previous (1), and b's latest, written at that very epoch
+    assert.deepEqual(epochsOf(root), [3n, 2n, 1n, 2n]);
+    // a previous (1): no version of a1 (3, previous 2) is visible
+    assert.deepEqual(epochsOf(a), [1n, 3n, 1n, undefined]);
+    assert.deepEqual(epochsOf(b), [undefined, 2n, undefined, undefined]);
+    for (const leaf of [a0, a1, b1]) assert.deepEqual(epochsOf(leaf), Array(4).fill(undefined));
+    // every epoch is the rule's (spec 9.2), and the rest of every record is as written
+    const rule = (n: TreeNode | undefined, child: NodeLabel | undefined) => {
+      const record = child && stored.get(child.key);
+      return n && record && nodeAtEpoch(record, n.lastEpoch)?.lastEpoch;
+    };
+    for (const original of tree) {
+      const r = stored.get(original.label.key)!;
+      const want = [
+        rule(r.latest, r.latest.leftChild),
+        rule(r.latest, r.latest.rightChild),
+        rule(r.previous, r.previous?.leftChild),
+        rule(r.previous, r.previous?.rightChild),
+      ];
+      assert.deepEqual(childEpochs(r), want, `${original.label}`);
+      const [latest, previous] = [r.latest, r.previous].map(
+        (n) => n && { ...n, leftEpoch: undefined, rightEpoch: undefined },
+      );
+      assert.deepEqual({ ...r, latest, previous }, original);
+    }
+    await migrated.close();
+  },
+);
 
 test('a missing schema or version row is a schema error for readers', pgTest, async () => {
   const missing = schemas.fresh('none');

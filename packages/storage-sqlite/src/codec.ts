@@ -3,8 +3,9 @@
  * 2^63 - 1) and throws the caller's RangeError before anything is written; decoding checks
  * every column of every row it is given and turns anything that is not a valid record (a wrong
  * blob length, a label longer than 256 bits, an unknown node type, a NULL, a negative or
- * non-integer number) into `STORAGE_CORRUPT` naming the table and the row's key, so that a
- * damaged or foreign file never crashes the reader and never yields a wrong record.
+ * non-integer number, a child's write epoch without the child) into `STORAGE_CORRUPT` naming
+ * the table and the row's key, so that a damaged or foreign file never crashes the reader and
+ * never yields a wrong record.
  *
  * Rows are arrays in the column order of the `*_COLUMNS` lists (statements run in raw mode).
  */
@@ -25,23 +26,34 @@ import { corruptRow } from './errors.js';
 /** The largest integer a signed 64-bit INTEGER column holds (see `Database`). */
 export const MAX_STORED_INTEGER = (1n << 63n) - 1n;
 
-export const NODE_COLUMNS = [
-  'label',
+/**
+ * The columns of one node version, in the order the row codec reads them: the previous copy's
+ * are the same with a `p_` prefix. A child's write epoch follows the children (schema.sql
+ * puts those columns last, where version 6 added them).
+ */
+const NODE_VERSION_COLUMNS = [
   'last_epoch',
   'min_descendant_epoch',
   'parent',
   'node_type',
   'left_child',
   'right_child',
+  'left_epoch',
+  'right_epoch',
   'hash',
-  'p_last_epoch',
-  'p_min_descendant_epoch',
-  'p_parent',
-  'p_node_type',
-  'p_left_child',
-  'p_right_child',
-  'p_hash',
 ] as const;
+/** Columns of one node version in a row (NODE_VERSION_COLUMNS). */
+const NODE_VERSION_WIDTH = NODE_VERSION_COLUMNS.length;
+/** Where the latest and the previous version's columns begin in a `nodes` row. */
+const LATEST_AT = 1;
+const PREVIOUS_AT = LATEST_AT + NODE_VERSION_WIDTH;
+
+/** A `nodes` row as statements name its columns: the label, the latest version, the previous. */
+export const NODE_COLUMNS: readonly string[] = [
+  'label',
+  ...NODE_VERSION_COLUMNS,
+  ...NODE_VERSION_COLUMNS.map((c) => `p_${c}`),
+];
 export const VALUE_STATE_COLUMNS = ['username', 'epoch', 'version', 'node_label', 'value'] as const;
 export const AZKS_COLUMNS = ['id', 'latest_epoch', 'num_nodes'] as const;
 
@@ -78,10 +90,24 @@ export function labelBytes(label: NodeLabel): Uint8Array {
   return label.toBytes();
 }
 
-/** Writes the 7 columns of one node version (or 7 NULLs) into `out` from index `at`. */
+/**
+ * A child's write epoch column: NULL when undefined. An epoch without its child would be a
+ * row the decoder rejects, so it is refused before anything is written.
+ */
+function childEpoch(
+  epoch: bigint | undefined,
+  child: NodeLabel | undefined,
+  field: string,
+): bigint | null {
+  if (epoch === undefined) return null;
+  if (child === undefined) throw new RangeError(`${field} is set but the node has no such child`);
+  return storedInteger(epoch, field);
+}
+
+/** Writes the columns of one node version (NODE_VERSION_COLUMNS, or NULLs) into `out` from `at`. */
 function setNode(out: unknown[], at: number, n: TreeNode | undefined, field: string): void {
   if (n === undefined) {
-    for (let i = 0; i < 7; i++) out[at + i] = null;
+    for (let i = 0; i < NODE_VERSION_WIDTH; i++) out[at + i] = null;
     return;
   }
   out[at] = storedInteger(n.lastEpoch, `${field}.lastEpoch`);
@@ -90,7 +116,9 @@ function setNode(out: unknown[], at: number, n: TreeNode | undefined, field: str
   out[at + 3] = nodeTypeCode(n.nodeType, `${field}.nodeType`);
   out[at + 4] = n.leftChild === undefined ? null : labelBytes(n.leftChild);
   out[at + 5] = n.rightChild === undefined ? null : labelBytes(n.rightChild);
-  out[at + 6] = hashBytes(n.hash, `${field}.hash`);
+  out[at + 6] = childEpoch(n.leftEpoch, n.leftChild, `${field}.leftEpoch`);
+  out[at + 7] = childEpoch(n.rightEpoch, n.rightChild, `${field}.rightEpoch`);
+  out[at + 8] = hashBytes(n.hash, `${field}.hash`);
 }
 
 /**
@@ -99,8 +127,8 @@ function setNode(out: unknown[], at: number, n: TreeNode | undefined, field: str
  */
 export function setNodeRow(out: unknown[], at: number, r: TreeNodeRecord): void {
   out[at] = labelBytes(r.label);
-  setNode(out, at + 1, r.latest, 'treeNode.latest');
-  setNode(out, at + 8, r.previous, 'treeNode.previous');
+  setNode(out, at + LATEST_AT, r.latest, 'treeNode.latest');
+  setNode(out, at + PREVIOUS_AT, r.previous, 'treeNode.previous');
 }
 
 /** Writes a value state's row (VALUE_STATE_COLUMNS) into `out` from index `at`. */
@@ -228,7 +256,25 @@ function readNodeType(v: unknown, at: At, column: string): NodeType {
   throw corruptRow(at.table, at.key, `${column} is ${describe(v)}, not a node type (1, 2 or 3)`);
 }
 
-/** Decodes the 7 columns of one node version starting at `i` (`prefix` '' or 'p_'). */
+/**
+ * The write epoch column of the child on `side` (`left`, `p_right`, ...): undefined for NULL,
+ * and only beside its child (the codec writes an epoch after its child's label, so one
+ * without the child would be lost).
+ */
+function readChildEpoch(
+  v: unknown,
+  child: NodeLabel | undefined,
+  at: At,
+  side: string,
+): bigint | undefined {
+  if (v === null) return undefined;
+  if (child === undefined) {
+    throw corruptRow(at.table, at.key, `${side}_epoch is set but ${side}_child is NULL`);
+  }
+  return readInteger(v, at, `${side}_epoch`);
+}
+
+/** Decodes one node version (NODE_VERSION_COLUMNS) from column `i` (`prefix` '' or 'p_'). */
 function readNode(
   row: Row,
   i: number,
@@ -237,20 +283,28 @@ function readNode(
   prefix: string,
   into: RowBytes,
 ): TreeNode {
+  const leftChild = readOptionalLabel(row[i + 4], at, `${prefix}left_child`, into);
+  const rightChild = readOptionalLabel(row[i + 5], at, `${prefix}right_child`, into);
   return {
     label,
     lastEpoch: readInteger(row[i], at, `${prefix}last_epoch`),
     minDescendantEpoch: readInteger(row[i + 1], at, `${prefix}min_descendant_epoch`),
     parent: readLabel(row[i + 2], at, `${prefix}parent`, into),
     nodeType: readNodeType(row[i + 3], at, `${prefix}node_type`),
-    leftChild: readOptionalLabel(row[i + 4], at, `${prefix}left_child`, into),
-    rightChild: readOptionalLabel(row[i + 5], at, `${prefix}right_child`, into),
-    hash: readBlob(row[i + 6], at, `${prefix}hash`, 32, into),
+    leftChild,
+    rightChild,
+    leftEpoch: readChildEpoch(row[i + 6], leftChild, at, `${prefix}left`),
+    rightEpoch: readChildEpoch(row[i + 7], rightChild, at, `${prefix}right`),
+    hash: readBlob(row[i + 8], at, `${prefix}hash`, 32, into),
   };
 }
 
-/** The blob columns of a `nodes` row (NODE_COLUMNS): labels and hashes. */
-const NODE_BLOB_COLUMNS = [0, 3, 5, 6, 7, 10, 12, 13, 14] as const;
+/** Columns of a node version that hold blobs: labels and the hash. */
+const NODE_BLOBS = new Set(['label', 'parent', 'left_child', 'right_child', 'hash']);
+/** The blob columns of a `nodes` row (NODE_COLUMNS). */
+const NODE_BLOB_COLUMNS = NODE_COLUMNS.flatMap((c, i) =>
+  NODE_BLOBS.has(c.replace(/^p_/, '')) ? [i] : [],
+);
 /** The blob columns of a `value_states` row (VALUE_STATE_COLUMNS). */
 const VALUE_STATE_BLOB_COLUMNS = [0, 3, 4] as const;
 
@@ -262,16 +316,16 @@ export function decodeNodeRow(row: Row): TreeNodeRecord {
   const at = new At('nodes', () => `label=${keyPart(row[0])}`);
   const into = new RowBytes(row, NODE_BLOB_COLUMNS);
   const label = readLabel(row[0], at, 'label', into);
-  const latest = readNode(row, 1, label, at, '', into);
+  const latest = readNode(row, LATEST_AT, label, at, '', into);
   // the previous copy is all there or all NULL (spec 14.8), never half a node
-  const previousColumns = row.slice(8, 15);
+  const previousColumns = row.slice(PREVIOUS_AT, PREVIOUS_AT + NODE_VERSION_WIDTH);
   let previous: TreeNode | undefined;
   if (previousColumns.every((v) => v === null)) {
     previous = undefined;
-  } else if (row[8] === null) {
+  } else if (row[PREVIOUS_AT] === null) {
     throw corruptRow(at.table, at.key, 'p_last_epoch is NULL but other p_ columns are set');
   } else {
-    previous = readNode(row, 8, label, at, 'p_', into);
+    previous = readNode(row, PREVIOUS_AT, label, at, 'p_', into);
   }
   return { kind: 'treeNode', label, latest, previous };
 }

@@ -35,7 +35,10 @@ export interface SqliteDatabaseOptions {
    * resident size, keeps the default. SQLite caps it at its build's limit (2 GB here).
    */
   mmapSizeBytes?: number;
-  /** Rows per multi-row upsert statement, 1-2000 (default 500). */
+  /**
+   * Rows per multi-row upsert statement, 1-2000 (default 500); tree-node rows at most 1,724,
+   * which is all of SQLite's parameters for their 19 columns.
+   */
   writeChunkRows?: number;
   /** Keys per batched read statement, 1-16000 (default 1000). */
   readChunkKeys?: number;
@@ -90,7 +93,8 @@ export function resolveOptions(options: SqliteDatabaseOptions): ResolvedOptions 
   if (!SYNCHRONOUS_MODES.includes(o.synchronous)) {
     throw new RangeError(`synchronous must be one of ${SYNCHRONOUS_MODES.join(', ')}`);
   }
-  // SQLite allows 32,766 parameters per statement: 15 per node row, 2 per value-state key
+  // SQLite allows 32,766 parameters per statement: 5 per value-state row, 2 per value-state
+  // key; node rows, of 19, go at most sql.MAX_NODE_ROWS to a statement
   integerIn(o.busyTimeoutMs, 0, 2 ** 31 - 1, 'busyTimeoutMs');
   integerIn(o.cacheSizeKiB, 0, 2 ** 31 - 1, 'cacheSizeKiB');
   integerIn(o.mmapSizeBytes, 0, Number.MAX_SAFE_INTEGER, 'mmapSizeBytes');

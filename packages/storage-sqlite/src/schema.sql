@@ -1,4 +1,4 @@
--- akd-ts SQLite store, schema version 5 (PRAGMA user_version = 5,
+-- akd-ts SQLite store, schema version 6 (PRAGMA user_version = 6,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -14,7 +14,16 @@
 
 -- One row per tree node: its latest version and at most one previous version (spec 9.2),
 -- after the MySQL example of spec 14.8. The previous version exists iff p_last_epoch is not
--- NULL (then every p_ column but the children must be set); its label is the row's label.
+-- NULL (then every p_ column but the children and their epochs must be set); its label is the
+-- row's label.
+--
+-- left_epoch and right_epoch (schema version 6, hence last) are the write epochs of the
+-- children this version was hashed with: the last_epoch of each child's version visible at
+-- this version's last_epoch (the child's latest version if not newer, else its previous one if
+-- not newer). NULL without the child or when none of its versions is visible then; set while
+-- the child is NULL is corrupt. A node's last_epoch is the epoch that wrote it, so with them a
+-- walk from the root can name every node version it reads by label and write epoch: the
+-- groundwork for storing node versions by epoch instead of by label.
 CREATE TABLE nodes (
   label BLOB NOT NULL PRIMARY KEY,
   last_epoch INTEGER NOT NULL,
@@ -30,7 +39,11 @@ CREATE TABLE nodes (
   p_node_type INTEGER,
   p_left_child BLOB,
   p_right_child BLOB,
-  p_hash BLOB
+  p_hash BLOB,
+  left_epoch INTEGER,
+  right_epoch INTEGER,
+  p_left_epoch INTEGER,
+  p_right_epoch INTEGER
 ) STRICT, WITHOUT ROWID;
 
 -- One row per published version of a user's value (spec 9.1 ValueState). Every per-user

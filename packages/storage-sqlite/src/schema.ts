@@ -14,7 +14,7 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -31,7 +31,9 @@ export interface Migration {
  * audit_blobs table (stored audit blobs; the epochs published before it have none until the
  * writer server fills them in); version 4 the vrf_proofs table (VRF proofs stored at publish;
  * versions published before it have none until `akd vrf backfill` computes them); version 5
- * the audit_blob_parts table (a blob stored in parts of 1 MiB; those written before are one).
+ * the audit_blob_parts table (a blob stored in parts of 1 MiB; those written before are one);
+ * version 6 the nodes' child write epochs (left_epoch, right_epoch and their p_ copies,
+ * filled in for the stored nodes from their children's rows: `childEpochsSql`).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -67,7 +69,41 @@ export const MIGRATIONS: readonly Migration[] = [
   PRIMARY KEY (epoch, part)
 ) STRICT;`,
   },
+  { from: 5, sql: childEpochsSql() },
 ];
+
+/**
+ * The child write epoch columns (version 6), added at the end of `nodes` and filled in:
+ * a version of a node written at `t` was hashed with each child's version visible at `t`
+ * (spec 9.2, `nodeAtEpoch`), whose own last_epoch is the epoch to store; NULL for a child
+ * with no row, or none of whose versions is that old. One pass over the table, each child
+ * found by a probe of the primary key; leaves, which have no children, are not rewritten.
+ */
+function childEpochsSql(): string {
+  const children = [
+    { prefix: '', written: 'n.last_epoch' },
+    { prefix: 'p_', written: 'n.p_last_epoch' },
+  ].flatMap(({ prefix, written }) =>
+    ['left', 'right'].map((side) => ({
+      child: `n.${prefix}${side}_child`,
+      epoch: `${prefix}${side}_epoch`,
+      written,
+    })),
+  );
+  /** The last_epoch of the version of the child in column `child` visible at `t`. */
+  const visible = (child: string, t: string) =>
+    `(SELECT CASE WHEN c.last_epoch <= ${t} THEN c.last_epoch ` +
+    `WHEN c.p_last_epoch <= ${t} THEN c.p_last_epoch END ` +
+    `FROM nodes AS c WHERE c.label = ${child})`;
+  return [
+    ...children.map(({ epoch }) => `ALTER TABLE nodes ADD COLUMN ${epoch} INTEGER;`),
+    'UPDATE nodes AS n SET ' +
+      children
+        .map(({ child, epoch, written }) => `${epoch} = ${visible(child, written)}`)
+        .join(', ') +
+      ` WHERE ${children.map(({ child }) => `${child} IS NOT NULL`).join(' OR ')};`,
+  ].join('\n');
+}
 
 /** The store's `(application_id, user_version)`. */
 function readHeader(client: SqliteClient): { app: number; version: number } {

@@ -40,6 +40,15 @@ function upsert(table: string, columns: readonly string[], key: string[], rows: 
   );
 }
 
+/** The most parameters SQLite takes in one statement (SQLITE_MAX_VARIABLE_NUMBER). */
+const MAX_PARAMETERS = 32766;
+
+/**
+ * The most node rows one upsert holds: 1,724 rows of NODE_COLUMNS.length (19) parameters,
+ * fewer than the 2,000 `writeChunkRows` allows.
+ */
+export const MAX_NODE_ROWS = Math.floor(MAX_PARAMETERS / NODE_COLUMNS.length);
+
 /** Upsert of `rows` node records (NODE_COLUMNS each). */
 export const upsertNodesSql = byCount((rows) => upsert('nodes', NODE_COLUMNS, ['label'], rows));
 

@@ -355,7 +355,7 @@ export class SqliteDatabase implements Database {
       setNodeRow,
       this.nodeParams,
       (rows, params) => this.stmt(sql.upsertNodesSql(rows)).run(params),
-      sql.chunks(nodes, max, true),
+      sql.chunks(nodes, Math.min(max, sql.MAX_NODE_ROWS), true),
     );
     const stateRows = new TableRows(
       VALUE_STATE_COLUMNS.length,

@@ -34,6 +34,8 @@ const interior: DbRecord = {
     nodeType: NodeType.Interior,
     leftChild: leafLabel(8),
     rightChild: leafLabel(9),
+    leftEpoch: 5n,
+    rightEpoch: 4n,
   },
   previous: nodeRecord(label, 4n).latest,
 };
@@ -105,6 +107,27 @@ const nodeCases: [string, string, RegExp, string?][] = [
     'nodes',
   ],
   ['a NULL hash', 'UPDATE nodes SET hash = NULL WHERE label = ?', /hash is NULL/, 'nodes'],
+  [
+    "text as a child's write epoch",
+    "UPDATE nodes SET left_epoch = 'x' WHERE label = ?",
+    /left_epoch is a string, not an integer/,
+    'nodes',
+  ],
+  [
+    "a negative child's write epoch",
+    'UPDATE nodes SET right_epoch = -3 WHERE label = ?',
+    /right_epoch is the integer -3, not an integer in 0 ..= 2\^63 - 1/,
+  ],
+  [
+    "a child's write epoch whose child is gone",
+    'UPDATE nodes SET right_child = NULL WHERE label = ?',
+    /right_epoch is set but right_child is NULL/,
+  ],
+  [
+    "a previous copy with a child's write epoch and no child",
+    'UPDATE nodes SET p_left_epoch = 2 WHERE label = ?',
+    /p_left_epoch is set but p_left_child is NULL/,
+  ],
   [
     'a real number of epochs',
     'UPDATE nodes SET min_descendant_epoch = 1.5 WHERE label = ?',

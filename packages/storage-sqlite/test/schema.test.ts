@@ -6,7 +6,21 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { AZKS_KEY } from '@akd-ts/storage';
+import type BetterSqlite3 from 'better-sqlite3';
+import { NodeLabel, toHex } from '@akd-ts/core';
+import {
+  AZKS_KEY,
+  ByteReader,
+  ByteWriter,
+  LABEL_BYTES,
+  NodeType,
+  nodeAtEpoch,
+  nodeKey,
+  readNodeRecords,
+  readRecord,
+  type TreeNode,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
 import {
   APPLICATION_ID,
   SCHEMA_VERSION,
@@ -16,7 +30,7 @@ import {
 } from '../src/index.js';
 import { SCHEMA_SQL } from '../src/schema-sql.js';
 import { MIGRATIONS } from '../src/schema.js';
-import { raw, rejectsWith, tempDir } from './support/helpers.js';
+import { leafLabel, nodeRecord, raw, rejectsWith, tempDir } from './support/helpers.js';
 
 const tmp = tempDir('schema');
 after(tmp.remove);
@@ -35,10 +49,19 @@ function schemaOf(path: string): string[] {
       r.sql
         .replace(/--[^\n]*/g, '')
         .replace(/\s+/g, ' ')
+        // a column added by a migration follows the last one without the newline before ')'
+        .replace(/ \)/g, ')')
         .trim(),
     );
   } finally {
     db.close();
+  }
+}
+
+/** Takes a store's nodes table back to version 5, before the children's write epochs. */
+function dropChildEpochs(r: BetterSqlite3.Database): void {
+  for (const side of ['left', 'right', 'p_left', 'p_right']) {
+    r.exec(`ALTER TABLE nodes DROP COLUMN ${side}_epoch`);
   }
 }
 
@@ -52,6 +75,66 @@ function header(path: string): { version: bigint; app: bigint } {
   } finally {
     db.close();
   }
+}
+
+/**
+ * A small tree for the version-5 migration, as a version-5 store holds it (no child write
+ * epochs): the root over interior nodes a and b over leaves, where
+ * - a is newer (5) than the root's previous version (3), which was hashed with a's previous
+ *   version (2): the previous-version branch;
+ * - l2's versions (5, 4) are both newer than a's previous version (2), and b's only child at
+ *   its previous version (1) is l3, first written at 3: no version visible;
+ * - l4, b's right child, has no row at all.
+ */
+const root = NodeLabel.root();
+const a = new NodeLabel(new Uint8Array(32), 1);
+const b = new NodeLabel(Uint8Array.of(0x80, ...new Uint8Array(31)), 1);
+const l1 = leafLabel(1);
+const l2 = leafLabel(2);
+const l3 = leafLabel(3);
+const l4 = leafLabel(4);
+
+/** A node version written at `epoch`: a leaf, or interior over the children given. */
+function version(label: NodeLabel, epoch: bigint, left?: NodeLabel, right?: NodeLabel): TreeNode {
+  const leaf = nodeRecord(label, epoch).latest;
+  if (left === undefined && right === undefined) return leaf;
+  return { ...leaf, nodeType: NodeType.Interior, leftChild: left, rightChild: right };
+}
+
+function record(latest: TreeNode, previous?: TreeNode): TreeNodeRecord {
+  return { kind: 'treeNode', label: latest.label, latest, previous };
+}
+
+const tree = new Map(
+  [
+    record(version(root, 5n, a, b), { ...version(root, 3n, a, b), nodeType: NodeType.Root }),
+    record(version(a, 5n, l1, l2), version(a, 2n, l1, l2)),
+    record(version(b, 3n, l3, l4), version(b, 1n, l3)),
+    record(version(l1, 1n)),
+    record(version(l2, 5n), version(l2, 4n)),
+    record(version(l3, 3n)),
+  ].map((r) => [r.label.key, r]),
+);
+
+/** What the migration fills in: label, left_epoch, right_epoch, p_left_epoch, p_right_epoch. */
+const filled: [NodeLabel, ...(bigint | null)[]][] = [
+  [root, 5n, 3n, 2n, 3n],
+  [a, 1n, 5n, 1n, null],
+  [b, 3n, null, null, null],
+  [l1, null, null, null, null],
+  [l2, null, null, null, null],
+  [l3, null, null, null, null],
+];
+
+/** The write epoch of `child`'s version visible when `n` was written, by the storage rule. */
+function visible(child: NodeLabel | undefined, n: TreeNode): bigint | undefined {
+  const stored = child && tree.get(child.key);
+  return stored && nodeAtEpoch(stored, n.lastEpoch)?.lastEpoch;
+}
+
+/** `n` with the write epochs of the children it was hashed with (spec 9.2). */
+function withChildEpochs(n: TreeNode | undefined): TreeNode | undefined {
+  return n && { ...n, leftEpoch: visible(n.leftChild, n), rightEpoch: visible(n.rightChild, n) };
 }
 
 describe('schema', () => {
@@ -90,6 +173,7 @@ describe('schema', () => {
     r.exec('DROP TABLE audit_blobs');
     r.exec('DROP TABLE vrf_proofs');
     r.exec('DROP TABLE audit_blob_parts');
+    dropChildEpochs(r);
     r.pragma('user_version = 1');
     r.close();
     assert.equal(MIGRATIONS[0]!.from, 1);
@@ -115,11 +199,12 @@ describe('schema', () => {
     r.exec('DROP TABLE audit_blobs');
     r.exec('DROP TABLE vrf_proofs');
     r.exec('DROP TABLE audit_blob_parts');
+    dropChildEpochs(r);
     r.pragma('user_version = 2');
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2, 3, 4],
+      [1, 2, 3, 4, 5],
     );
 
     const migrated = await SqliteDatabase.open(path);
@@ -146,6 +231,7 @@ describe('schema', () => {
     // a version-4 store: one row per blob, however large
     const r = raw(path);
     r.exec('DROP TABLE audit_blob_parts');
+    dropChildEpochs(r);
     r.pragma('user_version = 4');
     const old = Uint8Array.from({ length: 3 * 1024 * 1024 + 17 }, (_, i) => (i * 31) & 0xff);
     r.prepare('INSERT INTO audit_blobs VALUES (1, ?, ?, ?, ?)').run(
@@ -175,6 +261,55 @@ describe('schema', () => {
       'the old blob stays one row; the new one has three parts besides its first',
     );
     parts.close();
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
+  });
+
+  test("a store at version 5 gains its nodes' child write epochs, visible at each version", async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    await db.batchSet([...tree.values()]);
+    await db.close();
+    const expected = schemaOf(path);
+    const r = raw(path);
+    dropChildEpochs(r);
+    r.pragma('user_version = 5');
+    r.close();
+
+    const migrated = await SqliteDatabase.open(path);
+    try {
+      assert.equal(migrated.openedAtVersion, 5);
+      const columns = raw(path);
+      const rows = columns
+        .prepare('SELECT label, left_epoch, right_epoch, p_left_epoch, p_right_epoch FROM nodes')
+        .raw(true)
+        .all() as [Uint8Array, ...(bigint | null)[]][];
+      columns.close();
+      const epochsOf = new Map(rows.map(([label, ...epochs]) => [toHex(label), epochs]));
+      assert.equal(epochsOf.size, filled.length);
+      for (const [label, ...epochs] of filled) {
+        assert.deepEqual(epochsOf.get(toHex(label.toBytes())), epochs, `node ${label}`);
+      }
+
+      const labels = [...tree.values()].map((r) => r.label);
+      const read = (await migrated.batchGet(labels.map(nodeKey))) as TreeNodeRecord[];
+      assert.equal(read.length, tree.size);
+      for (const r of read) {
+        // the epochs of each version's children as the rule has them, and nothing else changed
+        const stored = tree.get(r.label.key)!;
+        const latest = withChildEpochs(stored.latest);
+        assert.deepEqual(r, { ...stored, latest, previous: withChildEpochs(stored.previous) });
+      }
+      // SQLite writes the same records in bytes
+      const codec = new ByteWriter(LABEL_BYTES * labels.length);
+      for (const l of labels) codec.label(l);
+      const answer = await migrated.batchGetNodeBytes(codec.done());
+      const inBytes = Array.from(answer.buffer, (at, i) =>
+        readRecord(new ByteReader(answer.buffers[at]!, answer.starts[i]!)),
+      );
+      assert.deepEqual(inBytes, await readNodeRecords(migrated, labels));
+    } finally {
+      await migrated.close();
+    }
     assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
   });
 

@@ -8,7 +8,14 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { basename, dirname } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { AkdError } from '@akd-ts/core';
-import { AZKS_KEY, nodeKey, type DbRecord } from '@akd-ts/storage';
+import {
+  AZKS_KEY,
+  NodeType,
+  nodeKey,
+  type DbRecord,
+  type TreeNode,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
 import { SCHEMA_VERSION, SqliteDatabase, openBetterSqlite, writerLockPath } from '../src/index.js';
 import {
   leafLabel,
@@ -33,6 +40,12 @@ function epochBatch(epoch: number, perEpoch: number): DbRecord[] {
   }
   records.push({ kind: 'azks', latestEpoch: BigInt(epoch), numNodes: BigInt(epoch * perEpoch) });
   return records;
+}
+
+/** `r` with two children in its latest version, and `fields` over that version. */
+function withChildren(r: TreeNodeRecord, fields: Partial<TreeNode> = {}): TreeNodeRecord {
+  const latest = { ...r.latest, leftChild: leafLabel(7), rightChild: leafLabel(8), ...fields };
+  return { ...r, latest: { ...latest, nodeType: NodeType.Interior } };
 }
 
 function countNodes(path: string): bigint {
@@ -115,6 +128,10 @@ describe('batches are all or nothing', () => {
         { ...nodeRecord(leafLabel(999), 1n), previous: nodeRecord(leafLabel(999), -1n).latest },
         /treeNode\.previous\.lastEpoch/,
       ],
+      [
+        withChildren(nodeRecord(leafLabel(999), 1n), { leftEpoch: MAX + 1n }),
+        /treeNode\.latest\.leftEpoch/,
+      ],
       [stateRecord('zed', 1n, MAX + 1n), /valueState\.version/],
       [stateRecord('zed', -1n, 1n), /valueState\.epoch/],
       [{ kind: 'azks', latestEpoch: 2n, numNodes: 1n << 64n }, /azks\.numNodes/],
@@ -153,9 +170,29 @@ describe('batches are all or nothing', () => {
       db.set({ ...stateRecord('a', 1n, 1n), username: 'a' as never }),
       TypeError,
     );
+    // a child's write epoch without the child: a row the decoder would call corrupt
+    await assert.rejects(
+      db.set({ ...node, previous: { ...node.latest, rightEpoch: 1n } }),
+      (e: unknown) =>
+        e instanceof RangeError &&
+        e.message === 'treeNode.previous.rightEpoch is set but the node has no such child',
+    );
     await assert.rejects(db.setSetting('a', 1 as never), TypeError);
     await assert.rejects(db.getSetting(1 as never), TypeError);
     await assert.rejects(db.backup(1 as never), TypeError);
+    await db.close();
+  });
+
+  test('node rows go at most as many to a statement as SQLite has parameters for', async () => {
+    // 2,000 rows of 19 columns would be 38,000 parameters, past SQLite's 32,766
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path, { writeChunkRows: 2000 });
+    const batch = epochBatch(1, 2000).map((r) =>
+      r.kind === 'treeNode' ? withChildren(r, { leftEpoch: 1n, rightEpoch: MAX }) : r,
+    );
+    await db.batchSet(batch);
+    assert.equal(countNodes(path), 2000n);
+    assert.deepEqual(await db.get(nodeKey(leafLabel(1999))), batch[1999]);
     await db.close();
   });
 

@@ -51,6 +51,8 @@ function node(l: NodeLabel, epoch: bigint, overrides: Partial<TreeNode> = {}): T
     nodeType: NodeType.Leaf,
     leftChild: undefined,
     rightChild: undefined,
+    leftEpoch: undefined,
+    rightEpoch: undefined,
     hash: new Uint8Array(32).fill(epoch === 0n ? 0 : Number(epoch % 251n)),
     ...overrides,
   };
@@ -70,10 +72,17 @@ function interiorRecord(): TreeNodeRecord {
       nodeType: NodeType.Interior,
       leftChild: label(0x80, 2),
       rightChild: label(0xc0, 256),
+      // the largest write epoch, and a child none of whose versions is visible
+      leftEpoch: MAX,
+      rightEpoch: undefined,
       parent: wa,
       minDescendantEpoch: 0n,
     }),
-    previous: node(label(0x80, 1), 3n, { nodeType: NodeType.Root, leftChild: label(0x00, 7) }),
+    previous: node(label(0x80, 1), 3n, {
+      nodeType: NodeType.Root,
+      leftChild: label(0x00, 7),
+      leftEpoch: 0n,
+    }),
   };
 }
 
@@ -130,6 +139,8 @@ function assertNodeEqual(a: TreeNode | undefined, b: TreeNode | undefined, what:
   assert.equal(a.nodeType, b.nodeType, `${what}.nodeType`);
   assertLabelEqual(a.leftChild, b.leftChild, `${what}.leftChild`);
   assertLabelEqual(a.rightChild, b.rightChild, `${what}.rightChild`);
+  assert.equal(a.leftEpoch, b.leftEpoch, `${what}.leftEpoch`);
+  assert.equal(a.rightEpoch, b.rightEpoch, `${what}.rightEpoch`);
   assert.ok(bytesEqual(a.hash, b.hash), `${what}.hash`);
 }
 
@@ -213,7 +224,11 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         const stored = [
           interiorRecord(),
           treeRecord(label(0x5a), 7n),
-          treeRecord(NodeLabel.root(), 2n, node(NodeLabel.root(), 1n, { leftChild: label(1, 3) })),
+          treeRecord(
+            NodeLabel.root(),
+            2n,
+            node(NodeLabel.root(), 1n, { leftChild: label(1, 3), leftEpoch: 1n }),
+          ),
           treeRecord(label(0x33, 131), 5n),
         ];
         await db.batchSet(stored);

@@ -48,7 +48,9 @@ export type { PackedMemoryOptions } from './packed-memory-database.js';
 export {
   ByteReader,
   ByteWriter,
+  CHILD_BYTES,
   LABEL_BYTES,
+  NO_CHILD_EPOCH,
   NODE_FIELD,
   RECORD_KIND,
   RECORD_LATEST,

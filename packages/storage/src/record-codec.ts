@@ -5,6 +5,7 @@
  * state) and its fields; a label is `u16 len || 32 bytes`; bytes are `u32 length || data`;
  * epochs, versions and counts are u64. A tree node is `label, lastEpoch, minDescendantEpoch,
  * parent, u8 nodeType, u8 children (1 left, 2 right), the children present, 32-byte hash`,
+ * where a child is its label and its write epoch (`TreeNode.leftEpoch`; all ones for none),
  * and a tree-node record is `label, latest node, u8 has-previous, previous node`.
  */
 
@@ -14,6 +15,10 @@ import type { DbRecord, NodeType, TreeNode } from './records.js';
 export const RECORD_KIND = { azks: 0, treeNode: 1, valueState: 2 } as const;
 /** Bytes of a label: `u16 len || 32 bytes`. */
 export const LABEL_BYTES = 34;
+/** Bytes of a node's child: its label and `u64` write epoch. */
+export const CHILD_BYTES = LABEL_BYTES + 8;
+/** A child's write epoch when none of its versions is visible (`TreeNode.leftEpoch`). */
+export const NO_CHILD_EPOCH = 0xffff_ffff_ffff_ffffn;
 
 /** A growing byte buffer. */
 export class ByteWriter {
@@ -156,9 +161,21 @@ function writeNode(w: ByteWriter, n: TreeNode): void {
   w.label(n.parent);
   w.u8(n.nodeType);
   w.u8((n.leftChild ? 1 : 0) | (n.rightChild ? 2 : 0));
-  if (n.leftChild) w.label(n.leftChild);
-  if (n.rightChild) w.label(n.rightChild);
+  if (n.leftChild) {
+    w.label(n.leftChild);
+    w.u64(n.leftEpoch ?? NO_CHILD_EPOCH);
+  }
+  if (n.rightChild) {
+    w.label(n.rightChild);
+    w.u64(n.rightEpoch ?? NO_CHILD_EPOCH);
+  }
   w.raw(n.hash);
+}
+
+/** A child's write epoch as read: the codec's "none" is undefined. */
+function childEpoch(r: ByteReader): bigint | undefined {
+  const epoch = r.u64();
+  return epoch === NO_CHILD_EPOCH ? undefined : epoch;
 }
 
 /** Appends `r`'s bytes. */
@@ -194,7 +211,9 @@ export function readNode(r: ByteReader): TreeNode {
   const nodeType = r.u8() as NodeType;
   const children = r.u8();
   const leftChild = children & 1 ? r.label() : undefined;
+  const leftEpoch = children & 1 ? childEpoch(r) : undefined;
   const rightChild = children & 2 ? r.label() : undefined;
+  const rightEpoch = children & 2 ? childEpoch(r) : undefined;
   return {
     label,
     lastEpoch,
@@ -203,6 +222,8 @@ export function readNode(r: ByteReader): TreeNode {
     nodeType,
     leftChild,
     rightChild,
+    leftEpoch,
+    rightEpoch,
     hash: r.raw(32),
   };
 }
@@ -290,7 +311,8 @@ export function skipRecord(r: ByteReader): number {
 /**
  * Offsets within a tree node's bytes (`writeNode`'s layout), for readers that take fields
  * straight from the bytes: label at 0 (34 bytes), lastEpoch, minDescendantEpoch, parent (34),
- * node type, children flag, the children present (34 each), then the 32-byte hash.
+ * node type, children flag, the children present (CHILD_BYTES each: the label, then the write
+ * epoch at `childEpoch`), then the 32-byte hash.
  */
 export const NODE_FIELD = {
   lastEpoch: 34,
@@ -299,6 +321,7 @@ export const NODE_FIELD = {
   type: 84,
   children: 85,
   child: 86,
+  childEpoch: LABEL_BYTES,
 } as const;
 /** Offset of the latest node in a tree-node record's bytes: after the kind byte and label. */
 export const RECORD_LATEST = 35;
@@ -311,7 +334,7 @@ function labelFits(bytes: Uint8Array, at: number): boolean {
 /** Where the 32-byte hash of the tree node whose bytes begin at `at` is: after its children. */
 export function nodeHashAt(bytes: Uint8Array, at: number): number {
   const children = bytes[at + NODE_FIELD.children]!;
-  return at + NODE_FIELD.child + LABEL_BYTES * ((children & 1) + (children >> 1));
+  return at + NODE_FIELD.child + CHILD_BYTES * ((children & 1) + (children >> 1));
 }
 
 /**
@@ -329,7 +352,7 @@ export function nodeBytesLength(bytes: Uint8Array, at: number): number {
   }
   const hash = nodeHashAt(bytes, at);
   if (hash + 32 > bytes.length) throw new RangeError('truncated record bytes');
-  for (let label = at + NODE_FIELD.child; label < hash; label += LABEL_BYTES) {
+  for (let label = at + NODE_FIELD.child; label < hash; label += CHILD_BYTES) {
     if (!labelFits(bytes, label)) {
       throw new RangeError('a label longer than 256 bits in record bytes');
     }

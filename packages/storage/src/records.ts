@@ -26,6 +26,17 @@ export interface TreeNode {
   nodeType: NodeType;
   leftChild: NodeLabel | undefined;
   rightChild: NodeLabel | undefined;
+  /**
+   * The `lastEpoch` of the left child's version that this version was hashed with: the
+   * child's version visible at this node's `lastEpoch` (spec 9.2). A node's `lastEpoch` is the
+   * epoch that wrote it, so a walk from the root at any epoch can name every node it reads by
+   * label and write epoch, and a store can keep an epoch's node versions together instead of
+   * by label. Undefined without a left child, or when none of its versions is visible then
+   * (a tree that breaks the epoch invariant hashes such a child as empty).
+   */
+  leftEpoch: bigint | undefined;
+  /** The right child's write epoch, as `leftEpoch`. */
+  rightEpoch: bigint | undefined;
   /** The node's stored value (spec 7.3): a leaf's raw value, an interior node's hash. */
   hash: Uint8Array;
 }
@@ -121,7 +132,7 @@ export function recordFullKey(record: DbRecord): string {
 /** Approximate in-memory size of a record (spec 14.3), for the cache's memory bound. */
 export function recordSize(record: DbRecord): number {
   const nodeSize = (n: TreeNode) =>
-    36 + 16 + 36 + 1 + (n.leftChild ? 44 : 8) + (n.rightChild ? 44 : 8) + 32;
+    36 + 16 + 36 + 1 + (n.leftChild ? 52 : 8) + (n.rightChild ? 52 : 8) + 32;
   switch (record.kind) {
     case 'azks':
       return 16;

@@ -34,6 +34,9 @@ function interior(at: NodeLabel, epoch: bigint, fill: number, withChildren: bool
     nodeType: NodeType.Interior,
     leftChild: withChildren ? label(0x00, 256) : undefined,
     rightChild: withChildren ? label(0xff, 256) : undefined,
+    leftEpoch: withChildren ? epoch : undefined,
+    // a child none of whose versions is visible at the node's epoch
+    rightEpoch: undefined,
     hash: new Uint8Array(32).fill(fill),
   };
 }

@@ -4,6 +4,7 @@ import { AkdError, NodeLabel } from '@akd-ts/core';
 import {
   AZKS_KEY,
   ByteReader,
+  CHILD_BYTES,
   InstrumentedDatabase,
   MemoryDatabase,
   NODE_FIELD,
@@ -331,7 +332,19 @@ test("a node's bytes are checked as skipRecord checks them, and u64s read as the
   const pw = new ByteWriter();
   writeRecord(pw, { ...node, latest: parent });
   const withChild = pw.done();
-  assert.equal(nodeBytesLength(withChild, at), length + 34);
+  assert.equal(nodeBytesLength(withChild, at), length + CHILD_BYTES);
+  // the child's write epoch follows its label; all ones reads back as none
+  const epochAt = at + NODE_FIELD.child + NODE_FIELD.childEpoch;
+  assert.equal(u64Number(withChild, epochAt), 2 ** 64);
+  assert.equal(
+    (readRecord(new ByteReader(withChild)) as TreeNodeRecord).latest.leftEpoch,
+    undefined,
+  );
+  const epochWriter = new ByteWriter();
+  writeRecord(epochWriter, { ...node, latest: { ...parent, leftEpoch: 3n } });
+  const withEpoch = epochWriter.done();
+  assert.equal(u64Number(withEpoch, epochAt), 3);
+  assert.equal((readRecord(new ByteReader(withEpoch)) as TreeNodeRecord).latest.leftEpoch, 3n);
   withChild[at + NODE_FIELD.child] = 9;
   assert.throws(() => nodeBytesLength(withChild, at), /longer than 256/);
 

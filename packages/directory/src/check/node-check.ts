@@ -1,8 +1,8 @@
 /**
  * What must hold between a tree node and its children as stored (spec 7, 8): each child is
- * stored, lies below the node on its side and names it as parent; the node's hash is the hash
- * of its children's values; its `last_epoch` is the newest of theirs and its
- * `min_descendant_epoch` the oldest. The consistency check applies it to the root, and the
+ * stored, lies below the node on its side, names it as parent and was written in the epoch the
+ * node records for it; the node's hash is the hash of its children's values; its `last_epoch`
+ * is the newest of theirs and its `min_descendant_epoch` the oldest. The consistency check applies it to the root, and the
  * full check to every interior node.
  */
 
@@ -35,6 +35,10 @@ function childOn(node: TreeNode, direction: Direction): NodeLabel | undefined {
   return direction === Direction.Left ? node.leftChild : node.rightChild;
 }
 
+function childEpochOn(node: TreeNode, direction: Direction): bigint | undefined {
+  return direction === Direction.Left ? node.leftEpoch : node.rightEpoch;
+}
+
 /** Whether `node` has a child on either side. */
 export function hasChildren(node: TreeNode): boolean {
   return node.leftChild !== undefined || node.rightChild !== undefined;
@@ -53,6 +57,14 @@ function childProblem(
   }
   if (!child.parent.equals(node.label)) {
     return `its ${side.name} child ${label} names ${child.parent} as its parent`;
+  }
+  // the write epoch the node records names the child's version a walk by epoch reads
+  const recorded = childEpochOn(node, side.direction);
+  if (recorded !== child.lastEpoch) {
+    return (
+      `its ${side.name} child ${label} was written in epoch ${child.lastEpoch} ` +
+      `but it records epoch ${recorded ?? 'none'}`
+    );
   }
   if (child.nodeType === NodeType.Root) return `its ${side.name} child ${label} is a root`;
   if (child.nodeType === NodeType.Leaf && hasChildren(child)) {

@@ -16,6 +16,8 @@ export function newRoot(root: NodeLabel, config: Configuration): TreeNode {
     nodeType: NodeType.Root,
     leftChild: undefined,
     rightChild: undefined,
+    leftEpoch: undefined,
+    rightEpoch: undefined,
     hash: config.emptyRootValue,
   };
 }

@@ -39,6 +39,8 @@ export function newLeaf(
     nodeType: NodeType.Leaf,
     leftChild: undefined,
     rightChild: undefined,
+    leftEpoch: undefined,
+    rightEpoch: undefined,
     hash: value,
   };
 }
@@ -55,6 +57,8 @@ export function newInterior(label: NodeLabel, epoch: bigint, config: Configurati
     nodeType: NodeType.Interior,
     leftChild: undefined,
     rightChild: undefined,
+    leftEpoch: undefined,
+    rightEpoch: undefined,
     hash: ZERO_HASH,
   };
 }
@@ -255,6 +259,9 @@ async function insert(
   let rightNode = right?.node ?? sibling(tx, cur.rightChild, cur.lastEpoch);
   if (rightNode instanceof Promise) rightNode = await rightNode;
   cur.hash = parentHash(config, leftNode, rightNode);
+  // the versions hashed are the ones a walk by write epoch must read
+  cur.leftEpoch = leftNode?.lastEpoch;
+  cur.rightEpoch = rightNode?.lastEpoch;
   return { node: cur, isNew, count };
 }
 

@@ -149,6 +149,30 @@ export class ArenaNodeBatch implements NodeRecordBatch {
     return this.#label(child, keep);
   }
 
+  /**
+   * The write epoch of the child of `slot` that the slot's new version was hashed with: its
+   * version visible at the slot's epoch, as the rehash read it (insert.ts `versionAt`). A
+   * child the insertion never loaded is unchanged, so the source version's epoch stands.
+   */
+  #childEpoch(
+    slot: number,
+    child: number,
+    side: 'leftEpoch' | 'rightEpoch',
+    keep: boolean,
+  ): bigint | undefined {
+    const a = this.#arena;
+    if (child === NONE) return undefined;
+    if (child === UNLOADED) return this.#loaded.visible(slot, keep)![side];
+    if (a.types[child] === 0) return undefined;
+    const t = a.lastEpoch[slot]!;
+    if (a.lastEpoch[child]! <= t) return this.#epoch(a.lastEpoch[child]!);
+    // a child newer than its parent (a tree that breaks the epoch invariant): its earlier copy
+    const alt = a.alt[child]!;
+    return alt >= 0 && a.altType[alt] !== 0 && a.altEpoch[alt]! <= t
+      ? this.#epoch(a.altEpoch[alt]!)
+      : undefined;
+  }
+
   #parent(slot: number, keep: boolean): NodeLabel {
     const p = this.#arena.parent[slot]!;
     return p === NONE ? this.#loaded.visible(slot, keep)!.parent : this.#label(p, keep);
@@ -175,6 +199,8 @@ export class ArenaNodeBatch implements NodeRecordBatch {
         nodeType: a.types[slot] as TreeNode['nodeType'],
         leftChild: this.#child(slot, a.left[slot]!, 'leftChild', keep),
         rightChild: this.#child(slot, a.right[slot]!, 'rightChild', keep),
+        leftEpoch: this.#childEpoch(slot, a.left[slot]!, 'leftEpoch', keep),
+        rightEpoch: this.#childEpoch(slot, a.right[slot]!, 'rightEpoch', keep),
         hash,
       };
     } else if (slot < loaded.count) latest = this.#reparented(slot, keep);

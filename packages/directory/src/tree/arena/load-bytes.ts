@@ -12,6 +12,7 @@
 import { AkdError, NodeLabel } from '@akd-ts/core';
 import {
   ByteReader,
+  CHILD_BYTES,
   LABEL_BYTES,
   NODE_FIELD,
   NodeType,
@@ -456,7 +457,7 @@ export function expandFromBytes(w: Walk, slot: number, next: number[]): void {
     const s = addSlotFromBytes(w, buf, view, child, lo, mid, lastEpoch);
     w.arena.left[slot] = s;
     next.push(s);
-    child += LABEL_BYTES;
+    child += CHILD_BYTES;
   }
   if ((children & 2) !== 0) {
     const s = addSlotFromBytes(w, buf, view, child, mid, hi, lastEpoch);
