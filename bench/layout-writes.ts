@@ -13,9 +13,11 @@
  * - today: the real driver (`SqliteDatabase.batchSet`): one `nodes` row per label holding its
  *   latest and previous version (schema.sql), upserted where the label sorts;
  * - by epoch: `node_versions`, one row per node version keyed (write epoch, label), with
- *   today's columns and the write epoch of each child's version. A walk from the root at any
- *   epoch then reads each child by its full key, with no index by label and no row ever
- *   rewritten; the node's own fields are the protocol's (spec 7.2), its write epoch storage's;
+ *   today's columns and the write epoch of each child's version as the version records it
+ *   (`TreeNode.leftEpoch`). A walk from the root at any epoch then reads each child by its
+ *   full key, with no index by label and no row ever rewritten; the node's own fields are the
+ *   protocol's (spec 7.2), its write epoch storage's. A node a commit rewrites only for a new
+ *   parent keeps its write epoch and gets no new row (a walk knows the parent);
  * - packed: the same keys, the label cut to the bytes its length covers, and one blob of
  *   what a walk from the root needs: the hash, the node type, both epochs and each child's
  *   label and write epoch (no parent, varints).
@@ -31,7 +33,8 @@
  * epoch and at the one before, walked in the memory store (records read at the epoch, spec
  * 9.2) and in the packed file (from the root written at the epoch, each child by the write
  * epoch its parent recorded), compare every node on them and both children of each (label,
- * hash, type, last epoch). A difference fails the run.
+ * hash, type, last epoch). A difference fails the run: the epochs the directory records are
+ * all such a walk needs.
  *
  * With `--postgres URL`, every commit is also written to PostgreSQL in two schemas made for
  * the run and dropped after it: by today's driver, and as the packed rows (with the driver's
@@ -146,8 +149,6 @@ function varint(out: number[], v: bigint): void {
  */
 class ByEpoch {
   readonly client: Sqlite.Database;
-  /** The write epoch of each label's latest version (what a parent's row records). */
-  readonly written = new Map<string, bigint>();
   readonly states: SqliteDatabase;
   /** What the last commit's value states wrote (part of what it wrote). */
   statesWritten: Written = { wchar: 0, writeBytes: 0 };
@@ -175,10 +176,14 @@ class ByEpoch {
   }
 
   async commit(epoch: bigint, records: DbRecord[]): Promise<void> {
-    const nodes = records.filter((r): r is TreeNodeRecord => r.kind === 'treeNode');
-    for (const r of nodes) this.written.set(r.label.key, epoch);
-    const childEpoch = (l: NodeLabel | undefined) =>
-      l === undefined ? null : (this.written.get(l.key) ?? null);
+    // the versions this epoch wrote; a node rewritten only for a new parent keeps its write
+    // epoch, and no layout by epoch rewrites it (a walk from the root knows its parent)
+    const nodes = records.filter(
+      (r): r is TreeNodeRecord => r.kind === 'treeNode' && r.latest.lastEpoch === epoch,
+    );
+    // each child by the write epoch its parent records (TreeNode.leftEpoch, rightEpoch)
+    const childEpoch = (n: TreeNode, side: 'left' | 'right') =>
+      (side === 'left' ? n.leftEpoch : n.rightEpoch) ?? null;
     const rows = nodes.map(({ label, latest: n }) => {
       if (!this.packed) {
         return [
@@ -189,9 +194,9 @@ class ByEpoch {
           n.parent.toBytes(),
           n.nodeType,
           n.leftChild?.toBytes() ?? null,
-          childEpoch(n.leftChild),
+          childEpoch(n, 'left'),
           n.rightChild?.toBytes() ?? null,
-          childEpoch(n.rightChild),
+          childEpoch(n, 'right'),
           n.hash,
         ] as const;
       }
@@ -199,10 +204,13 @@ class ByEpoch {
       data.push((n.leftChild ? 1 : 0) | (n.rightChild ? 2 : 0));
       varint(data, n.lastEpoch);
       varint(data, n.minDescendantEpoch);
-      for (const child of [n.leftChild, n.rightChild]) {
+      for (const [child, side] of [
+        [n.leftChild, 'left'],
+        [n.rightChild, 'right'],
+      ] as const) {
         if (child === undefined) continue;
         data.push(...compactLabel(child));
-        varint(data, childEpoch(child)!);
+        varint(data, childEpoch(n, side)!);
       }
       return [epoch, compactLabel(label), Uint8Array.from(data)] as const;
     });
