@@ -7,6 +7,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   AkdError,
+  NodeLabel,
   isAkdError,
   VrfSecretKey,
   type AkdLabel,
@@ -18,7 +19,7 @@ import {
   type LookupProof,
   VrfPublicKey,
 } from '@akd-ts/core';
-import type { AzksRecord, StorageManager } from '@akd-ts/storage';
+import { AZKS_KEY, nodeKey, type AzksRecord, type StorageManager } from '@akd-ts/storage';
 import { Azks } from './azks.js';
 import type { DirectoryContext } from './context.js';
 import { DEFAULT_PARALLELISM, parallelLevels, type ParallelismConfig } from './parallelism.js';
@@ -337,8 +338,8 @@ export class ReadOnlyDirectory {
   }
 
   /**
-   * Checks the store for a newer epoch, bypassing the cache; when there is one, flushes the
-   * cache so that later reads see the new epoch (spec 12.7). A reader serving stored VRF
+   * Checks the store for a newer epoch, bypassing the cache; when there is one, drops the
+   * cached AZKS record and root so that later reads see the new epoch (spec 12.7). A reader serving stored VRF
    * proofs also reads again how far the writer has stored them.
    * @returns the new epoch served, or undefined when it did not change.
    */
@@ -346,7 +347,12 @@ export class ReadOnlyDirectory {
     const before = await this.servedEpoch();
     const seen = await this.azksRecord();
     const current = await this.ctx.storage.getDirect({ kind: 'azks' });
-    if (current.latestEpoch > seen.latestEpoch) this.ctx.storage.flushCache();
+    if (current.latestEpoch > seen.latestEpoch) {
+      // the AZKS record and the root change with every epoch; any other node a later epoch
+      // rewrote is read again where a walk finds it older than its parent records
+      // (`readChild`, the preload), so the rest of the cache stays
+      this.ctx.storage.forgetCached([AZKS_KEY, nodeKey(NodeLabel.root())]);
+    }
     if (this.servesStoredVrfProofs) {
       this.proofsMark = await proofsThrough(this.ctx.storage.db);
     }

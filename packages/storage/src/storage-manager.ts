@@ -418,6 +418,12 @@ export class StorageManager implements RecordReader {
     this.cache?.flush();
   }
 
+  /** Drops the cached records of `keys`, so that the next read asks the database. */
+  forgetCached(keys: readonly StorageKey[]): void {
+    const cache = this.cache;
+    if (cache !== undefined) for (const key of keys) cache.forget(fullKey(key));
+  }
+
   /** The user's state selected by `flag` from committed data (spec 14.2). */
   async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
     return this.#answered(this.db.getUserState(username, flag));

@@ -270,8 +270,12 @@ export class TimedCache {
     return bytes.length;
   }
 
-  /** Drops the entry under `key`, if there is one (not the AZKS record's slot). */
+  /** Drops the entry under `key`, if there is one, the AZKS record's slot included. */
   forget(key: string): void {
+    if (key === '0101') {
+      this.azks = undefined;
+      return;
+    }
     const old = this.entries.get(key);
     if (old !== undefined) this.drop(key, old);
   }

@@ -15,7 +15,7 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
 import { childLabel, nodeValue } from './nodes.js';
-import { findNode, readNode } from './node-io.js';
+import { findNode, readChild, readNode } from './node-io.js';
 
 interface Collected {
   unchanged: AzksElement[];
@@ -52,7 +52,13 @@ async function collect(
         `child ${label} of ${node.label} is missing at epoch ${latest}`,
       );
     }
-    await collect(config, reader, child, start, end, latest, out);
+    // the version the node was hashed with, which a cache kept across epochs may have replaced
+    const recorded = direction === Direction.Left ? node.leftEpoch : node.rightEpoch;
+    const version =
+      recorded === undefined || child.lastEpoch === recorded
+        ? child
+        : await readChild(reader, label, latest, recorded);
+    await collect(config, reader, version, start, end, latest, out);
   }
 }
 

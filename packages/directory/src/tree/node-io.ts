@@ -65,3 +65,54 @@ export function readNode(
     ? found.then((n) => required(n, label, epoch))
     : required(found, label, epoch);
 }
+
+/** A child that does not hold the version its parent records for it (spec 9.2). */
+export function notAtRecordedEpoch(
+  label: NodeLabel,
+  epoch: bigint,
+  recorded: bigint,
+  record: TreeNodeRecord | undefined,
+): AkdError {
+  const held = record === undefined ? undefined : nodeAtEpoch(record, epoch)?.lastEpoch;
+  return new AkdError(
+    'STORAGE_NOT_FOUND',
+    `tree node ${label} at epoch ${epoch}: its parent records the version written in epoch ` +
+      `${recorded}, the store holds ${held === undefined ? 'none' : `that of epoch ${held}`}`,
+  );
+}
+
+/**
+ * `readNode` of a child whose parent records the write epoch of its version (`recorded`, the
+ * parent's `leftEpoch` or `rightEpoch`; undefined: no check). A cached record that lacks that
+ * version was cached before a later epoch rewrote the node (a reader keeps its cache across
+ * epochs): it is read again from the store, and cached. A store that does not hold it either
+ * is `STORAGE_NOT_FOUND`.
+ */
+export function readChild(
+  reader: RecordReader,
+  label: NodeLabel,
+  epoch: bigint,
+  recorded: bigint | undefined,
+): MaybePromise<TreeNode> {
+  const read = readNode(reader, label, epoch);
+  if (recorded === undefined) return read;
+  if (read instanceof Promise) {
+    return read.then((n) =>
+      n.lastEpoch === recorded ? n : readStoredChild(reader, label, epoch, recorded),
+    );
+  }
+  return read.lastEpoch === recorded ? read : readStoredChild(reader, label, epoch, recorded);
+}
+
+async function readStoredChild(
+  reader: RecordReader,
+  label: NodeLabel,
+  epoch: bigint,
+  recorded: bigint,
+): Promise<TreeNode> {
+  const [record] = await reader.readNodes([label]);
+  if (record !== undefined) reader.cacheNodes([record]);
+  const node = record === undefined ? undefined : nodeAtEpoch(record, epoch);
+  if (node?.lastEpoch !== recorded) throw notAtRecordedEpoch(label, epoch, recorded, record);
+  return node;
+}

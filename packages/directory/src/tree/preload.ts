@@ -16,6 +16,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { childLevels } from '../parallelism.js';
+import { notAtRecordedEpoch } from './node-io.js';
 import type { ReadPacing } from './read-pacing.js';
 import type { VisitedNodes } from './visited-reader.js';
 
@@ -101,6 +102,8 @@ interface Walk {
   maxBatchSize: number;
   stats: PreloadStats | undefined;
   visited: VisitedNodes | undefined;
+  /** The write epoch each child's parent records for it, by the child label's key. */
+  recorded: Map<string, bigint>;
 }
 
 /** Records `record` as seen and adds the children the walk continues to onto `next`. */
@@ -108,8 +111,54 @@ function visit(w: Walk, record: TreeNodeRecord, next: NodeLabel[]): void {
   w.visited?.set(record.label.key, record);
   const node = nodeAtEpoch(record, w.epoch);
   if (node === undefined || !w.expand(node)) return;
-  if (node.leftChild !== undefined) next.push(node.leftChild);
-  if (node.rightChild !== undefined) next.push(node.rightChild);
+  if (node.leftChild !== undefined) {
+    next.push(node.leftChild);
+    if (node.leftEpoch !== undefined) w.recorded.set(node.leftChild.key, node.leftEpoch);
+  }
+  if (node.rightChild !== undefined) {
+    next.push(node.rightChild);
+    if (node.rightEpoch !== undefined) w.recorded.set(node.rightChild.key, node.rightEpoch);
+  }
+}
+
+/**
+ * Whether `record` lacks the version its parent records, read at the walk's epoch: a record
+ * cached before a later epoch rewrote the node (a reader keeps its cache across epochs).
+ */
+function stale(w: Walk, record: TreeNodeRecord): boolean {
+  const want = w.recorded.get(record.label.key);
+  return want !== undefined && nodeAtEpoch(record, w.epoch)?.lastEpoch !== want;
+}
+
+/**
+ * The records of `labels` as the store holds them now, bypassing the cache, which then keeps
+ * them in place of the stale ones. A record still without the version its parent records
+ * means the store no longer holds that version (the reader is two or more epochs behind the
+ * writer) or is inconsistent: `STORAGE_NOT_FOUND`.
+ */
+async function readAgain(w: Walk, labels: NodeLabel[]): Promise<TreeNodeRecord[]> {
+  const found = await readStored(w, labels);
+  const fresh = found.filter((r): r is TreeNodeRecord => r !== undefined);
+  for (let i = 0; i < labels.length; i++) {
+    const record = found[i];
+    if (record === undefined || stale(w, record)) {
+      throw notAtRecordedEpoch(labels[i]!, w.epoch, w.recorded.get(labels[i]!.key)!, record);
+    }
+  }
+  return fresh;
+}
+
+/**
+ * The records of `labels` from the store, not the cache, aligned with them, in chunks as
+ * `readInChunks` reads; the cache keeps them (in place of any stale ones).
+ */
+async function readStored(w: Walk, labels: NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+  const chunks = await readInChunks(labels, w.maxBatchSize, false, w.stats, (chunk) =>
+    w.reader.readNodes(chunk),
+  );
+  const found = chunks.flat();
+  w.reader.cacheNodes(found.filter((r): r is TreeNodeRecord => r !== undefined));
+  return found;
 }
 
 /** Labels of one tree level, `depth` below the root. */
@@ -145,7 +194,13 @@ async function walkSubtrees(w: Walk, root: NodeLabel, targets: NodeLabel[]): Pro
         const next: NodeLabel[] = [];
         const lacking: NodeLabel[] = [];
         for (let i = 0; i < labels.length; i++) {
-          const record = cached[i] ?? fetched.get(labels[i]!.key);
+          // what was just read is fresher than the cache, which may hold a stale record
+          const got = fetched.get(labels[i]!.key);
+          if (got !== undefined && stale(w, got)) {
+            throw notAtRecordedEpoch(labels[i]!, w.epoch, w.recorded.get(got.label.key)!, got);
+          }
+          const record =
+            got ?? (cached[i] !== undefined && !stale(w, cached[i]!) ? cached[i] : undefined);
           if (record !== undefined) visit(w, record, next);
           else lacking.push(labels[i]!);
         }
@@ -162,9 +217,9 @@ async function walkSubtrees(w: Walk, root: NodeLabel, targets: NodeLabel[]): Pro
     }
     const unanswered = asked.filter((label) => !fetched.has(label.key));
     if (unanswered.length > 0) {
-      for (const r of await batchRead(w.reader, unanswered, w.maxBatchSize, false, w.stats)) {
-        fetched.set(r.label.key, r);
-      }
+      // from the store, not the cache: a node set aside as stale is asked again here
+      for (const r of await readStored(w, unanswered))
+        if (r !== undefined) fetched.set(r.label.key, r);
     }
     // walk on from the nodes now at hand; the others are not stored
     pending = missing.map((m) => ({
@@ -201,7 +256,12 @@ async function walk(
   }
   let count = labels.length;
   const next: NodeLabel[] = [];
-  for (const record of records) visit(w, record, next);
+  const staleLabels: NodeLabel[] = [];
+  for (const record of records) {
+    if (stale(w, record)) staleLabels.push(record.label);
+    else visit(w, record, next);
+  }
+  if (staleLabels.length > 0) for (const r of await readAgain(w, staleLabels)) visit(w, r, next);
   // a small frontier continues as one walk: two tiny reads cost more round trips than they save
   if (levels === undefined || next.length < MIN_SPLIT) {
     return count + (await walk(w, next, levels, depth + 1));
@@ -251,6 +311,7 @@ export async function preload(
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,
     visited: options.visited,
+    recorded: new Map(),
   };
   const full = targets?.filter((t) => t.len === LEAF_LEN) ?? [];
   if (

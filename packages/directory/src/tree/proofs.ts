@@ -17,13 +17,13 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
 import { childLabel, nodeValue } from './nodes.js';
-import { readNode, type MaybePromise } from './node-io.js';
+import { readChild, readNode, type MaybePromise } from './node-io.js';
 
 /**
- * Reads the child of `node` on `direction` at `epoch`, if it has one there. A child the node
- * names but the store cannot give at that epoch is an error (upstream reads it as "no
- * child"): it means the reader is too far behind the writer, and a proof built without that
- * child would not verify.
+ * Reads the child of `node` on `direction` at `epoch`, if it has one there: the version `node`
+ * records (`readChild`). A child the node names but the store cannot give at that epoch is
+ * an error (upstream reads it as "no child"): it means the reader is too far behind the
+ * writer, and a proof built without that child would not verify.
  *
  * Synchronous when the child is at hand (always, after a preload): the walks below await
  * only a real read, not each of the forty-odd nodes of a lookup's paths.
@@ -35,7 +35,10 @@ function child(
   epoch: bigint,
 ): MaybePromise<TreeNode | undefined> {
   const label = childLabel(node, direction);
-  return label === undefined ? undefined : readNode(reader, label, epoch);
+  if (label === undefined) return undefined;
+  // the version the node was hashed with, which a cache kept across epochs may have replaced
+  const recorded = direction === Direction.Left ? node.leftEpoch : node.rightEpoch;
+  return readChild(reader, label, epoch, recorded);
 }
 
 function element(config: Configuration, node: TreeNode | undefined): AzksElement {
