@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   AkdError,
   NodeLabel,
+  bytesEqual,
   isAkdError,
   VrfSecretKey,
   type AkdLabel,
@@ -338,26 +339,52 @@ export class ReadOnlyDirectory {
   }
 
   /**
-   * Checks the store for a newer epoch, bypassing the cache; when there is one, drops the
-   * cached AZKS record and root so that later reads see the new epoch (spec 12.7). A reader serving stored VRF
-   * proofs also reads again how far the writer has stored them.
+   * Checks the store for a newer epoch, bypassing the cache (spec 12.7). When the store's
+   * history continues the one this reader saw, only the cached AZKS record and root are
+   * dropped: any other node a later epoch rewrote is read again where a walk finds it older
+   * than its parent records (`readChild`, the preload), so the rest of the cache stays.
+   * Otherwise (the store went back, or took another history, as after a fail-over that lost
+   * epochs) the whole cache is flushed. A reader serving stored VRF proofs also reads again
+   * how far the writer has stored them.
    * @returns the new epoch served, or undefined when it did not change.
    */
   async refresh(): Promise<bigint | undefined> {
     const before = await this.servedEpoch();
     const seen = await this.azksRecord();
     const current = await this.ctx.storage.getDirect({ kind: 'azks' });
-    if (current.latestEpoch > seen.latestEpoch) {
-      // the AZKS record and the root change with every epoch; any other node a later epoch
-      // rewrote is read again where a walk finds it older than its parent records
-      // (`readChild`, the preload), so the rest of the cache stays
-      this.ctx.storage.forgetCached([AZKS_KEY, nodeKey(NodeLabel.root())]);
+    if (current.latestEpoch !== seen.latestEpoch) {
+      if (await this.continues(seen.latestEpoch, current.latestEpoch)) {
+        this.ctx.storage.forgetCached([AZKS_KEY, nodeKey(NodeLabel.root())]);
+      } else {
+        this.ctx.storage.flushCache();
+      }
     }
     if (this.servesStoredVrfProofs) {
       this.proofsMark = await proofsThrough(this.ctx.storage.db);
     }
     const after = await this.servedEpoch();
     return after > before ? after : undefined;
+  }
+
+  /**
+   * Whether the store's history at `latest` continues the one this reader cached at `seen`:
+   * the root hash the stored audit blob of the step after `seen` starts from (spec 16) is the
+   * root this reader cached. Epochs are numbered alike in two histories, so a cached node of
+   * another history could pass for the version its parent records; without a cached root or a
+   * blob to compare it with, the answer is no.
+   */
+  private async continues(seen: bigint, latest: bigint): Promise<boolean> {
+    const storage = this.ctx.storage;
+    if (latest < seen || storage.peekNode(NodeLabel.root()) === undefined) return false;
+    const [step] = await storage.db.getAuditBlobInfos([seen + 1n]);
+    if (step === undefined) return false;
+    try {
+      return bytesEqual(step.previousHash, await this.ctx.azks.rootHash(storage, seen));
+    } catch (e) {
+      // a root cached again since `seen` may keep no version that old
+      if (isAkdError(e, 'STORAGE_NOT_FOUND')) return false;
+      throw e;
+    }
   }
 
   /**

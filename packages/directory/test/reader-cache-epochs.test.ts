@@ -25,9 +25,10 @@ import {
   MemoryDatabase,
   StorageManager,
   nodeKey,
+  type Database,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
-import { Azks, ReadOnlyDirectory } from '@akd-ts/directory';
+import { Azks, ReadOnlyDirectory, type Directory } from '@akd-ts/directory';
 import { randomLeaves } from './support/seeded-tree.js';
 import { openDirectory } from './support/build.js';
 import { testStores } from '../../../test/support/stores.js';
@@ -222,3 +223,72 @@ for (const store of stores) {
     },
   );
 }
+
+test('a store that took another history or went back, or cannot show it did not, flushes the cache', async () => {
+  // two directories with one key publish the same labels with other values: the same node
+  // labels at the same epochs, other hashes
+  const [a, b] = [new MemoryDatabase(), new MemoryDatabase()];
+  let target: Database = a;
+  const db = new Proxy(a, {
+    get(_, p) {
+      const v = Reflect.get(target, p, target) as unknown;
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const { dir: dirA } = await openDirectory('whatsapp_v1', { db: a });
+  const { dir: dirB } = await openDirectory('whatsapp_v1', { db: b });
+  const labels = Array.from({ length: 120 }, (_, i) => utf8(`user-${i}`));
+  const asked = labels.slice(0, 40);
+  const publish = async (dir: Directory, value: string, some = labels) => {
+    await dir.publish(some.map((label) => ({ label, value: utf8(value) })));
+    await dir.vrfProofsStored();
+  };
+  for (const epoch of [1, 2]) {
+    await publish(dirA, `a${epoch}`);
+    await publish(dirB, `b${epoch}`);
+  }
+  await publish(dirB, 'b3', labels.slice(0, 60));
+  const storage = new StorageManager(db);
+  const reader = await ReadOnlyDirectory.open({
+    config: dirA.config,
+    storage,
+    publicKey: dirA.getPublicKey(),
+  });
+  const sameAs = async (dir: Directory, what: string) => {
+    await reader.refresh();
+    const mine = await dir.batchLookup(asked);
+    const theirs = await reader.batchLookup(asked);
+    assert.deepEqual(theirs.epochHash, mine.epochHash, what);
+    theirs.proofs.forEach((p, i) =>
+      assert.equal(hex(encodeLookupProof(p)), hex(encodeLookupProof(mine.proofs[i]!)), what),
+    );
+  };
+  await sameAs(dirA, 'history a, epoch 2');
+  target = b;
+  await sameAs(dirB, 'history b, epoch 3: its blob of epoch 3 starts at another root');
+  target = a;
+  await sameAs(dirA, 'back to epoch 2');
+  // history a moves on by two epochs; the root cached again keeps no version of epoch 2
+  await publish(dirA, 'a3', labels.slice(60));
+  await publish(dirA, 'a4', labels.slice(60));
+  storage.forgetCached([nodeKey(ROOT)]);
+  await storage.get(nodeKey(ROOT));
+  await sameAs(dirA, 'a root without the epoch seen');
+  // a store without audit blobs cannot show that its history goes on
+  const noBlobs = new Proxy(a, {
+    get(t, p) {
+      if (p === 'getAuditBlobInfos') return async () => [];
+      const v = Reflect.get(t, p, t) as unknown;
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
+  target = noBlobs;
+  await publish(dirA, 'a5', labels.slice(0, 60));
+  assert.ok(storage.cacheSize > 0);
+  await reader.refresh();
+  assert.equal(storage.cacheSize, 0, 'the cache was flushed');
+  await sameAs(dirA, 'no blob');
+  await reader.close();
+  await dirA.close();
+  await dirB.close();
+});
