@@ -28,7 +28,7 @@ import {
   availableThreads,
 } from '@akd-ts/directory';
 import { optionValue } from './support/common.js';
-import { storePlace } from './support/store-place.js';
+import { sqlStoreOption, storePlace } from './support/store-place.js';
 
 const args = process.argv.slice(2);
 const value = (name: string) => optionValue(args, name);
@@ -36,9 +36,7 @@ const LABELS = Number(value('labels') ?? 100_000);
 const EPOCHS = Number(value('epochs') ?? 10);
 const UPDATES = Number(value('updates') ?? 1_000);
 const LOOKUPS = Number(value('lookups') ?? 2_000);
-const STORE = value('store') ?? 'sqlite';
-const PG_URL = value('url') ?? process.env.AKD_TEST_POSTGRES_URL;
-if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error('--store is sqlite or postgres');
+const { store: STORE, url: PG_URL } = sqlStoreOption(value);
 
 const config = new WhatsAppV1Configuration();
 const labels = Array.from({ length: LABELS }, (_, i) => utf8(`user-${i}@example.com`));

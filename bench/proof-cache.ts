@@ -39,7 +39,7 @@ import {
   availableThreads,
 } from '@akd-ts/directory';
 import { optionValue } from './support/common.js';
-import { storePlace } from './support/store-place.js';
+import { sqlStoreOption, storePlace } from './support/store-place.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -51,12 +51,7 @@ const LOOKUPS = Number(value('lookups') ?? 20_000);
 const WARM = Number(value('warm') ?? 5_000);
 const OBJECTS_MB = Number(value('objects-mb') ?? 16);
 const COMPACT_MB = Number(value('compact-mb') ?? DEFAULT_PROOF_CACHE_BYTES / 2 ** 20);
-const STORE = value('store') ?? 'sqlite';
-const PG_URL = value('url') ?? process.env.AKD_TEST_POSTGRES_URL;
-if (STORE !== 'sqlite' && STORE !== 'postgres') throw new Error('--store is sqlite or postgres');
-if (STORE === 'postgres' && PG_URL === undefined) {
-  throw new Error('--store postgres needs --url or AKD_TEST_POSTGRES_URL');
-}
+const { store: STORE, url: PG_URL } = sqlStoreOption(value);
 const config = new WhatsAppV1Configuration();
 const labels = Array.from({ length: LABELS }, (_, i) => utf8(`user-${i}@example.com`));
 const MiB = 2 ** 20;

@@ -23,6 +23,23 @@ export interface StorePlace {
   remove(): Promise<void>;
 }
 
+/**
+ * The `--store` (sqlite, the default, or postgres) and `--url` options of a benchmark of a SQL
+ * store, checked: PostgreSQL's address from `--url` or AKD_TEST_POSTGRES_URL.
+ */
+export function sqlStoreOption(value: (name: string) => string | undefined): {
+  store: 'sqlite' | 'postgres';
+  url: string | undefined;
+} {
+  const store = value('store') ?? 'sqlite';
+  const url = value('url') ?? process.env.AKD_TEST_POSTGRES_URL;
+  if (store !== 'sqlite' && store !== 'postgres') throw new Error('--store is sqlite or postgres');
+  if (store === 'postgres' && url === undefined) {
+    throw new Error('--store postgres needs --url or AKD_TEST_POSTGRES_URL');
+  }
+  return { store, url };
+}
+
 /** A new store of kind `store`; `name` tags its file or schema, `url` is PostgreSQL's. */
 export async function storePlace(
   store: 'memory' | 'sqlite' | 'postgres',
