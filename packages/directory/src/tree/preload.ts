@@ -106,8 +106,13 @@ interface Walk {
   recorded: Map<string, bigint>;
 }
 
-/** Records `record` as seen and adds the children the walk continues to onto `next`. */
+/**
+ * Records `record` as seen and adds the children the walk continues to onto `next`, with the
+ * write epochs `record` records for them. Its own recorded epoch was checked (`stale`) and is
+ * let go: the map holds a frontier, not every node of a large audit's walk.
+ */
 function visit(w: Walk, record: TreeNodeRecord, next: NodeLabel[]): void {
+  w.recorded.delete(record.label.key);
   w.visited?.set(record.label.key, record);
   const node = nodeAtEpoch(record, w.epoch);
   if (node === undefined || !w.expand(node)) return;
