@@ -17,18 +17,17 @@
  * and the median of each epoch's ratio (kept / flushed).
  */
 
-import { randomBytes } from 'node:crypto';
 import { WhatsAppV1Configuration, utf8 } from '@akd-ts/core';
-import { StorageManager, type CacheOptions } from '@akd-ts/storage';
+import type { CacheOptions } from '@akd-ts/storage';
 import { DEFAULT_PROOF_CACHE_BYTES, proofCache } from '@akd-ts/server';
+import { median, optionValue } from './support/common.js';
 import {
-  Directory,
-  InMemoryVrfKeyStore,
-  ReadOnlyDirectory,
-  availableThreads,
-} from '@akd-ts/directory';
-import { optionValue } from './support/common.js';
-import { sqlStoreOption, storePlace } from './support/store-place.js';
+  closeReader,
+  placeWriter,
+  proofServerReader,
+  sqlStoreOption,
+  storePlace,
+} from './support/store-place.js';
 
 const args = process.argv.slice(2);
 const value = (name: string) => optionValue(args, name);
@@ -43,7 +42,6 @@ const labels = Array.from({ length: LABELS }, (_, i) => utf8(`user-${i}@example.
 /** `n` labels spread over the directory, a different run of them for each `round`. */
 const spread = (n: number, round: number, stride: number) =>
   Array.from({ length: n }, (_, i) => labels[(round * n * stride + i * stride + 1) % LABELS]!);
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
 const at = await storePlace(STORE, 'epoch-cache', PG_URL);
 const names = ['flushed', 'kept'] as const;
@@ -51,23 +49,12 @@ const rates: number[][] = [[], []];
 const reads = [0, 0];
 const ratios: number[] = [];
 try {
-  const dir = await Directory.open({
-    config,
-    storage: new StorageManager(at.writer),
-    vrfKeys: new InMemoryVrfKeyStore(randomBytes(32)),
-    vrf: { threads: availableThreads() },
-  });
+  const dir = await placeWriter(at, config);
   await dir.publish(labels.map((label) => ({ label, value: utf8('key-1') })));
   await dir.vrfProofsStored();
   const cache = proofCache(DEFAULT_PROOF_CACHE_BYTES) as CacheOptions;
   const readers = await Promise.all(
-    names.map(async () =>
-      ReadOnlyDirectory.open({
-        config,
-        storage: new StorageManager(await at.reader(), { cache }),
-        publicKey: dir.getPublicKey(),
-      }),
-    ),
+    names.map(() => proofServerReader(at, config, dir.getPublicKey(), cache)),
   );
   for (const l of spread(LOOKUPS, 0, 104_729)) for (const r of readers) await r.lookup(l);
   for (let epoch = 1; epoch <= EPOCHS; epoch++) {
@@ -89,10 +76,7 @@ try {
     }
     ratios.push(rate[1]! / rate[0]!);
   }
-  for (const r of readers) {
-    await r.close();
-    await r.storage.db.close();
-  }
+  for (const r of readers) await closeReader(r);
   await dir.close();
 } finally {
   await at.remove();

@@ -26,20 +26,20 @@
  * batched node reads a lookup made and the process's CPU time per lookup.
  */
 
-import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { WhatsAppV1Configuration, utf8 } from '@akd-ts/core';
-import { StorageManager, type CacheOptions } from '@akd-ts/storage';
+import type { CacheOptions } from '@akd-ts/storage';
 import { DEFAULT_PROOF_CACHE_BYTES, proofCache } from '@akd-ts/server';
+import type { ReadOnlyDirectory } from '@akd-ts/directory';
+import { median, optionValue } from './support/common.js';
 import {
-  Directory,
-  InMemoryVrfKeyStore,
-  ReadOnlyDirectory,
-  availableThreads,
-} from '@akd-ts/directory';
-import { optionValue } from './support/common.js';
-import { sqlStoreOption, storePlace } from './support/store-place.js';
+  closeReader,
+  placeWriter,
+  proofServerReader,
+  sqlStoreOption,
+  storePlace,
+} from './support/store-place.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -75,7 +75,6 @@ async function settledMemory(): Promise<number> {
   return m.heapUsed + m.external;
 }
 
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 const warm = Array.from({ length: WARM }, (_, i) => labels[(i * 104_729 + 1) % LABELS]!);
 const sample = Array.from({ length: LOOKUPS }, (_, i) => labels[(i * 7919) % LABELS]!);
 
@@ -83,12 +82,7 @@ const at = await storePlace(STORE, 'proof-cache', PG_URL);
 const memory: Record<string, { bytes: number; records: number }> = {};
 let rates: { objects: number; bytes: number; ratio: number; reads: number[]; cpu: number[] };
 try {
-  const dir = await Directory.open({
-    config,
-    storage: new StorageManager(at.writer),
-    vrfKeys: new InMemoryVrfKeyStore(randomBytes(32)),
-    vrf: { threads: availableThreads() },
-  });
+  const dir = await placeWriter(at, config);
   for (const v of ['key-1', 'key-2']) {
     await dir.publish(labels.map((label) => ({ label, value: utf8(v) })));
     await dir.vrfProofsStored();
@@ -96,23 +90,14 @@ try {
   const publicKey = dir.getPublicKey();
   await dir.close();
 
-  const open = async (setup: Setup) =>
-    ReadOnlyDirectory.open({
-      config,
-      storage: new StorageManager(await at.reader(), { cache: setup.cache }),
-      publicKey,
-    });
-  const close = async (reader: ReadOnlyDirectory) => {
-    await reader.close();
-    await reader.storage.db.close();
-  };
+  const open = (setup: Setup) => proofServerReader(at, config, publicKey, setup.cache);
 
   for (const setup of setups) {
     let reader: ReadOnlyDirectory | undefined = await open(setup);
     for (const l of [...warm, ...sample]) await reader.lookup(l);
     const records = reader.storage.cacheSize;
     const held = await settledMemory();
-    await close(reader);
+    await closeReader(reader);
     reader = undefined;
     memory[setup.name] = { bytes: held - (await settledMemory()), records };
   }
@@ -149,7 +134,7 @@ try {
     reads: reads.map((r) => r / (blocks * size)),
     cpu: cpu.map((c) => c / (blocks * size)),
   };
-  for (const r of readers) await close(r);
+  for (const r of readers) await closeReader(r);
 } finally {
   await at.remove();
 }

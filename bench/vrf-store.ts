@@ -54,7 +54,7 @@ import {
   ReadOnlyDirectory,
   availableThreads,
 } from '@akd-ts/directory';
-import { optionValue } from './support/common.js';
+import { median, optionValue } from './support/common.js';
 import { storePlace, type StorePlace } from './support/store-place.js';
 
 const args = process.argv.slice(2);
@@ -114,8 +114,6 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   await fn();
   return (performance.now() - start) / 1000;
 }
-
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
 /** Looks up every label of `block` with `reader`, `CONCURRENCY` lookups in flight. */
 async function lookUpAll(reader: ReadOnlyDirectory, block: Uint8Array[]): Promise<void> {

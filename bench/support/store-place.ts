@@ -10,7 +10,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { MemoryDatabase, type Database } from '@akd-ts/storage';
+import type { Configuration } from '@akd-ts/core';
+import { MemoryDatabase, StorageManager, type CacheOptions, type Database } from '@akd-ts/storage';
+import {
+  Directory,
+  InMemoryVrfKeyStore,
+  ReadOnlyDirectory,
+  availableThreads,
+} from '@akd-ts/directory';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES } from '@akd-ts/server';
@@ -84,4 +91,34 @@ export async function storePlace(
       }
     },
   };
+}
+
+/** A writer over the place's store with a new random VRF key, its VRF on every thread. */
+export function placeWriter(at: StorePlace, config: Configuration): Promise<Directory> {
+  return Directory.open({
+    config,
+    storage: new StorageManager(at.writer),
+    vrfKeys: new InMemoryVrfKeyStore(randomBytes(32)),
+    vrf: { threads: availableThreads() },
+  });
+}
+
+/** A reader without the key on a database of its own, as a proof server opens it. */
+export async function proofServerReader(
+  at: StorePlace,
+  config: Configuration,
+  publicKey: Uint8Array,
+  cache: CacheOptions,
+): Promise<ReadOnlyDirectory> {
+  return ReadOnlyDirectory.open({
+    config,
+    storage: new StorageManager(await at.reader(), { cache }),
+    publicKey,
+  });
+}
+
+/** Closes a `proofServerReader` and its database. */
+export async function closeReader(reader: ReadOnlyDirectory): Promise<void> {
+  await reader.close();
+  await reader.storage.db.close();
 }
