@@ -14,6 +14,7 @@ import {
   type TreeNode,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
+import { withChildEpochs } from '../../../test/support/fixtures.js';
 import { testStores } from '../../../test/support/stores.js';
 import { DEGREES, openDirectory } from './support/build.js';
 
@@ -54,18 +55,23 @@ function versionWritten(record: TreeNodeRecord, epoch: bigint): TreeNode | undef
   return record.previous?.lastEpoch === epoch ? record.previous : undefined;
 }
 
+/**
+ * Checks every kept version's recorded child epochs against the rule a store's migration and
+ * the fixtures apply (`withChildEpochs`); returns how many versions it checked.
+ */
 function checkChildEpochs(nodes: Map<string, TreeNodeRecord>, what: string): number {
   let versions = 0;
-  for (const r of nodes.values()) {
-    for (const n of [r.latest, r.previous]) {
+  for (const want of withChildEpochs([...nodes.values()]) as TreeNodeRecord[]) {
+    const got = nodes.get(want.label.key)!;
+    for (const [n, expected] of [
+      [got.latest, want.latest],
+      [got.previous, want.previous],
+    ] as const) {
       if (n === undefined) continue;
       versions++;
-      for (const [child, recorded] of children(n)) {
-        const stored = nodes.get(child.key);
-        const visible: TreeNode | undefined =
-          stored === undefined ? undefined : nodeAtEpoch(stored, n.lastEpoch);
-        assert.equal(recorded, visible?.lastEpoch, `${what}: ${r.label} at ${n.lastEpoch}`);
-      }
+      const at = `${what}: ${got.label} at ${n.lastEpoch}`;
+      assert.equal(n.leftEpoch, expected!.leftEpoch, at);
+      assert.equal(n.rightEpoch, expected!.rightEpoch, at);
     }
   }
   return versions;

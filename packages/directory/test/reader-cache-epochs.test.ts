@@ -28,9 +28,9 @@ import {
   type Database,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
-import { Azks, ReadOnlyDirectory, type Directory } from '@akd-ts/directory';
+import { Azks, type Directory } from '@akd-ts/directory';
 import { randomLeaves } from './support/seeded-tree.js';
-import { openDirectory } from './support/build.js';
+import { keylessReader, openDirectory } from './support/build.js';
 import { testStores } from '../../../test/support/stores.js';
 
 const config = new WhatsAppV1Configuration();
@@ -182,12 +182,8 @@ for (const store of stores) {
     async () => {
       const db = await store.open();
       const { dir } = await openDirectory('whatsapp_v1', { db });
-      const storage = new StorageManager(db);
-      const reader = await ReadOnlyDirectory.open({
-        config: dir.config,
-        storage,
-        publicKey: dir.getPublicKey(),
-      });
+      const reader = await keylessReader(dir, db);
+      const storage = reader.storage;
       try {
         const labels = Array.from({ length: 200 }, (_, i) => utf8(`user-${i}`));
         const asked = labels.filter((_, i) => i % 5 === 0);
@@ -248,12 +244,8 @@ test('a store that took another history or went back, or cannot show it did not,
     await publish(dirB, `b${epoch}`);
   }
   await publish(dirB, 'b3', labels.slice(0, 60));
-  const storage = new StorageManager(db);
-  const reader = await ReadOnlyDirectory.open({
-    config: dirA.config,
-    storage,
-    publicKey: dirA.getPublicKey(),
-  });
+  const reader = await keylessReader(dirA, db);
+  const storage = reader.storage;
   const sameAs = async (dir: Directory, what: string) => {
     await reader.refresh();
     const mine = await dir.batchLookup(asked);
