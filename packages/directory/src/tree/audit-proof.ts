@@ -15,7 +15,7 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
 import { childLabel, nodeValue } from './nodes.js';
-import { findNode, readChild, readNode } from './node-io.js';
+import { findNode, readNode, readStoredChild } from './node-io.js';
 
 interface Collected {
   unchanged: AzksElement[];
@@ -57,7 +57,7 @@ async function collect(
     const version =
       recorded === undefined || child.lastEpoch === recorded
         ? child
-        : await readChild(reader, label, latest, recorded);
+        : await readStoredChild(reader, label, latest, recorded);
     await collect(config, reader, version, start, end, latest, out);
   }
 }

@@ -104,7 +104,12 @@ export function readChild(
   return read.lastEpoch === recorded ? read : readStoredChild(reader, label, epoch, recorded);
 }
 
-async function readStoredChild(
+/**
+ * The version of child `label` written at `recorded`, read from the store past the cache (which
+ * then keeps the record), for a walk that found the cached record without it;
+ * `STORAGE_NOT_FOUND` when the store does not hold it either.
+ */
+export async function readStoredChild(
   reader: RecordReader,
   label: NodeLabel,
   epoch: bigint,
