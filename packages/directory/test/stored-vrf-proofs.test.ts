@@ -13,7 +13,6 @@ import {
   lookupVerify,
   toHex,
   utf8,
-  type AkdLabel,
 } from '@akd-ts/core';
 import {
   MemoryDatabase,
@@ -21,7 +20,7 @@ import {
   StorageManager,
   type Database,
 } from '@akd-ts/storage';
-import { ReadOnlyDirectory, type Directory } from '@akd-ts/directory';
+import { ReadOnlyDirectory } from '@akd-ts/directory';
 import {
   allFutureMarkers,
   markerHorizon,
@@ -33,6 +32,7 @@ import { domainRejection } from '../../../test/support/domain-errors.js';
 import { FailingDatabase } from './support/failing-database.js';
 import { testStores, type TestStore } from '../../../test/support/stores.js';
 import { hardCodedKeys, keylessReader, openDirectory } from './support/build.js';
+import { assertSameProofs } from './support/same-proofs.js';
 
 const stores: TestStore[] = [
   ...testStores(),
@@ -52,37 +52,6 @@ function unlisted(): Database {
   const db = Object.create(new MemoryDatabase()) as Database;
   db.listUsernames = undefined;
   return db;
-}
-
-/** Asserts that `reader` serves the lookups and histories of `labels` as `dir` computes them. */
-async function assertSameProofs(
-  dir: Directory,
-  reader: ReadOnlyDirectory,
-  labels: AkdLabel[],
-  where: string,
-): Promise<void> {
-  await reader.refresh();
-  const mine = await dir.batchLookup(labels);
-  const theirs = await reader.batchLookup(labels);
-  assert.deepEqual(theirs.epochHash, mine.epochHash, where);
-  for (let i = 0; i < labels.length; i++) {
-    const a = encodeLookupProof(mine.proofs[i]!);
-    assert.equal(toHex(encodeLookupProof(theirs.proofs[i]!)), toHex(a), `${where}: lookup ${i}`);
-  }
-  for (const label of labels) {
-    for (const params of [
-      { kind: 'complete' } as const,
-      { kind: 'mostRecent', count: 1 } as const,
-    ]) {
-      const a = await dir.keyHistory(label, params);
-      const b = await reader.keyHistory(label, params);
-      assert.equal(
-        toHex(encodeHistoryProof(b.proof)),
-        toHex(encodeHistoryProof(a.proof)),
-        `${where}: history of ${toHex(label)} (${params.kind})`,
-      );
-    }
-  }
 }
 
 describe('stored VRF proofs: keyless proofs equal computed ones', () => {
