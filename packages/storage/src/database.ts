@@ -115,6 +115,35 @@ export interface NodeRecordBytes {
 }
 
 /**
+ * How a store keeps tree nodes (`Database.nodeLayout`).
+ *
+ * - `records` (also when a driver says nothing): one record per label, holding the node's
+ *   latest version and the one before it. A commit rewrites the record of every node it
+ *   changes, wherever its label sorts, and every read answers by label.
+ * - `versions`: every version of a node under its label and its write epoch (its
+ *   `lastEpoch`), so that an epoch appends its own versions instead of rewriting records
+ *   spread over the whole store. There is no index by label: a walk from the root reads each
+ *   child by the write epoch its parent records (`TreeNode.leftEpoch`, spec 9.2) with
+ *   `batchGetNodeVersions`. The rules of this layout:
+ *   1. Writing a tree-node record stores its `latest` under (label, `latest.lastEpoch`),
+ *      replacing a version stored under that key, unless that epoch is at most the store's
+ *      epoch (below) before the write: a published version never changes, and what a commit
+ *      writes for a node whose parent alone changed (it keeps its write epoch) is left out.
+ *      `previous` is never written: it is a version stored already.
+ *   2. A version's `parent` is the one it was written with: a later epoch that put a new node
+ *      between them wrote no version (no proof reads a parent).
+ *   3. The store's epoch is the newest write epoch of a root version (a publish rewrites the
+ *      root), or none when no root is stored.
+ *   4. Reads by label (`get` and `batchGet` of tree-node keys, `batchGetNodes`,
+ *      `batchGetNodeBytes`) answer for the nodes of the tree at the store's epoch only, found
+ *      by a walk from the root: `latest` is the version visible at that epoch, and `previous`
+ *      the version visible at `latest.lastEpoch - 1`, where a walk from the root of that
+ *      epoch reaches one (undefined otherwise). A label that is not in that tree has no
+ *      record. They cost a walk: the directory reads versions on every path it walks often.
+ */
+export type NodeLayout = 'records' | 'versions';
+
+/**
  * A storage backend. Every method is async; failures are AkdErrors with a `STORAGE_*` code.
  * Epochs, versions and node counts are unsigned, and drivers must store every value up to
  * 2^63 - 1 (SQL drivers use signed 64-bit columns; an epoch a second would take 292 billion
@@ -156,6 +185,32 @@ export interface Database {
    * that work; without it, `readNodeRecords` calls `batchGet` and matches.
    */
   batchGetNodes?(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]>;
+
+  /** How the store keeps tree nodes; `records` when absent. See {@link NodeLayout}. */
+  readonly nodeLayout?: NodeLayout;
+
+  /**
+   * Optional: the versions of tree nodes `labels[i]` written in epoch `epochs[i]` (the
+   * version whose `lastEpoch` is that epoch), in one read, aligned with them: each as a record
+   * whose `latest` is that version and whose `previous` is undefined; undefined where the
+   * store holds no such version. A store of the `versions` layout must have it; a store of
+   * records may (answering from its latest and previous copies). Without it, reads by
+   * version ask `readNodeRecords` by label, and the caller checks the version it got.
+   * @throws RangeError where the two lists differ in length
+   */
+  batchGetNodeVersions?(
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]>;
+
+  /**
+   * Optional: `batchGetNodeVersions` answered in bytes, as `batchGetNodeBytes` answers:
+   * `labels` in the record codec's form (34 bytes each), `epochs` aligned with them. Each
+   * answered record is the codec's form of the record `batchGetNodeVersions` gives (no
+   * previous copy).
+   * @throws RangeError where `labels` is not 34 bytes a label or the lengths differ
+   */
+  batchGetNodeVersionBytes?(labels: Uint8Array, epochs: BigUint64Array): Promise<NodeRecordBytes>;
 
   /**
    * Optional: the tree-node records of `labels` and of every node below them that a walk

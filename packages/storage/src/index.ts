@@ -34,6 +34,7 @@ export type {
   Database,
   DbSetState,
   NodeRecordBytes,
+  NodeLayout,
   StoredRecordTotals,
   UserVersion,
   WriterLock,
