@@ -220,11 +220,18 @@ export interface Database {
    * serves a lookup's paths with it at once instead of a read per tree level. The preload
    * still decides what it expands: a record too many or too few costs a read, never a
    * different walk.
+   *
+   * `epochs`, when given, is aligned with `labels`: the write epoch of the version of each
+   * that the walk wants (its parent's record of it; `epoch` for the root). A store of the
+   * `versions` layout then reads those versions and, below them, each child by the write
+   * epoch its parent records, answering each version as `batchGetNodeVersions` does;
+   * without `epochs` it finds `labels` as reads by label do. A store of records ignores it.
    */
   batchGetSubtrees?(
     labels: readonly NodeLabel[],
     targets: readonly NodeLabel[],
     epoch: bigint,
+    epochs?: readonly bigint[],
   ): Promise<TreeNodeRecord[]>;
 
   /**
