@@ -35,6 +35,10 @@ function sameVrfKey(a: VrfProofKey, b: VrfProofKey): boolean {
   return a.freshness === b.freshness && a.version === b.version && bytesEqual(a.label, b.label);
 }
 
+export { runVersionedNodeConformance } from './conformance-versions.js';
+/** Helpers the versions layout's suite shares (conformance-versions.ts). */
+export { label as testLabel, node as testNode, expectCode };
+
 /** The largest epoch, version or count every driver must store (see `Database`). */
 const MAX = (1n << 63n) - 1n;
 
@@ -163,6 +167,44 @@ export function assertRecordEqual(actual: DbRecord, expected: DbRecord): void {
   }
 }
 
+/** Whether `db` keeps node versions (database.ts `NodeLayout`). */
+function keepsVersions(db: Database): boolean {
+  return db.nodeLayout === 'versions';
+}
+
+/**
+ * Asserts `db` holds `record` as its layout keeps it: a store of records gives it back by
+ * label; a store of versions gives its latest version back by its write epoch (the previous
+ * copy is not written: rule 1 of `NodeLayout`).
+ */
+async function assertStored(db: Database, records: readonly TreeNodeRecord[]): Promise<void> {
+  if (!keepsVersions(db)) {
+    const got = await Promise.all(records.map((r) => db.get(nodeKey(r.label))));
+    got.forEach((g, i) => assertRecordEqual(g, records[i]!));
+    return;
+  }
+  const got = await db.batchGetNodeVersions!(
+    records.map((r) => r.label),
+    records.map((r) => r.latest.lastEpoch),
+  );
+  got.forEach((g, i) => {
+    assert.ok(g !== undefined, `version ${i} is stored`);
+    assertRecordEqual(g, { ...records[i]!, previous: undefined });
+  });
+}
+
+/** Asserts `db` holds no version of `label` written in `epoch`, in either layout. */
+async function assertNotStored(db: Database, label: NodeLabel, epoch: bigint): Promise<void> {
+  if (db.batchGetNodeVersions !== undefined) {
+    assert.deepEqual(await db.batchGetNodeVersions([label], [epoch]), [undefined]);
+  }
+  if (keepsVersions(db)) return;
+  const [r] = await db.batchGet([nodeKey(label)]);
+  if (r?.kind !== 'treeNode') return;
+  assert.notEqual(r.latest.lastEpoch, epoch, `${label}: no version of epoch ${epoch}`);
+  assert.notEqual(r.previous?.lastEpoch, epoch, `${label}: no version of epoch ${epoch}`);
+}
+
 /**
  * Registers the conformance tests for a driver. `makeFreshDb` must return an empty database
  * each time it is called; the suite closes every database it opens.
@@ -203,10 +245,10 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
 
         const interior = interiorRecord();
         await db.set(interior);
-        assertRecordEqual(await db.get(nodeKey(label(0x80, 1))), interior);
+        await assertStored(db, [interior]);
         const leaf = treeRecord(label(0x5a), 7n);
         await db.set(leaf);
-        assertRecordEqual(await db.get(nodeKey(label(0x5a))), leaf);
+        await assertStored(db, [leaf]);
 
         const vs = state(new Uint8Array([0, 255, 0, 1]), MAX, MAX);
         vs.value = new Uint8Array(0);
@@ -221,6 +263,8 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     test(
       'node reads in bytes, where the driver answers them, give each label its record as the codec writes it',
       withDb(async (db) => {
+        // a store of versions answers reads by label for a tree only (runVersionedNodeConformance)
+        if (keepsVersions(db)) return;
         const stored = [
           interiorRecord(),
           treeRecord(label(0x5a), 7n),
@@ -273,9 +317,12 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
           treeRecord(label(0, 2), 2n),
           treeRecord(NodeLabel.root(), 3n),
         ]);
-        assert.equal((await db.get(nodeKey(label(0, 1)))).latest.lastEpoch, 1n);
-        assert.equal((await db.get(nodeKey(label(0, 2)))).latest.lastEpoch, 2n);
-        assert.equal((await db.get(nodeKey(NodeLabel.root()))).latest.lastEpoch, 3n);
+        await assertStored(db, [
+          treeRecord(label(0, 1), 1n),
+          treeRecord(label(0, 2), 2n),
+          treeRecord(NodeLabel.root(), 3n),
+        ]);
+        await assertNotStored(db, label(0, 1), 2n);
       }),
     );
 
@@ -286,10 +333,20 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         await db.set({ kind: 'azks', latestEpoch: 2n, numNodes: 5n });
         assert.equal((await db.get(AZKS_KEY)).latestEpoch, 2n);
         await db.set(treeRecord(label(9), 1n));
+        const changed = {
+          ...treeRecord(label(9), 1n),
+          latest: node(label(9), 1n, { hash: u32(7) }),
+        };
+        await db.set(changed);
         await db.set(treeRecord(label(9), 2n, node(label(9), 1n)));
-        const r = await db.get(nodeKey(label(9)));
-        assert.equal(r.latest.lastEpoch, 2n);
-        assert.equal(r.previous?.lastEpoch, 1n);
+        if (keepsVersions(db)) {
+          // both versions, and the second write of epoch 1 replaced the first
+          await assertStored(db, [treeRecord(label(9), 2n), changed]);
+        } else {
+          const r = await db.get(nodeKey(label(9)));
+          assert.equal(r.latest.lastEpoch, 2n);
+          assert.equal(r.previous?.lastEpoch, 1n);
+        }
         await db.batchSet([]);
         assert.equal((await db.get(AZKS_KEY)).numNodes, 5n);
       }),
@@ -298,6 +355,8 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     test(
       'batchGet omits missing keys, returns duplicates once, mixes kinds',
       withDb(async (db) => {
+        // a store of versions answers reads by label for a tree only (runVersionedNodeConformance)
+        if (keepsVersions(db)) return;
         const records: DbRecord[] = [
           { kind: 'azks', latestEpoch: 4n, numNodes: 9n },
           treeRecord(label(1), 1n),
@@ -345,7 +404,7 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         await db.batchSetChunks(chunks());
         assert.equal(taken, 3);
         assertRecordEqual(await db.get(AZKS_KEY), azks);
-        for (const n of nodes) assertRecordEqual(await db.get(nodeKey(n.label)), n);
+        await assertStored(db, nodes);
         for (const st of states) {
           assertRecordEqual(await db.getUserState(st.username, { kind: 'maxEpoch' }), st);
         }
@@ -371,8 +430,8 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         };
         await assert.rejects(db.batchSetChunks(tooBig()), RangeError);
         assertRecordEqual(await db.get(AZKS_KEY), before);
-        await expectCode(db.get(nodeKey(label(1))), 'STORAGE_NOT_FOUND');
-        await expectCode(db.get(nodeKey(label(2))), 'STORAGE_NOT_FOUND');
+        await assertNotStored(db, label(1), 2n);
+        await assertNotStored(db, label(2), 2n);
         await expectCode(db.getUserData(u('carol')), 'STORAGE_NOT_FOUND');
       }),
     );
@@ -380,7 +439,7 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     test(
       'batchGetNodes, where a driver has it, answers as batchGet does, aligned with its labels',
       withDb(async (db) => {
-        if (db.batchGetNodes === undefined) return;
+        if (db.batchGetNodes === undefined || keepsVersions(db)) return;
         const records = [treeRecord(label(1), 1n), treeRecord(label(2, 5), 2n)];
         await db.batchSet([{ kind: 'azks', latestEpoch: 2n, numNodes: 2n }, ...records]);
         const asked = [label(2, 5), label(3), label(1), label(2, 5), label(2)];
@@ -395,6 +454,24 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
     );
 
     test(
+      'batchGetNodeVersions, where a store of records has it, answers from both copies',
+      withDb(async (db) => {
+        if (db.batchGetNodeVersions === undefined || keepsVersions(db)) return;
+        const r = treeRecord(label(4), 5n, node(label(4), 3n, { hash: u32(3) }));
+        await db.batchSet([r, treeRecord(label(6), 2n)]);
+        const got = await db.batchGetNodeVersions(
+          [label(4), label(4), label(4), label(6), label(7)],
+          [5n, 3n, 4n, 2n, 2n],
+        );
+        assertRecordEqual(got[0]!, { ...r, previous: undefined });
+        assertRecordEqual(got[1]!, { ...r, latest: r.previous!, previous: undefined });
+        assert.deepEqual([got[2], got[4]], [undefined, undefined]);
+        assertRecordEqual(got[3]!, treeRecord(label(6), 2n));
+        await assert.rejects(db.batchGetNodeVersions([label(4)], []), RangeError);
+      }),
+    );
+
+    test(
       'large batches round-trip',
       withDb(async (db) => {
         const records: TreeNodeRecord[] = [];
@@ -405,6 +482,7 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
           records.push(treeRecord(new NodeLabel(val, 256), BigInt(i + 1)));
         }
         await db.batchSet(records);
+        if (keepsVersions(db)) return assertStored(db, records);
         const got = await db.batchGet(records.map((r) => nodeKey(r.label)));
         assert.equal(got.length, records.length);
         const byEpoch = new Map(got.map((r) => [(r as TreeNodeRecord).latest.lastEpoch, r]));
@@ -419,6 +497,10 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
           treeRecord(label(i + 1), BigInt(i + 1)),
         );
         await db.batchSet(records);
+        if (keepsVersions(db)) {
+          await Promise.all(records.map((r) => assertStored(db, [r])));
+          return;
+        }
         const results = await Promise.all(
           records.map((r, i) =>
             i % 2 === 0

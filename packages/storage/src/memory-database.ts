@@ -5,18 +5,29 @@
  */
 
 import { toHex, type NodeLabel } from '@akd-ts/core';
-import type { Database, DbSetState } from './database.js';
+import type { Database, DbSetState, NodeLayout } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
+import { checkAligned, recordByWalk, versionsToWrite } from './node-versions.js';
 import {
   fullKey,
   recordFullKey,
   type DbRecord,
   type RecordFor,
   type StorageKey,
+  type TreeNode,
   type TreeNodeRecord,
   type ValueStateRecord,
 } from './records.js';
+
+export interface MemoryDatabaseOptions {
+  /**
+   * How tree nodes are kept (default `records`). `versions` keeps every version by its write
+   * epoch, as a store of that layout does on disk (database.ts `NodeLayout`): what the
+   * directory does on such a store can be tried in memory.
+   */
+  nodeLayout?: NodeLayout;
+}
 
 /**
  * A Database held in this process's memory.
@@ -28,13 +39,32 @@ import {
  * ```
  */
 export class MemoryDatabase extends InProcessStore implements Database {
+  readonly nodeLayout: NodeLayout;
   private readonly records = new Map<string, DbRecord>();
+  /** The versions layout's node versions, by `versionKey`. */
+  private readonly versions = new Map<string, TreeNode>();
+  /** The versions layout's labels, by key, in the order first written. */
+  private readonly versionLabels = new Map<string, NodeLabel>();
+  /** The versions layout's epoch: the newest root version's (database.ts, rule 3). */
+  private storeEpoch: bigint | undefined;
+
+  constructor(options: MemoryDatabaseOptions = {}) {
+    super();
+    this.nodeLayout = options.nodeLayout ?? 'records';
+  }
+
+  private findVersion = (label: NodeLabel, epoch: bigint): TreeNode | undefined =>
+    this.versions.get(versionKey(label, epoch));
+
   /** username hex -> epoch -> state */
   private readonly users = new Map<string, Map<bigint, ValueStateRecord>>();
   /** The keys of `users`, sorted, as `listUsernames` last made them. */
   private sortedUsers: string[] = [];
   private put(record: DbRecord): void {
     // records are immutable values (records.ts), so the store keeps the caller's objects
+    if (record.kind === 'treeNode' && this.nodeLayout === 'versions') {
+      throw new Error('versions are written by putVersions');
+    }
     if (record.kind === 'valueState') {
       const user = toHex(record.username);
       let states = this.users.get(user);
@@ -46,20 +76,71 @@ export class MemoryDatabase extends InProcessStore implements Database {
   }
 
   async set(record: DbRecord): Promise<void> {
-    this.check();
-    this.put(record);
+    await this.batchSet([record]);
   }
 
   async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
     this.check();
     // synchronous, so no reader can observe part of the batch
+    if (this.nodeLayout === 'versions') {
+      const nodes = records.filter((r): r is TreeNodeRecord => r.kind === 'treeNode');
+      this.putVersions(versionsToWrite(nodes, this.storeEpoch));
+      for (const r of records) if (r.kind !== 'treeNode') this.put(r);
+      return;
+    }
     for (const r of records) this.put(r);
+  }
+
+  /** Stores versions (rule 1 chose them) and moves the store's epoch to a newer root's. */
+  private putVersions(nodes: TreeNode[]): void {
+    for (const node of nodes) {
+      this.versions.set(versionKey(node.label, node.lastEpoch), node);
+      if (!this.versionLabels.has(node.label.key)) {
+        this.versionLabels.set(node.label.key, node.label);
+      }
+      if (node.label.len === 0 && (this.storeEpoch ?? -1n) < node.lastEpoch) {
+        this.storeEpoch = node.lastEpoch;
+      }
+    }
+  }
+
+  async batchGetNodeVersions(
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]> {
+    this.check();
+    checkAligned(labels.length, epochs.length);
+    return labels.map((label, i) => {
+      const latest =
+        this.nodeLayout === 'versions'
+          ? this.findVersion(label, epochs[i]!)
+          : this.recordVersion(label, epochs[i]!);
+      return latest === undefined
+        ? undefined
+        : { kind: 'treeNode', label, latest, previous: undefined };
+    });
+  }
+
+  /** The records layout's copy of `label` written in `epoch`, latest or previous. */
+  private recordVersion(label: NodeLabel, epoch: bigint): TreeNode | undefined {
+    const r = this.records.get(label.key) as TreeNodeRecord | undefined;
+    if (r?.latest.lastEpoch === epoch) return r.latest;
+    return r?.previous?.lastEpoch === epoch ? r.previous : undefined;
+  }
+
+  /** A tree node's record by label, as the store's layout answers it. */
+  private nodeRecord(label: NodeLabel): TreeNodeRecord | undefined {
+    if (this.nodeLayout === 'versions') {
+      return recordByWalk(label, this.storeEpoch, this.findVersion);
+    }
+    return this.records.get(label.key) as TreeNodeRecord | undefined;
   }
 
   private lookup(key: StorageKey): DbRecord | undefined {
     if (key.kind === 'valueState') {
       return this.users.get(toHex(key.username))?.get(key.epoch);
     }
+    if (key.kind === 'treeNode') return this.nodeRecord(key.label);
     return this.records.get(fullKey(key));
   }
 
@@ -73,14 +154,13 @@ export class MemoryDatabase extends InProcessStore implements Database {
   async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
     this.check();
     const out: DbRecord[] = [];
-    const seen = new Set<DbRecord>();
+    const seen = new Set<string>();
     for (let i = 0; i < keys.length; i++) {
+      const k = fullKey(keys[i]!);
+      if (seen.has(k)) continue;
+      seen.add(k);
       const found = this.lookup(keys[i]!);
-      // the same key always finds the same record object, so records dedupe duplicate keys
-      if (found !== undefined && !seen.has(found)) {
-        seen.add(found);
-        out.push(found);
-      }
+      if (found !== undefined) out.push(found);
     }
     return out;
   }
@@ -88,10 +168,7 @@ export class MemoryDatabase extends InProcessStore implements Database {
   async batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
     this.check();
     const out = new Array<TreeNodeRecord | undefined>(labels.length);
-    // a label's key is its record's full key, and no other kind of record shares it
-    for (let i = 0; i < labels.length; i++) {
-      out[i] = this.records.get(labels[i]!.key) as TreeNodeRecord | undefined;
-    }
+    for (let i = 0; i < labels.length; i++) out[i] = this.nodeRecord(labels[i]!);
     return out;
   }
 
@@ -120,6 +197,12 @@ export class MemoryDatabase extends InProcessStore implements Database {
   /** Every stored record (tests and fixtures: spec 14.1 `batch_get_all_direct`). */
   allRecords(): DbRecord[] {
     const states = [...this.users.values()].flatMap((m) => [...m.values()]);
-    return [...this.records.values(), ...states];
+    const nodes = [...this.versionLabels.values()].flatMap((label) => this.nodeRecord(label) ?? []);
+    return [...this.records.values(), ...nodes, ...states];
   }
+}
+
+/** A version's key in the versions layout: its label's key and its write epoch. */
+function versionKey(label: NodeLabel, epoch: bigint): string {
+  return `${label.key}@${epoch}`;
 }
