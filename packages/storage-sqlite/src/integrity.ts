@@ -6,7 +6,7 @@
  * restore run them, not the store's everyday reads.
  */
 
-import type { StoredRecordTotals } from '@akd-ts/storage';
+import type { NodeLayout, StoredRecordTotals } from '@akd-ts/storage';
 import type { SqliteClient } from './client.js';
 import { sqliteCode, toAkdError } from './errors.js';
 
@@ -42,18 +42,30 @@ export function integrityProblems(client: SqliteClient, path: string, pragma: st
   return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
 }
 
+/** The totals of the other tables, after the nodes' two (value_states read whole). */
+const OTHER_TOTALS = '(SELECT MAX(epoch) FROM value_states), (SELECT MAX(epoch) FROM audit_blobs)';
+
 /**
  * One statement, one row: every total, each table read once (nodes and value_states whole,
  * since no index orders them by epoch; audit_blobs by its epoch key).
  */
 const TOTALS_SQL =
-  'SELECT n.count, n.newest, (SELECT MAX(epoch) FROM value_states), ' +
-  '(SELECT MAX(epoch) FROM audit_blobs) ' +
+  `SELECT n.count, n.newest, ${OTHER_TOTALS} ` +
   'FROM (SELECT COUNT(*) AS count, MAX(last_epoch) AS newest FROM nodes) AS n';
 
+/**
+ * The same of a store of versions: a node is a label, however many versions it has (the
+ * labels counted in one pass that sorts them all, in memory), and the newest write epoch is
+ * the last key of node_versions.
+ */
+const VERSIONS_TOTALS_SQL =
+  `SELECT (SELECT COUNT(DISTINCT label) FROM node_versions), ` +
+  `(SELECT MAX(epoch) FROM node_versions), ${OTHER_TOTALS}`;
+
 /** The totals of the store on `client` (INTEGER columns read as bigint). */
-export function recordTotals(client: SqliteClient): StoredRecordTotals {
-  const row = client.prepare(TOTALS_SQL).raw(true).get() as (bigint | null)[];
+export function recordTotals(client: SqliteClient, layout: NodeLayout): StoredRecordTotals {
+  const totals = layout === 'versions' ? VERSIONS_TOTALS_SQL : TOTALS_SQL;
+  const row = client.prepare(totals).raw(true).get() as (bigint | null)[];
   return {
     treeNodes: row[0] ?? 0n,
     newestNodeEpoch: row[1] ?? undefined,

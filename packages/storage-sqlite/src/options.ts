@@ -4,6 +4,7 @@
  * statement size for speed and rarely needs changing.
  */
 
+import type { NodeLayout } from '@akd-ts/storage';
 import type { SqliteClientFactory } from './client.js';
 
 /** `PRAGMA synchronous` levels (https://sqlite.org/pragma.html#pragma_synchronous). */
@@ -49,13 +50,25 @@ export interface SqliteDatabaseOptions {
    */
   auditBlobThread?: boolean;
   /**
+   * How a store created now keeps tree nodes (database.ts `NodeLayout`): `records` (the
+   * default), one row per label rewritten by every epoch that changes the node, or `versions`,
+   * each version appended under its write epoch. A store keeps the layout it was created
+   * with: opening one uses it whatever this says, and a layout named here that is not the
+   * store's is `STORAGE_SCHEMA` (a store of records moves to versions with
+   * `migrateNodeLayout`).
+   */
+  nodeLayout?: NodeLayout;
+  /**
    * Opens a connection to a file: used by `SqliteDatabase.open` and for the writer-lock
    * file. Defaults to better-sqlite3.
    */
   openClient?: SqliteClientFactory;
 }
 
-export type ResolvedOptions = Required<Omit<SqliteDatabaseOptions, 'openClient'>>;
+export type ResolvedOptions = Required<Omit<SqliteDatabaseOptions, 'openClient' | 'nodeLayout'>> & {
+  /** The layout asked for, if any. */
+  nodeLayout: NodeLayout | undefined;
+};
 
 export const DEFAULT_OPTIONS: ResolvedOptions = {
   synchronous: 'FULL',
@@ -66,6 +79,7 @@ export const DEFAULT_OPTIONS: ResolvedOptions = {
   writeChunkRows: 500,
   readChunkKeys: 1000,
   auditBlobThread: false,
+  nodeLayout: undefined,
 };
 
 const SYNCHRONOUS_MODES: readonly string[] = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
@@ -102,6 +116,9 @@ export function resolveOptions(options: SqliteDatabaseOptions): ResolvedOptions 
   integerIn(o.readChunkKeys, 1, 16000, 'readChunkKeys');
   if (typeof o.auditBlobThread !== 'boolean') {
     throw new RangeError(`auditBlobThread must be true or false, got ${String(o.auditBlobThread)}`);
+  }
+  if (o.nodeLayout !== undefined && o.nodeLayout !== 'records' && o.nodeLayout !== 'versions') {
+    throw new RangeError(`nodeLayout must be 'records' or 'versions', got ${String(o.nodeLayout)}`);
   }
   return o;
 }

@@ -1,4 +1,4 @@
--- akd-ts SQLite store, schema version 6 (PRAGMA user_version = 6,
+-- akd-ts SQLite store, schema version 7 (PRAGMA user_version = 7,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -11,6 +11,16 @@
 -- bits beyond their length are still different labels (spec 4.1).
 -- Epochs, versions and counts are u64 in the protocol and INTEGER (signed 64-bit) here: the
 -- driver stores 0 ..= 2^63 - 1 and refuses anything larger.
+
+-- How the store keeps tree nodes (schema version 7; database.ts NodeLayout): 'records' in
+-- the nodes table below, or 'versions' in node_versions and node_roots instead (schema.ts
+-- VERSIONS_TABLES_SQL, with nodes dropped). A store keeps the layout it was created with;
+-- migrateNodeLayout (layout-migration.ts) moves a store of records to versions.
+CREATE TABLE node_layout (
+  id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  layout TEXT NOT NULL CHECK (layout IN ('records', 'versions'))
+) STRICT;
+INSERT INTO node_layout (id, layout) VALUES (1, 'records');
 
 -- One row per tree node: its latest version and at most one previous version (spec 9.2),
 -- after the MySQL example of spec 14.8. The previous version exists iff p_last_epoch is not

@@ -10,11 +10,12 @@
  */
 
 import { AkdError } from '@akd-ts/core';
+import type { NodeLayout } from '@akd-ts/storage';
 import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -25,6 +26,43 @@ export interface Migration {
   sql: string;
 }
 
+/** The node_layout table of version 7 (schema.sql), as a store of records. */
+const NODE_LAYOUT_SQL = `CREATE TABLE node_layout (
+  id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  layout TEXT NOT NULL CHECK (layout IN ('records', 'versions'))
+) STRICT;
+INSERT INTO node_layout (id, layout) VALUES (1, 'records');`;
+
+/**
+ * The tables of the `versions` layout (database.ts `NodeLayout`), which a store of versions
+ * has instead of `nodes`:
+ *
+ * - node_versions: one row per node version, keyed by its write epoch (its last_epoch) and its
+ *   label, so that an epoch's versions follow every older epoch's in the b-tree and a commit
+ *   appends them to pages of their own. `label` is the label's compact form and `data` the
+ *   rest of the version, in the layout version-codec.ts documents: node type, children flags,
+ *   min descendant epoch, parent, each child's label and write epoch, hash. No version is ever
+ *   rewritten once its epoch is published, and no index by label exists: a read by label
+ *   walks from the root, each child by the write epoch its parent records.
+ * - node_roots: the write epoch of every root version, written with it. The store's epoch
+ *   (rule 3) is their greatest, found at the end of a small b-tree instead of by reading an
+ *   epoch's rows.
+ */
+export const VERSIONS_TABLES_SQL = `CREATE TABLE node_versions (
+  epoch INTEGER NOT NULL,
+  label BLOB NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (epoch, label)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE node_roots (
+  epoch INTEGER NOT NULL PRIMARY KEY
+) STRICT;`;
+
+/** Makes a store of records with no nodes a store of versions. */
+const TO_VERSIONS_SQL = `DROP TABLE nodes;
+${VERSIONS_TABLES_SQL}
+UPDATE node_layout SET layout = 'versions';`;
+
 /**
  * Every step from version 1 up. Version 1 had nodes, value_states and azks; version 2 added
  * the settings table when the Database interface gained named settings; version 3 the
@@ -33,7 +71,9 @@ export interface Migration {
  * versions published before it have none until `akd vrf backfill` computes them); version 5
  * the audit_blob_parts table (a blob stored in parts of 1 MiB; those written before are one);
  * version 6 the nodes' child write epochs (left_epoch, right_epoch and their p_ copies,
- * filled in for the stored nodes from their children's rows: `childEpochsSql`).
+ * filled in for the stored nodes from their children's rows: `childEpochsSql`); version 7 the
+ * node_layout table, which says how the store keeps tree nodes: a store migrated to it keeps
+ * records, as it did.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -70,6 +110,7 @@ export const MIGRATIONS: readonly Migration[] = [
 ) STRICT;`,
   },
   { from: 5, sql: childEpochsSql() },
+  { from: 6, sql: NODE_LAYOUT_SQL },
 ];
 
 /**
@@ -151,7 +192,32 @@ export function assertStore(client: SqliteClient, path: string): void {
 }
 
 /**
- * Creates the schema in an empty store, or migrates an older one, in one transaction.
+ * How the store on `client` keeps tree nodes, as its node_layout table says.
+ * @throws AkdError `STORAGE_SCHEMA` when the table or its row is missing or unknown
+ */
+export function readNodeLayout(client: SqliteClient, path: string): NodeLayout {
+  let row: unknown;
+  try {
+    row = client.prepare('SELECT layout FROM node_layout WHERE id = 1').raw(true).get();
+  } catch (e) {
+    throw new AkdError('STORAGE_SCHEMA', `${path} has no readable node_layout table`, {
+      cause: e,
+    });
+  }
+  const layout = Array.isArray(row) ? (row[0] as unknown) : undefined;
+  if (layout !== 'records' && layout !== 'versions') {
+    throw new AkdError(
+      'STORAGE_SCHEMA',
+      `${path} names no known node layout (node_layout holds ${JSON.stringify(layout ?? null)})`,
+    );
+  }
+  return layout;
+}
+
+/**
+ * Creates the schema in an empty store, or migrates an older one, in one transaction. A new
+ * store keeps tree nodes as `layout` says (`records` when undefined); an existing store keeps
+ * its own layout.
  * @returns the version the store had before (0 for a new store).
  * @throws AkdError `STORAGE_SCHEMA` for a newer, foreign or unversioned store.
  *
@@ -160,7 +226,11 @@ export function assertStore(client: SqliteClient, path: string): void {
  * const before = prepareSchema(client, './akd.db'); // 0 the first time, then 2
  * ```
  */
-export function prepareSchema(client: SqliteClient, path: string): number {
+export function prepareSchema(
+  client: SqliteClient,
+  path: string,
+  layout: NodeLayout = 'records',
+): number {
   const hasTables = () =>
     client.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1").get() !== undefined;
   const first = readHeader(client);
@@ -174,6 +244,7 @@ export function prepareSchema(client: SqliteClient, path: string): number {
     checkHeader(app, version, path, hasTables);
     if (version === 0) {
       client.exec(SCHEMA_SQL);
+      if (layout === 'versions') client.exec(TO_VERSIONS_SQL);
     } else {
       for (const step of MIGRATIONS) if (step.from >= version) client.exec(step.sql);
     }

@@ -11,8 +11,9 @@
 
 import { existsSync } from 'node:fs';
 import { open as openFile, rm } from 'node:fs/promises';
-import { AkdError, appendAll, toHex } from '@akd-ts/core';
+import { AkdError, appendAll, toHex, type NodeLabel } from '@akd-ts/core';
 import {
+  alignNodes,
   checkAuditBlob,
   checkVrfProofKey,
   checkVrfProofRecord,
@@ -20,6 +21,7 @@ import {
   codecLabels,
   joinedRecordsAnswer,
   fullKey,
+  nodeKey,
   nodeRecordBytes,
   readNodeRecords,
   storableEpochs,
@@ -31,10 +33,12 @@ import {
   type Database,
   type DbRecord,
   type DbSetState,
+  type NodeLayout,
   type NodeRecordBytes,
   type RecordFor,
   type StorageKey,
   type StoredRecordTotals,
+  type TreeNodeRecord,
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
@@ -63,7 +67,8 @@ import {
 import { corruptRow, toAkdError } from './errors.js';
 import { integrityPragma, integrityProblems, recordTotals } from './integrity.js';
 import { resolveOptions, type ResolvedOptions, type SqliteDatabaseOptions } from './options.js';
-import { assertStore, prepareSchema } from './schema.js';
+import { NodeVersions, checkAligned } from './node-versions.js';
+import { assertStore, prepareSchema, readNodeLayout } from './schema.js';
 import { selectNodeBytesSql } from './node-bytes-sql.js';
 import { ParamArrays, TableRows } from './row-writer.js';
 import * as sql from './sql.js';
@@ -114,6 +119,8 @@ export class SqliteDatabase implements Database {
   readonly path: string;
   /** The schema version the store had when opened (0: it was created now). */
   readonly openedAtVersion: number;
+  /** How the store keeps tree nodes (database.ts `NodeLayout`): as it was created. */
+  readonly nodeLayout: NodeLayout;
   private readonly client: SqliteClient;
   private readonly options: ResolvedOptions;
   private readonly openLockClient: (path: string) => SqliteClient;
@@ -126,6 +133,8 @@ export class SqliteDatabase implements Database {
   private closed = false;
   /** Reads audit blobs off the calling thread (options.auditBlobThread). */
   private readonly blobThread: BlobThread | undefined;
+  /** The store's tree nodes when it keeps versions (node-versions.ts). */
+  private readonly versions: NodeVersions | undefined;
 
   /**
    * Wraps an open connection: sets WAL mode (for a file), `synchronous`, the busy timeout and
@@ -157,10 +166,27 @@ export class SqliteDatabase implements Database {
       // Nothing here sorts or builds temporary tables of any size.
       client.pragma('temp_store = MEMORY');
       client.defaultSafeIntegers(true);
-      this.openedAtVersion = prepareSchema(client, this.path);
+      this.openedAtVersion = prepareSchema(client, this.path, o.nodeLayout);
+      this.nodeLayout = readNodeLayout(client, this.path);
+      if (o.nodeLayout !== undefined && o.nodeLayout !== this.nodeLayout) {
+        throw new AkdError(
+          'STORAGE_SCHEMA',
+          `${this.path} keeps tree nodes as ${this.nodeLayout}, not as the ${o.nodeLayout} ` +
+            'asked for' +
+            (this.nodeLayout === 'records' ? ': migrateNodeLayout moves it to versions' : ''),
+        );
+      }
     } catch (e) {
       throw toAkdError(e, 'open the store', this.path);
     }
+    this.versions =
+      this.nodeLayout === 'versions'
+        ? new NodeVersions(
+            (text) => this.stmt(text),
+            this.options.readChunkKeys,
+            this.options.writeChunkRows,
+          )
+        : undefined;
     // after the schema is there: the thread opens the file read-only
     this.blobThread =
       this.options.auditBlobThread && !client.memory
@@ -297,7 +323,9 @@ export class SqliteDatabase implements Database {
   async batchSet(records: DbRecord[], _state: DbSetState = 'general'): Promise<void> {
     this.check();
     if (records.length === 0) return;
-    this.write(`write a batch of ${records.length} records`, () => this.writeRecords(records));
+    this.write(`write a batch of ${records.length} records`, () =>
+      this.writeRecords(records, this.versions?.storeEpoch()),
+    );
   }
 
   /**
@@ -325,8 +353,10 @@ export class SqliteDatabase implements Database {
       this.write(
         () => `write a batch in chunks (after ${written} records)`,
         () => {
+          // the store's epoch before the write, whatever its chunks write (rule 1)
+          const epoch = this.versions?.storeEpoch();
           for (let chunk = next(); chunk.done !== true; chunk = next()) {
-            this.writeRecords(chunk.value);
+            this.writeRecords(chunk.value, epoch);
             written += chunk.value.length;
           }
         },
@@ -338,9 +368,19 @@ export class SqliteDatabase implements Database {
 
   /**
    * Upserts `records`, inside a write transaction: multi-row statements of each table, their
-   * parameters filled in place (row-writer.ts), then the AZKS row (the last one given).
+   * parameters filled in place (row-writer.ts), then the AZKS row (the last one given). A store
+   * of versions writes its tree nodes' versions as rule 1 says, given `storeEpoch`, its epoch
+   * before the transaction began.
    */
-  private writeRecords(records: readonly DbRecord[]): void {
+  private writeRecords(records: readonly DbRecord[], storeEpoch: bigint | undefined): void {
+    const versions = this.versions;
+    if (versions !== undefined) {
+      const nodes: TreeNodeRecord[] = [];
+      const rest: DbRecord[] = [];
+      for (const r of records) (r.kind === 'treeNode' ? nodes : rest).push(r);
+      versions.write(nodes, storeEpoch);
+      records = rest;
+    }
     let nodes = 0;
     let states = 0;
     let azks: unknown[] | undefined;
@@ -374,9 +414,11 @@ export class SqliteDatabase implements Database {
   // ---- reads ----------------------------------------------------------------------------
 
   async get<K extends StorageKey>(key: K): Promise<RecordFor<K>> {
+    const versions = this.versions;
     const found = this.read(
       () => `read ${describeKey(key)}`,
-      false,
+      // a walk takes a statement a level
+      versions !== undefined && key.kind === 'treeNode',
       () => {
         switch (key.kind) {
           case 'azks': {
@@ -384,6 +426,7 @@ export class SqliteDatabase implements Database {
             return row && decodeAzksRow(row);
           }
           case 'treeNode': {
+            if (versions !== undefined) return versions.readByLabel([key.label])[0];
             const row = this.stmt(sql.SELECT_NODE_SQL).get(labelBytes(key.label)) as
               Row | undefined;
             return row && decodeNodeRow(row);
@@ -403,17 +446,23 @@ export class SqliteDatabase implements Database {
 
   async batchGet(keys: StorageKey[]): Promise<DbRecord[]> {
     let azks = false;
+    const versions = this.versions;
     const nodes = new Map<string, Uint8Array>();
+    const nodeLabels = new Map<string, NodeLabel>();
     const states = new Map<string, [Uint8Array, bigint]>();
     for (const key of keys) {
       if (key.kind === 'azks') azks = true;
-      else if (key.kind === 'treeNode') nodes.set(key.label.key, labelBytes(key.label));
-      else if (key.epoch >= 0n && key.epoch <= MAX_STORED_INTEGER) {
+      else if (key.kind === 'treeNode') {
+        if (versions !== undefined) nodeLabels.set(key.label.key, key.label);
+        else nodes.set(key.label.key, labelBytes(key.label));
+      } else if (key.epoch >= 0n && key.epoch <= MAX_STORED_INTEGER) {
         states.set(fullKey(key), [key.username, key.epoch]);
       }
     }
     const statements =
       Number(azks) +
+      // a walk takes a statement a level
+      (nodeLabels.size > 0 ? 2 : 0) +
       Math.ceil(nodes.size / this.options.readChunkKeys) +
       Math.ceil(states.size / this.options.readChunkKeys);
     return this.read(`read a batch of ${keys.length} keys`, statements > 1, () => {
@@ -421,6 +470,11 @@ export class SqliteDatabase implements Database {
       if (azks) {
         const row = this.stmt(sql.SELECT_AZKS_SQL).get() as Row | undefined;
         if (row !== undefined) out.push(decodeAzksRow(row));
+      }
+      if (versions !== undefined && nodeLabels.size > 0) {
+        for (const r of versions.readByLabel([...nodeLabels.values()])) {
+          if (r !== undefined) out.push(r);
+        }
       }
       appendAll(out, this.selectChunks(sql.selectNodesSql, 1, [...nodes.values()], decodeNodeRow));
       appendAll(
@@ -432,12 +486,86 @@ export class SqliteDatabase implements Database {
   }
 
   /**
+   * The records of `labels`, aligned with them: by label in a store of records, by a walk
+   * from the root in a store of versions (rule 4), in one snapshot.
+   */
+  async batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    const versions = this.versions;
+    if (versions === undefined) {
+      return alignNodes(labels, await this.batchGet(labels.map(nodeKey)));
+    }
+    return this.read(`read ${labels.length} tree nodes`, labels.length > 0, () =>
+      versions.readByLabel(labels),
+    );
+  }
+
+  /**
+   * The versions of `labels[i]` written in `epochs[i]`, each as a record with no previous copy:
+   * probes of node_versions' primary key in a store of versions, the latest or previous copy
+   * of each label's record in a store of records.
+   * @throws RangeError where the two lists differ in length
+   */
+  async batchGetNodeVersions(
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]> {
+    checkAligned(labels.length, epochs.length);
+    const versions = this.versions;
+    if (versions === undefined) {
+      return (await this.batchGetNodes(labels)).map((r, i) => {
+        const epoch = epochs[i]!;
+        const n =
+          r?.latest.lastEpoch === epoch
+            ? r.latest
+            : r?.previous?.lastEpoch === epoch
+              ? r.previous
+              : undefined;
+        return n && { kind: 'treeNode', label: labels[i]!, latest: n, previous: undefined };
+      });
+    }
+    const nodes = this.read(
+      `read ${labels.length} tree node versions`,
+      versions.statements(labels.length) > 1,
+      () => versions.readVersions(labels, epochs),
+    );
+    return nodes.map(
+      (n, i) => n && { kind: 'treeNode', label: labels[i]!, latest: n, previous: undefined },
+    );
+  }
+
+  /**
+   * `batchGetNodeVersions` in the record codec's form, for labels in the codec's form: in a
+   * store of versions, each version's data rewritten straight into one buffer (node-versions.ts).
+   * @throws RangeError where `labels` is not 34 bytes a label or the lengths differ
+   */
+  async batchGetNodeVersionBytes(
+    labels: Uint8Array,
+    epochs: BigUint64Array,
+  ): Promise<NodeRecordBytes> {
+    const count = codecLabelCount(labels);
+    checkAligned(count, epochs.length);
+    const versions = this.versions;
+    if (versions === undefined) {
+      return nodeRecordBytes(await this.batchGetNodeVersions(codecLabels(labels), [...epochs]));
+    }
+    return this.read(
+      `read ${count} tree node versions in bytes`,
+      versions.statements(count) > 1,
+      () => versions.readVersionBytes(labels, epochs),
+    );
+  }
+
+  /**
    * Tree nodes in bytes, written by SQLite as codec records (node-bytes-sql.ts): no row is
    * decoded into objects here. A batch with a row SQLite cannot write that way (one the row
-   * decoder would reject) is read through the row decoder instead, whose error names it.
+   * decoder would reject) is read through the row decoder instead, whose error names it. A
+   * store of versions answers by walks (rule 4), written in bytes.
    */
   async batchGetNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
     const count = codecLabelCount(labels);
+    if (this.versions !== undefined) {
+      return nodeRecordBytes(await this.batchGetNodes(codecLabels(labels)));
+    }
     const size = this.options.readChunkKeys;
     const sizes = sql.chunks(count, size, false);
     const answer = this.read(`read ${count} tree nodes in bytes`, sizes.length > 1, () => {
@@ -650,6 +778,22 @@ export class SqliteDatabase implements Database {
     const lock = this.client.memory
       ? acquireMemoryLock(this.memoryLock, this.path)
       : acquireFileLock(this.path, this.openLockClient);
+    // a migration may have moved the store to versions since it was opened (it held the lock)
+    let now: NodeLayout | undefined;
+    try {
+      now = this.read('read the node layout', false, () => readNodeLayout(this.client, this.path));
+    } catch (e) {
+      await lock.release();
+      throw e;
+    }
+    if (now !== this.nodeLayout) {
+      await lock.release();
+      throw new AkdError(
+        'STORAGE_SCHEMA',
+        `${this.path} keeps tree nodes as ${now} since it was opened (as ${this.nodeLayout}): ` +
+          'open it again to write',
+      );
+    }
     this.locks.add(lock);
     return {
       release: async () => {
@@ -729,7 +873,9 @@ export class SqliteDatabase implements Database {
    * ```
    */
   async recordTotals(): Promise<StoredRecordTotals> {
-    return this.read('count the stored records', true, () => recordTotals(this.client));
+    return this.read('count the stored records', true, () =>
+      recordTotals(this.client, this.nodeLayout),
+    );
   }
 
   /** Releases the writer lock if held and closes the connection. Idempotent. */

@@ -58,8 +58,14 @@ function schemaOf(path: string): string[] {
   }
 }
 
+/** Takes a store back to version 6, before the node_layout table. */
+function dropNodeLayout(r: BetterSqlite3.Database): void {
+  r.exec('DROP TABLE node_layout');
+}
+
 /** Takes a store's nodes table back to version 5, before the children's write epochs. */
 function dropChildEpochs(r: BetterSqlite3.Database): void {
+  dropNodeLayout(r);
   for (const side of ['left', 'right', 'p_left', 'p_right']) {
     r.exec(`ALTER TABLE nodes DROP COLUMN ${side}_epoch`);
   }
@@ -204,7 +210,7 @@ describe('schema', () => {
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2, 3, 4, 5],
+      [1, 2, 3, 4, 5, 6],
     );
 
     const migrated = await SqliteDatabase.open(path);
