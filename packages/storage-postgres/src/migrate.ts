@@ -6,6 +6,7 @@
  */
 
 import { AkdError } from '@akd-ts/core';
+import type { NodeLayout } from '@akd-ts/storage';
 import { inTransaction, storageError, type PgPool, type PgQueryable } from './client.js';
 import { quoteIdent } from './queries.js';
 import { MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION, type Migration } from './schema.js';
@@ -15,6 +16,11 @@ export interface SchemaPlan {
   migrate: boolean;
   /** With `migrate`: create the tables when absent (default true), else refuse the schema. */
   create?: boolean;
+  /**
+   * How a store created now keeps tree nodes (default `records`). An existing store keeps
+   * its own: `readNodeLayout` tells which.
+   */
+  layout?: NodeLayout;
   /** The version to reach and the steps there (tests pass their own). */
   version?: number;
   migrations?: readonly Migration[];
@@ -66,6 +72,7 @@ async function createOrMigrate(
   migrations: readonly Migration[],
   schemaSql: string,
   create: boolean,
+  layout: NodeLayout,
 ): Promise<number> {
   await client.query({ text: `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}` });
   await client.query({ text: `SET LOCAL search_path TO ${quoteIdent(schema)}` });
@@ -82,6 +89,11 @@ async function createOrMigrate(
         `schema "${schema}" has no akd tables (a store is created only on request)`,
       );
     await client.query({ text: schemaSql });
+    if (layout === 'versions') {
+      // a store of versions keeps no records, and a driver that reads them finds no table
+      await client.query({ text: `UPDATE schema_version SET node_layout = 'versions'` });
+      await client.query({ text: 'DROP TABLE nodes' });
+    }
     return target;
   }
   // FOR UPDATE: a concurrent migrator waits here for this transaction, then sees its result
@@ -153,7 +165,15 @@ export async function prepareSchema(
   for (let attempt = 1; ; attempt++) {
     try {
       return await inTransaction(pool, 'BEGIN', (client) =>
-        createOrMigrate(client, schema, target, migrations, schemaSql, plan.create ?? true),
+        createOrMigrate(
+          client,
+          schema,
+          target,
+          migrations,
+          schemaSql,
+          plan.create ?? true,
+          plan.layout ?? 'records',
+        ),
       );
     } catch (e) {
       const state = (e as { code?: unknown }).code;
@@ -164,4 +184,43 @@ export async function prepareSchema(
       throw storageError(e, `preparing schema "${schema}"`, true);
     }
   }
+}
+
+/** How a store keeps tree nodes, and the position of a migration of its layout under way. */
+export interface LayoutState {
+  layout: NodeLayout;
+  /** The last `nodes` label a migration to versions copied; undefined when none is under way. */
+  copied: Uint8Array | undefined;
+  /** The store's epoch when it copied that far. */
+  copiedEpoch: bigint | undefined;
+}
+
+/**
+ * The layout of the store in `schema` (at this driver's version).
+ * @throws AkdError `STORAGE_SCHEMA` when the row names no layout this driver knows
+ */
+export async function readNodeLayout(q: PgQueryable, schema: string): Promise<LayoutState> {
+  let rows;
+  try {
+    ({ rows } = await q.query({
+      text:
+        `SELECT node_layout, layout_copied, layout_copied_epoch::text AS copied_epoch ` +
+        `FROM ${quoteIdent(schema)}.schema_version WHERE id = 1`,
+    }));
+  } catch (e) {
+    throw storageError(e, 'reading the node layout');
+  }
+  const row = rows[0];
+  if (row === undefined) throw schemaError(`${schema}.schema_version has no row`);
+  const layout = row.node_layout;
+  if (layout !== 'records' && layout !== 'versions') {
+    throw schemaError(`${schema}.schema_version names node layout ${String(layout)}`);
+  }
+  const copied = row.layout_copied;
+  const epoch = row.copied_epoch;
+  return {
+    layout,
+    copied: copied instanceof Uint8Array ? copied : undefined,
+    copiedEpoch: typeof epoch === 'string' ? BigInt(epoch) : undefined,
+  };
 }

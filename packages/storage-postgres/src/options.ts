@@ -3,6 +3,8 @@
  * connects).
  */
 
+import type { NodeLayout } from '@akd-ts/storage';
+
 export interface PostgresDatabaseOptions {
   /**
    * The PostgreSQL schema holding the tables (default `akd`): lower-case letters, digits and
@@ -26,6 +28,13 @@ export interface PostgresDatabaseOptions {
    * schema name is then refused and nothing is created, while an older store still migrates.
    */
   create?: boolean;
+  /**
+   * How tree nodes are kept (`Database.nodeLayout`): a store created by this open takes it
+   * (default `records`); an existing store keeps its own, and an open naming another layout
+   * is refused (`STORAGE_SCHEMA`). Left out, the store's own is used. A store of records
+   * changes to versions only by `migrateNodeLayout`.
+   */
+  nodeLayout?: NodeLayout;
   /** `application_name` of the driver's connections (default `akd-ts`). */
   applicationName?: string;
   /**
@@ -52,7 +61,8 @@ const DEFAULTS = {
   fenceCheckMs: 5_000,
 };
 
-export type Settings = typeof DEFAULTS & Pick<PostgresDatabaseOptions, 'lockRecovery'>;
+export type Settings = typeof DEFAULTS &
+  Pick<PostgresDatabaseOptions, 'lockRecovery' | 'nodeLayout'>;
 
 /** The options with defaults filled in. @throws RangeError naming a bad option. */
 export function checkOptions(options: PostgresDatabaseOptions): Settings {
@@ -69,6 +79,9 @@ export function checkOptions(options: PostgresDatabaseOptions): Settings {
   }
   if (!Number.isSafeInteger(s.fenceCheckMs) || s.fenceCheckMs < 0) {
     throw new RangeError('options.fenceCheckMs must be a whole number of milliseconds (0: never)');
+  }
+  if (s.nodeLayout !== undefined && s.nodeLayout !== 'records' && s.nodeLayout !== 'versions') {
+    throw new RangeError("options.nodeLayout must be 'records' or 'versions'");
   }
   return s;
 }

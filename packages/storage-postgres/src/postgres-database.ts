@@ -12,8 +12,12 @@ import {
   checkAuditBlob,
   checkVrfProofKey,
   checkVrfProofRecord,
+  alignNodes,
   codecLabelCount,
   codecLabels,
+  joinedRecordsAnswer,
+  LABEL_BYTES,
+  nodeAtEpoch,
   nodeRecordBytes,
   readNodeRecords,
   storableEpochs,
@@ -25,11 +29,13 @@ import {
   type Database,
   type DbRecord,
   type DbSetState,
+  type NodeLayout,
   type NodeRecordBytes,
   type RecordFor,
   type ReplicationAware,
   type ReplicationStatus,
   type StorageKey,
+  type TreeNode,
   type TreeNodeRecord,
   type UserVersion,
   type ValueStateFlag,
@@ -39,6 +45,7 @@ import {
   type WriterLock,
   type WriterFencedError,
   isWriterFenced,
+  nodeKey,
 } from '@akd-ts/storage';
 import {
   inTransaction,
@@ -46,6 +53,7 @@ import {
   type PgConnections,
   type PgPool,
   type PgQuery,
+  type PgQueryable,
   type PgRow,
 } from './client.js';
 import {
@@ -80,7 +88,30 @@ import {
   readFence,
   type WriterFence,
 } from './fencing.js';
-import { prepareSchema } from './migrate.js';
+import { prepareSchema, readNodeLayout } from './migrate.js';
+import {
+  azksEpoch,
+  copyChunk,
+  estimatedNodes,
+  switchLayout,
+  type LayoutMigrationOptions,
+  type LayoutMigrationResult,
+} from './layout-migration.js';
+import {
+  decodeVersionRow,
+  isRootKey,
+  versionKey,
+  versionRows,
+  versionValues,
+  type VersionRow,
+} from './version-codec.js';
+import {
+  VersionReads,
+  askValues,
+  refusedState,
+  versionId,
+  type VersionAsk,
+} from './version-reads.js';
 import { checkOptions, type PostgresDatabaseOptions, type Settings } from './options.js';
 import { promoteStore, type PromoteOptions, type PromoteResult } from './promote.js';
 import { buildStatements, type Statements } from './queries.js';
@@ -185,12 +216,18 @@ export class PostgresDatabase implements Database, ReplicationAware {
   #closed = false;
   /** The server refused the subtree statement once (`batchGetSubtrees`): not asked again. */
   #subtreesUnfit = false;
+  /** How the store keeps tree nodes, read at open (a layout migration changes it). */
+  #layout: NodeLayout = 'records';
+  readonly #versions: VersionReads;
+  /** The server refused the walk statement for its SQL (class 42): walks are made here. */
+  #walkUnfit = false;
 
   private constructor(connections: PgConnections, settings: Settings) {
     this.#connections = connections;
     this.#pool = connections.pool;
     this.#settings = settings;
     this.#sql = buildStatements(settings.schema);
+    this.#versions = new VersionReads(this.#sql, settings.readChunkSize);
     // An idle pooled connection that dies (server restart, terminated backend) is dropped by
     // the pool, which then emits 'error'; with no listener that would end the process.
     this.#pool.on('error', () => undefined);
@@ -243,12 +280,29 @@ export class PostgresDatabase implements Database, ReplicationAware {
       await prepareSchema(connections.pool, db.schema, {
         migrate: db.#settings.migrate,
         create: db.#settings.create,
+        layout: db.#settings.nodeLayout,
       });
+      const { layout } = await readNodeLayout(connections.pool, db.schema);
+      const asked = db.#settings.nodeLayout;
+      if (asked !== undefined && asked !== layout) {
+        throw new AkdError(
+          'STORAGE_SCHEMA',
+          `schema "${db.schema}" keeps tree nodes as ${layout}, not ${asked}: open it without ` +
+            `nodeLayout` +
+            (layout === 'records' ? ', or migrate it to versions (migrateNodeLayout)' : ''),
+        );
+      }
+      db.#layout = layout;
     } catch (e) {
       await db.close();
       throw e;
     }
     return db;
+  }
+
+  /** How this store keeps tree nodes (`Database.nodeLayout`). */
+  get nodeLayout(): NodeLayout {
+    return this.#layout;
   }
 
   /** The PostgreSQL schema holding this store's tables. */
@@ -284,6 +338,32 @@ export class PostgresDatabase implements Database, ReplicationAware {
     try {
       return (await this.#pool.query(query)).rows;
     } catch (e) {
+      throw await this.#explained(storageError(e, operation));
+    }
+  }
+
+  /**
+   * `e`, or where it is a records reader finding no `nodes` table because a migration moved
+   * the store's tree nodes to versions meanwhile, an error that says so.
+   */
+  async #explained(e: Error): Promise<Error> {
+    const state = e instanceof AkdError ? (e.cause as { code?: unknown } | undefined)?.code : '';
+    if (this.#layout !== 'records' || state !== '42P01') return e;
+    const now = await readNodeLayout(this.#pool, this.schema).catch(() => undefined);
+    if (now?.layout !== 'versions') return e;
+    return new AkdError(
+      'STORAGE_SCHEMA',
+      `schema "${this.schema}" keeps tree nodes as versions since its layout was migrated: ` +
+        `reopen the database to read them`,
+      { cause: e },
+    );
+  }
+
+  /** Runs `fn` on one connection in a read-only snapshot. */
+  async #snapshot<T>(operation: string, fn: (q: PgQueryable) => Promise<T>): Promise<T> {
+    try {
+      return await inTransaction(this.#pool, SNAPSHOT, fn);
+    } catch (e) {
       throw storageError(e, operation);
     }
   }
@@ -298,7 +378,7 @@ export class PostgresDatabase implements Database, ReplicationAware {
         return results;
       });
     } catch (e) {
-      throw storageError(e, operation);
+      throw await this.#explained(storageError(e, operation));
     }
   }
 
@@ -311,14 +391,17 @@ export class PostgresDatabase implements Database, ReplicationAware {
    * record is checked now; each statement is encoded only when asked for, so that the next
    * chunk is encoded while the server runs the previous one.
    */
-  #writePlan(records: DbRecord[]): (() => PgQuery)[] {
+  #writePlan(records: DbRecord[], roots?: Map<string, VersionRow>): (() => PgQuery)[] {
+    const versions = this.#layout === 'versions';
     const nodes = new Map<string, TreeNodeRecord>();
     const states = new Map<string, ValueStateRecord>();
     let azks: DbRecord | undefined;
     for (const r of records) {
       // a label's `key` orders like its storage key be32(len) || val (len <= 256)
-      if (r.kind === 'treeNode') nodes.set(r.label.key, r);
-      else if (r.kind === 'valueState') {
+      if (r.kind === 'treeNode') {
+        // a store of versions keeps each (write epoch, label): a label may come twice
+        nodes.set(versions ? `${String(r.latest?.lastEpoch)}:${r.label.key}` : r.label.key, r);
+      } else if (r.kind === 'valueState') {
         states.set(`${hex(r.username)}:${r.epoch.toString(16).padStart(16, '0')}`, r);
       } else if (r.kind === 'azks') azks = r;
       else throw new TypeError(`unknown record kind ${String((r as { kind: unknown }).kind)}`);
@@ -330,8 +413,21 @@ export class PostgresDatabase implements Database, ReplicationAware {
     };
     const size = this.#settings.writeChunkSize;
     const plan: (() => PgQuery)[] = [];
-    for (const chunk of chunks(sorted(nodes), size)) {
-      plan.push(() => ({ ...this.#sql.nodeUpsert, values: nodeColumns(chunk) }));
+    if (versions) {
+      const own = roots ?? new Map<string, VersionRow>();
+      const rest: VersionRow[] = [];
+      for (const row of versionRows(sorted(nodes))) {
+        if (isRootKey(row.key)) own.set(versionId(row.epoch, row.key), row);
+        else rest.push(row);
+      }
+      for (const chunk of chunks(rest, size)) {
+        plan.push(() => ({ ...this.#sql.versionInsert, values: versionValues(chunk) }));
+      }
+      if (roots === undefined && own.size > 0) plan.push(this.#rootsStatement(own));
+    } else {
+      for (const chunk of chunks(sorted(nodes), size)) {
+        plan.push(() => ({ ...this.#sql.nodeUpsert, values: nodeColumns(chunk) }));
+      }
     }
     for (const chunk of chunks(sorted(states), size)) {
       plan.push(() => ({ ...this.#sql.stateUpsert, values: valueStateColumns(chunk) }));
@@ -341,6 +437,15 @@ export class PostgresDatabase implements Database, ReplicationAware {
       plan.push(() => ({ ...this.#sql.azksUpsert, values }));
     }
     return plan;
+  }
+
+  /**
+   * The statement writing root versions, which comes after every other version of its batch:
+   * the store's epoch is the newest root's (rule 3), and each version statement compares
+   * with the store's epoch before the batch (rule 1), so none may see a root of the batch.
+   */
+  #rootsStatement(roots: Map<string, VersionRow>): () => PgQuery {
+    return () => ({ ...this.#sql.versionInsert, values: versionValues([...roots.values()]) });
   }
 
   /**
@@ -370,6 +475,8 @@ export class PostgresDatabase implements Database, ReplicationAware {
     this.#checkWriter();
     let written = 0;
     let thrown: { error: unknown } | undefined;
+    // the root versions of all chunks, written after all the rest (#rootsStatement)
+    const roots = this.#layout === 'versions' ? new Map<string, VersionRow>() : undefined;
     const plan = (function* (db: PostgresDatabase) {
       const it = chunks[Symbol.iterator]();
       for (;;) {
@@ -380,10 +487,11 @@ export class PostgresDatabase implements Database, ReplicationAware {
           thrown = { error: e };
           throw e;
         }
-        if (chunk.done === true) return;
-        if (chunk.value.length > 0) yield* db.#writePlan(chunk.value);
+        if (chunk.done === true) break;
+        if (chunk.value.length > 0) yield* db.#writePlan(chunk.value, roots);
         written += chunk.value.length;
       }
+      if (roots !== undefined && roots.size > 0) yield db.#rootsStatement(roots);
     })(this);
     try {
       await this.#write(plan, () => `writing a batch in chunks (after ${written} records)`);
@@ -487,6 +595,11 @@ export class PostgresDatabase implements Database, ReplicationAware {
         return decodeAzksRow(rows[0]!, display.azks) as RecordFor<K>;
       }
       case 'treeNode': {
+        if (this.#layout === 'versions') {
+          const [record] = await this.batchGetNodes([key.label]);
+          if (record === undefined) throw notFound(`tree node ${labelKeyHex(key.label)}`);
+          return record as RecordFor<K>;
+        }
         const rows = await this.#query(
           { ...this.#sql.nodeGet, values: [labelKey(key.label)] },
           'reading a tree node',
@@ -536,9 +649,12 @@ export class PostgresDatabase implements Database, ReplicationAware {
       queries.push(this.#sql.azksGet);
       decoders.push((row) => decodeAzksRow(row, display.azks));
     }
-    for (const chunk of chunks([...nodes.values()], size)) {
-      queries.push({ ...this.#sql.nodeBatch, values: [labelKeyArray(chunk)] });
-      decoders.push((row) => decodeNodeRow(row, display.nodes));
+    const versions = this.#layout === 'versions';
+    if (!versions) {
+      for (const chunk of chunks([...nodes.values()], size)) {
+        queries.push({ ...this.#sql.nodeBatch, values: [labelKeyArray(chunk)] });
+        decoders.push((row) => decodeNodeRow(row, display.nodes));
+      }
     }
     for (const chunk of chunks([...states.values()], size)) {
       const users = byteaArray(chunk.map((k) => k.username));
@@ -547,9 +663,159 @@ export class PostgresDatabase implements Database, ReplicationAware {
       queries.push({ ...this.#sql.stateBatch, values: [users, epochs.toString()] });
       decoders.push((row) => decodeValueStateRow(row, display.valueStates));
     }
+    if (versions && nodes.size > 0) {
+      // the other records in the snapshot of the walks (rule 4)
+      const { found, rows } = await this.#readByLabel([...nodes.values()], queries);
+      return [...rows.flatMap((r, i) => r.map(decoders[i]!)), ...found.values()];
+    }
     if (queries.length === 0) return [];
     const results = await this.#reads(queries, `reading ${keys.length} records`);
     return results.flatMap((rows, i) => rows.map(decoders[i]!));
+  }
+
+  /**
+   * The tree-node records of `labels`, aligned with them: on the versions layout found by
+   * walks from the root (rule 4, `#readByLabel`), on records as `batchGet` reads them.
+   */
+  async batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+    this.#check();
+    if (labels.length === 0) return [];
+    if (this.#layout === 'records') {
+      return alignNodes(labels, await this.batchGet(labels.map((label) => nodeKey(label))));
+    }
+    const { found } = await this.#readByLabel(labels);
+    return labels.map((l) => found.get(l.key));
+  }
+
+  /**
+   * Reads by label of the versions layout, and `extra` statements, in one snapshot: a walk
+   * from the root at the store's epoch, then from the roots of the epochs before the versions
+   * it found (their previous copies), each a recursive statement per chunk of labels, or
+   * where the server cannot run them, a statement per tree level (version-reads.ts).
+   */
+  async #readByLabel(
+    labels: readonly NodeLabel[],
+    extra: PgQuery[] = [],
+  ): Promise<{ found: Map<string, TreeNodeRecord>; rows: PgRow[][] }> {
+    const attempt = (inSql: boolean) =>
+      this.#snapshot(`reading ${labels.length} tree nodes by label`, async (q) => {
+        const rows: PgRow[][] = [];
+        for (const query of extra) rows.push((await q.query(query)).rows);
+        return { found: await this.#versions.byLabel(q, labels, inSql), rows };
+      });
+    if (this.#walkUnfit) return attempt(false);
+    try {
+      return await attempt(true);
+    } catch (e) {
+      const state = refusedState(e);
+      if (state === undefined) throw e;
+      // a function or syntax the server lacks: never asked again (a blob that does not frame,
+      // class 22, is the data's fault: the walk made here names it)
+      if (state === '42') this.#walkUnfit = true;
+      return attempt(false);
+    }
+  }
+
+  /**
+   * The versions `labels[i]` wrote in `epochs[i]` (`Database.batchGetNodeVersions`), one
+   * primary-key probe each; on records, the latest or previous copy of that epoch.
+   */
+  async batchGetNodeVersions(
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]> {
+    this.#check();
+    if (labels.length !== epochs.length) {
+      throw new RangeError(`${labels.length} labels but ${epochs.length} epochs`);
+    }
+    for (const e of epochs) assertU64(e, 'epoch');
+    const version = (label: NodeLabel, n: TreeNode | undefined): TreeNodeRecord | undefined =>
+      n && { kind: 'treeNode', label, latest: n, previous: undefined };
+    if (this.#layout === 'records') {
+      const records = await this.batchGetNodes(labels);
+      return records.map((r, i) => {
+        const e = epochs[i]!;
+        if (r === undefined) return undefined;
+        return version(
+          labels[i]!,
+          r.latest.lastEpoch === e
+            ? r.latest
+            : r.previous?.lastEpoch === e
+              ? r.previous
+              : undefined,
+        );
+      });
+    }
+    const asks = labels.map((label, i) => ({ label, key: versionKey(label), epoch: epochs[i]! }));
+    const found = await this.#readVersions(asks);
+    return asks.map((a) => version(a.label, found.get(versionId(a.epoch, a.key))));
+  }
+
+  /** The versions `asks` names, by `versionId`: in one snapshot when it takes statements. */
+  async #readVersions(asks: readonly VersionAsk[]): Promise<Map<string, TreeNode>> {
+    const operation = `reading ${asks.length} tree-node versions`;
+    if (asks.length > this.#settings.readChunkSize) {
+      return this.#snapshot(operation, (q) => this.#versions.versions(q, asks));
+    }
+    try {
+      return await this.#versions.versions(this.#pool, asks);
+    } catch (e) {
+      throw storageError(e, operation);
+    }
+  }
+
+  /**
+   * `batchGetNodeVersions` in bytes. On the versions layout the server writes the records
+   * (version-sql.ts), one value per statement; a blob it cannot write, or a statement it
+   * refuses, sends the batch through the row decoder, which names what is wrong.
+   */
+  async batchGetNodeVersionBytes(
+    labels: Uint8Array,
+    epochs: BigUint64Array,
+  ): Promise<NodeRecordBytes> {
+    this.#check();
+    const count = codecLabelCount(labels);
+    if (epochs.length !== count)
+      throw new RangeError(`${count} labels but ${epochs.length} epochs`);
+    for (let i = 0; i < count; i++) {
+      const len = (labels[LABEL_BYTES * i]! << 8) | labels[LABEL_BYTES * i + 1]!;
+      if (len > 256) throw new RangeError(`label ${i} has length ${len}, above 256`);
+    }
+    if (this.#layout === 'versions') {
+      const size = this.#settings.readChunkSize;
+      const queries: PgQuery[] = [];
+      for (let from = 0; from < count; from += size) {
+        const to = Math.min(count, from + size);
+        const chunk = Buffer.from(
+          labels.buffer,
+          labels.byteOffset + LABEL_BYTES * from,
+          LABEL_BYTES * (to - from),
+        );
+        const list = new ArrayLiteral((to - from) * 4);
+        // an epoch no row can have (above 2^63 - 1) as one no key holds
+        for (let i = from; i < to; i++) list.int(epochs[i]! > MAX_STORED ? -1 : epochs[i]!);
+        queries.push({ ...this.#sql.versionBytesBatch, values: [chunk, list.toString()] });
+      }
+      let answer: NodeRecordBytes | undefined;
+      try {
+        const results =
+          queries.length === 0
+            ? []
+            : await this.#reads(queries, `reading ${count} tree-node versions in bytes`);
+        const rows = results.map((r) => r[0]);
+        if (rows.every((r) => String(r?.found) === String(r?.written))) {
+          answer = joinedRecordsAnswer(
+            count,
+            size,
+            rows.map((r) => (r?.recs as Uint8Array | null | undefined) ?? undefined),
+          );
+        }
+      } catch (e) {
+        if (refusedState(e) === undefined) throw e;
+      }
+      if (answer !== undefined) return answer;
+    }
+    return nodeRecordBytes(await this.batchGetNodeVersions(codecLabels(labels), [...epochs]));
   }
 
   /**
@@ -561,9 +827,11 @@ export class PostgresDatabase implements Database, ReplicationAware {
     labels: readonly NodeLabel[],
     targets: readonly NodeLabel[],
     epoch: bigint,
+    epochs?: readonly bigint[],
   ): Promise<TreeNodeRecord[]> {
     this.#check();
     assertU64(epoch, 'epoch');
+    if (this.#layout === 'versions') return this.#versionSubtrees(labels, targets, epoch, epochs);
     const starts = [...new Map(labels.map((l) => [l.key, l])).values()];
     const full = targets.filter((t) => t.len === 256);
     if (starts.length === 0) return [];
@@ -600,6 +868,84 @@ export class PostgresDatabase implements Database, ReplicationAware {
     return out;
   }
 
+  /**
+   * `batchGetSubtrees` on the versions layout: from the versions `epochs` names (without
+   * them, from the versions visible at `epoch` of the records reads by label find, which are
+   * answered as such), each child by the write epoch its parent records, in one recursive
+   * statement (version-sql.ts).
+   */
+  async #versionSubtrees(
+    labels: readonly NodeLabel[],
+    targets: readonly NodeLabel[],
+    epoch: bigint,
+    epochs: readonly bigint[] | undefined,
+  ): Promise<TreeNodeRecord[]> {
+    const out: TreeNodeRecord[] = [];
+    const answered = new Set<string>();
+    const starts = new Map<string, VersionAsk>();
+    const start = (label: NodeLabel, e: bigint) => {
+      const key = versionKey(label);
+      if (e <= MAX_STORED) starts.set(versionId(e, key), { label, key, epoch: e });
+    };
+    if (epochs === undefined) {
+      const { found } = await this.#readByLabel(labels);
+      for (const record of found.values()) {
+        out.push(record);
+        answered.add(record.label.key);
+        const visible = nodeAtEpoch(record, epoch);
+        if (visible !== undefined) start(record.label, visible.lastEpoch);
+      }
+    } else {
+      if (epochs.length !== labels.length) {
+        throw new RangeError(`${labels.length} labels but ${epochs.length} epochs`);
+      }
+      labels.forEach((label, i) => {
+        assertU64(epochs[i]!, 'epochs[i]');
+        start(label, epochs[i]!);
+      });
+    }
+    const asks = [...starts.values()];
+    if (asks.length === 0) return out;
+    const versionsOf = async () => {
+      const found = await this.#readVersions(asks);
+      return asks.flatMap((a) => {
+        const n = found.get(versionId(a.epoch, a.key));
+        return n === undefined || answered.has(a.label.key)
+          ? []
+          : [{ kind: 'treeNode' as const, label: a.label, latest: n, previous: undefined }];
+      });
+    };
+    if (this.#subtreesUnfit) return [...out, ...(await versionsOf())];
+    const [epochList, keyList] = askValues(asks);
+    const values = [
+      keyList,
+      epochList,
+      byteaArray(targets.filter((t) => t.len === 256).map((t) => t.val)),
+    ];
+    let rows: PgRow[];
+    try {
+      rows = await this.#query(
+        { ...this.#sql.versionSubtrees, values },
+        `reading the subtrees below ${asks.length} tree-node versions`,
+      );
+    } catch (e) {
+      const state = refusedState(e);
+      if (state === undefined) throw e;
+      if (state === '42') this.#subtreesUnfit = true;
+      return [...out, ...(await versionsOf())];
+    }
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const node = decodeVersionRow(row, this.#sql.display.nodeVersions);
+      const id = versionId(node.lastEpoch, row.label as Uint8Array);
+      // a damaged store's links may reach a version twice: each is answered once
+      if (seen.has(id) || answered.has(node.label.key)) continue;
+      seen.add(id);
+      out.push({ kind: 'treeNode', label: node.label, latest: node, previous: undefined });
+    }
+    return out;
+  }
+
   /** The records of `labels` alone, for `batchGetSubtrees` on a server that cannot walk. */
   async #startNodes(labels: NodeLabel[]): Promise<TreeNodeRecord[]> {
     return (await this.batchGet(labels.map((label) => ({ kind: 'treeNode', label })))).filter(
@@ -616,6 +962,9 @@ export class PostgresDatabase implements Database, ReplicationAware {
    */
   async batchGetNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
     this.#check();
+    if (this.#layout === 'versions') {
+      return nodeRecordBytes(await this.batchGetNodes(codecLabels(labels)));
+    }
     const count = codecLabelCount(labels);
     const size = this.#settings.readChunkSize;
     const queries = nodeBytesQueries(this.#sql.nodeBytesBatch, labels, count, size);
@@ -850,6 +1199,96 @@ export class PostgresDatabase implements Database, ReplicationAware {
     }
     this.#watchFence();
     return lock;
+  }
+
+  /**
+   * Moves a store of records to the versions layout (layout-migration.ts): takes the writer
+   * lock (`STORAGE_LOCKED` while a writer holds it), copies every `nodes` row's versions in
+   * label order, `chunkSize` rows a transaction, each recording how far it got, and switches
+   * the layout in a last transaction, which drops `nodes`. A run that stops (an error, a throw
+   * from `onProgress`, a kill) resumes where its last chunk ended; readers read `nodes` until
+   * the switch, and a reader opened before it must be opened again after it. A store of
+   * versions already is left as it is.
+   * @throws RangeError for a bad `chunkSize`; AkdError `STORAGE_LOCKED` while a writer holds
+   * the lock, `STORAGE_CORRUPT` for a row that does not decode
+   * @example
+   * ```ts
+   * await db.migrateNodeLayout({ onProgress: (p) => console.log(p.labels, p.estimatedLabels) });
+   * ```
+   */
+  async migrateNodeLayout(options: LayoutMigrationOptions = {}): Promise<LayoutMigrationResult> {
+    this.#check();
+    const size = options.chunkSize ?? 10_000;
+    if (!Number.isSafeInteger(size) || size < 1) {
+      throw new RangeError('chunkSize must be a positive integer');
+    }
+    const result = { labels: 0, versions: 0, resumed: false, restarted: false, already: false };
+    if (this.#layout === 'versions') return { ...result, already: true };
+    const lock = await this.acquireWriterLock();
+    try {
+      const state = await readNodeLayout(this.#pool, this.schema);
+      if (state.layout === 'versions') {
+        this.#layout = 'versions';
+        return { ...result, already: true };
+      }
+      const epoch = await this.#fenced('reading the epoch', (q) => azksEpoch(q, this.#sql));
+      let after: Uint8Array | undefined;
+      if (state.copied !== undefined) {
+        if (state.copiedEpoch === epoch) {
+          after = state.copied;
+          result.resumed = true;
+        } else result.restarted = true;
+      }
+      const estimatedLabels = await estimatedNodes(this.#pool, this.#sql);
+      for (;;) {
+        this.#checkWriter();
+        const chunk = await this.#fenced('copying tree nodes to versions', (q) =>
+          copyChunk(q, this.#sql, after, epoch, size),
+        );
+        after = chunk.last;
+        result.labels += chunk.labels;
+        result.versions += chunk.versions;
+        if (chunk.labels > 0) {
+          options.onProgress?.({
+            labels: result.labels,
+            versions: result.versions,
+            estimatedLabels,
+            resumed: result.resumed,
+          });
+        }
+        if (chunk.labels < size) {
+          this.#checkWriter();
+          const done = await this.#fenced('switching the node layout', (q) =>
+            switchLayout(q, this.#sql, after, epoch),
+          );
+          if (done) break;
+        }
+      }
+      this.#layout = 'versions';
+      return result;
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * Runs `fn` in a write transaction of this writer, which starts by checking the fence as
+   * every write does (a fenced writer writes nothing).
+   */
+  async #fenced<T>(operation: string, fn: (q: PgQueryable) => Promise<T>): Promise<T> {
+    const generation = this.#generation;
+    try {
+      return await inTransaction(this.#pool, 'BEGIN', async (client) => {
+        if (generation !== undefined) {
+          const { rows } = await client.query(fenceCheckQuery(this.schema));
+          checkFence(this.schema, rows, generation);
+        }
+        return fn(client);
+      });
+    } catch (e) {
+      if (isWriterFenced(e)) this.#revoke(e);
+      throw storageError(e, operation, true);
+    }
   }
 
   /**

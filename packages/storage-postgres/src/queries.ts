@@ -11,6 +11,14 @@ import type { ValueStateFlag } from '@akd-ts/storage';
 import type { PgQuery } from './client.js';
 import { nodeBytesBatchSql } from './node-bytes-sql.js';
 import { subtreeBatchSql } from './subtree-sql.js';
+import {
+  labelWalkSql,
+  storeEpochSql,
+  versionBatchSql,
+  versionBytesSql,
+  versionInsertSql,
+  versionSubtreesSql,
+} from './version-sql.js';
 
 const NODE_COLUMNS = [
   'label',
@@ -98,6 +106,7 @@ export function quoteIdent(name: string): string {
 
 export interface TableNames {
   nodes: string;
+  nodeVersions: string;
   valueStates: string;
   azks: string;
   settings: string;
@@ -116,6 +125,16 @@ export interface Statements {
   nodeBytesBatch: PgQuery;
   subtreeBatch: PgQuery;
   nodeUpsert: PgQuery;
+  /** `nodes` rows after `$1` in label order, at most `$2` (a layout migration's chunk). */
+  nodesAfter: PgQuery;
+  /** The versions layout (version-sql.ts). */
+  versionInsert: PgQuery;
+  versionCopy: PgQuery;
+  storeEpoch: PgQuery;
+  versionBatch: PgQuery;
+  versionBytesBatch: PgQuery;
+  versionSubtrees: PgQuery;
+  labelWalk: PgQuery;
   stateGet: PgQuery;
   stateBatch: PgQuery;
   stateUpsert: PgQuery;
@@ -143,6 +162,7 @@ export function buildStatements(schema: string): Statements {
   const name = (what: string) => `akd_${tag}_${what}`;
   const names = (prefix: string): TableNames => ({
     nodes: `${prefix}.nodes`,
+    nodeVersions: `${prefix}.node_versions`,
     valueStates: `${prefix}.value_states`,
     azks: `${prefix}.azks`,
     settings: `${prefix}.settings`,
@@ -190,6 +210,29 @@ export function buildStatements(schema: string): Statements {
       name: name('node_upsert'),
       text: unnestUpsert(tables.nodes, NODE_COLUMNS, NODE_TYPES, ['label']),
     },
+    nodesAfter: {
+      name: name('nodes_after'),
+      text: `SELECT ${nodeCols} FROM ${tables.nodes} WHERE label > $1 ORDER BY label LIMIT $2`,
+    },
+    versionInsert: { name: name('version_insert'), text: versionInsertSql(tables.nodeVersions) },
+    // a migration's copy: versions at or below the store's epoch too, none replaced
+    versionCopy: {
+      name: name('version_copy'),
+      text:
+        `INSERT INTO ${tables.nodeVersions} (epoch, label, data) ` +
+        `SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[]) ON CONFLICT DO NOTHING`,
+    },
+    storeEpoch: { name: name('store_epoch'), text: storeEpochSql(tables.nodeVersions) },
+    versionBatch: { name: name('version_batch'), text: versionBatchSql(tables.nodeVersions) },
+    versionBytesBatch: {
+      name: name('version_bytes_batch'),
+      text: versionBytesSql(tables.nodeVersions),
+    },
+    versionSubtrees: {
+      name: name('version_subtrees'),
+      text: versionSubtreesSql(tables.nodeVersions),
+    },
+    labelWalk: { name: name('label_walk'), text: labelWalkSql(tables.nodeVersions) },
     stateGet: {
       name: name('state_get'),
       text: `SELECT ${stateCols} FROM ${tables.valueStates} WHERE username = $1 AND epoch = $2`,

@@ -1,4 +1,4 @@
--- akd-ts PostgreSQL schema, version 4 (@akd-ts/storage-postgres).
+-- akd-ts PostgreSQL schema, version 5 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -10,9 +10,17 @@
 -- stores 0 .. 2^63 - 1 and refuses larger values.
 
 -- The schema version: the driver migrates older versions and refuses newer ones.
+--
+-- node_layout (version 5) is how the store keeps tree nodes: 'records' in the nodes table,
+-- or 'versions' in node_versions, chosen when the store is created and changed only by a
+-- migration of the layout, which keeps its position in layout_copied (the last nodes label
+-- copied) and layout_copied_epoch (the store's epoch then), both NULL when none is under way.
 CREATE TABLE IF NOT EXISTS schema_version (
   id smallint PRIMARY KEY CHECK (id = 1),
-  version integer NOT NULL
+  version integer NOT NULL,
+  node_layout text NOT NULL DEFAULT 'records' CHECK (node_layout IN ('records', 'versions')),
+  layout_copied bytea,
+  layout_copied_epoch bigint
 );
 
 -- The AZKS record (spec 7.4): a single row. Readers poll it for new epochs.
@@ -57,6 +65,27 @@ CREATE TABLE IF NOT EXISTS nodes (
   p_right_epoch bigint
 );
 
+-- Tree nodes of the 'versions' layout (version 5): every version of a node under its write
+-- epoch (its last_epoch) and label, so that an epoch appends its own versions to the end of
+-- the table and its index instead of rewriting rows spread over the whole of nodes. A walk
+-- from the root reads each child by the write epoch its parent records; no read is by label
+-- alone, so there is no other index but the roots' (the store's epoch is its newest root).
+-- label is u8 hi || u8 lo || bytes (length (hi & 1) << 8 | lo, the first ceil(len / 8) of
+-- its 32 bytes, all 32 with bit 0x80 of hi where the rest are not zero); data is the rest of
+-- the version: u8 node_type << 2 | 1 (left child) | 2 (right child), each child present as
+-- its label and write epoch, the least descendant epoch, the parent's label, the 32-byte
+-- hash, where an epoch is u8 n || n bytes big-endian (eight 0xff: a child none of whose
+-- versions is visible). Rows are never updated (fill factor 100). A store of this layout has
+-- no nodes table.
+CREATE TABLE IF NOT EXISTS node_versions (
+  epoch bigint NOT NULL,
+  label bytea NOT NULL,
+  data bytea NOT NULL,
+  PRIMARY KEY (epoch, label) WITH (fillfactor = 100)
+) WITH (fillfactor = 100);
+CREATE INDEX IF NOT EXISTS node_versions_roots ON node_versions (epoch)
+  WHERE label = decode('0000', 'hex');
+
 -- Value states (spec 9.1): one row per user and epoch. Every read is by the primary key or
 -- its username prefix (all states, latest at <= e, a version), so no other index is needed.
 CREATE TABLE IF NOT EXISTS value_states (
@@ -94,4 +123,4 @@ CREATE TABLE IF NOT EXISTS vrf_proofs (
   value bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 4) ON CONFLICT (id) DO NOTHING;
+INSERT INTO schema_version (id, version) VALUES (1, 5) ON CONFLICT (id) DO NOTHING;

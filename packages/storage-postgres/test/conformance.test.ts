@@ -1,7 +1,8 @@
 // The shared Database conformance suite against PostgreSQL, each test in a schema of its own
-// that is dropped afterwards. Skips (visibly) when AKD_TEST_POSTGRES_URL is not set.
+// that is dropped afterwards, on both node layouts; the versions layout also runs its own
+// suite. Skips (visibly) when AKD_TEST_POSTGRES_URL is not set.
 import { after, test } from 'node:test';
-import { runDatabaseConformance } from '@akd-ts/storage/conformance';
+import { runDatabaseConformance, runVersionedNodeConformance } from '@akd-ts/storage/conformance';
 import { SKIP, SchemaJanitor, openDb } from './support/postgres.js';
 
 if (SKIP) {
@@ -15,4 +16,12 @@ if (SKIP) {
   runDatabaseConformance('postgres, chunks of 7', () =>
     openDb(schemas.fresh('conf7'), { readChunkSize: 7, writeChunkSize: 7 }),
   );
+  for (const [name, options] of [
+    ['postgres versions', {}],
+    ['postgres versions, chunks of 2', { readChunkSize: 2, writeChunkSize: 2 }],
+  ] as const) {
+    const fresh = () => openDb(schemas.fresh('confv'), { ...options, nodeLayout: 'versions' });
+    runDatabaseConformance(name, fresh);
+    runVersionedNodeConformance(name, fresh);
+  }
 }

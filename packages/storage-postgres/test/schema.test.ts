@@ -41,6 +41,9 @@ const UNDO: Record<number, (s: string) => string> = {
   4: (s) =>
     `ALTER TABLE ${s}.nodes DROP COLUMN left_epoch, DROP COLUMN right_epoch, ` +
     `DROP COLUMN p_left_epoch, DROP COLUMN p_right_epoch`,
+  5: (s) =>
+    `DROP TABLE ${s}.node_versions; ALTER TABLE ${s}.schema_version DROP COLUMN node_layout, ` +
+    `DROP COLUMN layout_copied, DROP COLUMN layout_copied_epoch`,
 };
 
 /** Turns a store of this driver's version into one an older release wrote: `older`'s tables. */
