@@ -57,6 +57,9 @@ export function checkAligned(labels: number, epochs: number): void {
 /** A version found by a read: its data is `at` .. `end` of `bytes`. */
 type Visit = (position: number, bytes: Uint8Array, at: number, end: number) => void;
 
+/** A row of node_versions: write epoch, compact label, data. */
+export type VersionRow = [bigint, Uint8Array, Uint8Array];
+
 /** One step of a walk: a version to read and the targets (indices) whose paths pass it. */
 interface Step {
   label: NodeLabel;
@@ -98,13 +101,21 @@ export class NodeVersions {
    * epoch's rows fill its pages one after another.
    */
   write(records: readonly TreeNodeRecord[], storeEpoch: bigint | undefined): void {
-    const rows: [bigint, Uint8Array, Uint8Array][] = [];
+    const rows: VersionRow[] = [];
     for (const r of records) {
       const data = encodeVersionData(r.latest, 'treeNode.latest');
       const epoch = r.latest.lastEpoch;
       if (storeEpoch !== undefined && epoch <= storeEpoch) continue;
       rows.push([epoch, compactLabel(r.label), data]);
     }
+    this.append(rows);
+  }
+
+  /**
+   * Upserts `rows` in key order (a version written twice: the later one stays), and notes the
+   * epochs of root versions.
+   */
+  append(rows: VersionRow[]): void {
     // stable: of two writes of one version, the later is upserted last and stays
     rows.sort((a, b) => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : Buffer.compare(a[1], b[1])));
     let at = 0;

@@ -32,7 +32,7 @@
 
 import { NodeLabel, toHex } from '@akd-ts/core';
 import { NO_CHILD_EPOCH, NodeType, type TreeNode } from '@akd-ts/storage';
-import { MAX_STORED_INTEGER, storedInteger } from './codec.js';
+import { storedInteger } from './codec.js';
 import { corruptRow } from './errors.js';
 
 /** The table of node versions. */
@@ -103,21 +103,21 @@ export function compactCodecLabels(labels: Uint8Array, count: number): (Buffer |
 
 /**
  * Names a row in errors, its key's text built only when an error needs it: the label as an
- * object, as its compact form, or as the codec's form at `codecAt` of `label`.
+ * object, or in the codec's form at `codecAt` of `label` (34 bytes).
  */
 export interface VersionKey {
   epoch: bigint;
   label: Uint8Array | NodeLabel;
-  codecAt?: number;
+  codecAt: number;
 }
 
 function keyText(key: VersionKey): string {
   const l = key.label;
-  let compact: Uint8Array;
-  if (l instanceof NodeLabel) compact = compactLabel(l);
-  else if (key.codecAt === undefined) compact = l;
-  else
-    compact = compactOf(l, key.codecAt + 2, ((l[key.codecAt]! << 8) | l[key.codecAt + 1]!) & 0x1ff);
+  const at = key.codecAt;
+  const compact =
+    l instanceof NodeLabel
+      ? compactLabel(l)
+      : compactOf(l, at + 2, ((l[at]! << 8) | l[at + 1]!) & 0x1ff);
   return `epoch=${key.epoch} label=${toHex(compact)}`;
 }
 
@@ -149,23 +149,6 @@ function labelAt(
     throw corrupt(key, `the ${what} label is written whole but is zero past its length`);
   }
   return { len, n, next: at + 2 + n };
-}
-
-/** The label `labelAt` found, as a NodeLabel over a fresh 32-byte value. */
-function labelObject(bytes: Uint8Array, at: number, len: number, n: number): NodeLabel {
-  const val = new Uint8Array(32);
-  val.set(bytes.subarray(at + 2, at + 2 + n));
-  return new NodeLabel(val, len);
-}
-
-/**
- * The `label` column of a row as a NodeLabel.
- * @throws AkdError `STORAGE_CORRUPT` for bytes that are not exactly one compact label
- */
-export function decodeCompactLabel(bytes: Uint8Array, key: VersionKey): NodeLabel {
-  const { len, n, next } = labelAt(bytes, 0, bytes.length, key, 'row');
-  if (next !== bytes.length) throw corrupt(key, 'label has bytes past its end');
-  return labelObject(bytes, 0, len, n);
 }
 
 // ---- varints ----------------------------------------------------------------------------
@@ -201,8 +184,9 @@ interface Varint {
 const varint: Varint = { next: 0, small: 0, big: undefined };
 
 /**
- * Reads the varint at `at` into `varint` (a shared result: no object per read).
- * @throws AkdError `STORAGE_CORRUPT` past `end`, beyond 9 bytes or above 2^63 - 1
+ * Reads the varint at `at` into `varint` (a shared result: no object per read). Nine bytes
+ * hold 63 bits: every varint that ends by then is at most 2^63 - 1.
+ * @throws AkdError `STORAGE_CORRUPT` past `end` or beyond 9 bytes
  */
 function readVarint(bytes: Uint8Array, at: number, end: number, key: VersionKey, what: string) {
   let small = 0;
@@ -221,12 +205,10 @@ function readVarint(bytes: Uint8Array, at: number, end: number, key: VersionKey,
       }
       continue;
     }
-    if (b >= 0x80 && i === 8) throw corrupt(key, `the ${what} is longer than 9 bytes`);
     if (b < 0x80) {
-      // 8 or 9 bytes: above 2^49, in bigints
+      // 8 or 9 bytes: up to 2^63 - 1, in bigints
       let v = 0n;
       for (let j = i; j >= 0; j--) v = (v << 7n) | BigInt(bytes[at + j]! & 0x7f);
-      if (v > MAX_STORED_INTEGER) throw corrupt(key, `the ${what} ${v} is above 2^63 - 1`);
       varint.next = at + i + 1;
       varint.small = Number(v);
       varint.big = v;
@@ -427,7 +409,7 @@ export function decodeVersion(
   label: NodeLabel,
   epoch: bigint,
 ): TreeNode {
-  const p = parseData(bytes, at, end, { epoch, label });
+  const p = parseData(bytes, at, end, { epoch, label, codecAt: 0 });
   const own = new Uint8Array(32 * (2 + (p.left >= 0 ? 1 : 0) + (p.right >= 0 ? 1 : 0)));
   let o = 0;
   const take = (from: number, len: number, n: number) => {
