@@ -4,15 +4,20 @@
  * serde's YAML form (spec 14.7): tagged enums, uppercase hex, `null` for absent options.
  */
 
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { NodeLabel, fromHex } from '@akd-ts/core';
 import {
+  keyOf,
   nodeAtEpoch,
+  recordFullKey,
+  type Database,
   type DbRecord,
   type NodeType,
   type TreeNode,
   type TreeNodeRecord,
 } from '@akd-ts/storage';
+import { assertRecordEqual } from '@akd-ts/storage/conformance';
 import { parseAllDocuments } from 'yaml';
 import { VECTOR_DIR, type VectorConfig } from './vectors.js';
 
@@ -134,4 +139,54 @@ export function loadFixture(configuration: VectorConfig): Fixture {
     })),
     state10: withChildEpochs((find('10', 'records') as Raw[]).map(record)),
   };
+}
+
+/**
+ * `records` as a store of `db`'s layout is written them by a migration from records: for a
+ * store of versions (database.ts `NodeLayout`), each node's previous copy also as a version
+ * of its own, which the layout's writes would leave out (rule 1).
+ */
+export function asStored(db: Database, records: DbRecord[]): DbRecord[] {
+  if (db.nodeLayout !== 'versions') return records;
+  const previous: DbRecord[] = [];
+  for (const r of records) {
+    if (r.kind === 'treeNode' && r.previous !== undefined) {
+      previous.push({ ...r, latest: r.previous, previous: undefined });
+    }
+  }
+  return [...previous, ...records];
+}
+
+/**
+ * Asserts `db` holds every record of `expected`, field by field. A store of versions is read
+ * by version: each copy by its write epoch, with the parent it was written with, which is the
+ * expected parent or one above it (a later epoch put a node between them: rule 2).
+ */
+export async function assertStoresRecords(db: Database, expected: DbRecord[]): Promise<void> {
+  const versions = db.nodeLayout === 'versions';
+  const byLabel = expected.filter((r) => !versions || r.kind !== 'treeNode');
+  const actual = new Map((await db.batchGet(byLabel.map(keyOf))).map((r) => [recordFullKey(r), r]));
+  for (const want of byLabel) {
+    const got = actual.get(recordFullKey(want));
+    assert.ok(got, `record ${recordFullKey(want)} is missing`);
+    assertRecordEqual(got, want);
+  }
+  if (!versions) return;
+  const copies = expected
+    .filter((r): r is TreeNodeRecord => r.kind === 'treeNode')
+    .flatMap((r) => (r.previous === undefined ? [r.latest] : [r.latest, r.previous]));
+  const got = await db.batchGetNodeVersions!(
+    copies.map((n) => n.label),
+    copies.map((n) => n.lastEpoch),
+  );
+  copies.forEach((want, i) => {
+    const version = got[i]?.latest;
+    assert.ok(version, `version ${want.label} of epoch ${want.lastEpoch} is missing`);
+    assert.ok(version.parent.isPrefixOf(want.parent), `${want.label}: its parent as written`);
+    const asWanted = { ...version, parent: want.parent };
+    assertRecordEqual(
+      { kind: 'treeNode', label: want.label, latest: asWanted, previous: undefined },
+      { kind: 'treeNode', label: want.label, latest: want, previous: undefined },
+    );
+  });
 }

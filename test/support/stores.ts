@@ -1,5 +1,6 @@
 /**
- * The stores every directory test runs on: the in-memory database, SQLite (a file in a
+ * The stores every directory test runs on: the in-memory database (of records, and of node
+ * versions), SQLite (a file in a
  * temporary folder) and PostgreSQL (a fresh schema each time, on the server of
  * postgres-url.ts). Call `cleanup` after the tests.
  */
@@ -20,7 +21,7 @@ async function closeAll(dbs: Database[]): Promise<void> {
 }
 
 export interface TestStore {
-  name: 'memory' | 'sqlite' | 'postgres';
+  name: 'memory' | 'memory-versions' | 'sqlite' | 'postgres';
   /** node:test's `skip` option. */
   skip: string | false;
   /** A new, empty store. */
@@ -34,6 +35,16 @@ function memoryStore(): TestStore {
     name: 'memory',
     skip: false,
     open: async () => new MemoryDatabase(),
+    cleanup: async () => {},
+  };
+}
+
+/** The in-memory store of node versions (database.ts `NodeLayout`): no index by label. */
+function memoryVersionsStore(): TestStore {
+  return {
+    name: 'memory-versions',
+    skip: false,
+    open: async () => new MemoryDatabase({ nodeLayout: 'versions' }),
     cleanup: async () => {},
   };
 }
@@ -88,5 +99,5 @@ function postgresStore(): TestStore {
 
 /** One fresh set of store factories (give each test file its own). */
 export function testStores(): TestStore[] {
-  return [memoryStore(), sqliteStore(), postgresStore()];
+  return [memoryStore(), memoryVersionsStore(), sqliteStore(), postgresStore()];
 }

@@ -34,7 +34,7 @@ import { describeConfig } from './worker-config.js';
 import { holdTreeWorkers, treeWorkers } from './tree/arena/workers.js';
 import { parallelDegree, parallelLevels, type ParallelismOption } from './parallelism.js';
 import { newRoot } from './tree/nodes.js';
-import { readNode } from './tree/node-io.js';
+import { readRoot } from './tree/node-io.js';
 import { auditExpansion, preload, towardTargets, type PreloadOptions } from './tree/preload.js';
 import { membershipProof, nonMembershipProof } from './tree/proofs.js';
 
@@ -96,7 +96,7 @@ export class Azks {
 
   /** The published root hash at the AZKS's latest epoch `epoch`. */
   async rootHash(reader: RecordReader, epoch: bigint): Promise<Uint8Array> {
-    const root = await readNode(reader, ROOT, epoch);
+    const root = await readRoot(reader, ROOT, epoch);
     return this.config.computeRootHashFromVal(root.hash);
   }
 

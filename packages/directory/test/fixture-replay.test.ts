@@ -1,16 +1,9 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeHistoryProof, encodeLookupProof, toHex } from '@akd-ts/core';
-import {
-  MemoryDatabase,
-  StorageManager,
-  keyOf,
-  recordFullKey,
-  type ValueStateRecord,
-} from '@akd-ts/storage';
+import { MemoryDatabase, StorageManager, type ValueStateRecord } from '@akd-ts/storage';
 import { ReadOnlyDirectory } from '@akd-ts/directory';
-import { assertRecordEqual } from '@akd-ts/storage/conformance';
-import { loadFixture } from '../../../test/support/fixtures.js';
+import { asStored, assertStoresRecords, loadFixture } from '../../../test/support/fixtures.js';
 import { CONFIG_NAMES, DEGREES, openDirectory } from './support/build.js';
 import { testStores } from '../../../test/support/stores.js';
 
@@ -33,7 +26,7 @@ for (const store of STORES)
           assert.equal(fixture.state9.length, 48);
           assert.equal(fixture.state10.length, 51);
           const db = await store.open();
-          await db.batchSet(fixture.state9);
+          await db.batchSet(asStored(db, fixture.state9));
           const { dir } = await openDirectory(name, {
             db,
             directory: { parallelism: degree.parallelism },
@@ -72,15 +65,7 @@ for (const store of STORES)
           await dir.close();
 
           // every record of state 10 is stored, equal field by field
-          const actual = new Map(
-            (await db.batchGet(fixture.state10.map(keyOf))).map((r) => [recordFullKey(r), r]),
-          );
-          for (const expected of fixture.state10) {
-            const key = recordFullKey(expected);
-            const got = actual.get(key);
-            assert.ok(got, `record ${key} is missing`);
-            assertRecordEqual(got, expected);
-          }
+          await assertStoresRecords(db, fixture.state10);
           // and nothing else: the in-memory store lists its records; elsewhere the AZKS node count
           // and each user's states pin the totals
           if (db instanceof MemoryDatabase)

@@ -38,8 +38,8 @@ const PRELOAD = { levels: undefined, maxBatchSize: 1000 };
 
 /**
  * A memory store whose reads that bypass a cache (`batchGetNodes`, `batchGetSubtrees`) answer
- * from the records it held when `freeze` was called: a store that lost the versions a newer
- * root points to.
+ * from the records it held when `freeze` was called, but for the root: a store that lost the
+ * versions a newer root points to.
  */
 class FrozenNodes extends MemoryDatabase {
   #frozen: Map<string, TreeNodeRecord> | undefined;
@@ -53,8 +53,9 @@ class FrozenNodes extends MemoryDatabase {
   override async batchGetNodes(
     labels: readonly NodeLabel[],
   ): Promise<(TreeNodeRecord | undefined)[]> {
-    if (this.#frozen === undefined) return super.batchGetNodes(labels);
-    return labels.map((l) => this.#frozen!.get(l.key));
+    const current = await super.batchGetNodes(labels);
+    if (this.#frozen === undefined) return current;
+    return labels.map((l, i) => (l.len === 0 ? current[i] : this.#frozen!.get(l.key)));
   }
   /** Every node below `labels` (more than a walk needs: the preload takes what it walks to). */
   async batchGetSubtrees(labels: readonly NodeLabel[]): Promise<TreeNodeRecord[]> {

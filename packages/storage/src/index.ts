@@ -44,6 +44,9 @@ export { WriterFencedError, isWriterFenced } from './errors.js';
 export { replicationStatusOf } from './replication.js';
 export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
+export type { MemoryDatabaseOptions } from './memory-database.js';
+export { recordByWalk, versionAt, versionsToWrite } from './node-versions.js';
+export type { VersionLookup } from './node-versions.js';
 export { PackedMemoryDatabase } from './packed-memory-database.js';
 export type { PackedMemoryOptions } from './packed-memory-database.js';
 export {
@@ -65,6 +68,10 @@ export {
 } from './record-codec.js';
 export {
   readNodeRecords,
+  readWalkNodes,
+  readsNodeBytes,
+  readWalkNodeBytes,
+  copyOfEpoch,
   alignNodes,
   codecLabelCount,
   codecLabels,

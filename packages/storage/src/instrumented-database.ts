@@ -12,6 +12,7 @@ import type {
   AuditBlobRecord,
   Database,
   DbSetState,
+  NodeLayout,
   NodeRecordBytes,
   UserVersion,
   WriterLock,
@@ -94,11 +95,31 @@ export class InstrumentedDatabase implements Database {
       this.batchGetNodeBytes = (labels) =>
         this.batchRead(labels.length / LABEL_BYTES, () => bytesOf(labels));
     }
+    const versionsOf = inner.batchGetNodeVersions?.bind(inner);
+    if (versionsOf !== undefined) {
+      this.batchGetNodeVersions = (labels, epochs) =>
+        this.batchRead(labels.length, () => versionsOf(labels, epochs));
+    }
+    const versionBytesOf = inner.batchGetNodeVersionBytes?.bind(inner);
+    if (versionBytesOf !== undefined) {
+      this.batchGetNodeVersionBytes = (labels, epochs) =>
+        this.batchRead(epochs.length, () => versionBytesOf(labels, epochs));
+    }
     // and writes in chunks only where it writes so
     this.batchSetChunks = inner.batchSetChunks?.bind(inner);
+    this.nodeLayout = inner.nodeLayout;
   }
 
+  readonly nodeLayout?: NodeLayout;
   readonly batchGetNodeBytes?: (labels: Uint8Array) => Promise<NodeRecordBytes>;
+  readonly batchGetNodeVersions?: (
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ) => Promise<(TreeNodeRecord | undefined)[]>;
+  readonly batchGetNodeVersionBytes?: (
+    labels: Uint8Array,
+    epochs: BigUint64Array,
+  ) => Promise<NodeRecordBytes>;
   readonly batchSetChunks?: (chunks: Iterable<DbRecord[]>, state?: DbSetState) => Promise<void>;
 
   /** Zeroes the counters (not the reads in flight). */

@@ -8,6 +8,7 @@ import { toHex, type NodeLabel } from '@akd-ts/core';
 import type { Database, DbSetState, NodeLayout } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
+import { copyOfEpoch } from './node-reads.js';
 import { checkAligned, recordByWalk, versionsToWrite } from './node-versions.js';
 import {
   fullKey,
@@ -111,21 +112,15 @@ export class MemoryDatabase extends InProcessStore implements Database {
     this.check();
     checkAligned(labels.length, epochs.length);
     return labels.map((label, i) => {
-      const latest =
-        this.nodeLayout === 'versions'
-          ? this.findVersion(label, epochs[i]!)
-          : this.recordVersion(label, epochs[i]!);
+      if (this.nodeLayout === 'records') {
+        const r = this.records.get(label.key) as TreeNodeRecord | undefined;
+        return r === undefined ? undefined : copyOfEpoch(r, epochs[i]!);
+      }
+      const latest = this.findVersion(label, epochs[i]!);
       return latest === undefined
         ? undefined
         : { kind: 'treeNode', label, latest, previous: undefined };
     });
-  }
-
-  /** The records layout's copy of `label` written in `epoch`, latest or previous. */
-  private recordVersion(label: NodeLabel, epoch: bigint): TreeNode | undefined {
-    const r = this.records.get(label.key) as TreeNodeRecord | undefined;
-    if (r?.latest.lastEpoch === epoch) return r.latest;
-    return r?.previous?.lastEpoch === epoch ? r.previous : undefined;
   }
 
   /** A tree node's record by label, as the store's layout answers it. */

@@ -25,6 +25,58 @@ export function readNodeRecords(
   return db.batchGet(labels.map(nodeKey)).then((found) => alignNodes(labels, found));
 }
 
+/**
+ * The tree-node records a walk reads: the versions of `labels` written in `epochs` (aligned)
+ * from a store of versions, which has no other way to find them; the records of `labels` by
+ * label from a store of records (`readNodeRecords`: their previous copies are what a commit
+ * keeps for a node it rewrites only for a new parent), which the caller checks for the
+ * version it wanted.
+ */
+export function readWalkNodes(
+  db: Database,
+  labels: readonly NodeLabel[],
+  epochs: readonly bigint[] | undefined,
+): Promise<(TreeNodeRecord | undefined)[]> {
+  if (epochs !== undefined && db.nodeLayout === 'versions') {
+    return db.batchGetNodeVersions!(labels, epochs);
+  }
+  return readNodeRecords(db, labels);
+}
+
+/**
+ * Whether `db` answers the tree-node reads a walk makes in bytes: by version where it keeps
+ * versions (`batchGetNodeVersionBytes`), by label otherwise (`batchGetNodeBytes`).
+ */
+export function readsNodeBytes(db: Database): boolean {
+  return db.nodeLayout === 'versions'
+    ? db.batchGetNodeVersionBytes !== undefined
+    : db.batchGetNodeBytes !== undefined;
+}
+
+/**
+ * `readWalkNodes` in bytes (`readsNodeBytes` must hold): `labels` in the record codec's form.
+ * @throws RangeError where a store of versions is not given `epochs`
+ */
+export function readWalkNodeBytes(
+  db: Database,
+  labels: Uint8Array,
+  epochs: BigUint64Array | undefined,
+): Promise<NodeRecordBytes> {
+  if (db.nodeLayout !== 'versions') return db.batchGetNodeBytes!(labels);
+  if (epochs === undefined) throw new RangeError('a store of versions reads nodes by version');
+  return db.batchGetNodeVersionBytes!(labels, epochs);
+}
+
+/** `record`'s copy written in `epoch` as a record of its own, or undefined. */
+export function copyOfEpoch(record: TreeNodeRecord, epoch: bigint): TreeNodeRecord | undefined {
+  const { latest, previous } = record;
+  const version =
+    latest.lastEpoch === epoch ? latest : previous?.lastEpoch === epoch ? previous : undefined;
+  return version === undefined
+    ? undefined
+    : { kind: 'treeNode', label: record.label, latest: version, previous: undefined };
+}
+
 /** `found` (a `batchGet` answer, any order) placed at the positions of `labels`. */
 export function alignNodes(
   labels: readonly NodeLabel[],

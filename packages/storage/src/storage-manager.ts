@@ -11,7 +11,7 @@
 import { isAkdError, type NodeLabel } from '@akd-ts/core';
 import type { Database, NodeRecordBytes, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
-import { readNodeRecords } from './node-reads.js';
+import { readWalkNodeBytes, readWalkNodes, readsNodeBytes } from './node-reads.js';
 import { LABEL_BYTES } from './record-codec.js';
 import {
   fullKey,
@@ -83,33 +83,45 @@ export interface RecordReader {
    * The committed records of tree nodes `labels` in one batched database read, aligned with
    * them (undefined where none is stored): a preload's read of the labels `peekNodes` found
    * nothing for (it does not look at the log or the cache again, and caches nothing: the
-   * preload chooses what to keep with `cacheNodes`).
+   * preload chooses what to keep with `cacheNodes`). `epochs`, aligned with `labels`, names
+   * the versions the walk wants, which a store of versions reads by them (it has no index by
+   * label); a store of records answers by label (`readWalkNodes`), and the caller checks
+   * each record for the version it wanted.
    */
-  readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]>;
+  readNodes(
+    labels: readonly NodeLabel[],
+    epochs?: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]>;
   /** Caches committed tree-node records that `readNodes` returned. */
   cacheNodes(records: readonly TreeNodeRecord[]): void;
   /** Whether `readSubtrees` answers: the database reads subtrees (`Database.batchGetSubtrees`). */
   readsSubtrees(): boolean;
   /**
    * The committed records of `labels` and of the nodes below them a walk toward `targets` at
-   * `epoch` continues to, in one read (`Database.batchGetSubtrees`), cached as `batchGet`
-   * caches. @throws AkdError `STORAGE_TRANSACTION` where `readsSubtrees()` is false
+   * `epoch` continues to, in one read (`Database.batchGetSubtrees`, given the write epochs of
+   * the versions of `labels` the walk wants), cached as `batchGet` caches.
+   * @throws AkdError `STORAGE_TRANSACTION` where `readsSubtrees()` is false
    */
   readSubtrees(
     labels: readonly NodeLabel[],
     targets: readonly NodeLabel[],
     epoch: bigint,
+    epochs?: readonly bigint[],
   ): Promise<TreeNodeRecord[]>;
   hasCache(): boolean;
-  /** Whether `readNodeBytes` answers: the database answers tree-node reads in bytes. */
+  /**
+   * Whether `readNodeBytes` answers: the database answers a walk's tree-node reads in bytes
+   * (by version where it keeps versions).
+   */
   readsNodeBytes(): boolean;
   /**
-   * The committed records of tree nodes in bytes, in one batched read
-   * (`Database.batchGetNodeBytes`): `labels` in the record codec's form, 34 bytes each. Like
-   * `readNodes`, it does not look at the log or the cache.
+   * The committed records of tree nodes in bytes, in one batched read: `labels` in the record
+   * codec's form, 34 bytes each, and the write epochs of the versions wanted, aligned, which
+   * a store of versions needs (`readWalkNodeBytes`). Like `readNodes`, it does not look at
+   * the log or the cache.
    * @throws AkdError `STORAGE_TRANSACTION` where `readsNodeBytes()` is false
    */
-  readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes>;
+  readNodeBytes(labels: Uint8Array, epochs?: BigUint64Array): Promise<NodeRecordBytes>;
   /**
    * False when `peekNodes` would find nothing: no tree node is logged or cached (the walk
    * over bytes then builds no label object to ask).
@@ -237,11 +249,14 @@ export class StorageManager implements RecordReader {
     return out;
   }
 
-  async readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+  async readNodes(
+    labels: readonly NodeLabel[],
+    epochs?: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]> {
     this.metrics.dbBatchGets++;
     this.metrics.dbBatchKeys += labels.length;
     const seq = this.#writeSeq;
-    const found = await this.#answered(readNodeRecords(this.db, labels));
+    const found = await this.#answered(readWalkNodes(this.db, labels, epochs));
     if (!this.#mayCache(seq)) for (const r of found) if (r !== undefined) this.#uncacheable.add(r);
     return found;
   }
@@ -253,7 +268,7 @@ export class StorageManager implements RecordReader {
   }
 
   readsNodeBytes(): boolean {
-    return this.db.batchGetNodeBytes !== undefined;
+    return readsNodeBytes(this.db);
   }
 
   readsSubtrees(): boolean {
@@ -264,6 +279,7 @@ export class StorageManager implements RecordReader {
     labels: readonly NodeLabel[],
     targets: readonly NodeLabel[],
     epoch: bigint,
+    epochs?: readonly bigint[],
   ): Promise<TreeNodeRecord[]> {
     if (this.db.batchGetSubtrees === undefined) {
       throw transactionError('this database does not read subtrees');
@@ -271,7 +287,7 @@ export class StorageManager implements RecordReader {
     this.metrics.dbBatchGets++;
     this.metrics.dbBatchKeys += labels.length;
     const seq = this.#writeSeq;
-    const found = await this.#answered(this.db.batchGetSubtrees(labels, targets, epoch));
+    const found = await this.#answered(this.db.batchGetSubtrees(labels, targets, epoch, epochs));
     if (this.#mayCache(seq)) this.cache?.putRecords(found);
     return found;
   }
@@ -280,13 +296,13 @@ export class StorageManager implements RecordReader {
     return (this.cache?.nodeCount ?? 0) > 0;
   }
 
-  async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
-    if (this.db.batchGetNodeBytes === undefined) {
+  async readNodeBytes(labels: Uint8Array, epochs?: BigUint64Array): Promise<NodeRecordBytes> {
+    if (!readsNodeBytes(this.db)) {
       throw transactionError('this database does not answer tree-node reads in bytes');
     }
     this.metrics.dbBatchGets++;
     this.metrics.dbBatchKeys += labels.length / LABEL_BYTES;
-    return this.#answered(this.db.batchGetNodeBytes(labels));
+    return this.#answered(readWalkNodeBytes(this.db, labels, epochs));
   }
 
   /** One record straight from the database, bypassing (and not filling) the cache. */

@@ -197,9 +197,12 @@ export class Transaction implements RecordReader {
     return out;
   }
 
-  async readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
+  async readNodes(
+    labels: readonly NodeLabel[],
+    epochs?: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]> {
     this.open();
-    return this.storage.readNodes(labels);
+    return this.storage.readNodes(labels, epochs);
   }
 
   cacheNodes(records: readonly TreeNodeRecord[]): void {
@@ -219,9 +222,9 @@ export class Transaction implements RecordReader {
     throw transactionError('a transaction does not read subtrees');
   }
 
-  async readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
+  async readNodeBytes(labels: Uint8Array, epochs?: BigUint64Array): Promise<NodeRecordBytes> {
     this.open();
-    return this.storage.readNodeBytes(labels);
+    return this.storage.readNodeBytes(labels, epochs);
   }
 
   mayHoldNodes(): boolean {

@@ -14,11 +14,20 @@ export async function assertClosedRefusesEveryCall(
   const calls: Record<
     Exclude<
       keyof Database,
-      'close' | 'batchGetNodeBytes' | 'listUsernames' | 'batchSetChunks' | 'batchGetSubtrees'
+      | 'close'
+      | 'nodeLayout'
+      | 'batchGetNodeBytes'
+      | 'batchGetNodeVersions'
+      | 'batchGetNodeVersionBytes'
+      | 'listUsernames'
+      | 'batchSetChunks'
+      | 'batchGetSubtrees'
     >,
     () => Promise<unknown>
   > & {
     batchGetNodeBytes?: () => Promise<unknown>;
+    batchGetNodeVersions?: () => Promise<unknown>;
+    batchGetNodeVersionBytes?: () => Promise<unknown>;
     listUsernames?: () => Promise<unknown>;
     batchSetChunks?: () => Promise<unknown>;
     batchGetSubtrees?: () => Promise<unknown>;
@@ -42,6 +51,13 @@ export async function assertClosedRefusesEveryCall(
       db.setVrfProofs([{ label: hash, freshness: 1, version: 1n, proof: new Uint8Array(80) }]),
     getVrfProofs: () => db.getVrfProofs([{ label: hash, freshness: 1, version: 1n }]),
   };
+  if (db.batchGetNodeVersions !== undefined) {
+    calls.batchGetNodeVersions = () => db.batchGetNodeVersions!([NodeLabel.root()], [1n]);
+  }
+  if (db.batchGetNodeVersionBytes !== undefined) {
+    calls.batchGetNodeVersionBytes = () =>
+      db.batchGetNodeVersionBytes!(new Uint8Array(34), BigUint64Array.from([1n]));
+  }
   if (db.listUsernames !== undefined) calls.listUsernames = () => db.listUsernames!(undefined, 1);
   if (db.batchSetChunks !== undefined) calls.batchSetChunks = () => db.batchSetChunks!([[azks]]);
   // a store that answers node reads in bytes refuses those too

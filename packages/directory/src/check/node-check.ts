@@ -49,13 +49,19 @@ function childProblem(
   node: TreeNode,
   side: (typeof SIDES)[number],
   child: TreeNode | undefined,
+  parentsAsWritten: boolean,
 ): string | undefined {
   const label = childOn(node, side.direction)!;
   if (child === undefined) return `its ${side.name} child ${label} is not stored`;
   if (orderingToDirection(node.label.prefixOrdering(label)) !== side.direction) {
     return `its ${side.name} child ${label} does not lie below it on that side`;
   }
-  if (!child.parent.equals(node.label)) {
+  // a store of versions keeps the parent a version was written with: a later epoch may have
+  // put a node between them (NodeLayout rule 2), so that parent is one of the node's own
+  const parentFits = parentsAsWritten
+    ? child.parent.isPrefixOf(node.label)
+    : child.parent.equals(node.label);
+  if (!parentFits) {
     return `its ${side.name} child ${label} names ${child.parent} as its parent`;
   }
   // the write epoch the node records names the child's version a walk by epoch reads
@@ -77,9 +83,14 @@ function childProblem(
  * What is wrong between `n.node`, which has at least one child, and its children, or
  * undefined when nothing is: the messages name the child and the field. Each child's own
  * fields are checked before the node's hash, which they enter, so the message names the
- * child that is wrong rather than the hash that fails because of it.
+ * child that is wrong rather than the hash that fails because of it. `parentsAsWritten`: the
+ * children come from a store of versions, whose parents are those they were written with.
  */
-export function childrenProblem(config: Configuration, n: NodeWithChildren): string | undefined {
+export function childrenProblem(
+  config: Configuration,
+  n: NodeWithChildren,
+  parentsAsWritten = false,
+): string | undefined {
   const { node } = n;
   // a node's own type was checked where its parent read it (childProblem)
   const present = SIDES.filter((s) => childOn(node, s.direction) !== undefined);
@@ -95,7 +106,7 @@ export function childrenProblem(config: Configuration, n: NodeWithChildren): str
       values.push(config.emptyNodeHash, config.nodeLabelValue(config.emptyLabel));
       continue;
     }
-    const problem = childProblem(node, side, child);
+    const problem = childProblem(node, side, child, parentsAsWritten);
     if (problem !== undefined) return problem;
     values.push(nodeValue(config, child!), config.nodeLabelValue(child!.label));
     if (child!.lastEpoch > newest) newest = child!.lastEpoch;

@@ -7,15 +7,18 @@
  * one path down the tree, not a level of it.
  */
 
-import { AkdError, type Configuration } from '@akd-ts/core';
+import { AkdError, type Configuration, type NodeLabel } from '@akd-ts/core';
 import {
   NodeType,
   nodeAtEpoch,
-  readNodeRecords,
+  readWalkNodes,
   type Database,
   type TreeNode,
 } from '@akd-ts/storage';
 import { childrenProblem, hasChildren, leafProblem } from './node-check.js';
+
+/** A write epoch no version has (2^63 - 1 is the largest a store keeps). */
+const NONE = (1n << 63n) - 1n;
 
 /** Parents whose children one read fetches, by default. */
 const DEFAULT_BATCH = 2_000;
@@ -40,8 +43,22 @@ export async function checkChildrenOf(
   parents: readonly TreeNode[],
   epoch: bigint,
 ): Promise<{ parents: TreeNode[]; children: number }> {
-  const labels = parents.flatMap((p) => [p.leftChild, p.rightChild]).filter((l) => l !== undefined);
-  const records = await readNodeRecords(db, labels);
+  const labels: NodeLabel[] = [];
+  // a store of versions finds each child by the write epoch its parent records; one that
+  // records none is read as none (childProblem then names it)
+  const epochs: bigint[] = [];
+  for (const p of parents) {
+    if (p.leftChild !== undefined) {
+      labels.push(p.leftChild);
+      epochs.push(p.leftEpoch ?? NONE);
+    }
+    if (p.rightChild !== undefined) {
+      labels.push(p.rightChild);
+      epochs.push(p.rightEpoch ?? NONE);
+    }
+  }
+  const records = await readWalkNodes(db, labels, epochs);
+  const parentsAsWritten = db.nodeLayout === 'versions';
   const next: TreeNode[] = [];
   let at = 0;
   const take = () => {
@@ -60,7 +77,7 @@ export async function checkChildrenOf(
         if (wrong !== undefined) throw corrupt(child, epoch, wrong);
       }
     }
-    const problem = childrenProblem(config, { node, left, right });
+    const problem = childrenProblem(config, { node, left, right }, parentsAsWritten);
     if (problem !== undefined) throw corrupt(node, epoch, problem);
   }
   return { parents: next, children: labels.length };

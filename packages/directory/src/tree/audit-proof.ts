@@ -5,7 +5,6 @@
  */
 
 import {
-  AkdError,
   Direction,
   type AppendOnlyProof,
   type AzksElement,
@@ -15,7 +14,7 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
 import { childLabel, nodeValue } from './nodes.js';
-import { findNode, readNode, readStoredChild } from './node-io.js';
+import { readChild, readRoot } from './node-io.js';
 
 interface Collected {
   unchanged: AzksElement[];
@@ -45,19 +44,9 @@ async function collect(
   for (const direction of [Direction.Left, Direction.Right]) {
     const label = childLabel(node, direction);
     if (label === undefined) continue;
-    const child = await findNode(reader, label, latest);
-    if (child === undefined) {
-      throw new AkdError(
-        'STORAGE_NOT_FOUND',
-        `child ${label} of ${node.label} is missing at epoch ${latest}`,
-      );
-    }
     // the version the node was hashed with, which a cache kept across epochs may have replaced
     const recorded = direction === Direction.Left ? node.leftEpoch : node.rightEpoch;
-    const version =
-      recorded === undefined || child.lastEpoch === recorded
-        ? child
-        : await readStoredChild(reader, label, latest, recorded);
+    const version = await readChild(reader, label, latest, recorded);
     await collect(config, reader, version, start, end, latest, out);
   }
 }
@@ -70,7 +59,7 @@ export async function singleAppendOnlyProof(
   epoch: bigint,
   latest: bigint,
 ): Promise<SingleAppendOnlyProof> {
-  const rootNode = await readNode(reader, root, latest);
+  const rootNode = await readRoot(reader, root, latest);
   const out: Collected = { unchanged: [], inserted: [] };
   await collect(config, reader, rootNode, epoch, epoch + 1n, latest, out);
   return { inserted: out.inserted, unchangedNodes: out.unchanged };

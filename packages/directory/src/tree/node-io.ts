@@ -74,10 +74,11 @@ export function notAtRecordedEpoch(
   record: TreeNodeRecord | undefined,
 ): AkdError {
   const held = record === undefined ? undefined : nodeAtEpoch(record, epoch)?.lastEpoch;
+  const wanted = label.len === 0 ? 'the root is' : 'its parent records the version';
   return new AkdError(
     'STORAGE_NOT_FOUND',
-    `tree node ${label} at epoch ${epoch}: its parent records the version written in epoch ` +
-      `${recorded}, the store holds ${held === undefined ? 'none' : `that of epoch ${held}`}`,
+    `tree node ${label} at epoch ${epoch}: ${wanted} written in epoch ${recorded}, ` +
+      `the store holds ${held === undefined ? 'none' : `that of epoch ${held}`}`,
   );
 }
 
@@ -85,8 +86,8 @@ export function notAtRecordedEpoch(
  * `readNode` of a child whose parent records the write epoch of its version (`recorded`, the
  * parent's `leftEpoch` or `rightEpoch`; undefined: no check). A cached record that lacks that
  * version was cached before a later epoch rewrote the node (a reader keeps its cache across
- * epochs): it is read again from the store, and cached. A store that does not hold it either
- * is `STORAGE_NOT_FOUND`.
+ * epochs): the version is read from the store by its write epoch, and cached. A store that
+ * does not hold it either is `STORAGE_NOT_FOUND`.
  */
 export function readChild(
   reader: RecordReader,
@@ -94,20 +95,27 @@ export function readChild(
   epoch: bigint,
   recorded: bigint | undefined,
 ): MaybePromise<TreeNode> {
-  const read = readNode(reader, label, epoch);
-  if (recorded === undefined) return read;
-  if (read instanceof Promise) {
-    return read.then((n) =>
-      n.lastEpoch === recorded ? n : readStoredChild(reader, label, epoch, recorded),
-    );
-  }
-  return read.lastEpoch === recorded ? read : readStoredChild(reader, label, epoch, recorded);
+  if (recorded === undefined) return readNode(reader, label, epoch);
+  const cached = reader.peekNode(label);
+  const node = cached === undefined ? undefined : nodeAtEpoch(cached, epoch);
+  return node?.lastEpoch === recorded ? node : readStoredChild(reader, label, epoch, recorded);
 }
 
 /**
- * The version of child `label` written at `recorded`, read from the store past the cache (which
- * then keeps the record), for a walk that found the cached record without it;
- * `STORAGE_NOT_FOUND` when the store does not hold it either.
+ * The root's version of `epoch`: a publish rewrites the root, so the root visible at a
+ * published epoch was written in it, and is read by that version as any child is.
+ */
+export function readRoot(
+  reader: RecordReader,
+  root: NodeLabel,
+  epoch: bigint,
+): MaybePromise<TreeNode> {
+  return readChild(reader, root, epoch, epoch);
+}
+
+/**
+ * The version of child `label` written at `recorded`, read from the store by that epoch past
+ * the cache (which then keeps it); `STORAGE_NOT_FOUND` when the store does not hold it.
  */
 export async function readStoredChild(
   reader: RecordReader,
@@ -115,7 +123,7 @@ export async function readStoredChild(
   epoch: bigint,
   recorded: bigint,
 ): Promise<TreeNode> {
-  const [record] = await reader.readNodes([label]);
+  const [record] = await reader.readNodes([label], [recorded]);
   if (record !== undefined) reader.cacheNodes([record]);
   const node = record === undefined ? undefined : nodeAtEpoch(record, epoch);
   if (node?.lastEpoch !== recorded) throw notAtRecordedEpoch(label, epoch, recorded, record);

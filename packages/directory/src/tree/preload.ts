@@ -10,7 +10,6 @@ import { LEAF_LEN, compareBytes, type NodeLabel } from '@akd-ts/core';
 import {
   NodeType,
   nodeAtEpoch,
-  nodeKey,
   type RecordReader,
   type TreeNode,
   type TreeNodeRecord,
@@ -82,17 +81,37 @@ export async function readInChunks<T, R>(
   return out;
 }
 
-/** The committed records of `labels`, read in chunks as `readInChunks` does. */
-export async function batchRead(
-  reader: RecordReader,
+/**
+ * The committed records of `labels` (the root, or children whose parents the walk read),
+ * each as the version its parent records for it (`Walk.recorded`): a store of versions has
+ * no other way to find them. Read in chunks as `readInChunks` reads; what the store lacks is
+ * absent. A label with no recorded epoch (a parent written before children's epochs were)
+ * is read by label.
+ */
+async function readVersions(
+  w: Walk,
   labels: NodeLabel[],
-  maxBatchSize: number,
   parallel: boolean,
-  stats: PreloadStats | undefined,
-): Promise<TreeNodeRecord[]> {
-  const read = (chunk: NodeLabel[]) =>
-    reader.batchGet(chunk.map(nodeKey)) as Promise<TreeNodeRecord[]>;
-  return (await readInChunks(labels, maxBatchSize, parallel, stats, read)).flat();
+): Promise<(TreeNodeRecord | undefined)[]> {
+  const epochs: bigint[] = [];
+  const loose: number[] = [];
+  for (let i = 0; i < labels.length; i++) {
+    const e = w.recorded.get(labels[i]!.key);
+    if (e === undefined) loose.push(i);
+    epochs.push(e ?? 0n);
+  }
+  const items = labels.map((label, i) => i);
+  const read = (chunk: number[]) =>
+    w.reader.readNodes(
+      chunk.map((i) => labels[i]!),
+      chunk.map((i) => epochs[i]!),
+    );
+  const found = (await readInChunks(items, w.maxBatchSize, parallel, w.stats, read)).flat();
+  if (loose.length > 0) {
+    const byLabel = await w.reader.readNodes(loose.map((i) => labels[i]!));
+    loose.forEach((i, j) => (found[i] = byLabel[j]));
+  }
+  return found;
 }
 
 interface Walk {
@@ -158,10 +177,7 @@ async function readAgain(w: Walk, labels: NodeLabel[]): Promise<TreeNodeRecord[]
  * `readInChunks` reads; the cache keeps them (in place of any stale ones).
  */
 async function readStored(w: Walk, labels: NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
-  const chunks = await readInChunks(labels, w.maxBatchSize, false, w.stats, (chunk) =>
-    w.reader.readNodes(chunk),
-  );
-  const found = chunks.flat();
+  const found = await readVersions(w, labels, false);
   w.reader.cacheNodes(found.filter((r): r is TreeNodeRecord => r !== undefined));
   return found;
 }
@@ -217,7 +233,9 @@ async function walkSubtrees(w: Walk, root: NodeLabel, targets: NodeLabel[]): Pro
     if (missing.length === 0) break;
     const asked = missing.flatMap((m) => m.labels);
     if (w.stats !== undefined) w.stats.reads++;
-    for (const r of await w.reader.readSubtrees(asked, targets, w.epoch)) {
+    const epochs = asked.map((l) => w.recorded.get(l.key));
+    const named = epochs.every((e) => e !== undefined) ? (epochs as bigint[]) : undefined;
+    for (const r of await w.reader.readSubtrees(asked, targets, w.epoch, named)) {
       fetched.set(r.label.key, r);
     }
     const unanswered = asked.filter((label) => !fetched.has(label.key));
@@ -254,10 +272,11 @@ async function walk(
     else missing.push(labels[i]!);
   }
   if (missing.length > 0) {
-    const parallel = levels !== undefined;
-    for (const r of await batchRead(w.reader, missing, w.maxBatchSize, parallel, w.stats)) {
-      records.push(r);
-    }
+    const found = await readVersions(w, missing, levels !== undefined);
+    const kept: TreeNodeRecord[] = [];
+    for (const r of found) if (r !== undefined) kept.push(r);
+    w.reader.cacheNodes(kept);
+    for (const r of kept) records.push(r);
   }
   let count = labels.length;
   const next: NodeLabel[] = [];
@@ -316,7 +335,8 @@ export async function preload(
     maxBatchSize: Math.max(1, options.maxBatchSize),
     stats: options.stats,
     visited: options.visited,
-    recorded: new Map(),
+    // the root visible at a published epoch was written in it (a publish rewrites the root)
+    recorded: new Map([[root.key, epoch]]),
   };
   const full = targets?.filter((t) => t.len === LEAF_LEN) ?? [];
   if (

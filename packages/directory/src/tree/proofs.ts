@@ -17,7 +17,7 @@ import {
 } from '@akd-ts/core';
 import { NodeType, type RecordReader, type TreeNode } from '@akd-ts/storage';
 import { childLabel, nodeValue } from './nodes.js';
-import { readChild, readNode, type MaybePromise } from './node-io.js';
+import { readChild, readRoot, type MaybePromise } from './node-io.js';
 
 /**
  * Reads the child of `node` on `direction` at `epoch`, if it has one there: the version `node`
@@ -58,7 +58,7 @@ export async function membershipWalk(
   target: NodeLabel,
   epoch: bigint,
 ): Promise<{ node: TreeNode; proof: MembershipProof }> {
-  const first = readNode(reader, root, epoch);
+  const first = readRoot(reader, root, epoch);
   let cur = first instanceof Promise ? await first : first;
   let prev = cur;
   const path: SiblingProof[] = [];

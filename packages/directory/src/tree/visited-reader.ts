@@ -45,8 +45,11 @@ export class VisitedReader implements RecordReader {
     return this.reader.getFromCacheOnly(key);
   }
 
-  readNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
-    return this.reader.readNodes(labels);
+  readNodes(
+    labels: readonly NodeLabel[],
+    epochs?: readonly bigint[],
+  ): Promise<(TreeNodeRecord | undefined)[]> {
+    return this.reader.readNodes(labels, epochs);
   }
 
   cacheNodes(records: readonly TreeNodeRecord[]): void {
@@ -69,12 +72,13 @@ export class VisitedReader implements RecordReader {
     labels: readonly NodeLabel[],
     targets: readonly NodeLabel[],
     epoch: bigint,
+    epochs?: readonly bigint[],
   ): Promise<TreeNodeRecord[]> {
-    return this.reader.readSubtrees(labels, targets, epoch);
+    return this.reader.readSubtrees(labels, targets, epoch, epochs);
   }
 
-  readNodeBytes(labels: Uint8Array): Promise<NodeRecordBytes> {
-    return this.reader.readNodeBytes(labels);
+  readNodeBytes(labels: Uint8Array, epochs?: BigUint64Array): Promise<NodeRecordBytes> {
+    return this.reader.readNodeBytes(labels, epochs);
   }
 
   mayHoldNodes(): boolean {

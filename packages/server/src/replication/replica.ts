@@ -189,12 +189,18 @@ export class RecordingDatabase implements Database {
   ) {
     this.batchGetNodes = inner.batchGetNodes?.bind(inner);
     this.batchGetNodeBytes = inner.batchGetNodeBytes?.bind(inner);
+    this.batchGetNodeVersions = inner.batchGetNodeVersions?.bind(inner);
+    this.batchGetNodeVersionBytes = inner.batchGetNodeVersionBytes?.bind(inner);
+    this.nodeLayout = inner.nodeLayout;
     this.listUsernames = inner.listUsernames?.bind(inner);
   }
 
-  /** The inner store's reads of tree nodes aligned with their labels, where it has them. */
+  /** The inner store's layout and reads of tree nodes, by label and by version. */
+  readonly nodeLayout?: Database['nodeLayout'];
   readonly batchGetNodes?: Database['batchGetNodes'];
   readonly batchGetNodeBytes?: Database['batchGetNodeBytes'];
+  readonly batchGetNodeVersions?: Database['batchGetNodeVersions'];
+  readonly batchGetNodeVersionBytes?: Database['batchGetNodeVersionBytes'];
   /** The inner store's walk over its labels (marker sweeps, backfills), where it has one. */
   readonly listUsernames?: Database['listUsernames'];
 

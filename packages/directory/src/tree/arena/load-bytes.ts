@@ -36,6 +36,8 @@ import {
   copyWords,
   corrupt,
   reserve,
+  recordedEpochs,
+  recordedNumber,
   takeSlot,
   type Walk,
 } from './walk-state.js';
@@ -180,7 +182,10 @@ async function readAgain(w: Walk): Promise<void> {
     slots.push(s);
   }
   if (slots.length === 0) return;
-  const { buffers, buffer, starts } = await w.reader.readNodeBytes(askedLabels(w, slots));
+  const { buffers, buffer, starts } = await w.reader.readNodeBytes(
+    askedLabels(w, slots),
+    askedEpochs(w, slots),
+  );
   const found: { buf: Uint8Array; at: number; end: number }[] = [];
   let total = 0;
   for (let i = 0; i < slots.length; i++) {
@@ -284,7 +289,9 @@ function addSlotFromBytes(
   hi: number,
   parentEpoch: number,
 ): number {
-  const slot = takeSlot(w, lo, hi, parentEpoch);
+  // the child's write epoch follows its label (record-codec.ts, CHILD_BYTES)
+  const recorded = recordedNumber(u64Number(src, at + LABEL_BYTES));
+  const slot = takeSlot(w, lo, hi, parentEpoch, recorded);
   const a = w.arena;
   a.lens[slot] = (src[at]! << 8) | src[at + 1]!;
   copyWords(a.labelWords, 8 * slot, view, at + 2);
@@ -307,6 +314,15 @@ function askedLabels(w: Walk, slots: number[]): Uint8Array {
 }
 
 /**
+ * The write epochs of the versions of `slots` their parents record, aligned with
+ * `askedLabels`; undefined where one has none (a store of records reads by label anyway).
+ */
+function askedEpochs(w: Walk, slots: number[]): BigUint64Array | undefined {
+  const epochs = recordedEpochs(w, slots);
+  return epochs === undefined ? undefined : BigUint64Array.from(epochs);
+}
+
+/**
  * Reads the records of `frontier` in bytes, in reads of at most `maxBatchSize` labels: one
  * after another in a serial walk, all at once in a parallel one. Each read's nodes are
  * expanded onto `next` as soon as it answers, while the store's lookups have just brought
@@ -320,7 +336,10 @@ export async function fetchBytes(
   next: number[],
 ): Promise<void> {
   const read = async (slots: number[]) => {
-    const { buffers, buffer, starts } = await w.reader.readNodeBytes(askedLabels(w, slots));
+    const { buffers, buffer, starts } = await w.reader.readNodeBytes(
+      askedLabels(w, slots),
+      askedEpochs(w, slots),
+    );
     if (starts.length !== slots.length || buffer.length !== slots.length) {
       throw new AkdError(
         'STORAGE_CORRUPT',

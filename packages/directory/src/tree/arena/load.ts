@@ -35,7 +35,16 @@ import {
   slotRecord,
   slotVisible,
 } from './load-bytes.js';
-import { copy32, corrupt, endWalk, reserve, takeSlot, type Walk } from './walk-state.js';
+import {
+  copy32,
+  corrupt,
+  endWalk,
+  recordedEpochs,
+  recordedNumber,
+  reserve,
+  takeSlot,
+  type Walk,
+} from './walk-state.js';
 
 /** The loaded nodes: slots [0, count) of the arena, with the records they came from. */
 export class LoadedTree {
@@ -91,8 +100,15 @@ export class LoadedTree {
   }
 }
 
-function addSlot(w: Walk, label: NodeLabel, lo: number, hi: number, parentEpoch: number): number {
-  const slot = takeSlot(w, lo, hi, parentEpoch);
+function addSlot(
+  w: Walk,
+  label: NodeLabel,
+  lo: number,
+  hi: number,
+  parentEpoch: number,
+  recorded: number,
+): number {
+  const slot = takeSlot(w, lo, hi, parentEpoch, recorded);
   const a = w.arena;
   copy32(a.labels, 32 * slot, label.val, 0);
   a.lens[slot] = label.len;
@@ -136,7 +152,10 @@ async function fetchRecords(
   if (missing.length === 0) return;
   if (w.bytes) return fetchBytes(w, missing, parallel, next);
   const read = async (slots: number[]) => {
-    const found = await w.reader.readNodes(slots.map((s) => w.labels[s]!));
+    const found = await w.reader.readNodes(
+      slots.map((s) => w.labels[s]!),
+      recordedEpochs(w, slots),
+    );
     for (let i = 0; i < slots.length; i++) {
       const record = found[i];
       if (record === undefined) continue;
@@ -228,12 +247,12 @@ function expand(w: Walk, frontier: number[], next: number[]): void {
     // the slot's epoch, checked by fillSlot, is its children's parent epoch
     const epoch = w.arena.lastEpoch[slot]!;
     if (node.leftChild !== undefined) {
-      const child = addSlot(w, node.leftChild, lo, mid, epoch);
+      const child = addSlot(w, node.leftChild, lo, mid, epoch, recordedNumber(node.leftEpoch));
       w.arena.left[slot] = child;
       next.push(child);
     }
     if (node.rightChild !== undefined) {
-      const child = addSlot(w, node.rightChild, mid, hi, epoch);
+      const child = addSlot(w, node.rightChild, mid, hi, epoch, recordedNumber(node.rightEpoch));
       w.arena.right[slot] = child;
       next.push(child);
     }
@@ -325,6 +344,7 @@ export async function loadTree(
     lo: new Int32Array(capacity),
     hi: new Int32Array(capacity),
     parentEpoch: new Float64Array(capacity),
+    recorded: new Float64Array(capacity),
     fromStorage: new Uint8Array(capacity),
     bytes: reader.readsNodeBytes(),
     answers: [],
@@ -332,8 +352,9 @@ export async function loadTree(
     answerOf: new Int32Array(capacity),
     answerAt: new Int32Array(capacity),
   };
-  // nothing is newer than the root's "parent"
-  addSlot(w, root, 0, el.count, Infinity);
+  // nothing is newer than the root's "parent"; the root visible at the insertion's epoch is
+  // that of the epoch before, written in it (a publish rewrites the root)
+  addSlot(w, root, 0, el.count, Infinity, recordedNumber(epoch - 1n));
   await walk(w, [0], options.levels, 0);
   endWalk(w, reserved);
   return new LoadedTree(w);

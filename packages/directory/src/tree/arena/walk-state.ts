@@ -43,6 +43,12 @@ export interface Walk {
   lo: Int32Array;
   hi: Int32Array;
   parentEpoch: Float64Array;
+  /**
+   * Per slot, the write epoch of the version its parent records for it (the root's: the
+   * insertion's epoch before it; -1: none recorded), by which a store of versions reads it.
+   * Kept past the walk: written slots may be read again (load-bytes.ts `readAgain`).
+   */
+  recorded: Float64Array;
   /** 1 where the slot's record object came from storage (not the log or the cache). */
   fromStorage: Uint8Array;
   /**
@@ -81,6 +87,7 @@ export function reserve(w: Walk, slots: number, alts: number): void {
     w.lo = grown(w.lo, capacity);
     w.hi = grown(w.hi, capacity);
     w.parentEpoch = grown(w.parentEpoch, capacity);
+    w.recorded = grown(w.recorded, capacity);
     w.fromStorage = grown(w.fromStorage, capacity);
     w.answerOf = grown(w.answerOf, capacity);
     w.answerAt = grown(w.answerAt, capacity);
@@ -105,6 +112,7 @@ export function endWalk(w: Walk, reserved: number): void {
   w.hi = empty;
   w.parentEpoch = new Float64Array(0);
   w.fromStorage = new Uint8Array(0);
+  w.recorded = w.recorded.slice(0, w.count);
   w.answerOf = w.answerOf.slice(0, w.count);
   w.answerAt = w.answerAt.slice(0, w.count);
 }
@@ -126,14 +134,44 @@ export function copyWords(dst: Int32Array, at: number, src: DataView, from: numb
   for (let k = 0; k < 8; k++) dst[at + k] = src.getInt32(from + 4 * k, LITTLE_ENDIAN);
 }
 
-/** Takes the next slot for a node whose element range is [lo, hi). */
-export function takeSlot(w: Walk, lo: number, hi: number, parentEpoch: number): number {
+/**
+ * Takes the next slot for a node whose element range is [lo, hi), whose parent's epoch is
+ * `parentEpoch` and records `recorded` as the write epoch of its version (-1: none).
+ */
+export function takeSlot(
+  w: Walk,
+  lo: number,
+  hi: number,
+  parentEpoch: number,
+  recorded: number,
+): number {
   reserve(w, 1, 0);
   const slot = w.count++;
   w.lo[slot] = lo;
   w.hi[slot] = hi;
   w.parentEpoch[slot] = parentEpoch;
+  w.recorded[slot] = recorded;
   return slot;
+}
+
+/** A recorded write epoch as `Walk.recorded` keeps it: -1 for none, or one past 2^53. */
+export function recordedNumber(epoch: bigint | number | undefined): number {
+  const n = epoch === undefined ? -1 : Number(epoch);
+  return n >= 0 && n <= Number.MAX_SAFE_INTEGER ? n : -1;
+}
+
+/**
+ * The write epochs of the versions of `slots` their parents record, for a read by version;
+ * undefined where one has none (a store of records is read by label in any case).
+ */
+export function recordedEpochs(w: Walk, slots: readonly number[]): bigint[] | undefined {
+  const out: bigint[] = new Array<bigint>(slots.length);
+  for (let i = 0; i < slots.length; i++) {
+    const e = w.recorded[slots[i]!]!;
+    if (e < 0) return undefined;
+    out[i] = BigInt(e);
+  }
+  return out;
 }
 
 /** A node's record is not what the tree needs. */
