@@ -9,3 +9,9 @@ export { openBetterSqlite } from './client.js';
 export type { SqliteClient, SqliteClientFactory, SqliteStatement } from './client.js';
 export { SCHEMA_VERSION, APPLICATION_ID } from './schema.js';
 export { writerLockPath } from './writer-lock.js';
+export { migrateNodeLayout } from './layout-migration.js';
+export type {
+  MigrateNodeLayoutOptions,
+  NodeLayoutMigrationProgress,
+  NodeLayoutMigrationResult,
+} from './layout-migration.js';

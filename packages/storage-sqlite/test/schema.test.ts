@@ -319,6 +319,25 @@ describe('schema', () => {
     assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
   });
 
+  test('a store at version 6 gains node_layout and keeps its tree nodes as records', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    await db.batchSet([...tree.values()]);
+    await db.close();
+    const expected = schemaOf(path);
+    const r = raw(path);
+    dropNodeLayout(r);
+    r.pragma('user_version = 6');
+    r.close();
+
+    const migrated = await SqliteDatabase.open(path);
+    assert.equal(migrated.openedAtVersion, 6);
+    assert.equal(migrated.nodeLayout, 'records');
+    assert.deepEqual(await migrated.get(nodeKey(root)), tree.get(root.key));
+    await migrated.close();
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
+  });
+
   test('a store of a newer schema version is refused, naming the version', async () => {
     const path = freshPath();
     await (await SqliteDatabase.open(path)).close();
