@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { checkArgumentText } from './argv-text.js';
 import { addAuditBlobCommands } from './commands/audit-blobs.js';
 import { addVrfCommands } from './commands/vrf.js';
+import { addLayoutCommands } from './commands/layout.js';
 import { addBackupCommands } from './commands/backup.js';
 import { addDirectoryCommands } from './commands/directory.js';
 import { addFailoverCommands } from './commands/failover.js';
@@ -30,7 +31,8 @@ const ROOT_HELP = `
 Commands by task:
   run a directory    init, publish, epoch, serve
   keep it safe       backup, restore (SQLite); fence, promote (PostgreSQL fail-over);
-                     vrf backfill (store the VRF proofs of an older store, once)
+                     vrf backfill (store the VRF proofs of an older store, once);
+                     layout migrate (keep tree nodes as versions appended by epoch)
   serve proofs       lookup, history; audit (one append-only proof between two epochs)
   audit a directory  audit export (write its audit blobs to a folder);
                      audit verify (check a folder or listing of audit blobs as one chain,
@@ -104,6 +106,7 @@ export function buildProgram(io: CliIo): Command {
   addMonitorCommands(program, io);
   addServeCommands(program, io);
   addVrfCommands(program, io);
+  addLayoutCommands(program, io);
   addBackupCommands(program, io);
   addFailoverCommands(program, io);
   addHelpHints(program);

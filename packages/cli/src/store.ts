@@ -16,7 +16,7 @@ import {
   toHex,
   type Configuration,
 } from '@akd-ts/core';
-import { MemoryDatabase, type Database } from '@akd-ts/storage';
+import { MemoryDatabase, type Database, type NodeLayout } from '@akd-ts/storage';
 import { UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 import { loadPostgresDriver, loadSqliteDriver } from '@akd-ts/server/drivers';
@@ -58,7 +58,15 @@ export interface OpenMode {
    * of an existing store (`akd publish`) passes true with `create: false`.
    */
   migrate?: boolean;
+  /**
+   * How a store this open creates keeps its tree nodes (`NodeLayout`; the driver's default
+   * when absent). An existing store keeps its own: `akd layout migrate` changes it.
+   */
+  nodeLayout?: NodeLayout;
 }
+
+/** The node layouts `akd init --node-layout` takes. */
+export const NODE_LAYOUTS: readonly NodeLayout[] = ['records', 'versions'];
 
 /**
  * Opens the database a store URL names: `memory:` (a new, empty store), `memory:<name>` (a
@@ -71,10 +79,11 @@ export interface OpenMode {
  */
 export async function openDatabase(url: string, mode: OpenMode = {}): Promise<Database> {
   const create = mode.create ?? true;
-  if (url === 'memory:') return new MemoryDatabase();
+  const layout = mode.nodeLayout === undefined ? {} : { nodeLayout: mode.nodeLayout };
+  if (url === 'memory:') return new MemoryDatabase(layout);
   if (url.startsWith('memory:')) {
     let db = NAMED_MEMORY.get(url);
-    if (db === undefined) NAMED_MEMORY.set(url, (db = new KeptMemoryDatabase()));
+    if (db === undefined) NAMED_MEMORY.set(url, (db = new KeptMemoryDatabase(layout)));
     return db;
   }
   if (url.startsWith('sqlite:')) {
@@ -86,7 +95,9 @@ export async function openDatabase(url: string, mode: OpenMode = {}): Promise<Da
       );
     }
     const { SqliteDatabase } = await loadSqliteDriver();
-    return SqliteDatabase.open(path, { create });
+    // a layout is the one of a store this open creates: an existing store keeps its own
+    const created = create && !existsSync(path) ? layout : {};
+    return SqliteDatabase.open(path, { create, ...created });
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresDatabase } = await loadPostgresDriver();
@@ -98,6 +109,7 @@ export async function openDatabase(url: string, mode: OpenMode = {}): Promise<Da
       ...(schema === undefined ? {} : { schema }),
       migrate: mode.migrate ?? create,
       create,
+      ...layout,
     });
   }
   throw new UsageError(

@@ -15,7 +15,7 @@ import {
   toHex,
   type Configuration,
 } from '@akd-ts/core';
-import { StorageManager } from '@akd-ts/storage';
+import { StorageManager, type NodeLayout } from '@akd-ts/storage';
 import {
   Directory,
   InMemoryVrfKeyStore,
@@ -33,6 +33,7 @@ import { sayWhenInterrupted, type PublishState } from './publish-interrupt.js';
 import {
   keyFilePath,
   loadSecretKey,
+  NODE_LAYOUTS,
   openDatabase,
   readKeyFile,
   openStore,
@@ -176,6 +177,7 @@ export async function withReader<T>(
 
 interface InitOptions extends StoreOptions {
   config: string;
+  nodeLayout?: string;
   domainLabel?: string;
   vrfKey?: string;
   json?: boolean;
@@ -222,6 +224,16 @@ function configDescription(config: Configuration, domainLabel: string | undefine
     : config.name;
 }
 
+/** `--node-layout`: one of NODE_LAYOUTS, or undefined when not given. */
+function parseNodeLayout(text: string | undefined): NodeLayout | undefined {
+  if (text === undefined) return undefined;
+  const layout = NODE_LAYOUTS.find((l) => l === text);
+  if (layout === undefined) {
+    throw new UsageError(`--node-layout: ${quote(text)} is not ${NODE_LAYOUTS.join(' or ')}`);
+  }
+  return layout;
+}
+
 function addInit(program: Command, io: CliIo): void {
   const cmd = program
     .command('init')
@@ -235,7 +247,11 @@ function addInit(program: Command, io: CliIo): void {
       '--domain-label <text>',
       `domain label of the experimental configuration (default: ${EXAMPLE_DOMAIN_LABEL})`,
     )
-    .option('--vrf-key <hex>', 'use this 32-byte VRF secret key instead of generating one');
+    .option('--vrf-key <hex>', 'use this 32-byte VRF secret key instead of generating one')
+    .option(
+      '--node-layout <layout>',
+      `how a new store keeps tree nodes: ${NODE_LAYOUTS.join(' or ')} (the driver's default: records)`,
+    );
   cmd.addHelpText(
     'after',
     '\nExample:\n  $ akd init --db sqlite:./akd.db --config whatsapp_v1\n\n' +
@@ -247,8 +263,9 @@ function addInit(program: Command, io: CliIo): void {
   cmd.action(async (opts: InitOptions) => {
     const config = parseConfiguration(opts.config, opts.domainLabel);
     const url = storeUrl(opts, io);
+    const nodeLayout = parseNodeLayout(opts.nodeLayout);
     const { key, source } = await chooseKey(opts, io);
-    const db = await openDatabase(url);
+    const db = await openDatabase(url, nodeLayout === undefined ? {} : { nodeLayout });
     try {
       const existing = await readSettings(db);
       if (existing !== undefined) {

@@ -1,0 +1,112 @@
+/**
+ * `akd layout migrate`: moves a SQLite or PostgreSQL store of tree-node records to the
+ * versions layout (`NodeLayout`), in which an epoch appends its own node versions instead of
+ * rewriting records spread over the whole store. It copies the records a chunk per
+ * transaction with progress on stderr, resumes where a run that stopped left off, and
+ * switches the store over in one last transaction. It holds the writer lock (stop the
+ * publishing server first); readers keep serving from the records until the switch.
+ */
+
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { loadPostgresDriver, loadSqliteDriver } from '@akd-ts/server/drivers';
+import { parseCount } from '../args.js';
+import { UsageError } from '../errors.js';
+import type { CliIo } from '../io.js';
+import { toJson } from '../output.js';
+import { storeUrl, type StoreOptions } from '../store.js';
+
+interface MigrateOptions extends StoreOptions {
+  chunk?: string;
+  json?: boolean;
+}
+
+/** What a migration run did, whichever driver ran it. */
+interface Migrated {
+  already: boolean;
+  resumed: boolean;
+  restarted: boolean;
+  /** Records (rows of the store's node table) copied. */
+  records: number;
+  /** Node versions written. */
+  versions: number;
+}
+
+/** Migrates the store at `url`, reporting each chunk through `progress`. */
+async function migrate(
+  url: string,
+  chunk: number,
+  progress: (line: string) => void,
+): Promise<Migrated> {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path === '' || !existsSync(path)) {
+      throw new UsageError(`--db: no store at ${JSON.stringify(path)} (check the path)`);
+    }
+    const { migrateNodeLayout } = await loadSqliteDriver();
+    const r = await migrateNodeLayout(path, {
+      chunkRows: chunk,
+      onProgress: ({ done, total }) => progress(`${done} of ${total} records copied`),
+    });
+    return { ...r, records: r.rows };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { migrateNodeLayout } = await loadPostgresDriver();
+    const parsed = new URL(url);
+    const schema = parsed.searchParams.get('schema') ?? undefined;
+    parsed.searchParams.delete('schema');
+    const r = await migrateNodeLayout(parsed.toString(), {
+      ...(schema === undefined ? {} : { schema }),
+      chunkSize: chunk,
+      onProgress: ({ labels, estimatedLabels }) =>
+        progress(`${labels} of about ${estimatedLabels} records copied`),
+    });
+    return { ...r, records: r.labels };
+  }
+  throw new UsageError(
+    `--db: ${JSON.stringify(url)} is not a sqlite: or postgres:// store (a memory: store ` +
+      'takes its layout when created: akd init --node-layout versions)',
+  );
+}
+
+/** Adds `akd layout migrate` to `program`. */
+export function addLayoutCommands(program: Command, io: CliIo): void {
+  const layout = program.command('layout').description('how a store keeps its tree nodes');
+  const cmd = layout
+    .command('migrate')
+    .description('keep tree nodes as versions appended by epoch (once, resumable)')
+    .option('--db <url>', 'the store: sqlite:<path> or postgres://... (default: AKD_DB)')
+    .option('--chunk <n>', 'records copied per transaction (progress and resuming point)', '20000')
+    .option('--json', 'print the result as JSON');
+  cmd.addHelpText(
+    'after',
+    '\nA store of records rewrites, at every epoch, records spread over its whole node table;\n' +
+      'a store of versions appends what the epoch wrote. Run it once, with the writer stopped\n' +
+      '(it holds the writer lock); readers keep serving until the last step switches the\n' +
+      'store over. A run that stops resumes after the last chunk it copied. Back the store up\n' +
+      'first: an older akd-ts cannot open the store once it is migrated.\n\n' +
+      'Example:\n  $ akd layout migrate --db sqlite:./akd.db\n',
+  );
+  cmd.action(async (opts: MigrateOptions) => {
+    const chunk = parseCount(opts.chunk ?? '20000', '--chunk');
+    const url = storeUrl(opts, io);
+    const started = performance.now();
+    const r = await migrate(url, chunk, (line) => io.stderr.write(`layout: ${line}\n`));
+    const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
+    if (opts.json === true) {
+      io.stdout.write(`${toJson({ store: url, layout: 'versions', ...r, seconds })}\n`);
+    } else if (r.already) {
+      io.stdout.write(`${url} keeps its tree nodes as versions already: nothing to do\n`);
+    } else {
+      const how = r.restarted
+        ? ' (started over: a writer published since)'
+        : r.resumed
+          ? ' (resumed)'
+          : '';
+      io.stdout.write(
+        `${url} now keeps its tree nodes as versions: ${r.records} records copied as ` +
+          `${r.versions} versions in ${seconds} s${how}\n`,
+      );
+    }
+  });
+}
