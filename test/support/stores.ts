@@ -1,6 +1,6 @@
 /**
- * The stores every directory test runs on: the in-memory database (of records, and of node
- * versions), SQLite (a file in a
+ * The stores every directory test runs on, each with tree nodes kept as records and as
+ * versions (`NodeLayout`): the in-memory database, SQLite (a file in a
  * temporary folder) and PostgreSQL (a fresh schema each time, on the server of
  * postgres-url.ts). Call `cleanup` after the tests.
  */
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { MemoryDatabase, type Database } from '@akd-ts/storage';
+import { MemoryDatabase, type Database, type NodeLayout } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { POSTGRES_SKIP, POSTGRES_URL } from './postgres-url.js';
@@ -21,7 +21,8 @@ async function closeAll(dbs: Database[]): Promise<void> {
 }
 
 export interface TestStore {
-  name: 'memory' | 'memory-versions' | 'sqlite' | 'postgres';
+  name:
+    'memory' | 'memory-versions' | 'sqlite' | 'sqlite-versions' | 'postgres' | 'postgres-versions';
   /** node:test's `skip` option. */
   skip: string | false;
   /** A new, empty store. */
@@ -49,16 +50,16 @@ function memoryVersionsStore(): TestStore {
   };
 }
 
-function sqliteStore(): TestStore {
+function sqliteStore(nodeLayout: NodeLayout = 'records'): TestStore {
   let dir: string | undefined;
   let n = 0;
   const opened: Database[] = [];
   return {
-    name: 'sqlite',
+    name: nodeLayout === 'records' ? 'sqlite' : 'sqlite-versions',
     skip: false,
     open: async () => {
       dir ??= mkdtempSync(join(tmpdir(), 'akd-test-store-'));
-      const db = await SqliteDatabase.open(join(dir, `store-${++n}.db`));
+      const db = await SqliteDatabase.open(join(dir, `store-${++n}.db`), { nodeLayout });
       opened.push(db);
       return db;
     },
@@ -69,16 +70,16 @@ function sqliteStore(): TestStore {
   };
 }
 
-function postgresStore(): TestStore {
+function postgresStore(nodeLayout: NodeLayout = 'records'): TestStore {
   const schemas: string[] = [];
   const opened: Database[] = [];
   return {
-    name: 'postgres',
+    name: nodeLayout === 'records' ? 'postgres' : 'postgres-versions',
     skip: POSTGRES_SKIP,
     open: async () => {
       const schema = `akd_test_dir_${randomBytes(6).toString('hex')}`;
       schemas.push(schema);
-      const db = await PostgresDatabase.open(POSTGRES_URL!, { schema, poolSize: 4 });
+      const db = await PostgresDatabase.open(POSTGRES_URL!, { schema, poolSize: 4, nodeLayout });
       opened.push(db);
       return db;
     },
@@ -99,5 +100,12 @@ function postgresStore(): TestStore {
 
 /** One fresh set of store factories (give each test file its own). */
 export function testStores(): TestStore[] {
-  return [memoryStore(), memoryVersionsStore(), sqliteStore(), postgresStore()];
+  return [
+    memoryStore(),
+    memoryVersionsStore(),
+    sqliteStore(),
+    sqliteStore('versions'),
+    postgresStore(),
+    postgresStore('versions'),
+  ];
 }
