@@ -5,6 +5,12 @@
 
 export { PostgresDatabase } from './postgres-database.js';
 export type { PostgresDatabaseOptions } from './options.js';
+export { migrateNodeLayout } from './migrate-layout.js';
+export type {
+  LayoutMigrationOptions,
+  LayoutMigrationProgress,
+  LayoutMigrationResult,
+} from './layout-migration.js';
 export type { WriterFence } from './fencing.js';
 export { FENCE_SETTING } from './fencing.js';
 export type { PromoteOptions, PromoteResult } from './promote.js';

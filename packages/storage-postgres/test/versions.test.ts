@@ -30,9 +30,10 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
-import type { PostgresDatabase } from '@akd-ts/storage-postgres';
+import pg from 'pg';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { decodeVersionRow, versionData, versionKey } from '../src/version-codec.js';
-import { SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
 
 const schemas = new SchemaJanitor();
 after(() => schemas.dropAll());
@@ -432,4 +433,171 @@ test('the layout option is checked, kept by the store, and reported', pgTest, as
   );
   await sql(`UPDATE "${schema}".schema_version SET node_layout = 'other'`);
   await assert.rejects(openDb(schema), { code: 'STORAGE_SCHEMA' });
+});
+
+/** A small tree: root, an interior node and three leaves, published at epochs 1 and 2. */
+async function smallTree(db: PostgresDatabase): Promise<{ leaf: NodeLabel; inner: NodeLabel }> {
+  const root = NodeLabel.root();
+  const [a, b, c, i] = [bits(0x00, 256), bits(0xff, 256), bits(0x40, 256), bits(0x00, 1)];
+  const A = node(a, 1n, { parent: i });
+  const C = node(c, 2n, { parent: i });
+  const B = node(b, 1n);
+  const I = node(i, 2n, {
+    nodeType: NodeType.Interior,
+    leftChild: a,
+    leftEpoch: 1n,
+    rightChild: c,
+    rightEpoch: 2n,
+  });
+  const R1 = node(root, 1n, {
+    nodeType: NodeType.Root,
+    leftChild: a,
+    leftEpoch: 1n,
+    rightChild: b,
+    rightEpoch: 1n,
+  });
+  const R2 = { ...R1, lastEpoch: 2n, leftChild: i, leftEpoch: 2n };
+  await db.batchSet([
+    record(R1),
+    record(A),
+    record(B),
+    { kind: 'azks', latestEpoch: 1n, numNodes: 3n },
+  ]);
+  await db.batchSet([
+    record(R2, R1),
+    record(I),
+    record(C),
+    { kind: 'azks', latestEpoch: 2n, numNodes: 5n },
+  ]);
+  return { leaf: c, inner: i };
+}
+
+const corrupt = (e: unknown) =>
+  e instanceof AkdError && e.code === 'STORAGE_CORRUPT' && /node_versions/.test(e.message);
+
+test('corrupt version rows are STORAGE_CORRUPT on every read', pgTest, async () => {
+  const schema = schemas.fresh('vc');
+  const db = await openDb(schema, { nodeLayout: 'versions' });
+  try {
+    const { leaf, inner } = await smallTree(db);
+    const root = NodeLabel.root();
+    const set = (label: NodeLabel, data: string) =>
+      sql(`UPDATE "${schema}".node_versions SET data = $1 WHERE label = $2`, [
+        Buffer.from(data, 'hex'),
+        Buffer.from(versionKey(label)),
+      ]);
+    // a leaf's blob that frames for the server but holds node type 0: the server writes no
+    // record, and the rows' decoder names it
+    await set(leaf, '00' + '00' + '0000' + '11'.repeat(32));
+    await assert.rejects(db.batchGetNodeVersions([leaf], [2n]), corrupt);
+    await assert.rejects(
+      db.batchGetNodeVersionBytes(codecOf([leaf]), BigUint64Array.from([2n])),
+      corrupt,
+    );
+    await assert.rejects(db.batchGetNodes([leaf]), corrupt);
+    await assert.rejects(db.batchGetSubtrees([inner], [leaf], 2n, [2n]), corrupt);
+    // a blob cut short: the server's offsets run past its end (SQLSTATE 2202E), and each read
+    // is made from the rows instead
+    await set(leaf, '04');
+    await assert.rejects(
+      db.batchGetNodeVersionBytes(codecOf([leaf]), BigUint64Array.from([2n])),
+      corrupt,
+    );
+    await set(inner, '0d');
+    await assert.rejects(db.batchGetNodes([leaf]), corrupt);
+    await assert.rejects(db.get(nodeKey(leaf)), corrupt);
+    // a subtree read answers its start versions alone: the walk below reads the rest, and
+    // meets the corrupt row there
+    const starts = await db.batchGetSubtrees([root], [leaf], 2n, [2n]);
+    assert.deepEqual(
+      starts.map((r) => r.label.key),
+      [root.key],
+    );
+    await assert.rejects(db.batchGetSubtrees([inner], [leaf], 2n, [2n]), corrupt);
+  } finally {
+    await db.close();
+  }
+});
+
+/** A pool whose statements named with one of `refuse` fail as on a server without a function. */
+class RefusingPool extends pg.Pool {
+  constructor(
+    config: pg.PoolConfig,
+    readonly refuse: string[],
+  ) {
+    super(config);
+  }
+
+  /** Each client the pool hands out (to its own `query` too) refuses those statements. */
+  #wrap(client: pg.PoolClient): pg.PoolClient {
+    const marked = client as pg.PoolClient & { refusing?: boolean };
+    if (marked.refusing === true) return client;
+    marked.refusing = true;
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    const refuse = this.refuse;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      const name = (args[0] as { name?: string } | null)?.name ?? '';
+      if (!refuse.some((r) => name.endsWith(r))) return query(...args);
+      const error = Object.assign(new Error('function get_byte does not exist'), {
+        code: '42883',
+      });
+      const callback = args.find((a) => typeof a === 'function') as
+        ((e: Error) => void) | undefined;
+      if (callback === undefined) return Promise.reject(error);
+      process.nextTick(() => callback(error));
+      return undefined;
+    };
+    return client;
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(
+    callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: () => void) => void,
+  ): void;
+  override connect(
+    callback?: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: () => void,
+    ) => void,
+  ): Promise<pg.PoolClient> | void {
+    if (callback === undefined) return super.connect().then((c) => this.#wrap(c));
+    super.connect((err, client, done) =>
+      callback(err, client === undefined ? undefined : this.#wrap(client), done),
+    );
+  }
+}
+
+test('a server without the statements of versions is read a level at a time', pgTest, async () => {
+  const schema = schemas.fresh('vu');
+  const plain = await openDb(schema, { nodeLayout: 'versions' });
+  const { leaf, inner } = await smallTree(plain);
+  const pool = new RefusingPool({ connectionString: POSTGRES_URL!, max: 2 }, [
+    '_label_walk',
+    '_version_subtrees',
+    '_version_bytes_batch',
+  ]);
+  const db = await PostgresDatabase.fromConnections({ pool }, { schema });
+  try {
+    const labels = [NodeLabel.root(), inner, leaf, bits(0xff, 256), bits(0x12, 256)];
+    for (let round = 0; round < 2; round++) {
+      const got = await db.batchGetNodes(labels);
+      const want = await plain.batchGetNodes(labels);
+      assert.deepEqual(got, want);
+      const subtrees = await db.batchGetSubtrees([NodeLabel.root()], [leaf], 2n, [2n]);
+      assert.deepEqual(
+        subtrees.map((r) => r.label.key),
+        [NodeLabel.root().key],
+        'the start versions alone',
+      );
+      const bytes = await db.batchGetNodeVersionBytes(
+        codecOf([leaf, inner]),
+        BigUint64Array.from([2n, 2n]),
+      );
+      assert.deepEqual(readBack(bytes), await db.batchGetNodeVersions([leaf, inner], [2n, 2n]));
+    }
+  } finally {
+    await db.close();
+    await plain.close();
+  }
 });
