@@ -20,6 +20,13 @@
 import { existsSync } from 'node:fs';
 import { AkdError } from '@akd-ts/core';
 import {
+  LABEL_BYTES,
+  NODE_FIELD,
+  RECORD_KIND,
+  nodeBytesLength,
+  treeNodeBodyLength,
+} from '@akd-ts/storage';
+import {
   openBetterSqlite,
   type SqliteClient,
   type SqliteClientFactory,
@@ -31,7 +38,14 @@ import { NodeVersions, type VersionRow } from './node-versions.js';
 import type { SynchronousMode } from './options.js';
 import { VERSIONS_TABLES_SQL } from './schema.js';
 import { SqliteDatabase } from './sqlite-database.js';
-import { compactLabel, encodeVersionData } from './version-codec.js';
+import { nodeRangeBytesSql } from './node-bytes-sql.js';
+import {
+  VERSION_DATA_MAX,
+  compactLabel,
+  dataFromCodecNode,
+  encodeVersionData,
+  putCompactFromCodec,
+} from './version-codec.js';
 
 /** How far a migration has come. */
 export interface NodeLayoutMigrationProgress {
@@ -89,7 +103,7 @@ const TRIGGERS = ['INSERT', 'UPDATE', 'DELETE'].map((event) => ({
     'BEGIN UPDATE node_layout_migration SET stale = 1; END;',
 }));
 
-const SELECT_FIRST_SQL = `SELECT ${NODE_COLUMNS.join(', ')} FROM nodes ORDER BY label LIMIT ?`;
+const RANGE_SQL = nodeRangeBytesSql(NODE_COLUMNS);
 const SELECT_AFTER_SQL = `SELECT ${NODE_COLUMNS.join(', ')} FROM nodes WHERE label > ? ORDER BY label LIMIT ?`;
 
 /**
@@ -256,17 +270,37 @@ class Migration {
     return Number((this.stmt('SELECT count(*) FROM nodes').get() as [bigint])[0]);
   }
 
-  /** Copies the next chunk of rows after the position, and moves the position past them. */
+  /**
+   * Copies the next chunk of rows after the position, and moves the position past them. SQLite
+   * writes the chunk's rows as records in the codec's form, joined into one byte string
+   * (node-bytes-sql.ts), which are rewritten into versions without an object per row: decoding
+   * each row instead made a dozen buffers of it, and collecting them was most of the copy's
+   * time. A chunk with a row SQLite cannot write so is read as rows, whose decoding names it.
+   */
   private copyChunk(): { rows: number; versions: number } {
     const [after] = this.stmt('SELECT after FROM node_layout_migration').get() as [
       Uint8Array | null,
     ];
-    const rows = (
-      after === null
-        ? this.stmt(SELECT_FIRST_SQL).all(this.chunkRows)
-        : this.stmt(SELECT_AFTER_SQL).all(after, this.chunkRows)
+    const [joined, unwritten, count, last] = this.stmt(RANGE_SQL).get(
+      after ?? new Uint8Array(0),
+      this.chunkRows,
+    ) as [Uint8Array | null, bigint | null, bigint, Uint8Array | null];
+    if (count === 0n) return { rows: 0, versions: 0 };
+    const out = unwritten === 0n && joined !== null ? versionsOf(joined, Number(count)) : undefined;
+    if (out !== undefined) {
+      this.versions.append(out);
+      this.stmt('UPDATE node_layout_migration SET after = ?, done = done + ?').run(last, count);
+      return { rows: Number(count), versions: out.length };
+    }
+    return this.copyRows(after);
+  }
+
+  /** `copyChunk` through the row decoder. */
+  private copyRows(after: Uint8Array | null): { rows: number; versions: number } {
+    const rows = this.stmt(SELECT_AFTER_SQL).all(
+      after ?? new Uint8Array(0),
+      this.chunkRows,
     ) as Row[];
-    if (rows.length === 0) return { rows: 0, versions: 0 };
     const out: VersionRow[] = [];
     for (const row of rows) {
       const record = decodeNodeRow(row);
@@ -307,4 +341,48 @@ class Migration {
     this.client.exec('DROP TABLE nodes; DROP TABLE node_layout_migration;');
     this.client.exec("UPDATE node_layout SET layout = 'versions'");
   }
+}
+
+/**
+ * The versions of `count` tree-node records in the codec's form, one after another in
+ * `joined`: each record's latest and previous copies, their labels and data views of one
+ * buffer. Undefined where the bytes are not exactly `count` such records (the caller then
+ * reads the rows through the row decoder).
+ */
+function versionsOf(joined: Uint8Array, count: number): VersionRow[] | undefined {
+  const out: VersionRow[] = [];
+  const room = Buffer.allocUnsafe(2 * count * (34 + VERSION_DATA_MAX));
+  const view = new DataView(joined.buffer, joined.byteOffset, joined.byteLength);
+  let o = 0;
+  let at = 0;
+  let records = 0;
+  /** Adds the version of the node at `node`, labelled by the record's label at `label`. */
+  const add = (label: number, node: number) => {
+    const labelAt = o;
+    o = putCompactFromCodec(room, o, joined, label);
+    const dataAt = o;
+    o = dataFromCodecNode(joined, node, room, o);
+    out.push([
+      view.getBigUint64(node + NODE_FIELD.lastEpoch),
+      room.subarray(labelAt, dataAt),
+      room.subarray(dataAt, o),
+    ]);
+  };
+  try {
+    while (at < joined.length) {
+      if (joined[at] !== RECORD_KIND.treeNode) throw new RangeError('not a tree-node record');
+      const length = treeNodeBodyLength(joined, at + 1);
+      const latest = at + 1 + LABEL_BYTES;
+      const previousFlag = latest + nodeBytesLength(joined, latest);
+      // the previous copy first: were both of one epoch, the latest would stay
+      if (joined[previousFlag] === 1) add(at + 1, previousFlag + 1);
+      add(at + 1, latest);
+      at += 1 + length;
+      records++;
+    }
+  } catch (e) {
+    if (e instanceof RangeError) return undefined;
+    throw e;
+  }
+  return records === count ? out : undefined;
 }

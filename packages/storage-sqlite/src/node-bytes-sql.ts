@@ -98,15 +98,38 @@ export function selectNodeBytesSql(keys: number, columns: readonly string[]): st
 
 const built = new WeakMap<readonly string[], (keys: number) => string>();
 
-function nodeBytesSql(keys: number, columns: readonly string[]): string {
+/**
+ * The row of `nodes` as alias `n` (columns `columns`) as a tree-node record in the codec's
+ * form, or NULL where its bytes would not frame as the codec's (see the module doc).
+ */
+function recordSql(columns: readonly string[]): string {
   const noPrevious = columns
     .filter((c) => c.startsWith('p_'))
     .map((c) => `n.${c} IS NULL`)
     .join(' AND ');
-  const record =
+  return (
     `CASE WHEN ${nodeOk('')} AND ((${noPrevious}) OR (${nodeOk('p_')})) ` +
     `THEN x'01' || ${codecLabel('n.label')} || ${nodeBytes('')} || ` +
-    `CASE WHEN ${noPrevious} THEN x'00' ELSE x'01' || ${nodeBytes('p_')} END END`;
+    `CASE WHEN ${noPrevious} THEN x'00' ELSE x'01' || ${nodeBytes('p_')} END END`
+  );
+}
+
+/**
+ * The records of the first `?` rows of `nodes` (columns `columns`) whose labels sort after the
+ * label `?` (x'' for the first), in label order, joined into one byte string (each record
+ * whole: its length is in its bytes); how many of them could not be written so; how many
+ * there are; and the last one's label. One row.
+ */
+export function nodeRangeBytesSql(columns: readonly string[]): string {
+  return (
+    `SELECT CAST(group_concat(r, '') AS BLOB), sum(r IS NULL), count(*), max(l) FROM (` +
+    `SELECT n.label AS l, ${recordSql(columns)} AS r FROM nodes AS n ` +
+    'WHERE n.label > ? ORDER BY n.label LIMIT ?)'
+  );
+}
+
+function nodeBytesSql(keys: number, columns: readonly string[]): string {
+  const record = recordSql(columns);
   return (
     "SELECT CAST(group_concat(p || r, '') AS BLOB), sum(r IS NULL) FROM (" +
     `SELECT unhex(printf('%08x', q.column1)) AS p, ${record} AS r ` +

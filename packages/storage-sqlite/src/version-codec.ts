@@ -539,3 +539,82 @@ function writeChildEpoch(
   if (present) putU64(out, at, small, big);
   else putU64(out, at, 0, NO_CHILD_EPOCH);
 }
+
+// ---- from the record codec's form -------------------------------------------------------
+
+/** The big-endian u32 at `at` of `bytes`. */
+const u32At = (bytes: Uint8Array, at: number) =>
+  ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
+
+/** Appends the u64 `hi * 2^32 + lo` as a varint at `at` of `out`; returns the end. */
+function putVarintU64(out: Uint8Array, at: number, hi: number, lo: number): number {
+  while (hi !== 0 || lo > 0x7f) {
+    out[at++] = (lo & 0x7f) | 0x80;
+    lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+    hi >>>= 7;
+  }
+  out[at++] = lo;
+  return at;
+}
+
+/**
+ * Appends the label in the codec's form (`u16 len || 32 bytes`, len at most 256) at `from` of
+ * `bytes` compact at `at` of `out`; returns the end.
+ */
+export function putCompactFromCodec(
+  out: Uint8Array,
+  at: number,
+  bytes: Uint8Array,
+  from: number,
+): number {
+  const len = (bytes[from]! << 8) | bytes[from + 1]!;
+  const n = covered(len);
+  const full = !zerosFrom(bytes, from + 2, n);
+  out[at] = (len >> 8) | (full ? FULL >> 8 : 0);
+  out[at + 1] = len & 0xff;
+  const size = full ? 32 : n;
+  for (let i = 0; i < size; i++) out[at + 2 + i] = bytes[from + 2 + i]!;
+  return at + 2 + size;
+}
+
+/** Whether the codec's child epoch at `at` of `bytes` is NO_CHILD_EPOCH (all ones). */
+function noChildEpoch(bytes: Uint8Array, at: number): boolean {
+  for (let i = 0; i < 8; i++) if (bytes[at + i] !== 0xff) return false;
+  return true;
+}
+
+/**
+ * Writes the tree node in the codec's form at `at` of `bytes` (record-codec.ts `writeNode`,
+ * checked by `nodeBytesLength`: labels of at most 256 bits, a known type and children flag) as
+ * a version's `data` at `o` of `out`, which needs VERSION_DATA_MAX bytes of room; returns the
+ * end. Its epochs must be at most 2^63 - 1, as they are in a row the table held.
+ */
+export function dataFromCodecNode(
+  bytes: Uint8Array,
+  at: number,
+  out: Uint8Array,
+  o: number,
+): number {
+  const children = bytes[at + 85]!;
+  let c = at + 86;
+  const left = children & 1 ? c : -1;
+  if (left >= 0) c += RECORD_BYTES_CHILD;
+  const right = children & 2 ? c : -1;
+  if (right >= 0) c += RECORD_BYTES_CHILD;
+  const leftEpoch = left >= 0 && !noChildEpoch(bytes, left + 34);
+  const rightEpoch = right >= 0 && !noChildEpoch(bytes, right + 34);
+  out[o++] = bytes[at + 84]!;
+  out[o++] = children | (leftEpoch ? 4 : 0) | (rightEpoch ? 8 : 0);
+  o = putVarintU64(out, o, u32At(bytes, at + 42), u32At(bytes, at + 46));
+  o = putCompactFromCodec(out, o, bytes, at + 50);
+  if (left >= 0) {
+    o = putCompactFromCodec(out, o, bytes, left);
+    if (leftEpoch) o = putVarintU64(out, o, u32At(bytes, left + 34), u32At(bytes, left + 38));
+  }
+  if (right >= 0) {
+    o = putCompactFromCodec(out, o, bytes, right);
+    if (rightEpoch) o = putVarintU64(out, o, u32At(bytes, right + 34), u32At(bytes, right + 38));
+  }
+  for (let i = 0; i < 32; i++) out[o + i] = bytes[c + i]!;
+  return o + 32;
+}

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { toHex } from '@akd-ts/core';
-import { nodeKey } from '@akd-ts/storage';
+import { NodeLabel, toHex } from '@akd-ts/core';
+import { NodeType, nodeKey, type TreeNode } from '@akd-ts/storage';
 import {
   SqliteDatabase,
   migrateNodeLayout,
@@ -19,6 +19,8 @@ import {
   type SqliteClient,
   type SqliteStatement,
 } from '../src/index.js';
+import { NODE_COLUMNS, decodeNodeRow } from '../src/codec.js';
+import { compactLabel, encodeVersionData } from '../src/version-codec.js';
 import { leafLabel, nodeRecord, raw, rejectsWith, tempDir } from './support/helpers.js';
 import { labelName, labelsAt, openDirectory, updatesOf } from './support/workload.js';
 
@@ -107,12 +109,15 @@ async function provesAs(path: string, reference: string, epoch: bigint): Promise
   }
 }
 
-/** A client factory whose statements starting with `prefix` fail at their `failAt`-th run. */
-function failing(
+/**
+ * A client factory whose statements starting with `prefix` have `method` replaced by `wrap`
+ * of the original.
+ */
+function wrapping(
   prefix: string,
-  failAt: number,
+  method: 'run' | 'get',
+  wrap: (original: (...params: unknown[]) => unknown) => (...params: unknown[]) => unknown,
 ): (path: string, o?: { mustExist?: boolean }) => SqliteClient {
-  let runs = 0;
   return (path, o) => {
     const client = openBetterSqlite(path, o);
     return new Proxy(client, {
@@ -123,12 +128,7 @@ function failing(
             if (!text.startsWith(prefix)) return s;
             return new Proxy(s, {
               get(st, p) {
-                if (p === 'run') {
-                  return (...params: unknown[]) => {
-                    if (++runs === failAt) throw new Error('the disk went away');
-                    return st.run(...params);
-                  };
-                }
+                if (p === method) return wrap(st[method].bind(st));
                 const v = Reflect.get(st, p, st);
                 return typeof v === 'function' ? v.bind(st) : v;
               },
@@ -142,9 +142,32 @@ function failing(
   };
 }
 
+/** A client factory whose statements starting with `prefix` fail at their `failAt`-th run. */
+function failing(prefix: string, failAt: number) {
+  let runs = 0;
+  return wrapping(prefix, 'run', (run) => (...params) => {
+    if (++runs === failAt) throw new Error('the disk went away');
+    return run(...params);
+  });
+}
+
 describe('migrateNodeLayout', () => {
   test('moves a store of records to versions in chunks, reporting its progress', async () => {
     const path = copy();
+    // what each row's versions must be, as the encoder of records writes them
+    const expected = new Map<string, string>();
+    const r = raw(path);
+    for (const row of r
+      .prepare(`SELECT ${NODE_COLUMNS.join(', ')} FROM nodes`)
+      .raw(true)
+      .all()) {
+      const { label, latest, previous } = decodeNodeRow(row as unknown[]);
+      for (const v of previous === undefined ? [latest] : [previous, latest]) {
+        const key = `${v.lastEpoch} ${toHex(compactLabel(label))}`;
+        expected.set(key, `${key} ${toHex(encodeVersionData(v, 'v'))}`);
+      }
+    }
+    r.close();
     const progress: NodeLayoutMigrationProgress[] = [];
     const result = await migrateNodeLayout(path, {
       chunkRows: 1000,
@@ -175,6 +198,10 @@ describe('migrateNodeLayout', () => {
       'value_states',
       'vrf_proofs',
     ]);
+    assert.deepEqual(
+      versionRows(path).slice(0, -1),
+      [...expected.keys()].sort(byKey).map((k) => expected.get(k)),
+    );
     await provesAs(path, copy(), EPOCHS);
     assert.deepEqual(
       await migrateNodeLayout(path),
@@ -303,6 +330,46 @@ describe('migrateNodeLayout', () => {
     await db.close();
   });
 
+  test('a chunk read through the row decoder is copied as one read in bytes', async () => {
+    const whole = copy();
+    await migrateNodeLayout(whole, { chunkRows: 700 });
+    const path = copy();
+    // every chunk's bytes reported unwritable: each is read as rows instead
+    const openClient = wrapping('SELECT CAST(group_concat(r', 'get', (get) => (...params) => {
+      const row = get(...params) as unknown[];
+      return [row[0], 1n, ...row.slice(2)];
+    });
+    await migrateNodeLayout(path, { chunkRows: 700, openClient });
+    assert.deepEqual(versionRows(path), versionRows(whole));
+  });
+
+  test('fields at their extremes are copied as the encoder of versions writes them', async () => {
+    const path = tmp.path(`m${n++}.db`);
+    const db = await SqliteDatabase.open(path);
+    const MAX = (1n << 63n) - 1n;
+    const junk = new NodeLabel(new Uint8Array(32).fill(0x5a), 3);
+    const interior = new NodeLabel(Uint8Array.of(0x80, ...new Uint8Array(31)), 1);
+    const latest: TreeNode = {
+      ...nodeRecord(interior, MAX).latest,
+      nodeType: NodeType.Interior,
+      minDescendantEpoch: (1n << 32n) + 5n,
+      parent: junk,
+      leftChild: leafLabel(1),
+      leftEpoch: MAX - 1n,
+      rightChild: junk,
+      rightEpoch: undefined,
+    };
+    const previous = { ...nodeRecord(interior, 1n << 49n).latest, parent: junk };
+    await db.batchSet([{ kind: 'treeNode', label: interior, latest, previous }]);
+    await db.close();
+    await migrateNodeLayout(path);
+    const label = toHex(compactLabel(interior));
+    assert.deepEqual(versionRows(path).slice(0, -1), [
+      `${1n << 49n} ${label} ${toHex(encodeVersionData(previous, 'p'))}`,
+      `${MAX} ${label} ${toHex(encodeVersionData(latest, 'l'))}`,
+    ]);
+  });
+
   test('refusals: a writer holds the store, a corrupt row, bad options, no store', async () => {
     const locked = copy();
     const writer = await SqliteDatabase.open(locked);
@@ -329,6 +396,19 @@ describe('migrateNodeLayout', () => {
       done: 1000n,
     });
     state.close();
+    // in the first chunk, a label SQLite writes in bytes that no label can be
+    const first = labels[0]![0];
+    const long = copy();
+    const l = raw(long);
+    l.prepare(
+      `UPDATE nodes SET parent = unhex('0000012c' || hex(zeroblob(32))) WHERE label = ?`,
+    ).run(first);
+    l.close();
+    await rejectsWith(
+      migrateNodeLayout(long, { chunkRows: 1000 }),
+      'STORAGE_CORRUPT',
+      `key label=${toHex(first)}: parent has label length 300 > 256`,
+    );
 
     for (const chunkRows of [0, 1.5, 2_000_000]) {
       await assert.rejects(migrateNodeLayout(copy(), { chunkRows }), RangeError);
@@ -348,6 +428,13 @@ describe('migrateNodeLayout', () => {
     assert.equal((await migrateNodeLayout(loose)).versions, 1);
   });
 });
+
+/** Orders `epoch label` keys as node_versions does: by epoch, then label bytes. */
+function byKey(a: string, b: string): number {
+  const [ea, la] = a.split(' ') as [string, string];
+  const [eb, lb] = b.split(' ') as [string, string];
+  return ea !== eb ? Number(BigInt(ea) - BigInt(eb)) : la < lb ? -1 : la > lb ? 1 : 0;
+}
 
 function labelRoot() {
   return leafLabel(0).getPrefix(0);
