@@ -15,7 +15,6 @@ import {
   alignNodes,
   codecLabelCount,
   codecLabels,
-  joinedRecordsAnswer,
   LABEL_BYTES,
   nodeAtEpoch,
   nodeRecordBytes,
@@ -100,6 +99,7 @@ import {
 import {
   decodeVersionRow,
   isRootKey,
+  versionBytesAnswer,
   versionKey,
   versionRows,
   versionValues,
@@ -765,9 +765,10 @@ export class PostgresDatabase implements Database, ReplicationAware {
   }
 
   /**
-   * `batchGetNodeVersions` in bytes. On the versions layout the server writes the records
-   * (version-sql.ts), one value per statement; a blob it cannot write, or a statement it
-   * refuses, sends the batch through the row decoder, which names what is wrong.
+   * `batchGetNodeVersions` in bytes. On the versions layout the server joins the rows of a
+   * statement in one value (version-sql.ts) and the codec records are written from it here
+   * without a node object (version-codec.ts); a statement the server refuses sends the batch
+   * through the row decoder.
    */
   async batchGetNodeVersionBytes(
     labels: Uint8Array,
@@ -802,14 +803,13 @@ export class PostgresDatabase implements Database, ReplicationAware {
           queries.length === 0
             ? []
             : await this.#reads(queries, `reading ${count} tree-node versions in bytes`);
-        const rows = results.map((r) => r[0]);
-        if (rows.every((r) => String(r?.found) === String(r?.written))) {
-          answer = joinedRecordsAnswer(
-            count,
-            size,
-            rows.map((r) => (r?.recs as Uint8Array | null | undefined) ?? undefined),
-          );
-        }
+        answer = versionBytesAnswer(
+          labels,
+          count,
+          size,
+          results.map((rows) => rows[0]?.recs),
+          this.#sql.display.nodeVersions,
+        );
       } catch (e) {
         if (refusedState(e) === undefined) throw e;
       }

@@ -25,7 +25,13 @@
  */
 
 import { AkdError, NodeLabel } from '@akd-ts/core';
-import { NO_CHILD_EPOCH, NodeType, type TreeNode, type TreeNodeRecord } from '@akd-ts/storage';
+import {
+  NO_CHILD_EPOCH,
+  NodeType,
+  type NodeRecordBytes,
+  type TreeNode,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
 import { ArrayLiteral } from './array-literal.js';
 import type { PgRow } from './client.js';
 import { MAX_STORED, hex } from './codec.js';
@@ -135,6 +141,34 @@ class Reader {
     val.set(this.bytes.subarray(this.at, this.at + n));
     this.at += n;
     return new NodeLabel(val, len);
+  }
+  /** A label's place: the offset of its length bytes and how many bytes it keeps. */
+  labelBytes(what: string): [number, number] {
+    this.need(2, what);
+    const hi = this.bytes[this.at]!;
+    const len = ((hi & 1) << 8) | this.bytes[this.at + 1]!;
+    if ((hi & ~(ALL_BYTES | 1)) !== 0 || len > 256) {
+      throw new Malformed(`${what} has a bad length`);
+    }
+    const n = (hi & ALL_BYTES) !== 0 ? 32 : (len + 7) >> 3;
+    const at = this.at;
+    this.at += 2;
+    this.need(n, what);
+    this.at += n;
+    return [at, n];
+  }
+  /** An epoch's place (offset and length of its bytes), checked as `epoch` checks it. */
+  epochBytes(what: string, none: boolean): [number, number] {
+    const n = this.u8(what);
+    if (n > 8) throw new Malformed(`${what} has ${n} bytes`);
+    this.need(n, what);
+    const at = this.at;
+    if (n === 8 && this.bytes[at]! >= 0x80) {
+      const ones = this.bytes.subarray(at, at + 8).every((b) => b === 0xff);
+      if (!(none && ones)) throw new Malformed(`${what} is out of range`);
+    }
+    this.at += n;
+    return [at, n];
   }
   /** An epoch; all ones is undefined where `none` allows it. */
   epoch(what: string, none: boolean): bigint | undefined {
@@ -286,4 +320,157 @@ export function versionValues(rows: VersionRow[]): string[] {
 /** Whether a versions key is the root's: length 0, no bytes. */
 export function isRootKey(key: Uint8Array): boolean {
   return key.length === 2 && key[0] === 0 && key[1] === 0;
+}
+
+/**
+ * Appends to `out` the codec's tree-node record (`u8 1, label, node, u8 0`: record-codec.ts)
+ * of the version of `label` (the codec's 34 bytes) written in `epoch` (its 8 bytes, big-endian)
+ * whose blob is `data`, straight from the bytes: no node object is made. Every field is
+ * checked as `decodeVersionRow` checks it.
+ * @throws AkdError `STORAGE_CORRUPT` naming `table` and the version where the blob does not
+ * decode
+ */
+export function appendVersionRecord(
+  out: CodecOut,
+  label: Uint8Array,
+  epoch: Uint8Array,
+  data: Uint8Array,
+  table: string,
+): void {
+  const start = out.at;
+  try {
+    // the largest record: both children
+    out.need(1 + 34 + 34 + 8 + 8 + 34 + 2 + 2 * (34 + 8) + HASH_BYTES + 1);
+    out.byte(1);
+    out.raw(label);
+    out.raw(label);
+    out.raw(epoch);
+    const r = new Reader(data);
+    const head = r.u8('the head');
+    if (!NODE_TYPES.has(head >> 2))
+      throw new Malformed(`the node type ${head >> 2} is not 1, 2 or 3`);
+    // the children come first in the blob and last in the codec's node
+    const children: [number, number, number, number][] = [];
+    for (const [bit, what] of [
+      [1, 'the left child'],
+      [2, 'the right child'],
+    ] as const) {
+      if ((head & bit) === 0) continue;
+      const l = r.labelBytes(what);
+      const e = r.epochBytes(`${what}'s epoch`, true);
+      children.push([l[0], l[1], e[0], e[1]]);
+    }
+    const [mAt, mLen] = r.epochBytes('the least descendant epoch', false);
+    out.epoch(data, mAt, mLen);
+    const [pAt, pLen] = r.labelBytes('the parent');
+    out.label(data, pAt, pLen);
+    if (r.left !== HASH_BYTES) {
+      throw new Malformed(
+        `holds ${r.left} bytes after the parent, not the ${HASH_BYTES} of a hash`,
+      );
+    }
+    out.byte(head >> 2);
+    out.byte(head & 3);
+    for (const [at, n, eAt, eLen] of children) {
+      out.label(data, at, n);
+      out.epoch(data, eAt, eLen);
+    }
+    out.raw(r.rest());
+    out.byte(0);
+  } catch (err) {
+    out.at = start;
+    if (!(err instanceof Malformed)) throw err;
+    const len = (label[0]! << 8) | label[1]!;
+    throw new AkdError(
+      'STORAGE_CORRUPT',
+      `corrupt row in ${table}, key epoch ${Buffer.from(epoch).readBigUInt64BE()} label ` +
+        `${hex(versionKey(new NodeLabel(label.slice(2), len)))}: data ${err.message}`,
+      { field: `${table}.data` },
+    );
+  }
+}
+
+/** A growing buffer of codec records (`appendVersionRecord`). */
+export class CodecOut {
+  buf = new Uint8Array(1 << 16);
+  at = 0;
+  need(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.at + n));
+    next.set(this.buf.subarray(0, this.at));
+    this.buf = next;
+  }
+  byte(v: number): void {
+    this.buf[this.at++] = v;
+  }
+  raw(bytes: Uint8Array): void {
+    this.buf.set(bytes, this.at);
+    this.at += bytes.length;
+  }
+  /** A blob's label of `n` kept bytes at `at` (its two length bytes first) as `u16 || 32`. */
+  label(data: Uint8Array, at: number, n: number): void {
+    this.buf[this.at] = data[at]! & 1;
+    this.buf[this.at + 1] = data[at + 1]!;
+    this.buf.set(data.subarray(at + 2, at + 2 + n), this.at + 2);
+    this.buf.fill(0, this.at + 2 + n, this.at + 34);
+    this.at += 34;
+  }
+  /** A blob's epoch of `n` bytes at `at` as the codec's u64. */
+  epoch(data: Uint8Array, at: number, n: number): void {
+    this.buf.fill(0, this.at, this.at + 8 - n);
+    this.buf.set(data.subarray(at, at + n), this.at + 8 - n);
+    this.at += 8;
+  }
+  done(): Uint8Array {
+    return this.buf.subarray(0, this.at);
+  }
+}
+
+/**
+ * The answer of `batchGetNodeVersionBytes` for the `count` codec labels of `labels` from the
+ * joined rows of its statements (`size` labels each; version-sql.ts `versionBytesSql`): one
+ * buffer of codec records per statement.
+ * @throws AkdError `STORAGE_CORRUPT` for a blob that does not decode, or joined rows that do
+ * not frame
+ */
+export function versionBytesAnswer(
+  labels: Uint8Array,
+  count: number,
+  size: number,
+  statements: readonly unknown[],
+  table: string,
+): NodeRecordBytes {
+  const buffers: Uint8Array[] = [];
+  const buffer = new Int32Array(count).fill(-1);
+  const starts = new Int32Array(count).fill(-1);
+  const bad = (what: string) =>
+    new AkdError('STORAGE_CORRUPT', `reading ${table} in bytes: ${what}`, { field: table });
+  statements.forEach((joined, q) => {
+    if (joined === null || joined === undefined) return;
+    if (!(joined instanceof Uint8Array)) throw bad('the joined rows are not bytea');
+    const view = new DataView(joined.buffer, joined.byteOffset, joined.byteLength);
+    const out = new CodecOut();
+    const end = Math.min(count, (q + 1) * size);
+    for (let at = 0; at < joined.length;) {
+      if (at + 16 > joined.length) throw bad('the joined rows end inside a row');
+      const position = q * size + view.getUint32(at) - 1;
+      const length = view.getUint32(at + 12);
+      if (position < q * size || position >= end || at + 16 + length > joined.length) {
+        throw bad(`a row at ${at} does not frame`);
+      }
+      const label = labels.subarray(34 * position, 34 * position + 34);
+      starts[position] = out.at;
+      buffer[position] = buffers.length;
+      appendVersionRecord(
+        out,
+        label,
+        joined.subarray(at + 4, at + 12),
+        joined.subarray(at + 16, at + 16 + length),
+        table,
+      );
+      at += 16 + length;
+    }
+    buffers.push(out.done());
+  });
+  return { buffers, buffer, starts };
 }
