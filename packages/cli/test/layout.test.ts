@@ -60,12 +60,14 @@ test('a SQLite store of records moves to versions in chunks and serves the same 
     for (const line of lines) assert.match(line, /^layout: \d+ of \d+ records copied$/);
     assert.match(
       moved.stdout,
-      /now keeps its tree nodes as versions: \d+ records copied as \d+ versions/,
+      /now keeps its tree nodes as versions: \d+ records copied as \d+ versions in [0-9.]+ s, then vacuumed/,
     );
     const raw = openBetterSqlite(path);
     const layout = raw.prepare('SELECT count(*) AS n FROM node_versions').get() as { n: number };
+    const free = raw.prepare('PRAGMA freelist_count').get() as { freelist_count: number };
     raw.close();
     assert.ok(layout.n > 0);
+    assert.equal(free.freelist_count, 0, 'the pages the records held are given back');
 
     assert.deepEqual(await proofs(db), before, 'the proofs of every label, byte for byte');
     const next = await akd(['publish', '--db', db, '-'], { env, stdin: epoch(['bob', 'zoe'], 4) });
@@ -89,6 +91,11 @@ test('akd init --node-layout versions creates a store of versions; bad layouts a
     await threeEpochs(versions, ['--node-layout', 'versions']);
     await threeEpochs(records, ['--node-layout', 'records']);
     assert.deepEqual(await proofs(versions), await proofs(records), 'the same proofs');
+    const kept = await akd(['layout', 'migrate', '--db', records, '--no-vacuum', '--json'], {
+      env: {},
+    });
+    assert.equal(kept.code, 0, kept.stderr);
+    assert.equal(JSON.parse(kept.stdout).vacuumed, false);
     const already = await akd(['layout', 'migrate', '--db', versions], { env: {} });
     assert.equal(already.code, 0, already.stderr);
     assert.match(already.stdout, /keeps its tree nodes as versions already/);

@@ -69,6 +69,14 @@ export interface MigrateNodeLayoutOptions {
   busyTimeoutMs?: number;
   /** Opens connections (the store and its lock file). Defaults to better-sqlite3. */
   openClient?: SqliteClientFactory;
+  /**
+   * Whether to `VACUUM` the store once it is switched (default true). The records leave their
+   * pages free in the file, and SQLite's reuse of those free pages made each of the next
+   * epochs write 3x what it writes in a store without them (100,000 new labels into a
+   * migrated 500,000-label store: 8,170 against 2,540 bytes per label). The VACUUM rewrites the
+   * file (a 713 MB store in about 20 s, needing room for a copy of it) under the writer lock.
+   */
+  vacuum?: boolean;
 }
 
 /** What a run did. */
@@ -83,6 +91,8 @@ export interface NodeLayoutMigrationResult {
   rows: number;
   /** Versions written by this run. */
   versions: number;
+  /** Whether the store was vacuumed once switched (`MigrateNodeLayoutOptions.vacuum`). */
+  vacuumed: boolean;
 }
 
 /** The copy's position: one row, present while a copy is pending. */
@@ -161,11 +171,27 @@ export async function migrateNodeLayout(
   }
   try {
     if (db.nodeLayout === 'versions') {
-      return { already: true, resumed: false, restarted: false, rows: 0, versions: 0 };
+      return {
+        already: true,
+        resumed: false,
+        restarted: false,
+        rows: 0,
+        versions: 0,
+        vacuumed: false,
+      };
     }
     const lock = await db.acquireWriterLock();
     try {
-      return new Migration(client, path, chunkRows, options.onProgress).run();
+      const result = new Migration(client, path, chunkRows, options.onProgress).run();
+      const vacuumed = options.vacuum ?? true;
+      if (vacuumed) {
+        try {
+          client.exec('VACUUM');
+        } catch (e) {
+          throw toAkdError(e, 'vacuum the store once switched to versions', path);
+        }
+      }
+      return { ...result, vacuumed };
     } finally {
       await lock.release();
     }
@@ -214,7 +240,7 @@ class Migration {
     }
   }
 
-  run(): NodeLayoutMigrationResult {
+  run(): Omit<NodeLayoutMigrationResult, 'vacuumed'> {
     const start = this.transaction('begin moving tree nodes to versions', () => this.begin());
     let { done } = start;
     const { total } = start;

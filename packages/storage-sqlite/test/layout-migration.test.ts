@@ -70,6 +70,16 @@ function versionRows(path: string): string[] {
   }
 }
 
+/** The store's free pages (`PRAGMA freelist_count`). */
+function freePages(path: string): number {
+  const r = raw(path);
+  try {
+    return Number(r.pragma('freelist_count', { simple: true }));
+  } finally {
+    r.close();
+  }
+}
+
 function tableNames(path: string): string[] {
   const r = raw(path);
   try {
@@ -187,6 +197,8 @@ describe('migrateNodeLayout', () => {
     assert.equal(result.resumed, false);
     assert.equal(result.rows, rows);
     assert.ok(result.versions > rows, 'previous copies too');
+    assert.equal(result.vacuumed, true);
+    assert.equal(freePages(path), 0, 'the pages the records held are given back');
     assert.deepEqual(tableNames(path), [
       'audit_blob_parts',
       'audit_blobs',
@@ -205,7 +217,7 @@ describe('migrateNodeLayout', () => {
     await provesAs(path, copy(), EPOCHS);
     assert.deepEqual(
       await migrateNodeLayout(path),
-      { already: true, resumed: false, restarted: false, rows: 0, versions: 0 },
+      { already: true, resumed: false, restarted: false, rows: 0, versions: 0, vacuumed: false },
       'a store of versions is left alone',
     );
   });
@@ -239,6 +251,13 @@ describe('migrateNodeLayout', () => {
     assert.equal(result.resumed, true);
     assert.equal(result.rows, rows);
     assert.deepEqual(versionRows(path), versionRows(whole));
+  });
+
+  test('without the VACUUM, the pages the records held stay free in the file', async () => {
+    const path = copy();
+    const result = await migrateNodeLayout(path, { vacuum: false });
+    assert.equal(result.vacuumed, false);
+    assert.ok(freePages(path) > 0);
   });
 
   test('a run that fails inside a chunk keeps none of it, and the next run copies it', async () => {
