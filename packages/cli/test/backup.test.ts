@@ -341,12 +341,16 @@ test('a clean backup restores and publishes the next epoch with no gap', async (
 
 test('--verify full reads every node: a wrong leaf the standard check does not read', async () => {
   const { backup } = await epochs;
-  // a leaf below an interior node (not a child of the root) with its value zeroed
+  // a leaf of the latest epoch below an interior node (not a child of the root) with its value
+  // zeroed: the store keeps versions (node_versions, whose data ends with the hash, and whose
+  // leaves begin with type 1, flags, a one-byte varint and the parent's two-byte head)
   const tampered = copyWithSql(
     backup,
     'tampered.db',
-    'UPDATE nodes SET hash = zeroblob(32) WHERE label = (SELECT label FROM nodes ' +
-      'WHERE node_type = 1 AND parent != zeroblob(36) ORDER BY label LIMIT 1)',
+    'UPDATE node_versions SET data = CAST(substr(data, 1, length(data) - 32) || zeroblob(32) AS BLOB) ' +
+      'WHERE (epoch, label) = (SELECT epoch, label FROM node_versions ' +
+      "WHERE epoch = (SELECT max(epoch) FROM node_versions) AND substr(data, 1, 1) = x'01' " +
+      "AND substr(data, 4, 2) != x'0000' ORDER BY label LIMIT 1)",
   );
   await ok(['restore', '--from', tampered, '--db', `sqlite:${path('tampered-standard.db')}`]);
   await refusedRestore(

@@ -50,7 +50,7 @@ test('a SQLite store of records moves to versions in chunks and serves the same 
   try {
     const path = join(tmp.dir, 'akd.db');
     const db = `sqlite:${path}`;
-    await threeEpochs(db, []);
+    await threeEpochs(db, ['--node-layout', 'records']);
     const before = await proofs(db);
 
     const moved = await akd(['layout', 'migrate', '--db', db, '--chunk', '5'], { env: {} });
@@ -83,7 +83,7 @@ test('a SQLite store of records moves to versions in chunks and serves the same 
   }
 });
 
-test('akd init --node-layout versions creates a store of versions; bad layouts and stores are refused', async () => {
+test('akd init creates a store of versions (by default) or records; bad layouts and stores are refused', async () => {
   const tmp = tempDir();
   try {
     const versions = `sqlite:${join(tmp.dir, 'versions.db')}`;
@@ -96,6 +96,12 @@ test('akd init --node-layout versions creates a store of versions; bad layouts a
     });
     assert.equal(kept.code, 0, kept.stderr);
     assert.equal(JSON.parse(kept.stdout).vacuumed, false);
+    const plain = `sqlite:${join(tmp.dir, 'default.db')}`;
+    await threeEpochs(plain, []);
+    const raw = openBetterSqlite(join(tmp.dir, 'default.db'));
+    const stored = raw.prepare('SELECT layout FROM node_layout').get() as { layout: string };
+    raw.close();
+    assert.equal(stored.layout, 'versions', 'a new SQLite store keeps versions by default');
     const already = await akd(['layout', 'migrate', '--db', versions], { env: {} });
     assert.equal(already.code, 0, already.stderr);
     assert.match(already.stdout, /keeps its tree nodes as versions already/);
@@ -136,7 +142,7 @@ test(
     url.searchParams.set('schema', schema);
     const db = url.toString();
     try {
-      await threeEpochs(db, []);
+      await threeEpochs(db, ['--node-layout', 'records']);
       const before = await proofs(db);
       const moved = await akd(['layout', 'migrate', '--db', db, '--chunk', '4'], { env: {} });
       assert.equal(moved.code, 0, moved.stderr);

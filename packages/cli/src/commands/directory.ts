@@ -34,6 +34,7 @@ import {
   keyFilePath,
   loadSecretKey,
   NODE_LAYOUTS,
+  DEFAULT_NODE_LAYOUT,
   openDatabase,
   readKeyFile,
   openStore,
@@ -250,7 +251,8 @@ function addInit(program: Command, io: CliIo): void {
     .option('--vrf-key <hex>', 'use this 32-byte VRF secret key instead of generating one')
     .option(
       '--node-layout <layout>',
-      `how a new store keeps tree nodes: ${NODE_LAYOUTS.join(' or ')} (the driver's default: records)`,
+      `how a new store keeps tree nodes: ${NODE_LAYOUTS.join(' or ')} (default: versions, ` +
+        'memory: stores records)',
     );
   cmd.addHelpText(
     'after',
@@ -263,7 +265,10 @@ function addInit(program: Command, io: CliIo): void {
   cmd.action(async (opts: InitOptions) => {
     const config = parseConfiguration(opts.config, opts.domainLabel);
     const url = storeUrl(opts, io);
-    const nodeLayout = parseNodeLayout(opts.nodeLayout);
+    // a new SQL store keeps versions unless told otherwise; a memory: store, the driver's own
+    const nodeLayout =
+      parseNodeLayout(opts.nodeLayout) ??
+      (url.startsWith('memory:') ? undefined : DEFAULT_NODE_LAYOUT);
     const { key, source } = await chooseKey(opts, io);
     const db = await openDatabase(url, nodeLayout === undefined ? {} : { nodeLayout });
     try {
