@@ -93,20 +93,20 @@ async function readVersions(
   labels: NodeLabel[],
   parallel: boolean,
 ): Promise<(TreeNodeRecord | undefined)[]> {
-  const epochs: bigint[] = [];
+  const named: number[] = [];
   const loose: number[] = [];
   for (let i = 0; i < labels.length; i++) {
-    const e = w.recorded.get(labels[i]!.key);
-    if (e === undefined) loose.push(i);
-    epochs.push(e ?? 0n);
+    (w.recorded.has(labels[i]!.key) ? named : loose).push(i);
   }
-  const items = labels.map((label, i) => i);
-  const read = (chunk: number[]) =>
-    w.reader.readNodes(
+  const found = new Array<TreeNodeRecord | undefined>(labels.length);
+  const read = async (chunk: number[]) => {
+    const records = await w.reader.readNodes(
       chunk.map((i) => labels[i]!),
-      chunk.map((i) => epochs[i]!),
+      chunk.map((i) => w.recorded.get(labels[i]!.key)!),
     );
-  const found = (await readInChunks(items, w.maxBatchSize, parallel, w.stats, read)).flat();
+    chunk.forEach((i, j) => (found[i] = records[j]));
+  };
+  await readInChunks(named, w.maxBatchSize, parallel, w.stats, read);
   if (loose.length > 0) {
     const byLabel = await w.reader.readNodes(loose.map((i) => labels[i]!));
     loose.forEach((i, j) => (found[i] = byLabel[j]));
