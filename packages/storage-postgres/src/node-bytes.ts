@@ -10,13 +10,15 @@ import type { PgQuery, PgRow } from './client.js';
 
 /**
  * The statements reading the `count` codec labels of `labels`, `size` a statement: each
- * takes its labels as they are, one bytea parameter (node-bytes-sql.ts).
+ * takes its labels as they are, one bytea parameter (node-bytes-sql.ts), then whatever
+ * `more` gives for its labels [from, to) (a read by version: their epochs).
  */
 export function nodeBytesQueries(
   statement: PgQuery,
   labels: Uint8Array,
   count: number,
   size: number,
+  more: (from: number, to: number) => unknown[] = () => [],
 ): PgQuery[] {
   const queries: PgQuery[] = [];
   for (let from = 0; from < count; from += size) {
@@ -26,7 +28,7 @@ export function nodeBytesQueries(
       labels.byteOffset + LABEL_BYTES * from,
       LABEL_BYTES * (to - from),
     );
-    queries.push({ ...statement, values: [chunk] });
+    queries.push({ ...statement, values: [chunk, ...more(from, to)] });
   }
   return queries;
 }

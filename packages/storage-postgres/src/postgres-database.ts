@@ -784,19 +784,18 @@ export class PostgresDatabase implements Database, ReplicationAware {
     }
     if (this.#layout === 'versions') {
       const size = this.#settings.readChunkSize;
-      const queries: PgQuery[] = [];
-      for (let from = 0; from < count; from += size) {
-        const to = Math.min(count, from + size);
-        const chunk = Buffer.from(
-          labels.buffer,
-          labels.byteOffset + LABEL_BYTES * from,
-          LABEL_BYTES * (to - from),
-        );
-        const list = new ArrayLiteral((to - from) * 4);
-        // an epoch no row can have (above 2^63 - 1) as one no key holds
-        for (let i = from; i < to; i++) list.int(epochs[i]! > MAX_STORED ? -1 : epochs[i]!);
-        queries.push({ ...this.#sql.versionBytesBatch, values: [chunk, list.toString()] });
-      }
+      const queries = nodeBytesQueries(
+        this.#sql.versionBytesBatch,
+        labels,
+        count,
+        size,
+        (from, to) => {
+          const list = new ArrayLiteral((to - from) * 4);
+          // an epoch no row can have (above 2^63 - 1) as one no key holds
+          for (let i = from; i < to; i++) list.int(epochs[i]! > MAX_STORED ? -1 : epochs[i]!);
+          return [list.toString()];
+        },
+      );
       let answer: NodeRecordBytes | undefined;
       try {
         const results =

@@ -32,6 +32,7 @@ import {
 import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import pg from 'pg';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
+import { testLabel, testNode } from '@akd-ts/storage/conformance';
 import { decodeVersionRow, versionData, versionKey } from '../src/version-codec.js';
 import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
 
@@ -41,24 +42,10 @@ const pgTest = { skip: SKIP };
 const config = configurationByName('whatsapp_v1');
 const MAX = (1n << 63n) - 1n;
 
-const bits = (byte: number, len: number) =>
-  new NodeLabel(new Uint8Array(32).fill(byte), 256).getPrefix(len);
-
-function node(label: NodeLabel, epoch: bigint, more: Partial<TreeNode> = {}): TreeNode {
-  return {
-    label,
-    lastEpoch: epoch,
-    minDescendantEpoch: epoch,
-    parent: NodeLabel.root(),
-    nodeType: NodeType.Leaf,
-    leftChild: undefined,
-    rightChild: undefined,
-    leftEpoch: undefined,
-    rightEpoch: undefined,
-    hash: new Uint8Array(32).fill(Number(epoch % 251n)),
-    ...more,
-  };
-}
+// the conformance suite's labels (`fill` bytes cut to `len` bits) and nodes (a leaf below the
+// root by default, its hash from its epoch)
+const bits = testLabel;
+const node = testNode;
 
 const record = (latest: TreeNode, previous?: TreeNode): TreeNodeRecord => ({
   kind: 'treeNode',
