@@ -10,16 +10,17 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { NodeLabel, bytesEqual } from '@akd-ts/core';
+import { NodeLabel } from '@akd-ts/core';
 import {
+  assertBytesAnswer,
   assertRecordEqual,
+  labelsInCodec,
   expectCode,
   testLabel as label,
   testNode as node,
 } from './conformance.js';
 import type { Database } from './database.js';
 import { readNodeRecords } from './node-reads.js';
-import { ByteReader, ByteWriter, LABEL_BYTES, skipRecord, writeRecord } from './record-codec.js';
 import {
   AZKS_KEY,
   NodeType,
@@ -105,38 +106,6 @@ async function publishTree(db: Database): Promise<void> {
   await db.batchSet([rec(v.R3, v.R2), rec(v.B3, v.B1), azks(3n, 5n)]);
 }
 
-/** `record` in the record codec's form. */
-function codecOf(record: TreeNodeRecord): Uint8Array {
-  const w = new ByteWriter(512);
-  writeRecord(w, record);
-  return w.done();
-}
-
-/** Asserts a bytes answer holds `want[i]` at position i (codec bytes; -1 for none). */
-function assertBytesAnswer(
-  answer: { buffers: Uint8Array[]; buffer: Int32Array; starts: Int32Array },
-  want: readonly (TreeNodeRecord | undefined)[],
-): void {
-  assert.equal(answer.buffer.length, want.length);
-  want.forEach((record, i) => {
-    const b = answer.buffer[i]!;
-    if (record === undefined) return assert.equal(b, -1, `position ${i}`);
-    const bytes = answer.buffers[b]!;
-    const end = new ByteReader(bytes, answer.starts[i]!);
-    skipRecord(end);
-    assert.ok(
-      bytesEqual(bytes.subarray(answer.starts[i]!, end.at), codecOf(record)),
-      `position ${i}`,
-    );
-  });
-}
-
-function codecLabels(labels: readonly NodeLabel[]): Uint8Array {
-  const w = new ByteWriter(LABEL_BYTES * Math.max(1, labels.length));
-  for (const l of labels) w.label(l);
-  return w.done();
-}
-
 /**
  * Registers the versions layout's tests for a driver whose `makeFreshDb` returns an empty
  * store of that layout each time; the suite closes every store it opens.
@@ -200,7 +169,7 @@ export function runVersionedNodeConformance(
         const asked = [ROOT, I, A, C, ROOT, B, A];
         const epochs = [3n, 2n, 1n, 3n, 0n, 1n, 1n];
         const answer = await db.batchGetNodeVersionBytes(
-          codecLabels(asked),
+          labelsInCodec(asked),
           BigUint64Array.from(epochs),
         );
         assertBytesAnswer(answer, [
@@ -213,11 +182,11 @@ export function runVersionedNodeConformance(
           rec(v.A1),
         ]);
         assertBytesAnswer(
-          await db.batchGetNodeVersionBytes(codecLabels([]).subarray(0, 0), new BigUint64Array()),
+          await db.batchGetNodeVersionBytes(labelsInCodec([]).subarray(0, 0), new BigUint64Array()),
           [],
         );
         await assert.rejects(
-          db.batchGetNodeVersionBytes(codecLabels([A, B]), BigUint64Array.from([1n])),
+          db.batchGetNodeVersionBytes(labelsInCodec([A, B]), BigUint64Array.from([1n])),
           RangeError,
         );
         await assert.rejects(
@@ -258,7 +227,7 @@ export function runVersionedNodeConformance(
           else assertRecordEqual(found[i]!, w);
         });
         if (db.batchGetNodeBytes !== undefined) {
-          assertBytesAnswer(await db.batchGetNodeBytes(codecLabels(asked)), aligned);
+          assertBytesAnswer(await db.batchGetNodeBytes(labelsInCodec(asked)), aligned);
         }
       }),
     );

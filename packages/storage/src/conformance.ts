@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AkdError, NodeLabel, bytesEqual } from '@akd-ts/core';
-import type { Database } from './database.js';
+import type { Database, NodeRecordBytes } from './database.js';
 import { readNodeRecords } from './node-reads.js';
 import { ByteReader, ByteWriter, LABEL_BYTES, skipRecord, writeRecord } from './record-codec.js';
 import {
@@ -167,6 +167,37 @@ export function assertRecordEqual(actual: DbRecord, expected: DbRecord): void {
   }
 }
 
+/** `labels` in the record codec's form (34 bytes each), as reads in bytes take them. */
+export function labelsInCodec(labels: readonly NodeLabel[]): Uint8Array {
+  const w = new ByteWriter(LABEL_BYTES * Math.max(1, labels.length));
+  for (const l of labels) w.label(l);
+  return w.done();
+}
+
+/**
+ * Asserts a read in bytes answered `want[i]` at position i: the record's bytes as the codec
+ * writes it, or no buffer (-1) where `want[i]` is undefined.
+ */
+export function assertBytesAnswer(
+  answer: NodeRecordBytes,
+  want: readonly (TreeNodeRecord | undefined)[],
+): void {
+  assert.equal(answer.buffer.length, want.length);
+  want.forEach((record, i) => {
+    const b = answer.buffer[i]!;
+    if (record === undefined) return assert.equal(b, -1, `position ${i}`);
+    const bytes = answer.buffers[b]!;
+    const end = new ByteReader(bytes, answer.starts[i]!);
+    skipRecord(end);
+    const expected = new ByteWriter(512);
+    writeRecord(expected, record);
+    assert.ok(
+      bytesEqual(bytes.subarray(answer.starts[i]!, end.at), expected.done()),
+      `position ${i}`,
+    );
+  });
+}
+
 /** Whether `db` keeps node versions (database.ts `NodeLayout`). */
 function keepsVersions(db: Database): boolean {
   return db.nodeLayout === 'versions';
@@ -288,23 +319,7 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         // a store without the method is read by records (readNodeRecords), as a walk reads it
         assert.deepEqual(await readNodeRecords(db, asked), want);
         if (db.batchGetNodeBytes === undefined) return;
-        const codec = new ByteWriter(LABEL_BYTES * asked.length);
-        for (const l of asked) codec.label(l);
-        const answer = await db.batchGetNodeBytes(codec.done());
-        assert.equal(answer.buffer.length, asked.length);
-        want.forEach((record, i) => {
-          const b = answer.buffer[i]!;
-          if (record === undefined) return assert.equal(b, -1, `position ${i}`);
-          const bytes = answer.buffers[b]!;
-          const end = new ByteReader(bytes, answer.starts[i]!);
-          skipRecord(end);
-          const expected = new ByteWriter(512);
-          writeRecord(expected, record);
-          assert.ok(
-            bytesEqual(bytes.subarray(answer.starts[i]!, end.at), expected.done()),
-            `position ${i}`,
-          );
-        });
+        assertBytesAnswer(await db.batchGetNodeBytes(labelsInCodec(asked)), want);
         await assert.rejects(db.batchGetNodeBytes(new Uint8Array(35)), RangeError);
       }),
     );
