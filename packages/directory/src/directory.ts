@@ -400,8 +400,10 @@ export class Directory extends ReadOnlyDirectory {
     const deferred = defersProofs(this.ctx);
     let proving: Promise<VrfProofRecord[]> | undefined;
     if (this.ctx.storeVrfProofs && !deferred) {
-      const { proofJobs, nonces } = await planPublishProofs(this.ctx, states, epoch);
-      proving = proveRecords(this.ctx, proofJobs, (i) => nonces.get(i));
+      const { proofJobs, nonces, stored } = await planPublishProofs(this.ctx, states, epoch);
+      proving = proveRecords(this.ctx, proofJobs, (i) => nonces.get(i)).then((proved) =>
+        stored.concat(proved),
+      );
       proving.catch(() => undefined); // a failure reaches the await below, or the rollback
     }
 

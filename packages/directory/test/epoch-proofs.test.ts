@@ -371,3 +371,72 @@ test("an epoch's proofs are stored in chunks, in the order of their stored keys"
   assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '2');
   await ctx.vrf.close();
 });
+
+test("an update's existence proof is read back from the marker stored before it, not proved again", async () => {
+  const proved: VrfJob[] = [];
+  const memory = new MemoryDatabase();
+  const [a, b, c] = ['a', 'b', 'c'].map(utf8) as [AkdLabel, AkdLabel, AkdLabel];
+  // the store as the writer sees it lacks c's marker (Fresh, 2), as one written before
+  // markers were stored would
+  const lacking = (key: { label: Uint8Array; freshness: number; version: bigint }) =>
+    toHex(key.label) === toHex(c) && key.freshness === 1 && key.version === 2n;
+  const db = Object.create(memory) as Database;
+  db.getVrfProofs = async (keys) => (await memory.getVrfProofs(keys)).filter((r) => !lacking(r));
+  const { dir } = await openDirectory('whatsapp_v1', {
+    db,
+    directory: {
+      vrfEngine: (config, secret) => {
+        const inner = new LocalVrfEngine(config, secret);
+        const engine: VrfEngine = {
+          name: 'recording',
+          nodeLabels: (...args) => inner.nodeLabels(...args),
+          proofs: (jobs) => inner.proofs(jobs),
+          proofBytes: async (jobs) => {
+            proved.push(...jobs);
+            return (await inner.proofs(jobs)).map((p) => p.proof);
+          },
+          close: () => inner.close(),
+        };
+        return engine;
+      },
+    },
+  });
+  try {
+    await dir.publish([a, b, c].map((label) => ({ label, value: utf8('1') })));
+    await dir.vrfProofsStored();
+    const markers = await memory.getVrfProofs(
+      [a, b].map((label) => ({ label, freshness: 1 as const, version: 2n })),
+    );
+    assert.equal(markers.length, 2, 'the first publish stored the markers (Fresh, 2)');
+    assert.ok(
+      markers.every((r) => r.nonce === undefined),
+      'without a nonce: not published',
+    );
+
+    proved.length = 0;
+    await dir.publish([a, b, c].map((label) => ({ label, value: utf8('2') })));
+    await dir.vrfProofsStored();
+    const existence = proved
+      .filter((j) => j.freshness === 1 && j.version === 2n)
+      .map((j) => toHex(j.label));
+    assert.deepEqual(existence, [toHex(c)], 'only the version whose marker was missing');
+    assert.ok(
+      proved.some((j) => j.freshness === 0 && j.version === 2n),
+      'freshness proved',
+    );
+    const after = await memory.getVrfProofs(
+      [a, b].map((label) => ({ label, freshness: 1 as const, version: 2n })),
+    );
+    for (const r of after) {
+      const before = markers.find((m) => toHex(m.label) === toHex(r.label))!;
+      assert.deepEqual(r.proof, before.proof, 'the stored proof kept');
+      assert.equal(r.nonce?.length, 32, 'now with its nonce');
+    }
+    // every proof a keyless reader serves equals the keyed directory's, nonces included
+    const reader = await keylessReader(dir, memory);
+    await assertServedAsKeyed(dir, reader, [a, b, c], 'after the update');
+    await reader.close();
+  } finally {
+    await dir.close();
+  }
+});

@@ -15,7 +15,7 @@
  * proofs before it commits instead, as before.
  */
 
-import type { Database, ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
+import type { Database, ValueStateRecord, VrfProofKey, VrfProofRecord } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
 import { AkdError, compareBytes } from '@akd-ts/core';
 import type { VrfJob } from './engine.js';
@@ -75,7 +75,7 @@ export async function proveRecords(
 }
 
 /** The order of stored keys (`vrfProofKeyBytes`: freshness, version, then the label). */
-function keyOrder(a: VrfJob, b: VrfJob): number {
+function keyOrder(a: VrfProofKey, b: VrfProofKey): number {
   if (a.freshness !== b.freshness) return a.freshness - b.freshness;
   if (a.version !== b.version) return a.version < b.version ? -1 : 1;
   return compareBytes(a.label, b.label);
@@ -109,20 +109,28 @@ export async function proveEpoch(
 ): Promise<void> {
   const db = ctx.storage.db;
   const plan = await planPublishProofs(ctx, states, epoch);
-  const { proofJobs: jobs, nonces } = plan;
+  const { proofJobs: jobs, nonces, stored } = plan;
   // a chunk at a time, in the order of the stored keys: the writer holds one chunk's records,
   // not the epoch's (hundreds of thousands), and as each chunk's rows land on pages of their
   // own, writing them in several statements rewrites few pages twice
-  const order = jobs.map((_, i) => i).sort((a, b) => keyOrder(jobs[a]!, jobs[b]!));
+  // what the store already held goes in the same order, with nothing to prove: entry i is
+  // stored[i] below stored.length, else job i - stored.length
+  const held = stored.length;
+  const keyOf = (i: number): VrfProofKey => (i < held ? stored[i]! : jobs[i - held]!);
+  const order = Array.from({ length: held + jobs.length }, (_, i) => i).sort((a, b) =>
+    keyOrder(keyOf(a), keyOf(b)),
+  );
   for (let start = 0; start < order.length; start += chunk) {
     const part = order.slice(start, start + chunk);
-    const records = await proveRecords(
+    const toProve = part.filter((i) => i >= held).map((i) => i - held);
+    const proved = await proveRecords(
       ctx,
-      part.map((i) => jobs[i]!),
-      (k) => nonces.get(part[k]!),
+      toProve.map((j) => jobs[j]!),
+      (k) => nonces.get(toProve[k]!),
     );
     if (!mayWrite()) return;
-    await db.setVrfProofs(records);
+    let next = 0;
+    await db.setVrfProofs(part.map((i) => (i < held ? stored[i]! : proved[next++]!)));
   }
   if (!mayWrite()) return;
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, epoch.toString());

@@ -2,9 +2,14 @@
  * The VRF proofs a publish stores (stored-proofs.ts): each new version's existence proof with
  * its commitment nonce, its freshness proof and its future markers up to the publish's
  * horizon, then the markers the sweeps add ahead of need (marker-sweeps.ts).
+ *
+ * The existence proof of a version after the first is, as a rule, already stored: the VRF
+ * input (Fresh, v) is the previous version's first future marker (spec 10.4). Such a proof is
+ * read back, not proved again, and written with the nonce it now gets: a third of an update
+ * epoch's VRF work.
  */
 
-import type { ValueStateRecord } from '@akd-ts/storage';
+import type { Database, ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
 import { vrfProofMapKey } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
 import type { VrfJob } from './engine.js';
@@ -16,6 +21,8 @@ export interface PublishProofs {
   /** The VRF proofs to store, and the nonce of each job that has one (by job index). */
   proofJobs: VrfJob[];
   nonces: Map<number, Uint8Array>;
+  /** Existence proofs the store already held, with the nonces their versions now get. */
+  stored: VrfProofRecord[];
   /** Marker sweep positions to record once the epoch committed. */
   sweepPositions: Map<string, string>;
 }
@@ -33,21 +40,30 @@ export async function planPublishProofs(
   const proofJobs: VrfJob[] = [];
   const nonces = new Map<number, Uint8Array>();
   const unlessStored: VrfJob[] = [];
+  // existence proofs that were stored as markers of the previous version, with their nonces
+  const existing: { job: VrfJob; nonce: Uint8Array }[] = [];
   for (const s of states) {
     const part = publishProofJobs(s.username, s.version, horizon);
     // the first job is the existence proof, whose record carries the nonce
-    nonces.set(
-      proofJobs.length,
-      config.getCommitmentNonce(commitmentKey, s.label, s.version, s.value),
-    );
-    proofJobs.push(...part.jobs);
+    const [existence, ...rest] = part.jobs;
+    const nonce = config.getCommitmentNonce(commitmentKey, s.label, s.version, s.value);
+    if (s.version > 1n) existing.push({ job: existence!, nonce });
+    else {
+      nonces.set(proofJobs.length, nonce);
+      proofJobs.push(existence!);
+    }
+    proofJobs.push(...rest);
     unlessStored.push(...part.unlessStored);
   }
+  const stored = await reuseStored(db, existing, (job, nonce) => {
+    nonces.set(proofJobs.length, nonce);
+    proofJobs.push(job);
+  });
   if (unlessStored.length > 0) {
     const have = new Set((await db.getVrfProofs(unlessStored.map(proofKey))).map(vrfProofMapKey));
     for (const job of unlessStored) if (!have.has(vrfProofMapKey(job))) proofJobs.push(job);
   }
-  if (from === undefined) return { proofJobs, nonces, sweepPositions: new Map() };
+  if (from === undefined) return { proofJobs, nonces, stored, sweepPositions: new Map() };
   const record = await ctx.azks.read(storage);
   // every label has a leaf, so half the node count (plus one) bounds the labels from above
   const labels = record.numNodes / 2n + 1n;
@@ -55,5 +71,28 @@ export async function planPublishProofs(
   const sweeps = await sweepWork(db, from, epoch, labels, updated);
   // a sweep can plan a proof for every label: too many to spread as arguments
   appendAll(proofJobs, sweeps.jobs);
-  return { proofJobs, nonces, sweepPositions: sweeps.positions };
+  return { proofJobs, nonces, stored, sweepPositions: sweeps.positions };
+}
+
+/**
+ * The records of `existing` whose proofs the store holds, each with its nonce; `prove` gets
+ * the others (a store whose markers were never stored, or a version that skipped one).
+ */
+async function reuseStored(
+  db: Database,
+  existing: { job: VrfJob; nonce: Uint8Array }[],
+  prove: (job: VrfJob, nonce: Uint8Array) => void,
+): Promise<VrfProofRecord[]> {
+  if (existing.length === 0) return [];
+  const found = new Map<string, VrfProofRecord>();
+  for (const r of await db.getVrfProofs(existing.map((e) => proofKey(e.job)))) {
+    found.set(vrfProofMapKey(r), r);
+  }
+  const stored: VrfProofRecord[] = [];
+  for (const { job, nonce } of existing) {
+    const r = found.get(vrfProofMapKey(job));
+    if (r === undefined) prove(job, nonce);
+    else stored.push({ ...proofKey(job), proof: r.proof, nonce });
+  }
+  return stored;
 }
