@@ -12,6 +12,7 @@
 
 import { NodeLabel, toHex } from '@akd-ts/core';
 import {
+  NONCE_BYTES,
   NodeType,
   type AzksRecord,
   type TreeNode,
@@ -382,16 +383,24 @@ export function decodeAuditBlobRow(row: Row): {
 }
 
 /**
- * Decodes a `vrf_proofs` row: (key, value), see @akd-ts/storage vrf-proofs.ts.
- * @throws AkdError `STORAGE_CORRUPT` naming the table and the key.
+ * Decodes a `vrf_proofs` row joined with its `vrf_nonces` one: (key, value, nonce or NULL),
+ * see @akd-ts/storage vrf-proofs.ts. The nonce of vrf_nonces wins over one stored in the
+ * value (schema before version 8), which is newer whenever both exist.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table (vrf_proofs or vrf_nonces) and the key.
  */
 export function decodeVrfProofRow(row: Row): VrfProofRecord {
-  const at = new At('vrf_proofs', () => `key=${keyPart(row[0])}`);
+  const name = () => `key=${keyPart(row[0])}`;
+  const at = new At('vrf_proofs', name);
   const key = readBlob(row[0], at, 'key');
   const value = readBlob(row[1], at, 'value');
+  let record: VrfProofRecord;
   try {
-    return vrfProofRecordOf(vrfProofKeyFromBytes(key), value);
+    record = vrfProofRecordOf(vrfProofKeyFromBytes(key), value);
   } catch (e) {
     throw corruptRow(at.table, at.key, e instanceof Error ? e.message : String(e));
   }
+  if (row[2] !== null) {
+    record.nonce = readBlob(row[2], new At('vrf_nonces', name), 'nonce', NONCE_BYTES);
+  }
+  return record;
 }

@@ -4,7 +4,7 @@
  * src/ under tsx, from dist/ and inside a bundle; a test checks the copy equals the file.
  */
 
-export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 7 (PRAGMA user_version = 7,
+export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 8 (PRAGMA user_version = 8,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -110,10 +110,22 @@ CREATE TABLE audit_blob_parts (
 ) STRICT;
 
 -- Stored VRF proofs (schema version 4): key is freshness u8 || be64(version) || label, value
--- the 80-byte ECVRF proof (spec 5.3), then the version's 32-byte commitment nonce for the
--- fresh proof of a published version (spec 6). See @akd-ts/storage vrf-proofs.ts.
+-- the 80-byte ECVRF proof (spec 5.3). See @akd-ts/storage vrf-proofs.ts. Before schema
+-- version 8 the fresh proof of a published version was followed by the version's 32-byte
+-- commitment nonce (spec 6) in value (112 bytes); such rows stay valid and are never
+-- rewritten to move it.
 CREATE TABLE vrf_proofs (
   key BLOB NOT NULL PRIMARY KEY,
   value BLOB NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- The commitment nonce of a published version (schema version 8), under its fresh proof's
+-- key; it wins over a nonce in the proof's value. A version's proof is stored as a marker
+-- long before the version is published, and the nonce arrives then: kept apart, it is one
+-- new row here instead of a rewrite of the proof's row, whose pages (one proof per label,
+-- spread over the whole key range) an epoch would otherwise dirty by the thousand.
+CREATE TABLE vrf_nonces (
+  key BLOB NOT NULL PRIMARY KEY,
+  nonce BLOB NOT NULL
 ) STRICT, WITHOUT ROWID;
 `;

@@ -15,7 +15,7 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -73,7 +73,9 @@ UPDATE node_layout SET layout = 'versions';`;
  * version 6 the nodes' child write epochs (left_epoch, right_epoch and their p_ copies,
  * filled in for the stored nodes from their children's rows: `childEpochsSql`); version 7 the
  * node_layout table, which says how the store keeps tree nodes: a store migrated to it keeps
- * records, as it did.
+ * records, as it did; version 8 the vrf_nonces table (a published version's nonce beside its
+ * proof instead of appended to it; the proofs stored before keep theirs, and are read as
+ * they are).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -111,6 +113,13 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { from: 5, sql: childEpochsSql() },
   { from: 6, sql: NODE_LAYOUT_SQL },
+  {
+    from: 7,
+    sql: `CREATE TABLE vrf_nonces (
+  key BLOB NOT NULL PRIMARY KEY,
+  nonce BLOB NOT NULL
+) STRICT, WITHOUT ROWID;`,
+  },
 ];
 
 /**

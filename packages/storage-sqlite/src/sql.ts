@@ -170,15 +170,33 @@ export const LIST_USERNAMES_AFTER_SQL =
   'SELECT DISTINCT username FROM value_states WHERE username > ? ORDER BY username LIMIT ?';
 
 /**
- * Upsert of one stored VRF proof; the longer value wins, so a record without its nonce never
- * erases a stored one (vrf-proofs.ts).
+ * Upsert of one stored VRF proof (key, the 80-byte proof). A stored row is updated only when
+ * its proof differs: the directory writes a marker's proof again, unchanged, when its version
+ * is published, and a row left alone leaves its page clean (SQLite writes no page for a
+ * `DO UPDATE` whose WHERE is false). An update keeps a nonce stored inline (schema before
+ * version 8), so that a record without one never erases it. `||` makes TEXT of blobs, which
+ * a STRICT BLOB column refuses; cast back, the bytes are unchanged (the store is UTF-8, the
+ * encoding SQLite gives a new file, which the driver never changes).
  */
 export const UPSERT_VRF_PROOF_SQL =
   'INSERT INTO vrf_proofs (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET ' +
-  'value = CASE WHEN length(excluded.value) >= length(value) THEN excluded.value ELSE value END';
-/** The stored VRF proofs of `keys` keys (NULL parameters match nothing). */
+  'value = CAST(excluded.value || substr(value, 81) AS BLOB) ' +
+  'WHERE substr(value, 1, 80) <> excluded.value';
+/**
+ * Upsert of a version's nonce (key, the 32-byte nonce), the stored row updated only when the
+ * nonce differs (a retried publish of the same value writes the same nonce).
+ */
+export const UPSERT_VRF_NONCE_SQL =
+  'INSERT INTO vrf_nonces (key, nonce) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+  'nonce = excluded.nonce WHERE nonce <> excluded.nonce';
+/**
+ * The stored VRF proofs of `keys` keys (NULL parameters match nothing): key, value, and the
+ * nonce of vrf_nonces or NULL (decodeVrfProofRow).
+ */
 export const selectVrfProofsSql = byCount(
-  (keys) => `SELECT key, value FROM vrf_proofs WHERE key IN (${list(keys, '?')})`,
+  (keys) =>
+    'SELECT p.key, p.value, n.nonce FROM vrf_proofs AS p ' +
+    `LEFT JOIN vrf_nonces AS n ON n.key = p.key WHERE p.key IN (${list(keys, '?')})`,
 );
 
 /**

@@ -27,7 +27,6 @@ import {
   storableEpochs,
   vrfProofKeyBytes,
   vrfProofMapKey,
-  vrfProofValueBytes,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -679,13 +678,24 @@ export class SqliteDatabase implements Database {
 
   // ---- stored VRF proofs ----------------------------------------------------------------
 
+  /**
+   * Upserts the proofs in vrf_proofs and the nonces in vrf_nonces (schema.sql), each row
+   * rewritten only when its bytes change: the proof of a marker written again with its nonce
+   * at publish leaves the proof's row and page alone. A record without a nonce never touches
+   * vrf_nonces, so it erases no nonce, whatever its place in the batch.
+   */
   async setVrfProofs(records: VrfProofRecord[]): Promise<void> {
     this.check();
     for (const r of records) checkVrfProofRecord(r); // all checked before anything is written
     if (records.length === 0) return;
     this.write(`write ${records.length} VRF proofs`, () => {
-      const stmt = this.stmt(sql.UPSERT_VRF_PROOF_SQL);
-      for (const r of records) stmt.run(vrfProofKeyBytes(r), vrfProofValueBytes(r));
+      const proofs = this.stmt(sql.UPSERT_VRF_PROOF_SQL);
+      const nonces = this.stmt(sql.UPSERT_VRF_NONCE_SQL);
+      for (const r of records) {
+        const key = vrfProofKeyBytes(r);
+        proofs.run(key, r.proof);
+        if (r.nonce !== undefined) nonces.run(key, r.nonce);
+      }
     });
   }
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { NodeLabel, toHex } from '@akd-ts/core';
-import { AZKS_KEY, NodeType, nodeKey, type DbRecord } from '@akd-ts/storage';
+import { AZKS_KEY, NodeType, nodeKey, vrfProofKeyBytes, type DbRecord } from '@akd-ts/storage';
 import { SqliteDatabase } from '../src/index.js';
 import {
   leafLabel,
@@ -262,6 +262,36 @@ describe('corrupt rows are STORAGE_CORRUPT naming the table and the key', () => 
       );
     } finally {
       await db.close();
+    }
+  });
+
+  test('vrf_proofs and vrf_nonces: a value or a nonce of the wrong length', async () => {
+    const key = { label: new TextEncoder().encode('alice'), freshness: 1 as const, version: 2n };
+    const keyHex = toHex(vrfProofKeyBytes(key));
+    const db = await SqliteDatabase.open(tmp.path(`c${n++}.db`));
+    await db.setVrfProofs([{ ...key, proof: new Uint8Array(80), nonce: new Uint8Array(32) }]);
+    await db.close();
+    for (const [sql, where, problem] of [
+      [
+        'UPDATE vrf_nonces SET nonce = zeroblob(31)',
+        `table vrf_nonces, key key=${keyHex}`,
+        /nonce is a 31-byte blob, not a 32-byte blob/,
+      ],
+      [
+        'UPDATE vrf_nonces SET nonce = zeroblob(32); UPDATE vrf_proofs SET value = zeroblob(81)',
+        `table vrf_proofs, key key=${keyHex}`,
+        /80 or 112 bytes, not 81/,
+      ],
+    ] as const) {
+      const r = raw(db.path);
+      r.exec(sql);
+      r.close();
+      const bad = await SqliteDatabase.open(db.path);
+      try {
+        await rejectsWith(bad.getVrfProofs([key]), 'STORAGE_CORRUPT', where, problem);
+      } finally {
+        await bad.close();
+      }
     }
   });
 

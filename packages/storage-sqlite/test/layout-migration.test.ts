@@ -21,7 +21,14 @@ import {
 } from '../src/index.js';
 import { NODE_COLUMNS, decodeNodeRow } from '../src/codec.js';
 import { compactLabel, encodeVersionData } from '../src/version-codec.js';
-import { leafLabel, nodeRecord, raw, rejectsWith, tempDir } from './support/helpers.js';
+import {
+  inlineVrfNonces,
+  leafLabel,
+  nodeRecord,
+  raw,
+  rejectsWith,
+  tempDir,
+} from './support/helpers.js';
 import { labelName, labelsAt, openDirectory, updatesOf } from './support/workload.js';
 
 const tmp = tempDir('migration');
@@ -40,6 +47,7 @@ before(async () => {
   await db.close();
   const r = raw(written);
   rows = Number((r.prepare('SELECT count(*) AS n FROM nodes').get() as { n: bigint }).n);
+  inlineVrfNonces(r);
   r.exec('DROP TABLE node_layout');
   r.pragma('user_version = 6');
   r.close();
@@ -208,6 +216,7 @@ describe('migrateNodeLayout', () => {
       'node_versions',
       'settings',
       'value_states',
+      'vrf_nonces',
       'vrf_proofs',
     ]);
     assert.deepEqual(

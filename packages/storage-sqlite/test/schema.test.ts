@@ -18,8 +18,11 @@ import {
   nodeKey,
   readNodeRecords,
   readRecord,
+  vrfProofKeyBytes,
+  vrfProofValueBytes,
   type TreeNode,
   type TreeNodeRecord,
+  type VrfProofRecord,
 } from '@akd-ts/storage';
 import {
   APPLICATION_ID,
@@ -30,7 +33,14 @@ import {
 } from '../src/index.js';
 import { SCHEMA_SQL } from '../src/schema-sql.js';
 import { MIGRATIONS } from '../src/schema.js';
-import { leafLabel, nodeRecord, raw, rejectsWith, tempDir } from './support/helpers.js';
+import {
+  inlineVrfNonces,
+  leafLabel,
+  nodeRecord,
+  raw,
+  rejectsWith,
+  tempDir,
+} from './support/helpers.js';
 
 const tmp = tempDir('schema');
 after(tmp.remove);
@@ -58,8 +68,18 @@ function schemaOf(path: string): string[] {
   }
 }
 
-/** Takes a store back to version 6, before the node_layout table. */
+/** VRF proof records as hex, ordered by key, for comparing reads regardless of their order. */
+function shown(records: VrfProofRecord[]): string[] {
+  return records
+    .map((r) =>
+      [vrfProofKeyBytes(r), r.proof, r.nonce ?? new Uint8Array(0)].map((b) => toHex(b)).join(' '),
+    )
+    .sort();
+}
+
+/** Takes a store back to version 6, before the node_layout table (and vrf_nonces). */
 function dropNodeLayout(r: BetterSqlite3.Database): void {
+  inlineVrfNonces(r);
   r.exec('DROP TABLE node_layout');
 }
 
@@ -175,11 +195,11 @@ describe('schema', () => {
     const expected = schemaOf(path);
     // simulate a version-1 store: no settings or audit_blobs table yet
     const r = raw(path);
+    dropChildEpochs(r);
     r.exec('DROP TABLE settings');
     r.exec('DROP TABLE audit_blobs');
     r.exec('DROP TABLE vrf_proofs');
     r.exec('DROP TABLE audit_blob_parts');
-    dropChildEpochs(r);
     r.pragma('user_version = 1');
     r.close();
     assert.equal(MIGRATIONS[0]!.from, 1);
@@ -202,15 +222,15 @@ describe('schema', () => {
     await db.close();
     const expected = schemaOf(path);
     const r = raw(path);
+    dropChildEpochs(r);
     r.exec('DROP TABLE audit_blobs');
     r.exec('DROP TABLE vrf_proofs');
     r.exec('DROP TABLE audit_blob_parts');
-    dropChildEpochs(r);
     r.pragma('user_version = 2');
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2, 3, 4, 5, 6],
+      [1, 2, 3, 4, 5, 6, 7],
     );
 
     const migrated = await SqliteDatabase.open(path);
@@ -336,6 +356,72 @@ describe('schema', () => {
     assert.deepEqual(await migrated.get(nodeKey(root)), tree.get(root.key));
     await migrated.close();
     assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
+  });
+
+  test('a store at version 7 gains vrf_nonces; the nonces it stored in proofs still read', async () => {
+    const path = freshPath();
+    await (await SqliteDatabase.open(path)).close();
+    const expected = schemaOf(path);
+    const proof = (fill: number) => new Uint8Array(80).fill(fill);
+    const nonce = (fill: number) => new Uint8Array(32).fill(fill);
+    const alice = new TextEncoder().encode('alice');
+    const published: VrfProofRecord[] = [1, 2, 3].map((v) => ({
+      label: alice,
+      freshness: 1,
+      version: BigInt(v),
+      proof: proof(v),
+      nonce: nonce(v),
+    }));
+    const marker: VrfProofRecord = { label: alice, freshness: 1, version: 4n, proof: proof(4) };
+    const stale: VrfProofRecord = { label: alice, freshness: 0, version: 3n, proof: proof(5) };
+    const legacy = [...published, marker, stale];
+    // as version 7 stored them: a published version's nonce after its proof, in one value
+    const r = raw(path);
+    r.exec('DROP TABLE vrf_nonces');
+    r.pragma('user_version = 7');
+    const insert = r.prepare('INSERT INTO vrf_proofs (key, value) VALUES (?, ?)');
+    for (const k of legacy) insert.run(vrfProofKeyBytes(k), vrfProofValueBytes(k));
+    r.close();
+
+    const [a, b, c] = published as [VrfProofRecord, VrfProofRecord, VrfProofRecord];
+    const migrated = await SqliteDatabase.open(path);
+    try {
+      assert.equal(migrated.openedAtVersion, 7);
+      assert.deepEqual(shown(await migrated.getVrfProofs(legacy)), shown(legacy));
+      await migrated.setVrfProofs([
+        { ...a, nonce: nonce(9) }, // a nonce written afterwards wins over the inline one
+        { ...b, nonce: undefined }, // the same proof without a nonce keeps the inline one
+        { ...c, proof: proof(7), nonce: undefined }, // another proof keeps it too
+        { ...marker, nonce: nonce(4) },
+      ]);
+      assert.deepEqual(
+        shown(await migrated.getVrfProofs(legacy)),
+        shown([
+          { ...a, nonce: nonce(9) },
+          b,
+          { ...c, proof: proof(7) },
+          { ...marker, nonce: nonce(4) },
+          stale,
+        ]),
+      );
+    } finally {
+      await migrated.close();
+    }
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
+    const rows = raw(path);
+    try {
+      assert.deepEqual(
+        rows.prepare('SELECT length(value) FROM vrf_proofs ORDER BY key').raw(true).all(),
+        [[80n], [112n], [112n], [112n], [80n]],
+        'stale 3, then fresh 1 to 4: the inline nonces stay, the marker takes no nonce inline',
+      );
+      assert.deepEqual(
+        rows.prepare('SELECT key FROM vrf_nonces ORDER BY key').raw(true).all(),
+        [a, marker].map((k) => [Buffer.from(vrfProofKeyBytes(k))]),
+      );
+    } finally {
+      rows.close();
+    }
   });
 
   test('a store of a newer schema version is refused, naming the version', async () => {

@@ -59,6 +59,18 @@ export function raw(path: string): BetterSqlite3.Database {
   return db;
 }
 
+/**
+ * Takes the store on `r` back to schema version 7 (before vrf_nonces), as that version kept
+ * VRF proofs: each nonce appended to its proof's value (112 bytes), then vrf_nonces dropped.
+ * The header's user_version is left to the caller.
+ */
+export function inlineVrfNonces(r: BetterSqlite3.Database): void {
+  r.exec(
+    'UPDATE vrf_proofs AS p SET value = CAST(substr(p.value, 1, 80) || n.nonce AS BLOB) ' +
+      'FROM vrf_nonces AS n WHERE n.key = p.key; DROP TABLE vrf_nonces',
+  );
+}
+
 /** Asserts `p` rejects with an AkdError of `code` whose message matches every pattern. */
 export async function rejectsWith(
   p: Promise<unknown>,
