@@ -15,6 +15,7 @@ import {
   type UserVersion,
   type ValueStateRecord,
   type VrfProofRecord,
+  NONCE_BYTES,
   vrfProofKeyFromBytes,
   vrfProofRecordOf,
 } from '@akd-ts/storage';
@@ -415,18 +416,27 @@ export function decodeAuditBlobPiece(row: PgRow, table: string, epoch: bigint): 
 }
 
 /**
- * A `vrf_proofs` row: (key, value), see @akd-ts/storage vrf-proofs.ts.
- * @throws AkdError `STORAGE_CORRUPT` naming the table and the key.
+ * A `vrf_proofs` row: (key, value), see @akd-ts/storage vrf-proofs.ts, joined with its
+ * `vrf_nonces` row (`nonced`, `nonce`), whose nonce takes the place of any inline one.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table (`table` or `nonceTable`) and the key.
  */
-export function decodeVrfProofRow(row: PgRow, table: string): VrfProofRecord {
+export function decodeVrfProofRow(row: PgRow, table: string, nonceTable: string): VrfProofRecord {
   const r = new RowReader(table, () => keyText(row.key), row);
   const key = r.bytes('key');
   const value = r.bytes('value');
+  let record: VrfProofRecord;
   try {
-    return vrfProofRecordOf(vrfProofKeyFromBytes(key), value);
+    record = vrfProofRecordOf(vrfProofKeyFromBytes(key), value);
   } catch (e) {
     return r.fail('value', e instanceof Error ? e.message : String(e));
   }
+  if (row.nonced === true) {
+    record.nonce = new RowReader(nonceTable, () => keyText(row.key), row).bytes(
+      'nonce',
+      NONCE_BYTES,
+    );
+  }
+  return record;
 }
 
 /** A username listed from `value_states`. @throws AkdError `STORAGE_CORRUPT` */

@@ -22,7 +22,6 @@ import {
   storableEpochs,
   vrfProofKeyBytes,
   vrfProofMapKey,
-  vrfProofValueBytes,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -1075,26 +1074,38 @@ export class PostgresDatabase implements Database, ReplicationAware {
     return rows.map((row) => decodeUsernameRow(row, this.#sql.display.valueStates));
   }
 
+  /**
+   * Proofs and nonces go to their own tables (queries.ts `vrfProofWrite`): a row is written
+   * only where it changes, so storing a marker's proof again with its nonce at publish writes
+   * the nonce alone. Each chunk is a statement of proofs and one of the nonces it has.
+   */
   async setVrfProofs(records: VrfProofRecord[]): Promise<void> {
     this.#check();
     this.#checkWriter();
     for (const r of records) checkVrfProofRecord(r); // all checked before anything is written
-    // one row per key (an upsert may not touch a row twice), the longest value of each
-    const rows = new Map<string, [Uint8Array, Uint8Array]>();
+    // one record per key (an upsert may not touch a row twice): the last, except that one
+    // without a nonce never replaces one with it, whatever their order
+    const batch = new Map<string, VrfProofRecord>();
     for (const r of records) {
       const at = vrfProofMapKey(r);
-      const value = vrfProofValueBytes(r);
-      const seen = rows.get(at);
-      if (seen === undefined || seen[1].length < value.length) {
-        rows.set(at, [vrfProofKeyBytes(r), value]);
-      }
+      if (r.nonce === undefined && batch.get(at)?.nonce !== undefined) continue;
+      batch.set(at, r);
     }
-    if (rows.size === 0) return;
-    const plan = chunks([...rows.values()], this.#settings.writeChunkSize).map((chunk) => () => ({
-      ...this.#sql.vrfProofUpsert,
-      values: [byteaArray(chunk.map((c) => c[0])), byteaArray(chunk.map((c) => c[1]))],
-    }));
-    await this.#write(plan, `writing ${rows.size} VRF proofs`);
+    if (batch.size === 0) return;
+    const plan: (() => PgQuery)[] = [];
+    for (const chunk of chunks([...batch.values()], this.#settings.writeChunkSize)) {
+      plan.push(() => ({
+        ...this.#sql.vrfProofWrite,
+        values: [byteaArray(chunk.map(vrfProofKeyBytes)), byteaArray(chunk.map((r) => r.proof))],
+      }));
+      const nonced = chunk.filter((r) => r.nonce !== undefined);
+      if (nonced.length === 0) continue;
+      plan.push(() => ({
+        ...this.#sql.vrfNonceWrite,
+        values: [byteaArray(nonced.map(vrfProofKeyBytes)), byteaArray(nonced.map((r) => r.nonce!))],
+      }));
+    }
+    await this.#write(plan, `writing ${batch.size} VRF proofs`);
   }
 
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
@@ -1107,8 +1118,9 @@ export class PostgresDatabase implements Database, ReplicationAware {
       values: [byteaArray(chunk)],
     }));
     const results = await this.#reads(queries, `reading ${wanted.length} VRF proofs`);
+    const { vrfProofs, vrfNonces } = this.#sql.display;
     return results.flatMap((rows) =>
-      rows.map((row) => decodeVrfProofRow(row, this.#sql.display.vrfProofs)),
+      rows.map((row) => decodeVrfProofRow(row, vrfProofs, vrfNonces)),
     );
   }
 

@@ -1,4 +1,4 @@
--- akd-ts PostgreSQL schema, version 5 (@akd-ts/storage-postgres).
+-- akd-ts PostgreSQL schema, version 6 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -116,11 +116,22 @@ CREATE TABLE IF NOT EXISTS audit_blobs (
 );
 
 -- Stored VRF proofs (version 3): key is freshness u8 || be64(version) || label, value the
--- 80-byte ECVRF proof (spec 5.3), then the version's 32-byte commitment nonce for the fresh
--- proof of a published version (spec 6). See @akd-ts/storage vrf-proofs.ts.
+-- 80-byte ECVRF proof (spec 5.3). See @akd-ts/storage vrf-proofs.ts. Rows written before
+-- version 6 may hold the version's 32-byte commitment nonce (spec 6) after the proof; since
+-- then nonces go to vrf_nonces, whose nonce for a key is read in place of an inline one.
 CREATE TABLE IF NOT EXISTS vrf_proofs (
   key bytea PRIMARY KEY,
   value bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 5) ON CONFLICT (id) DO NOTHING;
+-- Commitment nonces of stored VRF proofs (version 6): the 32-byte nonce (spec 6) of the
+-- fresh proof of a published version, under the key of that proof in vrf_proofs. A label's
+-- marker proof (the same proof) is stored long before its version is published; adding the
+-- nonce to that row would rewrite rows spread over all of vrf_proofs at every publish, where
+-- a row here is inserted and the proof's row is left as it is.
+CREATE TABLE IF NOT EXISTS vrf_nonces (
+  key bytea PRIMARY KEY,
+  nonce bytea NOT NULL
+);
+
+INSERT INTO schema_version (id, version) VALUES (1, 6) ON CONFLICT (id) DO NOTHING;

@@ -9,7 +9,7 @@
  */
 
 /** The schema version this driver writes and reads. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** One step of the schema: statements taking version `version - 1` to `version`. */
 export interface Migration {
@@ -74,7 +74,8 @@ CREATE INDEX node_versions_roots ON node_versions (epoch) WHERE label = decode('
  * writer server fills them in. Version 3 adds vrf_proofs (VRF proofs stored at publish; versions
  * published before it have none until `akd vrf backfill` computes them). Version 4 adds the
  * child epochs of tree nodes, computed from the stored rows. Version 5 adds the versions layout's
- * table, empty, and the column naming a store's layout.
+ * table, empty, and the column naming a store's layout. Version 6 adds vrf_nonces, empty: the
+ * nonces already stored stay inline in their vrf_proofs rows, which reads still take.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -96,10 +97,17 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 4, sql: CHILD_EPOCHS_SQL },
   { version: 5, sql: NODE_VERSIONS_SQL },
+  {
+    version: 6,
+    sql: `CREATE TABLE vrf_nonces (
+  key bytea PRIMARY KEY,
+  nonce bytea NOT NULL
+);`,
+  },
 ];
 
 /** The contents of schema.sql. */
-export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 5 (@akd-ts/storage-postgres).
+export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 6 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -217,12 +225,23 @@ CREATE TABLE IF NOT EXISTS audit_blobs (
 );
 
 -- Stored VRF proofs (version 3): key is freshness u8 || be64(version) || label, value the
--- 80-byte ECVRF proof (spec 5.3), then the version's 32-byte commitment nonce for the fresh
--- proof of a published version (spec 6). See @akd-ts/storage vrf-proofs.ts.
+-- 80-byte ECVRF proof (spec 5.3). See @akd-ts/storage vrf-proofs.ts. Rows written before
+-- version 6 may hold the version's 32-byte commitment nonce (spec 6) after the proof; since
+-- then nonces go to vrf_nonces, whose nonce for a key is read in place of an inline one.
 CREATE TABLE IF NOT EXISTS vrf_proofs (
   key bytea PRIMARY KEY,
   value bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 5) ON CONFLICT (id) DO NOTHING;
+-- Commitment nonces of stored VRF proofs (version 6): the 32-byte nonce (spec 6) of the
+-- fresh proof of a published version, under the key of that proof in vrf_proofs. A label's
+-- marker proof (the same proof) is stored long before its version is published; adding the
+-- nonce to that row would rewrite rows spread over all of vrf_proofs at every publish, where
+-- a row here is inserted and the proof's row is left as it is.
+CREATE TABLE IF NOT EXISTS vrf_nonces (
+  key bytea PRIMARY KEY,
+  nonce bytea NOT NULL
+);
+
+INSERT INTO schema_version (id, version) VALUES (1, 6) ON CONFLICT (id) DO NOTHING;
 `;

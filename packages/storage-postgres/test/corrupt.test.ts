@@ -243,3 +243,45 @@ test('azks and settings rows', pgTest, async () => {
   );
   await reader.close();
 });
+
+test('vrf_proofs and vrf_nonces rows: wrong lengths, NULL or foreign nonces', pgTest, async () => {
+  const key = { label: user, freshness: 1 as const, version: 2n };
+  const keyHex = '01' + '0000000000000002' + userHex;
+  const proof = new Uint8Array(80).fill(5);
+  await db.setVrfProofs([{ ...key, proof, nonce: new Uint8Array(32).fill(6) }]);
+  const nonces = `"${schema}".vrf_nonces`;
+
+  await sql(`UPDATE ${nonces} SET nonce = ${bad('06'.repeat(31))}`);
+  await assert.rejects(
+    db.getVrfProofs([key]),
+    corrupt(`${schema}.vrf_nonces`, keyHex, 'nonce has 31 bytes, not 32'),
+  );
+  // a row of vrf_nonces without its nonce is not the absence of one
+  await sql(`ALTER TABLE ${nonces} ALTER COLUMN nonce DROP NOT NULL`);
+  await sql(`UPDATE ${nonces} SET nonce = NULL`);
+  await assert.rejects(
+    db.getVrfProofs([key]),
+    corrupt(`${schema}.vrf_nonces`, keyHex, 'nonce is NULL'),
+  );
+  await sql(`ALTER TABLE ${nonces} ALTER COLUMN nonce TYPE text USING 'x'`);
+  const reader = await openDb(schema, { migrate: false });
+  try {
+    await assert.rejects(
+      reader.getVrfProofs([key]),
+      corrupt(`${schema}.vrf_nonces`, keyHex, 'nonce is not bytea'),
+    );
+  } finally {
+    await reader.close();
+  }
+  await sql(`ALTER TABLE ${nonces} ALTER COLUMN nonce TYPE bytea USING NULL`);
+  await sql(`DELETE FROM ${nonces}`);
+  assert.equal((await db.getVrfProofs([key]))[0]!.nonce, undefined, 'no row, no nonce');
+
+  // the proof's row: neither a proof alone nor one with its inline nonce
+  await sql(`UPDATE "${schema}".vrf_proofs SET value = ${bad('05'.repeat(81))}`);
+  await assert.rejects(
+    db.getVrfProofs([key]),
+    corrupt(`${schema}.vrf_proofs`, keyHex, 'a stored VRF proof has 80 or 112 bytes, not 81'),
+  );
+  await sql(`UPDATE "${schema}".vrf_proofs SET value = ${bad('05'.repeat(80))}`);
+});

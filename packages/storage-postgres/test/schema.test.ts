@@ -11,8 +11,10 @@ import {
   NodeType,
   nodeAtEpoch,
   nodeKey,
+  vrfProofKeyBytes,
   type TreeNode,
   type TreeNodeRecord,
+  type VrfProofKey,
 } from '@akd-ts/storage';
 import { PostgresDatabase, SCHEMA_SQL, SCHEMA_VERSION } from '@akd-ts/storage-postgres';
 import { prepareSchema } from '../src/migrate.js';
@@ -44,6 +46,7 @@ const UNDO: Record<number, (s: string) => string> = {
   5: (s) =>
     `DROP TABLE ${s}.node_versions; ALTER TABLE ${s}.schema_version DROP COLUMN node_layout, ` +
     `DROP COLUMN layout_copied, DROP COLUMN layout_copied_epoch`,
+  6: (s) => `DROP TABLE ${s}.vrf_nonces`,
 };
 
 /** Turns a store of this driver's version into one an older release wrote: `older`'s tables. */
@@ -305,6 +308,118 @@ test(
     await migrated.close();
   },
 );
+
+test(
+  'a version-5 store gains vrf_nonces; its inline nonces read until one is written anew',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('v5');
+    await (await openDb(schema)).close();
+    await downgrade(schema, 5);
+    // rows as the driver of version 5 wrote them: the nonce after the proof, in one value
+    const key = (label: string, version: bigint) => ({
+      label: new TextEncoder().encode(label),
+      freshness: 1 as const,
+      version,
+    });
+    const [alice, bob, carol] = [key('alice', 2n), key('bob', 3n), key('carol', 1n)];
+    const proof = (fill: number) => new Uint8Array(80).fill(fill);
+    const nonce = (fill: number) => new Uint8Array(32).fill(fill);
+    const legacy: [VrfProofKey, Uint8Array][] = [
+      [alice, Buffer.concat([proof(1), nonce(11)])],
+      [bob, Buffer.concat([proof(2), nonce(12)])],
+      [carol, proof(3)],
+    ];
+    for (const [k, value] of legacy) {
+      await sql(`INSERT INTO "${schema}".vrf_proofs (key, value) VALUES ($1, $2)`, [
+        vrfProofKeyBytes(k),
+        value,
+      ]);
+    }
+    await assert.rejects(openDb(schema, { migrate: false }), isSchemaError('version 5'));
+
+    const db = await openDb(schema);
+    try {
+      assert.equal(await version(schema), SCHEMA_VERSION);
+      assert.equal(
+        (await sql(`SELECT count(*)::int AS n FROM "${schema}".vrf_nonces`)).rows[0].n,
+        0,
+      );
+      const read = async (k: VrfProofKey) => {
+        const [r] = await db.getVrfProofs([k]);
+        return [r?.proof[0], r?.nonce && [...new Set(r.nonce)]];
+      };
+      assert.deepEqual(await read(alice), [1, [11]], 'an inline nonce reads as before');
+      assert.deepEqual(await read(carol), [3, undefined]);
+      // the same proof without a nonce leaves the row and its inline nonce alone
+      const [before] = (
+        await sql(`SELECT xmin::text AS x FROM "${schema}".vrf_proofs WHERE key = $1`, [
+          vrfProofKeyBytes(alice),
+        ])
+      ).rows;
+      await db.setVrfProofs([{ ...alice, proof: proof(1) }]);
+      const [after] = (
+        await sql(`SELECT xmin::text AS x FROM "${schema}".vrf_proofs WHERE key = $1`, [
+          vrfProofKeyBytes(alice),
+        ])
+      ).rows;
+      assert.equal(after.x, before.x, 'no new tuple');
+      assert.deepEqual(await read(alice), [1, [11]]);
+      // a nonce written afterwards wins over the inline one, and reads with the stored proof
+      await db.setVrfProofs([
+        { ...bob, proof: proof(2), nonce: nonce(22) },
+        { ...carol, proof: proof(3), nonce: nonce(23) },
+      ]);
+      assert.deepEqual(await read(bob), [2, [22]]);
+      assert.deepEqual(await read(carol), [3, [23]]);
+      // a proof that differs replaces the stored one, its inline nonce kept
+      await db.setVrfProofs([{ ...alice, proof: proof(4) }]);
+      assert.deepEqual(await read(alice), [4, [11]]);
+      const { rows } = await sql(`SELECT value FROM "${schema}".vrf_proofs WHERE key = $1`, [
+        vrfProofKeyBytes(alice),
+      ]);
+      assert.equal(rows[0].value.length, 112);
+    } finally {
+      await db.close();
+    }
+  },
+);
+
+/** A schema's tables, columns, constraints and indexes, as text that names no schema. */
+async function catalog(schema: string): Promise<string[]> {
+  const columns = await sql(
+    // the place among the table's columns: a dropped column leaves a gap in ordinal_position
+    `SELECT table_name, row_number() OVER (PARTITION BY table_name ORDER BY ordinal_position) ` +
+      `AS place, column_name, data_type, is_nullable, column_default ` +
+      `FROM information_schema.columns WHERE table_schema = $1`,
+    [schema],
+  );
+  const relations = await sql(
+    `SELECT c.relname, c.relkind, c.reloptions::text AS options, ` +
+      `pg_get_indexdef(c.oid) AS index_def FROM pg_class c ` +
+      `WHERE c.relnamespace = $1::regnamespace`,
+    [`"${schema}"`],
+  );
+  const constraints = await sql(
+    `SELECT conrelid::regclass::text AS rel, conname, pg_get_constraintdef(oid) AS def ` +
+      `FROM pg_constraint WHERE connamespace = $1::regnamespace`,
+    [`"${schema}"`],
+  );
+  return [...columns.rows, ...relations.rows, ...constraints.rows]
+    .map((r) => JSON.stringify(r).replaceAll(schema, 'S'))
+    .sort();
+}
+
+test('a store migrated from version 1 has the schema of one created now', pgTest, async () => {
+  const [fresh, migrated] = [schemas.fresh('cat'), schemas.fresh('cat')];
+  await (await openDb(fresh)).close();
+  await (await openDb(migrated)).close();
+  await downgrade(migrated, 1);
+  await (await openDb(migrated)).close();
+  const want = await catalog(fresh);
+  assert.ok(want.some((r) => r.includes('vrf_nonces')));
+  assert.deepEqual(await catalog(migrated), want);
+});
 
 test('a missing schema or version row is a schema error for readers', pgTest, async () => {
   const missing = schemas.fresh('none');
