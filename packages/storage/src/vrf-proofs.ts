@@ -86,9 +86,10 @@ export function vrfProofKeyFromBytes(bytes: Uint8Array): VrfProofKey {
 }
 
 /**
- * A stored value's bytes: the proof, then the nonce when there is one (80 or 112 bytes).
- * A driver upserting keeps the longer of the stored and the new value: proofs are a function
- * of the key, so only a nonce can differ, and a record without one never erases it.
+ * A value's bytes: the proof, then the nonce when there is one (80 or 112 bytes), as the
+ * in-process store and replication keep them, and as the SQL drivers stored them before they
+ * kept nonces in a table of their own (they still read such rows). Proofs are a function of
+ * the key, so only a nonce can differ, and a record without one never erases it.
  */
 export function vrfProofValueBytes(record: VrfProofRecord): Uint8Array {
   if (record.nonce === undefined) return record.proof.slice();
