@@ -7,6 +7,10 @@
 import { rawArguments } from './argv-text.js';
 import { processIo } from './io.js';
 import { run } from './program.js';
+import { ensureWriterFlags } from './writer-flags.js';
+
+// before any command allocates: a publish's memory depends on them (writer-flags.ts)
+ensureWriterFlags();
 
 // A closed pipe (`akd ... | head`) ends the command quietly; other write failures get one
 // line, never the stack trace an unhandled 'error' event would print.
