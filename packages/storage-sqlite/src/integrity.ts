@@ -42,12 +42,15 @@ export function integrityProblems(client: SqliteClient, path: string, pragma: st
   return lines.length === 1 && lines[0] === 'ok' ? [] : lines;
 }
 
-/** The totals of the other tables, after the nodes' two (value_states read whole). */
+/**
+ * The totals of the other tables, after the nodes' two: the newest value state and audit blob
+ * are each the last key of their table (value_states is keyed by epoch since schema version 9).
+ */
 const OTHER_TOTALS = '(SELECT MAX(epoch) FROM value_states), (SELECT MAX(epoch) FROM audit_blobs)';
 
 /**
- * One statement, one row: every total, each table read once (nodes and value_states whole,
- * since no index orders them by epoch; audit_blobs by its epoch key).
+ * One statement, one row: every total, each table read once (nodes whole, since no index
+ * orders them by epoch; value_states and audit_blobs by their epoch keys).
  */
 const TOTALS_SQL =
   `SELECT n.count, n.newest, ${OTHER_TOTALS} ` +

@@ -15,7 +15,7 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -63,6 +63,29 @@ const TO_VERSIONS_SQL = `DROP TABLE nodes;
 ${VERSIONS_TABLES_SQL}
 UPDATE node_layout SET layout = 'versions';`;
 
+const VALUE_STATE_COLUMNS_SQL = 'username, epoch, version, node_label, value';
+
+/**
+ * Version 9: value_states rebuilt keyed by (epoch, username), as schema.sql has it, and its
+ * index by user. The old table is renamed out of the way first, so that the new one is created
+ * under its own name and its stored CREATE statement is schema.sql's text (a table renamed
+ * into place would keep a quoted name). The rows are copied in the new key's order, so that
+ * each page is filled once and in sequence, and the index is built after them, by one sort.
+ */
+const VALUE_STATES_BY_EPOCH_SQL = `ALTER TABLE value_states RENAME TO value_states_v8;
+CREATE TABLE value_states (
+  username BLOB NOT NULL,
+  epoch INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  node_label BLOB NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY (epoch, username)
+) STRICT, WITHOUT ROWID;
+INSERT INTO value_states (${VALUE_STATE_COLUMNS_SQL})
+  SELECT ${VALUE_STATE_COLUMNS_SQL} FROM value_states_v8 ORDER BY epoch, username;
+DROP TABLE value_states_v8;
+CREATE INDEX value_states_by_user ON value_states (username, epoch);`;
+
 /**
  * Every step from version 1 up. Version 1 had nodes, value_states and azks; version 2 added
  * the settings table when the Database interface gained named settings; version 3 the
@@ -75,7 +98,9 @@ UPDATE node_layout SET layout = 'versions';`;
  * node_layout table, which says how the store keeps tree nodes: a store migrated to it keeps
  * records, as it did; version 8 the vrf_nonces table (a published version's nonce beside its
  * proof instead of appended to it; the proofs stored before keep theirs, and are read as
- * they are).
+ * they are); version 9 value_states keyed by (epoch, username), with the index
+ * value_states_by_user (username, epoch) (`VALUE_STATES_BY_EPOCH_SQL`), so that an epoch
+ * appends its value states instead of writing a row into almost every page of the table.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -120,6 +145,7 @@ export const MIGRATIONS: readonly Migration[] = [
   nonce BLOB NOT NULL
 ) STRICT, WITHOUT ROWID;`,
   },
+  { from: 8, sql: VALUE_STATES_BY_EPOCH_SQL },
 ];
 
 /**

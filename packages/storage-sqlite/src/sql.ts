@@ -3,10 +3,12 @@
  * database. Batched statements take a fixed number of rows or keys so that a handful of
  * prepared statements serve every batch size (see `chunks`).
  *
- * Every per-user query is a range scan of the value_states primary key (username, epoch), as
- * in spec 14.8; "the state a flag selects" is one `ORDER BY epoch LIMIT 1` probe per user,
- * which for many users becomes a correlated subquery over a VALUES list, one statement per
- * chunk.
+ * value_states is keyed by (epoch, username) and indexed by (username, epoch) (schema.sql):
+ * every per-user query is a range of the index, as spec 14.8's range of a key by user, and
+ * reads each row it returns by a probe of the primary key; "the state a flag selects" is one
+ * `ORDER BY epoch LIMIT 1` probe of the index per user, which for many users becomes a
+ * correlated subquery over a VALUES list, one statement per chunk. No statement scans the
+ * table (test/sqlite.test.ts checks their query plans).
  */
 
 import type { ValueStateFlag } from '@akd-ts/storage';
@@ -54,7 +56,7 @@ export const upsertNodesSql = byCount((rows) => upsert('nodes', NODE_COLUMNS, ['
 
 /** Upsert of `rows` value states; the same (username, epoch) overwrites (tombstoning). */
 export const upsertValueStatesSql = byCount((rows) =>
-  upsert('value_states', VALUE_STATE_COLUMNS, ['username', 'epoch'], rows),
+  upsert('value_states', VALUE_STATE_COLUMNS, ['epoch', 'username'], rows),
 );
 
 export const UPSERT_AZKS_SQL = upsert('azks', AZKS_COLUMNS, ['id'], 1);
@@ -74,7 +76,7 @@ export const SELECT_USER_SQL = `${STATE_SELECT} WHERE username = ? ORDER BY epoc
 
 const sColumns = VALUE_STATE_COLUMNS.map((c) => `s.${c}`).join(', ');
 
-/** The value states at `keys` (username, epoch) pairs, by primary-key probes. */
+/** The value states at `keys` (username, epoch) pairs, by probes of the primary key. */
 export const selectStatesSql = byCount(
   (keys) =>
     `SELECT ${sColumns} FROM (VALUES ${list(keys, '(?, ?)')}) AS q ` +
@@ -131,7 +133,7 @@ export const selectUserStateSql = (q: FlagQuery) =>
 /**
  * The states a flag selects for `users` usernames (parameters: the usernames, NULL for
  * padding, then the flag's): for each user, the epoch of its chosen state by one ordered
- * probe of the primary key, then that row.
+ * probe of value_states_by_user, then that row by the primary key.
  */
 export const selectUserStatesSql = (q: FlagQuery, users: number) =>
   `SELECT ${sColumns} FROM (VALUES ${list(users, '(?)')}) AS q ` +
@@ -163,7 +165,10 @@ export const selectAuditBlobInfosSql = byCount(
     `WHERE epoch IN (${list(keys, '?')}) ORDER BY epoch`,
 );
 
-/** Distinct usernames in byte order, after `?` (the first variant starts at the first). */
+/**
+ * Distinct usernames in byte order, after `?` (the first variant starts at the first), read
+ * from value_states_by_user alone.
+ */
 export const LIST_USERNAMES_FIRST_SQL =
   'SELECT DISTINCT username FROM value_states ORDER BY username LIMIT ?';
 export const LIST_USERNAMES_AFTER_SQL =

@@ -875,7 +875,7 @@ export class SqliteDatabase implements Database {
   /**
    * What a scan of every table finds (tree nodes stored, the newest epoch of each kind of
    * record), in one read transaction, for the directory's consistency check. Reads the nodes
-   * and value_states tables whole.
+   * table whole (a store of records).
    *
    * @example
    * ```ts

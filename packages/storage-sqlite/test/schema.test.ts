@@ -39,7 +39,9 @@ import {
   nodeRecord,
   raw,
   rejectsWith,
+  stateRecord,
   tempDir,
+  valueStatesByUser,
 } from './support/helpers.js';
 
 const tmp = tempDir('schema');
@@ -79,6 +81,7 @@ function shown(records: VrfProofRecord[]): string[] {
 
 /** Takes a store back to version 6, before the node_layout table (and vrf_nonces). */
 function dropNodeLayout(r: BetterSqlite3.Database): void {
+  valueStatesByUser(r);
   inlineVrfNonces(r);
   r.exec('DROP TABLE node_layout');
 }
@@ -230,7 +233,7 @@ describe('schema', () => {
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2, 3, 4, 5, 6, 7],
+      [1, 2, 3, 4, 5, 6, 7, 8],
     );
 
     const migrated = await SqliteDatabase.open(path);
@@ -377,6 +380,7 @@ describe('schema', () => {
     const legacy = [...published, marker, stale];
     // as version 7 stored them: a published version's nonce after its proof, in one value
     const r = raw(path);
+    valueStatesByUser(r);
     r.exec('DROP TABLE vrf_nonces');
     r.pragma('user_version = 7');
     const insert = r.prepare('INSERT INTO vrf_proofs (key, value) VALUES (?, ?)');
@@ -421,6 +425,82 @@ describe('schema', () => {
       );
     } finally {
       rows.close();
+    }
+  });
+
+  test('a store at version 8 gets value_states keyed by epoch and indexed by user, every row kept', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    // users written at interleaved epochs, one of them twice in an epoch's place (a tombstone
+    // overwrites), so that the key by user and the key by epoch order the rows differently
+    const states = ['carol', 'alice', 'bob', 'dave'].flatMap((name, i) =>
+      [1n, 2n, 4n, 7n]
+        .filter((e) => (e + BigInt(i)) % 3n !== 0n)
+        .map((e, v) => stateRecord(name, e, BigInt(v + 1))),
+    );
+    await db.batchSet(states);
+    await db.close();
+    const expected = schemaOf(path);
+    const rowsOf = (p: string) => {
+      const r = raw(p);
+      try {
+        return r
+          .prepare('SELECT * FROM value_states ORDER BY username, epoch')
+          .raw(true)
+          .all() as unknown[][];
+      } finally {
+        r.close();
+      }
+    };
+    const before = rowsOf(path);
+    assert.equal(before.length, states.length);
+
+    const r = raw(path);
+    valueStatesByUser(r);
+    r.pragma('user_version = 8');
+    r.close();
+    assert.notDeepEqual(schemaOf(path), expected, 'the version-8 table is keyed by user');
+    assert.deepEqual(rowsOf(path), before);
+
+    const migrated = await SqliteDatabase.open(path);
+    try {
+      assert.equal(migrated.openedAtVersion, 8);
+      const names = ['alice', 'bob', 'carol', 'dave'];
+      const encode = (name: string) => new TextEncoder().encode(name);
+      assert.deepEqual(
+        (await migrated.listUsernames(undefined, 10)).map((u) => new TextDecoder().decode(u)),
+        names,
+      );
+      for (const name of names) {
+        assert.deepEqual(
+          await migrated.getUserData(encode(name)),
+          states
+            .filter((s) => new TextDecoder().decode(s.username) === name)
+            .sort((x, y) => Number(x.epoch - y.epoch)),
+        );
+      }
+      const latest = await migrated.getUserStateVersions(names.map(encode), {
+        kind: 'leqEpoch',
+        epoch: 5n,
+      });
+      assert.equal(latest.length, names.length);
+    } finally {
+      await migrated.close();
+    }
+    assert.deepEqual(rowsOf(path), before, 'every row kept, unchanged');
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
+    const check = raw(path);
+    try {
+      assert.deepEqual(check.pragma('integrity_check', { simple: true }), 'ok');
+      assert.deepEqual(
+        check
+          .prepare('SELECT name FROM sqlite_schema WHERE tbl_name LIKE ? ORDER BY name')
+          .pluck()
+          .all('value_states%'),
+        ['value_states', 'value_states_by_user'],
+      );
+    } finally {
+      check.close();
     }
   });
 

@@ -17,6 +17,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { SCHEMA_VERSION, SqliteDatabase, openBetterSqlite, writerLockPath } from '../src/index.js';
+import * as sql from '../src/sql.js';
 import {
   leafLabel,
   nodeRecord,
@@ -624,6 +625,68 @@ describe('decoded records', () => {
       assert.equal(s.username.buffer, s.label.val.buffer);
     } finally {
       await db.close();
+    }
+  });
+});
+
+describe('value state queries', () => {
+  test('read by the index by user or the primary key, never by a scan of the table', async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    await db.batchSet([stateRecord('alice', 1n, 1n), stateRecord('alice', 3n, 2n)]);
+    await db.close();
+    const u = new TextEncoder().encode('alice');
+    const flags = [
+      { kind: 'maxEpoch' },
+      { kind: 'minEpoch' },
+      { kind: 'leqEpoch', epoch: 2n },
+      { kind: 'specificEpoch', epoch: 3n },
+      { kind: 'specificVersion', version: 2n },
+    ] as const;
+    const statements: [string, string, unknown[]][] = [
+      ['state at (username, epoch)', sql.SELECT_STATE_SQL, [u, 1n]],
+      ['states at (username, epoch) pairs', sql.selectStatesSql(2), [u, 1n, u, 3n]],
+      ['all states of a user', sql.SELECT_USER_SQL, [u]],
+      ...flags.flatMap((flag): [string, string, unknown[]][] => {
+        const q = sql.flagQuery(flag)!;
+        const extra = q.param === undefined ? [] : [q.param];
+        return [
+          [`a user's state, ${flag.kind}`, sql.selectUserStateSql(q), [u, ...extra]],
+          [`users' states, ${flag.kind}`, sql.selectUserStatesSql(q, 2), [u, null, ...extra]],
+        ];
+      }),
+      ['first usernames', sql.LIST_USERNAMES_FIRST_SQL, [10]],
+      ['usernames after one', sql.LIST_USERNAMES_AFTER_SQL, [u, 10]],
+    ];
+    const r = raw(path);
+    try {
+      for (const [what, text, params] of statements) {
+        const plan = (
+          r.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[]
+        ).map((row) => row.detail);
+        // the VALUES list of a batch is scanned; the table never is
+        const reads = plan.filter((d) => !/^SCAN \d+-ROW VALUES CLAUSE$|^CORRELATED/.test(d));
+        assert.ok(reads.length > 0, what);
+        for (const d of reads) {
+          assert.match(
+            d,
+            /^(SEARCH (value_states|s|t) USING (PRIMARY KEY|(COVERING )?INDEX value_states_by_user) \(|SCAN value_states USING COVERING INDEX value_states_by_user$)/,
+            `${what}: ${plan.join('; ')}`,
+          );
+        }
+        assert.ok(!plan.some((d) => /^SCAN value_states$/.test(d)), what);
+      }
+      // the newest epoch of a value state is the last key of the table
+      assert.deepEqual(
+        (
+          r.prepare('EXPLAIN QUERY PLAN SELECT MAX(epoch) FROM value_states').all() as {
+            detail: string;
+          }[]
+        ).map((row) => row.detail),
+        ['SEARCH value_states USING PRIMARY KEY'],
+      );
+    } finally {
+      r.close();
     }
   });
 });

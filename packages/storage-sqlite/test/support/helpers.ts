@@ -71,6 +71,27 @@ export function inlineVrfNonces(r: BetterSqlite3.Database): void {
   );
 }
 
+/**
+ * Takes the store on `r` back to value_states as schema version 8 kept them: keyed by
+ * (username, epoch), with no index, the same rows. The header's user_version is left to the
+ * caller.
+ */
+export function valueStatesByUser(r: BetterSqlite3.Database): void {
+  const columns = 'username, epoch, version, node_label, value';
+  r.exec(`ALTER TABLE value_states RENAME TO value_states_v9;
+DROP INDEX value_states_by_user;
+CREATE TABLE value_states (
+  username BLOB NOT NULL,
+  epoch INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  node_label BLOB NOT NULL,
+  value BLOB NOT NULL,
+  PRIMARY KEY (username, epoch)
+) STRICT, WITHOUT ROWID;
+INSERT INTO value_states (${columns}) SELECT ${columns} FROM value_states_v9;
+DROP TABLE value_states_v9;`);
+}
+
 /** Asserts `p` rejects with an AkdError of `code` whose message matches every pattern. */
 export async function rejectsWith(
   p: Promise<unknown>,
