@@ -5,8 +5,8 @@
  *
  * The existence proof of a version after the first is, as a rule, already stored: the VRF
  * input (Fresh, v) is the previous version's first future marker (spec 10.4). Such a proof is
- * read back, not proved again, and written with the nonce it now gets: a third of an update
- * epoch's VRF work.
+ * read back, not proved again, and written with the nonce it now gets: one of the three or
+ * four proofs an update of a label stores.
  */
 
 import type { Database, ValueStateRecord, VrfProofRecord } from '@akd-ts/storage';
