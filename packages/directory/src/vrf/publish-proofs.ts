@@ -55,14 +55,19 @@ export async function planPublishProofs(
     proofJobs.push(...rest);
     unlessStored.push(...part.unlessStored);
   }
-  const stored = await reuseStored(db, existing, (job, nonce) => {
-    nonces.set(proofJobs.length, nonce);
-    proofJobs.push(job);
-  });
-  if (unlessStored.length > 0) {
-    const have = new Set((await db.getVrfProofs(unlessStored.map(proofKey))).map(vrfProofMapKey));
-    for (const job of unlessStored) if (!have.has(vrfProofMapKey(job))) proofJobs.push(job);
+  // one read for both: the existence proofs to reuse and the markers to prove unless stored
+  const found = await storedProofs(db, [...existing.map((e) => e.job), ...unlessStored]);
+  const stored: VrfProofRecord[] = [];
+  for (const { job, nonce } of existing) {
+    const r = found.get(vrfProofMapKey(job));
+    if (r !== undefined) stored.push({ ...proofKey(job), proof: r.proof, nonce });
+    else {
+      // a store whose markers were never stored, or a version that skipped one
+      nonces.set(proofJobs.length, nonce);
+      proofJobs.push(job);
+    }
   }
+  for (const job of unlessStored) if (!found.has(vrfProofMapKey(job))) proofJobs.push(job);
   if (from === undefined) return { proofJobs, nonces, stored, sweepPositions: new Map() };
   const record = await ctx.azks.read(storage);
   // every label has a leaf, so half the node count (plus one) bounds the labels from above
@@ -74,25 +79,10 @@ export async function planPublishProofs(
   return { proofJobs, nonces, stored, sweepPositions: sweeps.positions };
 }
 
-/**
- * The records of `existing` whose proofs the store holds, each with its nonce; `prove` gets
- * the others (a store whose markers were never stored, or a version that skipped one).
- */
-async function reuseStored(
-  db: Database,
-  existing: { job: VrfJob; nonce: Uint8Array }[],
-  prove: (job: VrfJob, nonce: Uint8Array) => void,
-): Promise<VrfProofRecord[]> {
-  if (existing.length === 0) return [];
+/** The stored proofs of `jobs`, by `vrfProofMapKey`, in one read (none for no jobs). */
+async function storedProofs(db: Database, jobs: VrfJob[]): Promise<Map<string, VrfProofRecord>> {
   const found = new Map<string, VrfProofRecord>();
-  for (const r of await db.getVrfProofs(existing.map((e) => proofKey(e.job)))) {
-    found.set(vrfProofMapKey(r), r);
-  }
-  const stored: VrfProofRecord[] = [];
-  for (const { job, nonce } of existing) {
-    const r = found.get(vrfProofMapKey(job));
-    if (r === undefined) prove(job, nonce);
-    else stored.push({ ...proofKey(job), proof: r.proof, nonce });
-  }
-  return stored;
+  if (jobs.length === 0) return found;
+  for (const r of await db.getVrfProofs(jobs.map(proofKey))) found.set(vrfProofMapKey(r), r);
+  return found;
 }
