@@ -5,13 +5,17 @@
  * memory; then how each cost grows with the directory, and a chart.
  *
  *   npm run bench -- cost-curve [--store sqlite|postgres] [--url postgres://...]
- *       [--labels 2000000] [--epoch-size 100000] [--lookups 500] [--json] [--out bench]
- *       [--state FILE [--max-minutes M]] [--keep] [--sqlite-cache-mib N] [--report FILE]
+ *       [--labels 2000000] [--epoch-size 100000] [--epoch-sizes SCHEDULE] [--lookups 500]
+ *       [--layout versions|records] [--json] [--out bench] [--state FILE [--max-minutes M]]
+ *       [--keep] [--sqlite-cache-mib N] [--report FILE]
  *
  * Every epoch runs in processes of their own, as a deployment runs them:
  * - the writer: a fresh process that opens the store and publishes the epoch as `akd publish`
  *   does (`Directory` with the default VRF engine, native where built, on every core, and the
- *   default parallelism), under /usr/bin/time -v for its peak resident memory (maxRSS);
+ *   default parallelism; node started with the flags `akd` gives itself, writer-flags.ts in
+ *   the CLI), then waits until the epoch's VRF proofs are stored (`vrfProofsStored`: readers
+ *   without the key serve it from then on), under /usr/bin/time -v for its peak resident
+ *   memory (maxRSS);
  * - the store's size, measured here once the writer has exited: SQLite's file plus its WAL
  *   after a `wal_checkpoint(TRUNCATE)`; PostgreSQL's `pg_total_relation_size` (heap, indexes,
  *   TOAST) summed over the schema's tables;
@@ -22,6 +26,13 @@
  *   system's page cache and PostgreSQL's buffers are left as they are), then the same labels
  *   warm (every record in the directory's cache: the cost is the proof's own CPU). Some of the
  *   proofs are verified against the writer's root, outside the timing.
+ *
+ * The store keeps its nodes in `--layout` (default `versions`, the layout `akd init` creates).
+ * `--epoch-sizes` grows the directory in epochs of different sizes where the machine's time
+ * demands it: `100000,1000000@2000000,100000@9000000` publishes epochs of 100,000 labels, of
+ * 1,000,000 from 2,000,000 labels on, and of 100,000 again from 9,000,000 (an epoch never
+ * passes the next stage's start). Each row records its epoch's size, and the growth fit of
+ * the publish time takes the rows of the first size only.
  *
  * PostgreSQL: AKD_TEST_POSTGRES_URL or --url; a fresh schema, dropped at the end (unless
  * --keep). SQLite: a file in a fresh temporary directory. `--state FILE` keeps the rows and
@@ -71,6 +82,8 @@ const ROLE = process.env['AKD_COST_CURVE_ROLE'];
 const config = new WhatsAppV1Configuration();
 const KEY = new Uint8Array(32).fill(7);
 const labelOf = (i: number) => utf8(`user-${i}@example.com`);
+/** The node flags `akd` starts a publishing process with (the CLI's writer-flags.ts). */
+const WRITER_FLAGS = ['--expose-gc', '--no-allocation-site-pretenuring'];
 
 /** Where the grown store lives. */
 interface Location {
@@ -79,18 +92,23 @@ interface Location {
   path: string;
   /** PostgreSQL schema. */
   schema?: string;
+  /** The node layout the store is created with (runs recorded before it: records). */
+  layout?: 'versions' | 'records';
 }
 
 async function openStore(loc: Location, create: boolean): Promise<Database> {
+  // the layout a store created now takes (an existing store keeps its own)
+  const nodeLayout = loc.layout ?? 'records';
   if (loc.store === 'sqlite') {
     // --sqlite-cache-mib: the writer's page cache, instead of the driver's default (64 MiB)
     const mib = value('sqlite-cache-mib');
     return SqliteDatabase.open(loc.path, {
       create,
+      nodeLayout,
       ...(mib === undefined ? {} : { cacheSizeKiB: Number(mib) * 1024 }),
     });
   }
-  return PostgresDatabase.open(loc.path, { schema: loc.schema!, migrate: create });
+  return PostgresDatabase.open(loc.path, { schema: loc.schema!, migrate: create, nodeLayout });
 }
 
 const pct = (sorted: number[], p: number) =>
@@ -164,6 +182,10 @@ if (ROLE === 'writer') {
   const start = performance.now();
   const { epoch, hash } = await dir.publish(updates, { onProgress });
   const publishSec = (performance.now() - start) / 1000;
+  // then the epoch's VRF proofs, which readers without the key wait for
+  const proofsStart = performance.now();
+  await dir.vrfProofsStored();
+  const proofsSec = (performance.now() - proofsStart) / 1000;
   await dir.close();
   await db.close();
   console.log(
@@ -171,6 +193,7 @@ if (ROLE === 'writer') {
       epoch: String(epoch),
       rootHash: toHex(hash),
       publishSec,
+      proofsSec,
       phases,
       phaseRssMb,
       storeSec,
@@ -252,6 +275,37 @@ const reportPath = value('report');
 const reported =
   reportPath === undefined ? undefined : (JSON.parse(readFileSync(reportPath, 'utf8')) as Report);
 const epochSize = reported?.epochSize ?? Number(value('epoch-size') ?? 100_000);
+/** Epoch sizes by stage: [first label count, size], ascending (`--epoch-sizes`). */
+const stages: [number, number][] = parseStages(value('epoch-sizes') ?? String(epochSize));
+const layout = (value('layout') ?? 'versions') as NonNullable<Location['layout']>;
+if (layout !== 'versions' && layout !== 'records') {
+  throw new Error(`--layout: versions or records, not ${JSON.stringify(layout)}`);
+}
+
+/** `SIZE[@FROM],...`: the first stage starts at 0. @throws Error for anything else */
+function parseStages(text: string): [number, number][] {
+  const parsed = text.split(',').map((part, i): [number, number] => {
+    const m = /^(\d+)(?:@(\d+))?$/.exec(part.trim());
+    const size = Number(m?.[1]);
+    const from = m?.[2] === undefined ? (i === 0 ? 0 : NaN) : Number(m[2]);
+    if (m === null || !(size > 0) || !Number.isSafeInteger(from)) {
+      throw new Error(`--epoch-sizes: SIZE[@FROM],..., not ${JSON.stringify(text)}`);
+    }
+    return [from, size];
+  });
+  if (parsed[0]![0] !== 0 || parsed.some(([f], i) => i > 0 && f <= parsed[i - 1]![0])) {
+    throw new Error(`--epoch-sizes: stages start at 0 and ascend, not ${JSON.stringify(text)}`);
+  }
+  return parsed;
+}
+
+/** The size of the epoch that starts at `from` labels: its stage's, cut at the next stage. */
+function nextEpochSize(from: number): number {
+  let i = 0;
+  while (i + 1 < stages.length && stages[i + 1]![0] <= from) i++;
+  const next = stages[i + 1]?.[0] ?? Infinity;
+  return Math.min(stages[i]![1], next - from, total - from);
+}
 const lookups = reported?.lookups ?? Number(value('lookups') ?? 500);
 const outDir = value('out') ?? fileURLToPath(new URL('.', import.meta.url));
 const statePath = value('state');
@@ -264,7 +318,11 @@ interface Row {
   store: string;
   epoch: number;
   labels: number;
+  /** New labels the epoch published (runs recorded before it: the run's epoch size). */
+  count?: number;
   publishSec: number;
+  /** Seconds after the publish until its VRF proofs were stored (runs before it: none). */
+  proofsSec?: number;
   usPerLabel: number;
   phases: Record<string, number>;
   phaseRssMb: Record<string, number>;
@@ -301,11 +359,17 @@ function newLocation(): Location {
     return {
       store: 'sqlite',
       path: join(mkdtempSync(join(tmpdir(), 'akd-cost-curve-')), 'akd.db'),
+      layout,
     };
   }
   const url = value('url') ?? process.env['AKD_TEST_POSTGRES_URL'];
   if (url === undefined) throw new Error('--store postgres needs --url or AKD_TEST_POSTGRES_URL');
-  return { store: 'postgres', path: url, schema: `akd_cost_${randomBytes(4).toString('hex')}` };
+  return {
+    store: 'postgres',
+    path: url,
+    schema: `akd_cost_${randomBytes(4).toString('hex')}`,
+    layout,
+  };
 }
 
 async function pgQuery<T extends pg.QueryResultRow>(
@@ -403,7 +467,7 @@ if (!json && reported === undefined)
 
 while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
   const from = state.rows.at(-1)?.labels ?? 0;
-  const count = Math.min(epochSize, total - from);
+  const count = nextEpochSize(from);
   const locArg = ['--location', JSON.stringify(loc)];
   const cacheMib = value('sqlite-cache-mib');
   const cacheArg = cacheMib === undefined ? [] : ['--sqlite-cache-mib', cacheMib];
@@ -413,6 +477,7 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     import.meta.url,
     [...locArg, '--from', String(from), '--count', String(count), ...cacheArg],
     { AKD_COST_CURVE_ROLE: 'writer' },
+    WRITER_FLAGS,
   );
   const labels = from + count;
   const walAfter = await walPosition(loc);
@@ -432,7 +497,9 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     store: storeName,
     epoch: Number(w.json['epoch']),
     labels,
+    count,
     publishSec: round(publishSec),
+    proofsSec: round(Number(w.json['proofsSec'])),
     usPerLabel: Math.round((publishSec * 1e6) / count),
     phases: w.json['phases'] as Record<string, number>,
     phaseRssMb: w.json['phaseRssMb'] as Record<string, number>,
@@ -458,7 +525,8 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
   if (json) console.log(JSON.stringify(row));
   else {
     console.log(
-      `epoch ${row.epoch}: ${row.labels} labels, publish ${row.publishSec} s (${row.usPerLabel} us/label), ` +
+      `epoch ${row.epoch}: ${row.labels} labels (+${count}), publish ${row.publishSec} s (${row.usPerLabel} us/label), ` +
+        `proofs ${row.proofsSec} s, ` +
         `${row.bytesPerLabelVersion} B/label version, lookups cold p50 ${row.coldP50Ms} / p99 ${row.coldP99Ms} ms, ` +
         `warm p50 ${row.warmP50Ms} / p99 ${row.warmP99Ms} ms, writer maxRSS ${row.writerMaxRssMb} MB, load ${row.load1}`,
     );
@@ -472,7 +540,7 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
 }
 
 const rows = state.rows;
-const ns = rows.map((r) => r.labels);
+const countOf = (r: Row) => r.count ?? epochSize;
 const costs: [string, string, (r: Row) => number][] = [
   ['publishSec', 'publish time per epoch (s)', (r) => r.publishSec],
   ['bytesPerLabelVersion', 'store bytes per label version', (r) => r.bytesPerLabelVersion],
@@ -484,8 +552,15 @@ const costs: [string, string, (r: Row) => number][] = [
 ];
 const growth: Record<string, unknown> = {};
 if (rows.length >= 3) {
+  // publish time grows with the epoch too: its fit takes the epochs of the first stage's size
+  const base = countOf(rows[0]!);
   for (const [key, title, get] of costs) {
-    const fit = classifyGrowth(ns, rows.map(get));
+    const fitted = key === 'publishSec' ? rows.filter((r) => countOf(r) === base) : rows;
+    if (fitted.length < 3) continue;
+    const fit = classifyGrowth(
+      fitted.map((r) => r.labels),
+      fitted.map(get),
+    );
     growth[key] = {
       ...fit,
       rangeRatio: round(fit.rangeRatio),
@@ -494,7 +569,7 @@ if (rows.length >= 3) {
     };
     if (!json) {
       console.log(
-        `${title}: ${fit.growth} (measured ${round(fit.measuredRatio)}x, fitted ${round(fit.rangeRatio)}x from ${ns[0]} to ${ns.at(-1)} labels; ` +
+        `${title}: ${fit.growth} (measured ${round(fit.measuredRatio)}x, fitted ${round(fit.rangeRatio)}x from ${fitted[0]!.labels} to ${fitted.at(-1)!.labels} labels; ` +
           `n^${round(fit.powerExponent, 3)}; rms constant ${round(fit.rms.constant, 3)}, log ${round(fit.rms.log, 3)}, linear ${round(fit.rms.linear, 3)})`,
       );
     }
@@ -530,16 +605,18 @@ if (!json) {
   // the table bench/RESULTS.md shows
   const wal = rows.some((r) => r.walBytes !== undefined);
   const head =
-    '| labels | publish s | us/label | records/label | preload s | commit s | store reads s | store writes s |' +
+    '| labels | epoch | publish s | proofs s | us/label | records/label | preload s | commit s | store reads s | store writes s |' +
     `${wal ? ' WAL MB |' : ''} B/label version | cold p50 ms | cold p99 ms | warm p50 ms | warm p99 ms | writer maxRSS MB | load |`;
   console.log(`\n${head}`);
   console.log(head.replace(/[^|]+/g, ' ---: '));
   for (const r of rows) {
     const cells = [
       r.labels.toLocaleString('en'),
+      countOf(r).toLocaleString('en'),
       r.publishSec.toFixed(1),
+      r.proofsSec === undefined ? '-' : r.proofsSec.toFixed(1),
       r.usPerLabel,
-      r.txRecords === undefined ? '-' : (r.txRecords / epochSize).toFixed(2),
+      r.txRecords === undefined ? '-' : (r.txRecords / countOf(r)).toFixed(2),
       (r.phases['preload'] ?? 0).toFixed(1),
       (r.phases['commit'] ?? 0).toFixed(1),
       storePart(r, 'batchGet'),
@@ -560,7 +637,7 @@ const m = (r: Row) => r.labels / 1e6;
 writeFileSync(
   join(outDir, `cost-curve-${storeName}.svg`),
   renderChart({
-    title: `Cost curve, ${storeName === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: epochs of ${epochSize.toLocaleString('en')} new labels (commit ${commit})`,
+    title: `Cost curve, ${storeName === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: epochs of ${[...new Set(rows.map(countOf))].map((n) => n.toLocaleString('en')).join(', ')} new labels, ${loc.layout ?? 'records'} (commit ${commit})`,
     xLabel: 'labels in the directory (millions)',
     panels: [
       {

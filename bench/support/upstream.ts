@@ -58,11 +58,25 @@ export function measure(command: string, args: string[], env: NodeJS.ProcessEnv 
   };
 }
 
-/** Runs this benchmark file again in a child process (compiled packages, fresh heap). */
-export function measureSelf(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Measured {
+/**
+ * Runs this benchmark file again in a child process (compiled packages, fresh heap), node
+ * started with `nodeFlags` (as `akd` starts itself, for instance).
+ */
+export function measureSelf(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  nodeFlags: string[] = [],
+): Measured {
   return measure(
     process.execPath,
-    ['--import', join(ROOT, 'scripts/bench-loader.mjs'), fileURLToPath(file), ...args],
+    [
+      ...nodeFlags,
+      '--import',
+      join(ROOT, 'scripts/bench-loader.mjs'),
+      fileURLToPath(file),
+      ...args,
+    ],
     env,
   );
 }
