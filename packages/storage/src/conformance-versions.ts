@@ -233,6 +233,67 @@ export function runVersionedNodeConformance(
     );
 
     test(
+      'superseded versions are deleted, where the driver deletes them, all or none',
+      withDb(async (db) => {
+        if (db.deleteNodeVersions === undefined) return;
+        await publishTree(db);
+        const del = (nodes: TreeNode[], extra: [NodeLabel, bigint][] = []) =>
+          db.deleteNodeVersions!(
+            [...nodes.map((n) => n.label), ...extra.map(([l]) => l)],
+            [...nodes.map((n) => n.lastEpoch), ...extra.map(([, e]) => e)],
+          );
+        const stored = async (nodes: TreeNode[]) =>
+          (
+            await db.batchGetNodeVersions!(
+              nodes.map((n) => n.label),
+              nodes.map((n) => n.lastEpoch),
+            )
+          ).map((r) => r !== undefined);
+        assert.equal(await del([]), 0);
+        await assert.rejects(db.deleteNodeVersions!([A, B], [1n]), RangeError);
+        // nothing of the store's epoch, even beside versions that may go
+        await assert.rejects(del([v.R0, v.R3]), RangeError);
+        await assert.rejects(del([v.B1], [[label(0x22), 4n]]), RangeError);
+        assert.deepEqual(await stored([v.R0, v.R3, v.B1]), [true, true, true]);
+
+        // what epoch 2 superseded; one never stored and one given twice count once or not at all
+        assert.equal(await del([v.R0, v.R1, v.R1], [[label(0x11), 1n]]), 2);
+        assert.deepEqual(await stored([v.R0, v.R1, v.R2, v.A1, v.B1]), [
+          false,
+          false,
+          true,
+          true,
+          true,
+        ]);
+        // reads at the store's epoch are whole: the root's previous copy is of epoch 2
+        assertRecordEqual(await db.get(nodeKey(ROOT)), rec(v.R3, v.R2));
+        assertRecordEqual(await db.get(nodeKey(B)), rec(v.B3, v.B1));
+        assert.equal(await del([v.R0]), 0);
+
+        // what epoch 3 superseded: previous copies are gone with them
+        assert.equal(await del([v.R2, v.B1]), 2);
+        assertRecordEqual(await db.get(nodeKey(ROOT)), rec(v.R3));
+        assertRecordEqual(await db.get(nodeKey(B)), rec(v.B3));
+        assertRecordEqual(await db.get(nodeKey(A)), rec(v.A1));
+        assert.deepEqual(await stored([v.R3, v.I2, v.A1, v.C2, v.B3]), [
+          true,
+          true,
+          true,
+          true,
+          true,
+        ]);
+
+        // the store goes on: the next epoch's root is the newest, as before
+        const R4 = inner(ROOT, 4n, NodeType.Root, 5, v.I2, v.B3);
+        await db.batchSet([rec(R4, v.R3), { kind: 'azks', latestEpoch: 4n, numNodes: 5n }]);
+        assertRecordEqual(await db.get(nodeKey(ROOT)), rec(R4, v.R3));
+        assert.equal(await del([v.R3]), 1);
+        assertRecordEqual(await db.get(nodeKey(ROOT)), rec(R4));
+        await assert.rejects(del([R4]), RangeError);
+      }),
+    );
+
+    test(
       'subtree reads, where the driver has them, start from the versions they are given',
       withDb(async (db) => {
         if (db.batchGetSubtrees === undefined) return;

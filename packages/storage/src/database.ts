@@ -213,6 +213,19 @@ export interface Database {
   batchGetNodeVersionBytes?(labels: Uint8Array, epochs: BigUint64Array): Promise<NodeRecordBytes>;
 
   /**
+   * Optional, for the `versions` layout: deletes the versions of tree nodes `labels[i]`
+   * written in epoch `epochs[i]`, all of them or (on failure) none, and returns how many were
+   * stored (a version not stored, or given twice, counts once or not at all). Only versions
+   * that no walk from a root still served reaches may be given: version-collection.ts finds
+   * them (a version superseded by a newer one that the epochs served already see). Deleting a
+   * root version also drops its epoch from the root epochs rule 3 reads; the store's epoch
+   * never moves, since no version of it can be deleted.
+   * @throws RangeError, deleting nothing, where the lists differ in length or a version's
+   * epoch is not below the store's epoch (rule 3)
+   */
+  deleteNodeVersions?(labels: readonly NodeLabel[], epochs: readonly bigint[]): Promise<number>;
+
+  /**
    * Optional: the tree-node records of `labels` and of every node below them that a walk
    * toward `targets` at `epoch` continues to (spec 13.2: below a node that is not a leaf in its
    * version visible at `epoch` and whose label prefixes one of the targets, full-length labels),

@@ -45,7 +45,7 @@ export { replicationStatusOf } from './replication.js';
 export type { ReplicationAware, ReplicationStatus } from './replication.js';
 export { MemoryDatabase } from './memory-database.js';
 export type { MemoryDatabaseOptions } from './memory-database.js';
-export { recordByWalk, versionAt, versionsToWrite } from './node-versions.js';
+export { checkDeletable, recordByWalk, versionAt, versionsToWrite } from './node-versions.js';
 export type { VersionLookup } from './node-versions.js';
 export { PackedMemoryDatabase } from './packed-memory-database.js';
 export type { PackedMemoryOptions } from './packed-memory-database.js';

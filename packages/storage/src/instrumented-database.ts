@@ -105,8 +105,9 @@ export class InstrumentedDatabase implements Database {
       this.batchGetNodeVersionBytes = (labels, epochs) =>
         this.batchRead(epochs.length, () => versionBytesOf(labels, epochs));
     }
-    // and writes in chunks only where it writes so
+    // and writes in chunks, or deletes versions, only where it does so
     this.batchSetChunks = inner.batchSetChunks?.bind(inner);
+    this.deleteNodeVersions = inner.deleteNodeVersions?.bind(inner);
     this.nodeLayout = inner.nodeLayout;
   }
 
@@ -121,6 +122,10 @@ export class InstrumentedDatabase implements Database {
     epochs: BigUint64Array,
   ) => Promise<NodeRecordBytes>;
   readonly batchSetChunks?: (chunks: Iterable<DbRecord[]>, state?: DbSetState) => Promise<void>;
+  readonly deleteNodeVersions?: (
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ) => Promise<number>;
 
   /** Zeroes the counters (not the reads in flight). */
   resetStats(): void {

@@ -9,7 +9,7 @@ import type { Database, DbSetState, NodeLayout } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
 import { copyOfEpoch } from './node-reads.js';
-import { checkAligned, recordByWalk, versionsToWrite } from './node-versions.js';
+import { checkAligned, checkDeletable, recordByWalk, versionsToWrite } from './node-versions.js';
 import {
   fullKey,
   recordFullKey,
@@ -121,6 +121,19 @@ export class MemoryDatabase extends InProcessStore implements Database {
         ? undefined
         : { kind: 'treeNode', label, latest, previous: undefined };
     });
+  }
+
+  async deleteNodeVersions(
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ): Promise<number> {
+    this.check();
+    checkDeletable(this.nodeLayout, this.storeEpoch, labels.length, epochs);
+    let deleted = 0;
+    labels.forEach((label, i) => {
+      if (this.versions.delete(versionKey(label, epochs[i]!))) deleted++;
+    });
+    return deleted;
   }
 
   /** A tree node's record by label, as the store's layout answers it. */

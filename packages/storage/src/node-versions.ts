@@ -7,6 +7,7 @@
  */
 
 import { NodeLabel } from '@akd-ts/core';
+import type { NodeLayout } from './database.js';
 import type { TreeNode, TreeNodeRecord } from './records.js';
 
 /** A stored version of `label` written in `epoch`, or undefined. */
@@ -75,5 +76,30 @@ export function versionsToWrite(
 export function checkAligned(labels: number, epochs: number): void {
   if (labels !== epochs) {
     throw new RangeError(`${labels} labels but ${epochs} epochs: they must be aligned`);
+  }
+}
+
+/**
+ * Checks a `deleteNodeVersions` call before it deletes anything: a store of versions, aligned
+ * lists, and every epoch below the store's epoch (`storeEpoch`, undefined for an empty store),
+ * whose versions are the served tree's and never garbage.
+ * @throws RangeError naming what is wrong
+ */
+export function checkDeletable(
+  layout: NodeLayout | undefined,
+  storeEpoch: bigint | undefined,
+  labels: number,
+  epochs: readonly bigint[],
+): void {
+  if (layout !== 'versions') {
+    throw new RangeError('only a store of the versions layout deletes node versions');
+  }
+  checkAligned(labels, epochs.length);
+  for (const epoch of epochs) {
+    if (storeEpoch === undefined || epoch >= storeEpoch) {
+      throw new RangeError(
+        `a version of epoch ${epoch} is not below the store's epoch ${storeEpoch ?? 'none'}: it is never deleted`,
+      );
+    }
   }
 }
