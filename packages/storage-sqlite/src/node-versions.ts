@@ -13,6 +13,8 @@
  * - Reads by label (rule 4): a walk from the root of the store's epoch, all labels asked at
  *   once, one batched read per tree level; then the same from the root of the epoch before
  *   each version found, for its previous copy.
+ * - Deletions: versions no served walk reaches, in key order (version-deletion.ts), a root
+ *   version's epoch dropped from node_roots with it.
  */
 
 import { NodeLabel, toHex } from '@akd-ts/core';
@@ -21,6 +23,7 @@ import type { SqliteStatement } from './client.js';
 import { MAX_STORED_INTEGER, type Row } from './codec.js';
 import { corruptRow } from './errors.js';
 import { chunks } from './sql.js';
+import { deleteVersions } from './version-deletion.js';
 import {
   compactCodecLabels,
   compactLabel,
@@ -133,6 +136,14 @@ export class NodeVersions {
     }
     const root = this.stmt(INSERT_ROOT_SQL);
     for (const [epoch, label] of rows) if (isRoot(label)) root.run(epoch);
+  }
+
+  /**
+   * Deletes the versions of `labels[i]` written in `epochs[i]` (checked by the caller).
+   * @returns how many were stored
+   */
+  delete(labels: readonly NodeLabel[], epochs: readonly bigint[]): number {
+    return deleteVersions(this.stmt, labels, epochs, this.writeChunkRows);
   }
 
   // ---- reads by version ---------------------------------------------------------------

@@ -15,6 +15,7 @@ import { AkdError, appendAll, toHex, type NodeLabel } from '@akd-ts/core';
 import {
   alignNodes,
   checkAuditBlob,
+  checkDeletable,
   checkVrfProofKey,
   checkVrfProofRecord,
   codecLabelCount,
@@ -276,10 +277,10 @@ export class SqliteDatabase implements Database {
   }
 
   /** Runs a write in one transaction. */
-  private write(doing: string | (() => string), fn: () => void): void {
+  private write<T>(doing: string | (() => string), fn: () => T): T {
     this.check();
     try {
-      this.transaction('BEGIN IMMEDIATE', fn);
+      return this.transaction('BEGIN IMMEDIATE', fn);
     } catch (e) {
       throw toAkdError(e, typeof doing === 'string' ? doing : doing(), this.path);
     }
@@ -325,6 +326,30 @@ export class SqliteDatabase implements Database {
     this.write(`write a batch of ${records.length} records`, () =>
       this.writeRecords(records, this.versions?.storeEpoch()),
     );
+  }
+
+  /**
+   * Deletes versions of tree nodes (database.ts), all or none, in one write transaction as
+   * `batchSet` writes. The store's epoch they must lie below is read inside it, so that a
+   * publish another connection commits meanwhile is either seen or waits for the deletion.
+   * @throws RangeError, deleting nothing, for a store of records, lists of different lengths
+   * or a version not below the store's epoch
+   */
+  async deleteNodeVersions(
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ): Promise<number> {
+    this.check();
+    const versions = this.versions;
+    if (versions === undefined || labels.length === 0 || labels.length !== epochs.length) {
+      // what is refused whatever the store's epoch is refused before a transaction begins
+      checkDeletable(this.nodeLayout, undefined, labels.length, epochs);
+      return 0;
+    }
+    return this.write(`delete ${labels.length} tree node versions`, () => {
+      checkDeletable(this.nodeLayout, versions.storeEpoch(), labels.length, epochs);
+      return versions.delete(labels, epochs);
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * The SQL of the `versions` layout (schema.ts `VERSIONS_TABLES_SQL`): appends of node
- * versions, the store's epoch, and reads of versions by their primary key.
+ * versions, the store's epoch, reads of versions by their primary key, and their deletion.
  */
 
 import { byCount } from './sql.js';
@@ -17,6 +17,17 @@ export const upsertVersionsSql = byCount(
 
 /** Notes the write epoch of a root version (rule 3). */
 export const INSERT_ROOT_SQL = 'INSERT OR IGNORE INTO node_roots (epoch) VALUES (?)';
+
+/**
+ * Deletes the versions at `keys` (epoch, compact label) pairs; NULLs match none. SQLite
+ * builds the list into an index of its own and probes the primary key with each entry.
+ */
+export const deleteVersionsSql = byCount(
+  (keys) => `DELETE FROM node_versions WHERE (epoch, label) IN (VALUES ${list(keys, '(?, ?)')})`,
+);
+
+/** Drops the epoch of a root version deleted (rule 3). */
+export const DELETE_ROOT_SQL = 'DELETE FROM node_roots WHERE epoch = ?';
 
 /** The store's epoch (rule 3): the newest root version's; NULL when there is none. */
 export const STORE_EPOCH_SQL = 'SELECT max(epoch) FROM node_roots';
