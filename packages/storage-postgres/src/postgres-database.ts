@@ -10,6 +10,7 @@ import pg from 'pg';
 import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
 import {
   checkAuditBlob,
+  checkDeletable,
   checkVrfProofKey,
   checkVrfProofRecord,
   alignNodes,
@@ -111,6 +112,7 @@ import {
   versionId,
   type VersionAsk,
 } from './version-reads.js';
+import { deleteVersions } from './version-delete.js';
 import { checkOptions, type PostgresDatabaseOptions, type Settings } from './options.js';
 import { promoteStore, type PromoteOptions, type PromoteResult } from './promote.js';
 import { buildStatements, type Statements } from './queries.js';
@@ -814,6 +816,32 @@ export class PostgresDatabase implements Database, ReplicationAware {
       if (answer !== undefined) return answer;
     }
     return nodeRecordBytes(await this.batchGetNodeVersions(codecLabels(labels), [...epochs]));
+  }
+
+  /**
+   * Deletes the versions `labels[i]` wrote in `epochs[i]` (`Database.deleteNodeVersions`) in
+   * one transaction of this writer, the fence checked first as every write does: a statement
+   * per `writeChunkSize` versions in key order (version-delete.ts). A root version's row is
+   * also the root epochs' (the partial index `node_versions_roots`): it goes with it.
+   * @throws RangeError, deleting nothing, for a store of records, lists of different lengths,
+   * an epoch outside u64, or one not below the store's epoch (read in the transaction);
+   * AkdError as `batchSet` throws them (nothing deleted, except that a connection lost during
+   * COMMIT leaves the outcome unknown)
+   */
+  async deleteNodeVersions(
+    labels: readonly NodeLabel[],
+    epochs: readonly bigint[],
+  ): Promise<number> {
+    this.#check();
+    this.#checkWriter();
+    for (const e of epochs) assertU64(e, 'epoch');
+    // what needs no read (the layout, the lengths) is refused before a connection is taken:
+    // no epoch of a store is above the largest it stores
+    checkDeletable(this.#layout, MAX_STORED + 1n, labels.length, epochs);
+    if (labels.length === 0) return 0;
+    return this.#fenced(`deleting ${labels.length} tree-node versions`, (q) =>
+      deleteVersions(q, this.#sql, labels, epochs, this.#settings.writeChunkSize),
+    );
   }
 
   /**

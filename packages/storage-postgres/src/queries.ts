@@ -16,6 +16,7 @@ import {
   storeEpochSql,
   versionBatchSql,
   versionBytesSql,
+  versionDeleteSql,
   versionInsertSql,
   versionSubtreesSql,
 } from './version-sql.js';
@@ -133,6 +134,7 @@ export interface Statements {
   versionCopy: PgQuery;
   storeEpoch: PgQuery;
   versionBatch: PgQuery;
+  versionDelete: PgQuery;
   versionBytesBatch: PgQuery;
   versionSubtrees: PgQuery;
   labelWalk: PgQuery;
@@ -227,6 +229,7 @@ export function buildStatements(schema: string): Statements {
     },
     storeEpoch: { name: name('store_epoch'), text: storeEpochSql(tables.nodeVersions) },
     versionBatch: { name: name('version_batch'), text: versionBatchSql(tables.nodeVersions) },
+    versionDelete: { name: name('version_delete'), text: versionDeleteSql(tables.nodeVersions) },
     versionBytesBatch: {
       name: name('version_bytes_batch'),
       text: versionBytesSql(tables.nodeVersions),

@@ -102,6 +102,18 @@ export function storeEpochSql(table: string): string {
   return `SELECT max(epoch) AS epoch FROM ${table} WHERE label = ${ROOT_KEY}`;
 }
 
+/**
+ * Deletes the versions of `$1` (epochs) and `$2` (keys) and counts the rows it deleted: one
+ * row back, not a row per version. Only the rows named are touched (and logged); a key given
+ * twice finds its row once.
+ */
+export function versionDeleteSql(table: string): string {
+  return (
+    `WITH d AS (DELETE FROM ${table} v USING unnest($1::int8[], $2::bytea[]) AS k(epoch, label) ` +
+    `WHERE v.epoch = k.epoch AND v.label = k.label RETURNING 1) SELECT count(*) AS n FROM d`
+  );
+}
+
 /** The versions of `$1` (epochs) and `$2` (keys): a primary-key probe each. */
 export function versionBatchSql(table: string): string {
   return (
