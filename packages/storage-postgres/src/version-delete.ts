@@ -46,8 +46,9 @@ export async function deleteVersions(
   chunkSize: number,
 ): Promise<number> {
   const { rows } = await q.query(sql.storeEpoch);
-  const stored = rows[0]?.epoch;
-  const storeEpoch = stored === null || stored === undefined ? undefined : BigInt(String(stored));
+  // max() answers one row, NULL for a store without roots
+  const stored = rows[0]!.epoch;
+  const storeEpoch = stored === null ? undefined : BigInt(String(stored));
   checkDeletable('versions', storeEpoch, labels.length, epochs);
   const asks = deletionOrder(labels, epochs);
   const statement = (from: number): PgQuery | undefined =>
@@ -59,7 +60,7 @@ export async function deleteVersions(
   for (let from = chunkSize; next !== undefined; from += chunkSize) {
     const running = q.query(next);
     next = statement(from);
-    deleted += Number((await running).rows[0]?.n ?? 0);
+    deleted += Number((await running).rows[0]!.n);
   }
   return deleted;
 }
