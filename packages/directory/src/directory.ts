@@ -16,11 +16,14 @@ import {
   type EpochHash,
   type NodeLabel,
 } from '@akd-ts/core';
-import type {
-  ValueStateRecord,
-  VrfProofRecord,
-  WriterLock,
-  WriterLockStatus,
+import {
+  collectNodeVersions,
+  type Collected,
+  type CollectionProgress,
+  type ValueStateRecord,
+  type VrfProofRecord,
+  type WriterLock,
+  type WriterLockStatus,
 } from '@akd-ts/storage';
 import { exportAuditBlobs } from './audit-blobs.js';
 import { missingAuditBlobs, stepAuditBlob } from './audit-store/write.js';
@@ -560,6 +563,34 @@ export class Directory extends ReadOnlyDirectory {
    */
   backfillVrfProofs(options: BackfillOptions = {}): Promise<{ labels: number; complete: boolean }> {
     return this.enqueue(() => backfillVrfProofs(this.ctx, options));
+  }
+
+  /**
+   * Deletes the node versions no reader reaches any more, in a store of the versions layout:
+   * what each epoch up to the one before the latest replaced (storage's version-collection.ts),
+   * an epoch at a time, resuming after the last one collected. Readers serve the latest epoch
+   * or the one before it (a reader without the key, the epoch whose VRF proofs are stored),
+   * as a store of records keeps a node's latest version and the one before it. Queued like a
+   * publish; stops, with `stopped`, when this writer loses its lock.
+   * @throws RangeError for a store of records, or a store that cannot delete versions
+   * @example await writer.collectNodeVersions({ onProgress: (p) => log(`epoch ${p.epoch}`) });
+   */
+  collectNodeVersions(
+    options: { onProgress?: (progress: CollectionProgress) => void } = {},
+  ): Promise<Collected> {
+    return this.enqueue(async () => {
+      this.checkLock();
+      const db = this.ctx.storage.db;
+      const { latestEpoch } = await this.ctx.azks.read(this.ctx.storage);
+      const mark = await proofsThrough(db);
+      let through = latestEpoch - 1n;
+      if (mark !== undefined && mark < through) through = mark;
+      return collectNodeVersions(db, {
+        through,
+        mayWrite: this.holdsLock(),
+        ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+      });
+    });
   }
 
   /**

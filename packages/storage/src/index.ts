@@ -100,3 +100,9 @@ export { Transaction } from './transaction.js';
 export type { CommitLog, NodeRecordBatch } from './transaction.js';
 export { InstrumentedDatabase } from './instrumented-database.js';
 export type { InstrumentOptions, ReadStats } from './instrumented-database.js';
+export {
+  COLLECTED_THROUGH_SETTING,
+  collectNodeVersions,
+  collectedThrough,
+} from './version-collection.js';
+export type { Collected, CollectOptions, CollectionProgress } from './version-collection.js';

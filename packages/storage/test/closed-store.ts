@@ -22,6 +22,7 @@ export async function assertClosedRefusesEveryCall(
       | 'listUsernames'
       | 'batchSetChunks'
       | 'batchGetSubtrees'
+      | 'deleteNodeVersions'
     >,
     () => Promise<unknown>
   > & {
@@ -31,6 +32,7 @@ export async function assertClosedRefusesEveryCall(
     listUsernames?: () => Promise<unknown>;
     batchSetChunks?: () => Promise<unknown>;
     batchGetSubtrees?: () => Promise<unknown>;
+    deleteNodeVersions?: () => Promise<unknown>;
   } = {
     set: () => db.set(azks),
     batchSet: () => db.batchSet([azks]),
@@ -53,6 +55,9 @@ export async function assertClosedRefusesEveryCall(
   };
   if (db.batchGetNodeVersions !== undefined) {
     calls.batchGetNodeVersions = () => db.batchGetNodeVersions!([NodeLabel.root()], [1n]);
+  }
+  if (db.deleteNodeVersions !== undefined) {
+    calls.deleteNodeVersions = () => db.deleteNodeVersions!([NodeLabel.root()], [0n]);
   }
   if (db.batchGetNodeVersionBytes !== undefined) {
     calls.batchGetNodeVersionBytes = () =>
