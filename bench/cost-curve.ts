@@ -7,7 +7,7 @@
  *   npm run bench -- cost-curve [--store sqlite|postgres] [--url postgres://...]
  *       [--labels 2000000] [--epoch-size 100000] [--epoch-sizes SCHEDULE] [--lookups 500]
  *       [--layout versions|records] [--json] [--out bench] [--state FILE [--max-minutes M]]
- *       [--keep] [--sqlite-cache-mib N] [--report FILE]
+ *       [--keep] [--sqlite-cache-mib N] [--report FILE] [--pause-file FILE]
  *
  * Every epoch runs in processes of their own, as a deployment runs them:
  * - the writer: a fresh process that opens the store and publishes the epoch as `akd publish`
@@ -41,7 +41,9 @@
  * to continue). The rows and the chart are written to `--out` as cost-curve-<store>.json and
  * cost-curve-<store>.svg; `--report FILE` prints such a file's table and growth again and
  * redraws its chart, without measuring. `--sqlite-cache-mib` gives the SQLite writer a page
- * cache of that size instead of the driver's default.
+ * cache of that size instead of the driver's default. While `--pause-file` names a file that
+ * exists, no new epoch starts (the one running finishes): the machine can do other work
+ * between epochs without that work being measured as theirs.
  */
 
 import { execFileSync } from 'node:child_process';
@@ -465,7 +467,12 @@ const where = loc.store === 'sqlite' ? loc.path : `schema ${loc.schema}`;
 if (!json && reported === undefined)
   console.log(`cost curve on ${storeName} (${where}), ${lookups} lookups an epoch`);
 
+const pauseFile = value('pause-file');
 while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
+  if (pauseFile !== undefined && existsSync(pauseFile)) {
+    if (!json) console.log(`paused while ${pauseFile} exists`);
+    while (existsSync(pauseFile)) await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
   const from = state.rows.at(-1)?.labels ?? 0;
   const count = nextEpochSize(from);
   const locArg = ['--location', JSON.stringify(loc)];
