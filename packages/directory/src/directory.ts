@@ -33,6 +33,7 @@ import { parallelLevels } from './parallelism.js';
 import { ElementPacker } from './tree/arena/elements.js';
 import { ReadOnlyDirectory, makeContext, type DirectoryOptions } from './read-only-directory.js';
 import { releaseAfterLargeEpoch } from './release-memory.js';
+import { oldestServedEpoch } from './version-collection.js';
 import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
@@ -566,12 +567,9 @@ export class Directory extends ReadOnlyDirectory {
   }
 
   /**
-   * Deletes the node versions no reader reaches any more, in a store of the versions layout:
-   * what each epoch up to the one before the latest replaced (storage's version-collection.ts),
-   * an epoch at a time, resuming after the last one collected. Readers serve the latest epoch
-   * or the one before it (a reader without the key, the epoch whose VRF proofs are stored),
-   * as a store of records keeps a node's latest version and the one before it. Queued like a
-   * publish; stops, with `stopped`, when this writer loses its lock.
+   * Deletes the node versions no reader reaches any more, in a store of the versions layout
+   * (version-collection.ts), an epoch at a time, resuming after the last one collected.
+   * Queued like a publish; stops, with `stopped`, when this writer loses its lock.
    * @throws RangeError for a store of records, or a store that cannot delete versions
    * @example await writer.collectNodeVersions({ onProgress: (p) => log(`epoch ${p.epoch}`) });
    */
@@ -581,12 +579,8 @@ export class Directory extends ReadOnlyDirectory {
     return this.enqueue(async () => {
       this.checkLock();
       const db = this.ctx.storage.db;
-      const { latestEpoch } = await this.ctx.azks.read(this.ctx.storage);
-      const mark = await proofsThrough(db);
-      let through = latestEpoch - 1n;
-      if (mark !== undefined && mark < through) through = mark;
       return collectNodeVersions(db, {
-        through,
+        through: await oldestServedEpoch(db),
         mayWrite: this.holdsLock(),
         ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
       });

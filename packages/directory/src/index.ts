@@ -47,6 +47,7 @@ export { nativeVrfWhy } from './vrf/native.js';
 export type { VrfBackendChoice, VrfBackendName, VrfKeyBackend } from './vrf/backend.js';
 export { Azks } from './azks.js';
 export { checkStoredDirectory } from './check/stored-directory.js';
+export { collectStoreVersions, oldestServedEpoch } from './version-collection.js';
 export type {
   StoredDirectoryCheckOptions,
   StoredDirectoryReport,

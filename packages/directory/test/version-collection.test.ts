@@ -5,7 +5,7 @@
 // resumes without leaving a version behind.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { NodeLabel, utf8 } from '@akd-ts/core';
+import { NodeLabel, isAkdError, utf8 } from '@akd-ts/core';
 import {
   COLLECTED_THROUGH_SETTING,
   MemoryDatabase,
@@ -14,6 +14,11 @@ import {
   type Database,
   type TreeNode,
 } from '@akd-ts/storage';
+import {
+  VRF_PROOFS_THROUGH_SETTING,
+  collectStoreVersions,
+  oldestServedEpoch,
+} from '@akd-ts/directory';
 import { testStores } from '../../../test/support/stores.js';
 import { openDirectory, type TestDirectory } from './support/build.js';
 
@@ -200,6 +205,31 @@ describe('collection of node versions no served walk reaches', () => {
     } finally {
       await t.dir.close();
     }
+  });
+
+  test('a store is collected without its writer and key, never past the proofs mark', async () => {
+    const db = new MemoryDatabase({ nodeLayout: 'versions' });
+    assert.equal(await oldestServedEpoch(db), -1n);
+    assert.equal((await collectStoreVersions(db)).epochs, 0);
+    const t = await openDirectory('whatsapp_v1', { db });
+    for (let e = 0; e < EPOCHS.length; e++) await publishEpoch(t, e);
+    // the writer holds the lock: a collection beside it is refused
+    await assert.rejects(collectStoreVersions(db), (e) => isAkdError(e, 'STORAGE_LOCKED'));
+    await t.dir.close();
+    // readers without the key serve epoch 2 until the writer stores later proofs
+    await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '2');
+    assert.equal(await oldestServedEpoch(db), 2n);
+    const epochs: bigint[] = [];
+    const r = await collectStoreVersions(db, { onProgress: (p) => epochs.push(p.epoch) });
+    assert.deepEqual(epochs, [1n, 2n]);
+    assert.equal(r.stopped, false);
+    await db.setSetting(VRF_PROOFS_THROUGH_SETTING, `${EPOCHS.length}`);
+    assert.equal(await oldestServedEpoch(db), BigInt(EPOCHS.length - 1));
+    const rest = await collectStoreVersions(db);
+    assert.deepEqual([rest.from, rest.through, rest.epochs], [3n, 4n, 2]);
+    // the lock was released: a writer opens again
+    const again = await openDirectory('whatsapp_v1', { db });
+    await again.dir.close();
   });
 
   test('a store of records, or a corrupt setting, is refused', async () => {
