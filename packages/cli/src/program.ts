@@ -32,7 +32,8 @@ Commands by task:
   run a directory    init, publish, epoch, serve
   keep it safe       backup, restore (SQLite); fence, promote (PostgreSQL fail-over);
                      vrf backfill (store the VRF proofs of an older store, once);
-                     layout migrate (keep tree nodes as versions appended by epoch)
+                     layout migrate (keep tree nodes as versions appended by epoch);
+                     layout collect (delete node versions no reader reaches any more)
   serve proofs       lookup, history; audit (one append-only proof between two epochs)
   audit a directory  audit export (write its audit blobs to a folder);
                      audit verify (check a folder or listing of audit blobs as one chain,

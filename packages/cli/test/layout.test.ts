@@ -83,6 +83,80 @@ test('a SQLite store of records moves to versions in chunks and serves the same 
   }
 });
 
+test('akd layout collect deletes the versions no reader reaches, without the key, and resumes', async () => {
+  const tmp = tempDir();
+  try {
+    const path = join(tmp.dir, 'akd.db');
+    const db = `sqlite:${path}`;
+    await threeEpochs(db, []);
+    const more = await akd(['publish', '--db', db, '-'], { env, stdin: epoch(LABELS, 4) });
+    assert.equal(more.code, 0, more.stderr);
+    const before = await proofs(db);
+    const versions = () => {
+      const raw = openBetterSqlite(path);
+      const row = raw.prepare('SELECT count(*) AS n FROM node_versions').get() as { n: number };
+      raw.close();
+      return row.n;
+    };
+    const stored = versions();
+
+    const noKey = { AKD_VRF_KEY_FILE: '/nonexistent/akd.key' };
+    const run = await akd(['layout', 'collect', '--db', db], { env: noKey });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(
+      run.stderr
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/, \d+ versions deleted$/, '')),
+      [
+        'layout: epoch 1 of 3 collected',
+        'layout: epoch 2 of 3 collected',
+        'layout: epoch 3 of 3 collected',
+      ],
+    );
+    const deleted = Number(
+      /epochs 1 to 3 collected, (\d+) node versions deleted/.exec(run.stdout)?.[1],
+    );
+    assert.ok(deleted > 0, run.stdout);
+    assert.equal(versions(), stored - deleted);
+    assert.deepEqual(await proofs(db), before, 'the proofs of every label, byte for byte');
+
+    const again = await akd(['layout', 'collect', '--db', db, '--json'], { env: noKey });
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(
+      [
+        JSON.parse(again.stdout).epochs,
+        JSON.parse(again.stdout).deleted,
+        JSON.parse(again.stdout).from,
+      ],
+      [0, 0, 4],
+    );
+    const nothing = await akd(['layout', 'collect', '--db', db], { env: noKey });
+    assert.match(
+      nothing.stdout,
+      /nothing to collect \(every epoch a reader may skip is collected\)/,
+    );
+    const next = await akd(['publish', '--db', db, '-'], { env, stdin: epoch(['bob'], 5) });
+    assert.equal(next.code, 0, next.stderr);
+    const after = await akd(['layout', 'collect', '--db', db, '--json'], { env: noKey });
+    assert.equal(JSON.parse(after.stdout).epochs, 1);
+    const bob = await akd(['lookup', '--db', db, '--label', 'bob'], { env: noKey });
+    assert.match(bob.stdout, /value: bob-5/);
+
+    const records = `sqlite:${join(tmp.dir, 'records.db')}`;
+    await threeEpochs(records, ['--node-layout', 'records']);
+    const none = await akd(['layout', 'collect', '--db', records], { env: noKey });
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stdout, /keeps its tree nodes as records: nothing to collect/);
+    const missing = await akd(['layout', 'collect', '--db', `sqlite:${join(tmp.dir, 'no.db')}`], {
+      env: noKey,
+    });
+    assert.equal(missing.code, 2);
+  } finally {
+    tmp.cleanup();
+  }
+});
+
 test('akd init creates a store of versions (by default) or records; bad layouts and stores are refused', async () => {
   const tmp = tempDir();
   try {

@@ -7,7 +7,7 @@
  * Collecting writes the store, so it holds the writer lock; it never needs the VRF key.
  */
 
-import { isAkdError } from '@akd-ts/core';
+import { AkdError, isAkdError } from '@akd-ts/core';
 import {
   AZKS_KEY,
   collectNodeVersions,
@@ -32,9 +32,9 @@ export async function oldestServedEpoch(db: Database): Promise<bigint> {
 
 /**
  * Collects `db`'s unreachable node versions under its writer lock, taken here and released
- * after; a run that loses the lock stops (`stopped`), and the next run resumes.
- * @throws AkdError `STORAGE_LOCKED` while a writer holds the lock; RangeError for a store of
- * records
+ * after. A run that loses the lock stops before its next deletion; the next run resumes.
+ * @throws AkdError `STORAGE_LOCKED` while a writer holds the lock, or once the run lost it;
+ * RangeError for a store of records
  */
 export async function collectStoreVersions(
   db: Database,
@@ -47,11 +47,18 @@ export async function collectStoreVersions(
       const status = lock.status?.();
       return status === undefined || (status.held && status.generation === generation);
     };
-    return await collectNodeVersions(db, {
+    const done = await collectNodeVersions(db, {
       through: await oldestServedEpoch(db),
       mayWrite,
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     });
+    if (done.stopped) {
+      throw new AkdError(
+        'STORAGE_LOCKED',
+        `the writer lock was lost after ${done.deleted} node versions were deleted: run again to resume`,
+      );
+    }
+    return done;
   } finally {
     await lock.release();
   }

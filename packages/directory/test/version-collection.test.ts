@@ -5,7 +5,7 @@
 // resumes without leaving a version behind.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { NodeLabel, isAkdError, utf8 } from '@akd-ts/core';
+import { AkdError, NodeLabel, isAkdError, utf8 } from '@akd-ts/core';
 import {
   COLLECTED_THROUGH_SETTING,
   MemoryDatabase,
@@ -230,6 +230,61 @@ describe('collection of node versions no served walk reaches', () => {
     // the lock was released: a writer opens again
     const again = await openDirectory('whatsapp_v1', { db });
     await again.dir.close();
+  });
+
+  test('a collection that loses the writer lock stops before its next deletion', async () => {
+    const db = new MemoryDatabase({ nodeLayout: 'versions' });
+    const t = await openDirectory('whatsapp_v1', { db });
+    for (let e = 0; e < EPOCHS.length; e++) await publishEpoch(t, e);
+    await t.dir.close();
+    // a lock that is lost after its third look, as a PostgreSQL connection can lose it
+    let looks = 0;
+    const acquire = db.acquireWriterLock.bind(db);
+    db.acquireWriterLock = async () => {
+      const lock = await acquire();
+      return {
+        release: () => lock.release(),
+        status: () => ({ held: ++looks <= 3, generation: 0, final: looks > 3 }),
+      };
+    };
+    await assert.rejects(
+      collectStoreVersions(db),
+      (e) => isAkdError(e, 'STORAGE_LOCKED') && /run again to resume/.test(e.message),
+    );
+    assert.ok(looks > 3);
+    assert.ok((await collectedThrough(db)) < BigInt(EPOCHS.length - 1));
+    looks = -1_000_000;
+    const rest = await collectStoreVersions(db);
+    assert.equal(rest.through, BigInt(EPOCHS.length - 1));
+  });
+
+  test('an epoch that replaced hundreds of versions of one depth is collected whole', async () => {
+    const t = await openDirectory('whatsapp_v1', {
+      db: new MemoryDatabase({ nodeLayout: 'versions' }),
+    });
+    try {
+      const all = Array.from({ length: 600 }, (_, i) => label(i));
+      await t.dir.publish(all.map((l) => ({ label: l, value: utf8('a') })));
+      await t.dir.publish(all.map((l) => ({ label: l, value: utf8('b') })));
+      await t.dir.publish([{ label: label(0), value: utf8('c') }]);
+      const versions = await everyVersion(t.db, 3n);
+      const live = new Set([
+        ...(await reachable(t.db, 3n)).keys(),
+        ...(await reachable(t.db, 2n)).keys(),
+      ]);
+      const r = await t.dir.collectNodeVersions();
+      assert.equal(r.deleted, versions.size - live.size);
+      assert.ok(r.deleted > 400, `${r.deleted} versions`);
+      assert.deepEqual(await stillStored(t.db, versions), live);
+    } finally {
+      await t.dir.close();
+    }
+  });
+
+  test('a storage failure while the bound is read reaches the caller', async () => {
+    const db = new MemoryDatabase({ nodeLayout: 'versions' });
+    db.get = () => Promise.reject(new AkdError('STORAGE_CONNECTION', 'gone'));
+    await assert.rejects(oldestServedEpoch(db), (e) => isAkdError(e, 'STORAGE_CONNECTION'));
   });
 
   test('a store of records, or a corrupt setting, is refused', async () => {

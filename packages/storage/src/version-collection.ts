@@ -1,7 +1,8 @@
 /**
  * Collection of the node versions no served walk reaches, in a store of the `versions` layout
- * (database.ts `NodeLayout`). Such a store keeps every version a publish writes, so an epoch
- * that updates labels leaves the versions it replaced behind: about twenty per updated label.
+ * (database.ts `NodeLayout`). Such a store keeps every version a publish writes, so every
+ * epoch leaves behind the versions it replaced: the interior nodes above its new leaves (an
+ * update adds leaves, spec 12.2, and rewrites the path to each).
  * Readers walk the trees of the latest epochs only, so a version replaced at epoch E (its
  * label got a new version at E) is never read again once every epoch still served is E or
  * later. This deletes those versions, epoch by epoch.

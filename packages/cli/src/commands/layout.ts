@@ -1,4 +1,8 @@
 /**
+ * `akd layout collect`: deletes the node versions of a store of versions that no reader
+ * reaches any more (directory's version-collection.ts), epoch by epoch with progress on
+ * stderr, resuming after the last epoch a run finished. It takes the writer lock, not the key.
+ *
  * `akd layout migrate`: moves a SQLite or PostgreSQL store of tree-node records to the
  * versions layout (`NodeLayout`), in which an epoch appends its own node versions instead of
  * rewriting records spread over the whole store. It copies the records a chunk per
@@ -9,12 +13,14 @@
 
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { collectStoreVersions } from '@akd-ts/directory';
 import { loadPostgresDriver, loadSqliteDriver } from '@akd-ts/server/drivers';
 import { parseCount } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import { storeUrl, type StoreOptions } from '../store.js';
+import { withPublicStore } from './directory.js';
 
 interface MigrateOptions extends StoreOptions {
   chunk?: string;
@@ -75,9 +81,10 @@ async function migrate(
   );
 }
 
-/** Adds `akd layout migrate` to `program`. */
+/** Adds `akd layout migrate` and `akd layout collect` to `program`. */
 export function addLayoutCommands(program: Command, io: CliIo): void {
   const layout = program.command('layout').description('how a store keeps its tree nodes');
+  addCollectCommand(layout, io);
   const cmd = layout
     .command('migrate')
     .description('keep tree nodes as versions appended by epoch (once, resumable)')
@@ -119,5 +126,55 @@ export function addLayoutCommands(program: Command, io: CliIo): void {
           `${r.versions} versions in ${seconds} s${how}${r.vacuumed ? ', then vacuumed' : ''}\n`,
       );
     }
+  });
+}
+
+/** `akd layout collect`. */
+function addCollectCommand(layout: Command, io: CliIo): void {
+  const cmd = layout
+    .command('collect')
+    .description('delete the node versions no reader reaches any more (resumable)')
+    .option('--db <url>', 'the store: sqlite:<path> or postgres://... (default: AKD_DB)')
+    .option('--json', 'print the result as JSON');
+  cmd.addHelpText(
+    'after',
+    '\nA store of versions keeps every version of a node that a publish wrote; readers walk the\n' +
+      'trees of the latest epoch and the one before it only. This deletes the versions that\n' +
+      'those trees no longer reach (the nodes on the paths each epoch rewrote), epoch by\n' +
+      'epoch, and resumes after the last epoch a run finished. It takes the writer lock (run it\n' +
+      'between publishes, or with the writer stopped) and needs no VRF key. SQLite reuses the\n' +
+      "freed pages for later epochs' versions; VACUUM gives them back to the file system.\n\n" +
+      'Example:\n  $ akd layout collect --db sqlite:./akd.db\n',
+  );
+  cmd.action(async (opts: StoreOptions & { json?: boolean }) => {
+    const url = storeUrl(opts, io);
+    await withPublicStore(opts, io, async (store) => {
+      if (store.db.nodeLayout !== 'versions') {
+        const message = `${url} keeps its tree nodes as records: nothing to collect`;
+        if (opts.json === true) io.stdout.write(`${toJson({ store: url, layout: 'records' })}\n`);
+        else io.stdout.write(`${message} (akd layout migrate moves it to versions)\n`);
+        return;
+      }
+      const started = performance.now();
+      const r = await collectStoreVersions(store.db, {
+        onProgress: ({ epoch, through, deleted }) =>
+          io.stderr.write(
+            `layout: epoch ${epoch} of ${through} collected, ${deleted} versions deleted\n`,
+          ),
+      });
+      const seconds = Number(((performance.now() - started) / 1000).toFixed(3));
+      if (opts.json === true) {
+        io.stdout.write(`${toJson({ store: url, layout: 'versions', ...r, seconds })}\n`);
+      } else if (r.epochs === 0) {
+        io.stdout.write(
+          `${url}: nothing to collect (every epoch a reader may skip is collected)\n`,
+        );
+      } else {
+        io.stdout.write(
+          `${url}: epochs ${r.from} to ${r.through} collected, ${r.deleted} node versions ` +
+            `deleted in ${seconds} s\n`,
+        );
+      }
+    });
   });
 }
