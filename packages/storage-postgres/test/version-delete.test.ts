@@ -8,14 +8,10 @@ import pg from 'pg';
 import { AkdError, NodeLabel } from '@akd-ts/core';
 import { NodeType, nodeKey, type DbRecord, type TreeNodeRecord } from '@akd-ts/storage';
 import { leafRecord, testNode } from '@akd-ts/storage/conformance';
-import {
-  PostgresDatabase,
-  type PgPool,
-  type PgPoolClient,
-  type PgQuery,
-} from '@akd-ts/storage-postgres';
+import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { claimGeneration } from '../src/fencing.js';
 import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+import { TrackingPool } from './support/tracking-pool.js';
 
 const schemas = new SchemaJanitor();
 after(() => schemas.dropAll());
@@ -64,54 +60,8 @@ const isCode =
   (e: unknown) =>
     e instanceof AkdError && e.code === code && parts.every((p) => e.message.includes(p));
 
-/**
- * A pool that logs which checked-out connection ran each statement (by name, or its text),
- * with the statement's values, and can run `beforeQuery` (given the connection's server
- * process) before a statement is sent.
- */
-class RecordingPool implements PgPool {
-  readonly real: pg.Pool;
-  readonly log: { client: number; statement: string; values?: unknown[] }[] = [];
-  beforeQuery: ((q: PgQuery, pid: number) => Promise<void>) | undefined;
-  private clients = 0;
-
-  constructor(config: pg.PoolConfig) {
-    this.real = new pg.Pool(config);
-  }
-
-  async query(q: PgQuery) {
-    this.log.push({ client: 0, statement: q.name ?? q.text, values: q.values });
-    return this.real.query(q);
-  }
-
-  async connect(): Promise<PgPoolClient> {
-    const client = await this.real.connect();
-    const id = ++this.clients;
-    const pid = (client as unknown as { processID: number }).processID;
-    return {
-      query: async (q: PgQuery) => {
-        this.log.push({ client: id, statement: q.name ?? q.text, values: q.values });
-        await this.beforeQuery?.(q, pid);
-        return client.query(q);
-      },
-      release: (destroy) => client.release(destroy),
-      on: (event, listener) => client.on(event, listener),
-      removeListener: (event, listener) => client.removeListener(event, listener),
-    };
-  }
-
-  end(): Promise<void> {
-    return this.real.end();
-  }
-
-  on(event: 'error', listener: (err: Error) => void): this {
-    this.real.on(event, listener);
-    return this;
-  }
-}
-
 async function recorded(schema: string, writeChunkSize = 5_000) {
-  const pool = new RecordingPool({ connectionString: POSTGRES_URL, max: 3 });
+  const pool = new TrackingPool({ connectionString: POSTGRES_URL, max: 3 });
   const db = await PostgresDatabase.fromConnections(
     { pool },
     { schema, nodeLayout: 'versions', writeChunkSize },

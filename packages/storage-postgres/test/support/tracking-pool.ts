@@ -1,7 +1,9 @@
 /**
  * An instrumented pool for tests: a real pg.Pool whose queries run on explicitly checked-out
- * connections, recording which server processes had a query in flight at the same time.
- * It can also fail the n-th query, to break a batch midway.
+ * connections, recording which server processes had a query in flight at the same time, and
+ * which checked-out connection ran each statement (by name, or its text) with its values. It
+ * can also fail the n-th query, to break a batch midway, or run `beforeQuery` (given the
+ * connection's server process) before a statement on a checked-out connection is sent.
  */
 
 import pg from 'pg';
@@ -17,12 +19,17 @@ export class TrackingPool implements PgPool {
   queries = 0;
   /** When set, the query with this number (1-based, counted from now) fails. */
   failAt: number | undefined;
+  /** Every statement: the checked-out connection's number (0 for the pool's own queries). */
+  readonly log: { client: number; statement: string; values?: unknown[] }[] = [];
+  beforeQuery: ((q: PgQuery, pid: number) => Promise<void>) | undefined;
+  private clients = 0;
 
   constructor(config: pg.PoolConfig) {
     this.real = new pg.Pool(config);
   }
 
   async query(query: PgQuery): Promise<PgResult> {
+    this.log.push({ client: 0, statement: query.name ?? query.text, values: query.values });
     if (++this.queries === this.failAt) throw new Error('Connection terminated unexpectedly');
     const client = await this.real.connect();
     const pid = (client as unknown as { processID: number }).processID;
@@ -39,10 +46,14 @@ export class TrackingPool implements PgPool {
 
   async connect(): Promise<PgPoolClient> {
     const client = await this.real.connect();
+    const id = ++this.clients;
+    const pid = (client as unknown as { processID: number }).processID;
     // count queries inside transactions too, so failAt can land in the middle of a batch
     return {
       query: async (q: PgQuery) => {
+        this.log.push({ client: id, statement: q.name ?? q.text, values: q.values });
         if (++this.queries === this.failAt) throw new Error('Connection terminated unexpectedly');
+        await this.beforeQuery?.(q, pid);
         return client.query(q);
       },
       release: (destroy) => client.release(destroy),
