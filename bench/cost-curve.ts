@@ -31,8 +31,8 @@
  * `--epoch-sizes` grows the directory in epochs of different sizes where the machine's time
  * demands it: `100000,1000000@2000000,100000@9000000` publishes epochs of 100,000 labels, of
  * 1,000,000 from 2,000,000 labels on, and of 100,000 again from 9,000,000 (an epoch never
- * passes the next stage's start). Each row records its epoch's size, and the growth fit of
- * the publish time takes the rows of the first size only.
+ * passes the next stage's start). Each row records its epoch's size, and the growth fits of
+ * the publish time and of the writer's memory take the rows of the first size only.
  *
  * PostgreSQL: AKD_TEST_POSTGRES_URL or --url; a fresh schema, dropped at the end (unless
  * --keep). SQLite: a file in a fresh temporary directory. `--state FILE` keeps the rows and
@@ -559,10 +559,12 @@ const costs: [string, string, (r: Row) => number][] = [
 ];
 const growth: Record<string, unknown> = {};
 if (rows.length >= 3) {
-  // publish time grows with the epoch too: its fit takes the epochs of the first stage's size
+  // publish time and the writer's memory grow with the epoch too: their fits take the epochs
+  // of the first stage's size
   const base = countOf(rows[0]!);
+  const bySize = new Set(['publishSec', 'writerMaxRssMb']);
   for (const [key, title, get] of costs) {
-    const fitted = key === 'publishSec' ? rows.filter((r) => countOf(r) === base) : rows;
+    const fitted = bySize.has(key) ? rows.filter((r) => countOf(r) === base) : rows;
     if (fitted.length < 3) continue;
     const fit = classifyGrowth(
       fitted.map((r) => r.labels),
