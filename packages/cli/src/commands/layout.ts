@@ -142,8 +142,10 @@ function addCollectCommand(layout: Command, io: CliIo): void {
       'trees of the latest epoch and the one before it only. This deletes the versions that\n' +
       'those trees no longer reach (the nodes on the paths each epoch rewrote), epoch by\n' +
       'epoch, and resumes after the last epoch a run finished. It takes the writer lock (run it\n' +
-      'between publishes, or with the writer stopped) and needs no VRF key. SQLite reuses the\n' +
-      "freed pages for later epochs' versions; VACUUM gives them back to the file system.\n\n" +
+      'between publishes, or with the writer stopped) and needs no VRF key. Each deleted version\n' +
+      'rewrites the page it was on: run it now and then rather than after every epoch, so that\n' +
+      'pages lose several versions at once. SQLite reuses a page once it is empty; VACUUM gives\n' +
+      'the room inside pages back.\n\n' +
       'Example:\n  $ akd layout collect --db sqlite:./akd.db\n',
   );
   cmd.action(async (opts: StoreOptions & { json?: boolean }) => {
