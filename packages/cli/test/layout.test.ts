@@ -120,6 +120,16 @@ test('akd layout collect deletes the versions no reader reaches, without the key
     assert.ok(deleted > 0, run.stdout);
     assert.equal(versions(), stored - deleted);
     assert.deepEqual(await proofs(db), before, 'the proofs of every label, byte for byte');
+    // a collected store backs up and restores, through the checks both run (the full one too)
+    const copy = join(tmp.dir, 'copy.db');
+    const backup = await akd(['backup', '--db', db, '--out', copy], { env: noKey });
+    assert.equal(backup.code, 0, backup.stderr);
+    const restored = `sqlite:${join(tmp.dir, 'restored.db')}`;
+    const restore = await akd(['restore', '--from', copy, '--db', restored, '--verify', 'full'], {
+      env: noKey,
+    });
+    assert.equal(restore.code, 0, restore.stderr);
+    assert.deepEqual(await proofs(restored), before, 'the restored store serves them too');
 
     const again = await akd(['layout', 'collect', '--db', db, '--json'], { env: noKey });
     assert.equal(again.code, 0, again.stderr);

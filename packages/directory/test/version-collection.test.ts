@@ -16,6 +16,7 @@ import {
 } from '@akd-ts/storage';
 import {
   VRF_PROOFS_THROUGH_SETTING,
+  checkStoredDirectory,
   collectStoreVersions,
   oldestServedEpoch,
 } from '@akd-ts/directory';
@@ -146,6 +147,9 @@ describe('collection of node versions no served walk reaches', () => {
           assert.equal(await collectedThrough(db), latest - 1n);
           collected.storage.flushCache();
           assert.equal(await served(collected, 55), before, 'proofs are those served before');
+          // the full check walks every node of the served tree, and the root's previous version
+          const report = await checkStoredDirectory(collected.config, db, { full: true });
+          assert.equal(report.latestEpoch, latest);
 
           // nothing more to do until the next epoch; then what it made unreachable goes
           assert.equal((await collected.dir.collectNodeVersions()).epochs, 0);
