@@ -100,6 +100,7 @@ export { Transaction } from './transaction.js';
 export type { CommitLog, NodeRecordBatch } from './transaction.js';
 export { InstrumentedDatabase } from './instrumented-database.js';
 export type { InstrumentOptions, ReadStats } from './instrumented-database.js';
+export { readEpochSetting } from './epoch-setting.js';
 export {
   COLLECTED_THROUGH_SETTING,
   collectNodeVersions,

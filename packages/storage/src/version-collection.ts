@@ -21,6 +21,7 @@
 
 import { NodeLabel } from '@akd-ts/core';
 import type { Database } from './database.js';
+import { readEpochSetting } from './epoch-setting.js';
 import type { TreeNode } from './records.js';
 
 /** The store setting holding the last epoch whose replaced versions are collected (decimal). */
@@ -105,15 +106,10 @@ export async function collectNodeVersions(
 
 /**
  * The last epoch collected, or 0 (epoch 0 replaces nothing).
- * @throws RangeError for a setting that is not a decimal epoch
+ * @throws AkdError `STORAGE_CORRUPT` for a setting that is not a decimal epoch
  */
 export async function collectedThrough(db: Database): Promise<bigint> {
-  const value = await db.getSetting(COLLECTED_THROUGH_SETTING);
-  if (value === undefined || value === '') return 0n;
-  if (!/^\d{1,20}$/.test(value)) {
-    throw new RangeError(`the setting ${COLLECTED_THROUGH_SETTING} holds ${JSON.stringify(value)}`);
-  }
-  return BigInt(value);
+  return (await readEpochSetting(db, COLLECTED_THROUGH_SETTING)) ?? 0n;
 }
 
 /**

@@ -15,9 +15,15 @@
  * proofs before it commits instead, as before.
  */
 
-import type { Database, ValueStateRecord, VrfProofKey, VrfProofRecord } from '@akd-ts/storage';
+import {
+  readEpochSetting,
+  type Database,
+  type ValueStateRecord,
+  type VrfProofKey,
+  type VrfProofRecord,
+} from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
-import { AkdError, compareBytes } from '@akd-ts/core';
+import { compareBytes } from '@akd-ts/core';
 import type { VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
 import { proofKey } from './stored-proofs.js';
@@ -39,15 +45,7 @@ const CHUNK = 16_384;
  * @throws AkdError `STORAGE_CORRUPT` for a setting that is not a decimal epoch
  */
 export async function proofsThrough(db: Database): Promise<bigint | undefined> {
-  const value = await db.getSetting(VRF_PROOFS_THROUGH_SETTING);
-  if (value === undefined || value === '') return undefined;
-  if (!/^\d{1,20}$/.test(value)) {
-    throw new AkdError(
-      'STORAGE_CORRUPT',
-      `the setting ${VRF_PROOFS_THROUGH_SETTING} holds ${JSON.stringify(value.slice(0, 40))}, not an epoch`,
-    );
-  }
-  return BigInt(value);
+  return readEpochSetting(db, VRF_PROOFS_THROUGH_SETTING);
 }
 
 /** Whether this store's epochs get their proofs after they commit (it can list its labels). */
