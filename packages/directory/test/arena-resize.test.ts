@@ -77,14 +77,16 @@ test("a walk's arena is sized from the tree's nodes, to what the walk reads and 
   // never more than the tree holds, however many elements
   assert.equal(walkCapacity(100_000, 10, 99), 100 + 64 + 10);
   assert.equal(walkCapacity(0, 0, 0), 1 + 64);
-  // what the walks measured (load.ts): within the estimate, and not twice over it
+  // what the walks measured (load.ts): within the estimate (a walk past it copies its
+  // arena), and not twice over it
   const measured: [number, number, number][] = [
     [200_000, 500_000, 577_437],
     [100_000, 500_000, 428_995],
+    [100_000, 2_000_000, 773_417],
   ];
   for (const [elements, leaves, read] of measured) {
     const estimate = walkCapacity(elements, 0, 2 * leaves) - 64;
-    assert.ok(estimate >= read && estimate < 1.5 * read, `${elements}: ${estimate} for ${read}`);
+    assert.ok(estimate >= read && estimate < 2 * read, `${elements}: ${estimate} for ${read}`);
   }
   // more elements read more nodes, and a larger tree too
   assert.ok(walkCapacity(10, 0, 1e6) < walkCapacity(20, 0, 1e6));
