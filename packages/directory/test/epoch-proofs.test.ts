@@ -372,6 +372,66 @@ test("an epoch's proofs are stored in chunks, in the order of their stored keys"
   await ctx.vrf.close();
 });
 
+test("a sweep's share is walked as it is stored, not held whole, and merged in key order", async () => {
+  // 2,100 labels at epoch 1 lack their marker (Fresh, 4): sweep 4 walks half of them at
+  // epoch 2, in pages of 1,000 labels. Epoch 2's proofs fail to be written, so they are owed
+  const db = new MemoryDatabase();
+  const events: string[] = [];
+  const batches: VrfProofRecord[][] = [];
+  let failing = false;
+  const spy = Object.create(db) as Database;
+  spy.listUsernames = (after, limit) => {
+    events.push('list');
+    return db.listUsernames(after, limit);
+  };
+  spy.setVrfProofs = (records) => {
+    if (failing) return Promise.reject(new Error('refused'));
+    events.push('write');
+    batches.push(records);
+    return db.setVrfProofs(records);
+  };
+  const { dir, config } = await openDirectory('whatsapp_v1', { db: spy });
+  const labels = Array.from({ length: 2100 }, (_, i) => utf8(`user-${i}`));
+  await dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+  await dir.vrfProofsStored();
+  failing = true;
+  await dir.publish(labels.slice(0, 3).map((label) => ({ label, value: utf8('v2') })));
+  await assert.rejects(dir.vrfProofsStored());
+  await dir.close();
+  failing = false;
+  assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1', 'epoch 2 owes its proofs');
+
+  events.length = 0;
+  batches.length = 0;
+  const ctx = await makeContext({
+    config,
+    storage: new StorageManager(spy),
+    vrfKeys: hardCodedKeys(),
+  });
+  await proveEpoch(ctx, 2n, await statesPublishedAt(db, 2n), () => true, 200);
+  const lists = events.flatMap((e, i) => (e === 'list' ? [i] : []));
+  assert.equal(lists.length, 2, 'two pages of labels');
+  assert.ok(
+    events.slice(lists[0]! + 1, lists[1]!).filter((e) => e === 'write').length >= 4,
+    "the first page's proofs are stored before the second page is read",
+  );
+  const records = batches.flat();
+  const keys = records.map((r) => toHex(vrfProofKeyBytes(r)));
+  assert.deepEqual(keys, [...keys].sort(), 'ascending stored keys, sweep and versions merged');
+  const swept = records.filter((r) => r.version === 4n && r.freshness === 1);
+  // the three updated labels get (Fresh, 4) with their version 2; the sweep skips them
+  // sweep 4 walked about half of the labels (its position: how many, and the last one) and
+  // skipped those epoch 2 updated, which got (Fresh, 4) with their own versions
+  const position = (await db.getSetting('vrf_marker_sweep_4'))!;
+  const walked = Number(position.slice(0, position.indexOf(':')));
+  const last = position.slice(position.indexOf(':') + 1);
+  assert.ok(walked >= 1050 && walked < 1100, position);
+  const updatedWalked = labels.slice(0, 3).filter((l) => toHex(l) <= last).length;
+  assert.equal(swept.length, walked - updatedWalked + 3, 'markers (Fresh, 4)');
+  assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '2');
+  await ctx.vrf.close();
+});
+
 test("an update's existence proof is read back from the marker stored before it, not proved again", async () => {
   const proved: VrfJob[] = [];
   const memory = new MemoryDatabase();

@@ -110,29 +110,62 @@ export async function proveEpoch(
   const { proofJobs: jobs, nonces, stored } = plan;
   // a chunk at a time, in the order of the stored keys: the writer holds one chunk's records,
   // not the epoch's (hundreds of thousands), and as each chunk's rows land on pages of their
-  // own, writing them in several statements rewrites few pages twice
-  // what the store already held goes in the same order, with nothing to prove: entry i is
-  // stored[i] below stored.length, else job i - stored.length
+  // own, writing them in several statements rewrites few pages twice. What the store already
+  // held goes in the same order, with nothing to prove: entry i is stored[i] below
+  // stored.length, else job i - stored.length. The sweeps' proofs, walked a page of labels
+  // at a time, come in key order too and are merged in as they come.
   const held = stored.length;
   const keyOf = (i: number): VrfProofKey => (i < held ? stored[i]! : jobs[i - held]!);
   const order = Array.from({ length: held + jobs.length }, (_, i) => i).sort((a, b) =>
     keyOrder(keyOf(a), keyOf(b)),
   );
-  for (let start = 0; start < order.length; start += chunk) {
-    const part = order.slice(start, start + chunk);
-    const toProve = part.filter((i) => i >= held).map((i) => i - held);
-    const proved = await proveRecords(
-      ctx,
-      toProve.map((j) => jobs[j]!),
-      (k) => nonces.get(toProve[k]!),
-    );
+  const swept = plan.sweeps?.pages();
+  let page: VrfJob[] = [];
+  let inPage = 0;
+  /** The next sweep proof to store, if any is left (reading the next page when needed). */
+  const nextSwept = async (): Promise<VrfJob | undefined> => {
+    while (inPage === page.length) {
+      const next = swept === undefined ? undefined : await swept.next();
+      if (next === undefined || next.done === true) return undefined;
+      page = next.value;
+      inPage = 0;
+    }
+    return page[inPage];
+  };
+  let at = 0;
+  for (;;) {
+    // the next chunk: own entries (numbers, as in `order`) and sweep jobs, merged by key
+    const part: (number | VrfJob)[] = [];
+    while (part.length < chunk) {
+      const sweep = await nextSwept();
+      const own = at < order.length ? order[at]! : undefined;
+      if (sweep === undefined && own === undefined) break;
+      if (own !== undefined && (sweep === undefined || keyOrder(keyOf(own), sweep) <= 0)) {
+        part.push(own);
+        at++;
+      } else {
+        part.push(sweep!);
+        inPage++;
+      }
+    }
+    if (part.length === 0) break;
+    const toProve: VrfJob[] = [];
+    const nonceOf: (Uint8Array | undefined)[] = [];
+    for (const e of part) {
+      if (typeof e === 'number' && e < held) continue;
+      toProve.push(typeof e === 'number' ? jobs[e - held]! : e);
+      nonceOf.push(typeof e === 'number' ? nonces.get(e - held) : undefined);
+    }
+    const proved = await proveRecords(ctx, toProve, (k) => nonceOf[k]);
     if (!mayWrite()) return;
     let next = 0;
-    await db.setVrfProofs(part.map((i) => (i < held ? stored[i]! : proved[next++]!)));
+    await db.setVrfProofs(
+      part.map((e) => (typeof e === 'number' && e < held ? stored[e]! : proved[next++]!)),
+    );
   }
   if (!mayWrite()) return;
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, epoch.toString());
-  await recordSweeps(db, plan.sweepPositions);
+  await recordSweeps(db, plan.sweeps?.positions ?? new Map<string, string>());
 }
 
 /** The value states published at `epoch`, found by a walk over every label, `page` at a time. */

@@ -23,7 +23,7 @@
  * no proofs, until a backfill).
  */
 
-import { VersionFreshness, fromHex, toHex } from '@akd-ts/core';
+import { VersionFreshness, appendAll, fromHex, toHex } from '@akd-ts/core';
 import type { Database } from '@akd-ts/storage';
 import type { VrfJob } from './engine.js';
 import { MARKER_HORIZON, allFutureMarkers, proofKey } from './stored-proofs.js';
@@ -40,10 +40,15 @@ export function sweepSetting(m: bigint): string {
 /** Labels read per storage call of a walk. */
 const PAGE = 1_000;
 
-/** What a publish adds for the sweeps, and the positions to record once it committed. */
+/**
+ * What a publish adds for the sweeps, walked as it is stored: `pages()` yields the missing
+ * proofs a page of labels at a time, so that the writer never holds a sweep's share of the
+ * labels (hundreds of thousands) at once. Once the pages are exhausted, `positions` holds
+ * the setting values to record after the proofs are stored.
+ */
 export interface SweepWork {
-  jobs: VrfJob[];
-  /** Setting name -> value, written after the epoch commits. */
+  pages(): AsyncGenerator<VrfJob[]>;
+  /** Setting name -> value, complete once `pages()` is exhausted. */
   positions: Map<string, string>;
 }
 
@@ -102,51 +107,61 @@ async function missingMarkers(
 
 /**
  * The marker proofs the sweeps add to the publish of `epoch`, skipping the labels it updates
- * (hex) and proofs the store already holds.
+ * (hex) and proofs the store already holds: sweep after sweep, ascending (so in the stored
+ * keys' order: each sweep's proofs share freshness and version, and come in label order).
  * @param labels an estimate of the number of labels, at least the true one (the tree's
  * node count halved: every label has a leaf) so that the walks end early, not late
  */
-export async function sweepWork(
+export function sweepWork(
   db: Database,
   from: bigint,
   epoch: bigint,
   labels: bigint,
   updated: Set<string>,
-): Promise<SweepWork> {
-  const jobs: VrfJob[] = [];
+): SweepWork {
   const positions = new Map<string, string>();
   const list = db.listUsernames!.bind(db);
-  for (const m of sweepsAt(epoch, from)) {
-    const name = sweepSetting(m);
-    const stored = await db.getSetting(name);
-    if (stored === 'complete') continue;
-    const colon = stored === undefined ? -1 : stored.indexOf(':');
-    let done = colon < 0 ? 0n : BigInt(stored!.slice(0, colon));
-    let after =
-      colon < 0 || colon === stored!.length - 1 ? undefined : fromHex(stored!.slice(colon + 1));
-    const target = sweepTarget(m, epoch, labels);
-    let complete = false;
-    while (target < 0n || done < target) {
-      const want =
-        target < 0n ? PAGE : Number(target - done < BigInt(PAGE) ? target - done : BigInt(PAGE));
-      const page = await list(after, want);
-      if (page.length === 0) {
-        complete = true;
-        break;
+  async function* pages(): AsyncGenerator<VrfJob[]> {
+    for (const m of sweepsAt(epoch, from)) {
+      const name = sweepSetting(m);
+      const stored = await db.getSetting(name);
+      if (stored === 'complete') continue;
+      const colon = stored === undefined ? -1 : stored.indexOf(':');
+      let done = colon < 0 ? 0n : BigInt(stored!.slice(0, colon));
+      let after =
+        colon < 0 || colon === stored!.length - 1 ? undefined : fromHex(stored!.slice(colon + 1));
+      const target = sweepTarget(m, epoch, labels);
+      let complete = false;
+      while (target < 0n || done < target) {
+        const want =
+          target < 0n ? PAGE : Number(target - done < BigInt(PAGE) ? target - done : BigInt(PAGE));
+        const page = await list(after, want);
+        if (page.length === 0) {
+          complete = true;
+          break;
+        }
+        const candidates = page.filter((label) => !updated.has(toHex(label)));
+        const jobs = await missingMarkers(db, candidates, m, epoch);
+        if (jobs.length > 0) yield jobs;
+        done += BigInt(page.length);
+        after = page[page.length - 1]!;
+        if (page.length < want) {
+          complete = true;
+          break;
+        }
       }
-      const candidates = page.filter((label) => !updated.has(toHex(label)));
-      jobs.push(...(await missingMarkers(db, candidates, m, epoch)));
-      done += BigInt(page.length);
-      after = page[page.length - 1]!;
-      if (page.length < want) {
-        complete = true;
-        break;
-      }
+      positions.set(
+        name,
+        complete ? 'complete' : `${done}:${after === undefined ? '' : toHex(after)}`,
+      );
     }
-    positions.set(
-      name,
-      complete ? 'complete' : `${done}:${after === undefined ? '' : toHex(after)}`,
-    );
   }
-  return { jobs, positions };
+  return { pages, positions };
+}
+
+/** Every proof of `work`, at once: for a publish that proves its epoch before it commits. */
+export async function allSweepJobs(work: SweepWork): Promise<VrfJob[]> {
+  const jobs: VrfJob[] = [];
+  for await (const page of work.pages()) appendAll(jobs, page);
+  return jobs;
 }

@@ -1,7 +1,7 @@
 /**
  * The VRF proofs a publish stores (stored-proofs.ts): each new version's existence proof with
  * its commitment nonce, its freshness proof and its future markers up to the publish's
- * horizon, then the markers the sweeps add ahead of need (marker-sweeps.ts).
+ * horizon; and the walk of the markers the sweeps add ahead of need (marker-sweeps.ts).
  *
  * The existence proof of a version after the first is, as a rule, already stored: the VRF
  * input (Fresh, v) is the previous version's first future marker (spec 10.4). Such a proof is
@@ -13,9 +13,9 @@ import type { Database, ValueStateRecord, VrfProofRecord } from '@akd-ts/storage
 import { vrfProofMapKey } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
 import type { VrfJob } from './engine.js';
-import { sweepWork, sweepsFrom } from './marker-sweeps.js';
+import { sweepWork, sweepsFrom, type SweepWork } from './marker-sweeps.js';
 import { markerHorizon, proofKey, publishProofJobs } from './stored-proofs.js';
-import { appendAll, toHex } from '@akd-ts/core';
+import { toHex } from '@akd-ts/core';
 
 export interface PublishProofs {
   /** The VRF proofs to store, and the nonce of each job that has one (by job index). */
@@ -23,8 +23,11 @@ export interface PublishProofs {
   nonces: Map<number, Uint8Array>;
   /** Existence proofs the store already held, with the nonces their versions now get. */
   stored: VrfProofRecord[];
-  /** Marker sweep positions to record once the epoch committed. */
-  sweepPositions: Map<string, string>;
+  /**
+   * The marker sweeps' share, walked as it is proved (marker-sweeps.ts), with the positions
+   * to record once the epoch committed; undefined where the store runs no sweeps.
+   */
+  sweeps: SweepWork | undefined;
 }
 
 /** The proofs to store with the versions `states` a publish of `epoch` adds. */
@@ -68,15 +71,12 @@ export async function planPublishProofs(
     }
   }
   for (const job of unlessStored) if (!found.has(vrfProofMapKey(job))) proofJobs.push(job);
-  if (from === undefined) return { proofJobs, nonces, stored, sweepPositions: new Map() };
+  if (from === undefined) return { proofJobs, nonces, stored, sweeps: undefined };
   const record = await ctx.azks.read(storage);
   // every label has a leaf, so half the node count (plus one) bounds the labels from above
   const labels = record.numNodes / 2n + 1n;
   const updated = new Set(states.map((s) => toHex(s.username)));
-  const sweeps = await sweepWork(db, from, epoch, labels, updated);
-  // a sweep can plan a proof for every label: too many to spread as arguments
-  appendAll(proofJobs, sweeps.jobs);
-  return { proofJobs, nonces, stored, sweepPositions: sweeps.positions };
+  return { proofJobs, nonces, stored, sweeps: sweepWork(db, from, epoch, labels, updated) };
 }
 
 /** The stored proofs of `jobs`, by `vrfProofMapKey`, in one read (none for no jobs). */
