@@ -430,6 +430,7 @@ export class Directory extends ReadOnlyDirectory {
           maxBatchSize: this.ctx.maxPreloadBatch,
           insertion: parallelism.insertion,
           minTaskSize: parallelism.minTaskSize,
+          storeKeepsVersions: storage.db.nodeLayout === 'versions',
         },
         (phase) => progress({ phase, done: 0, total: leaves }),
       );

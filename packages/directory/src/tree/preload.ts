@@ -39,6 +39,12 @@ export interface PreloadOptions {
    * follow a small preload (`VisitedReader`). A large preload leaves it out.
    */
   visited?: VisitedNodes;
+  /**
+   * The store keeps node versions (`Database.nodeLayout` 'versions'): an insertion's commit
+   * writes the latest version of each node it rewrites and never a previous copy, so its
+   * walk keeps no record bytes for those nodes (arena/load-bytes.ts). Default false.
+   */
+  storeKeepsVersions?: boolean;
 }
 
 export interface PreloadStats {

@@ -206,17 +206,19 @@ export class ArenaNodeBatch implements NodeRecordBatch {
     } else if (slot < loaded.count) latest = this.#reparented(slot, keep);
     else throw new Error('a created node was written unchanged');
     let previous: TreeNode | undefined;
-    switch (a.storedPrevious[slot]) {
-      case Copy.Latest:
-        previous = loaded.record(slot, keep)!.latest;
-        break;
-      case Copy.Previous:
-        previous = loaded.record(slot, keep)!.previous;
-        break;
-      case Copy.Written:
-        previous = this.#reparented(slot, keep);
-        break;
-    }
+    // a store of versions writes the latest version alone, and reads others by version
+    if (!loaded.keepsVersions)
+      switch (a.storedPrevious[slot]) {
+        case Copy.Latest:
+          previous = loaded.record(slot, keep)!.latest;
+          break;
+        case Copy.Previous:
+          previous = loaded.record(slot, keep)!.previous;
+          break;
+        case Copy.Written:
+          previous = this.#reparented(slot, keep);
+          break;
+      }
     const record: TreeNodeRecord = { kind: 'treeNode', label: latest.label, latest, previous };
     if (keep) this.#built[slot] = record;
     return record;

@@ -28,7 +28,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { readInChunks } from '../preload.js';
-import { Copy, UNLOADED } from './arena.js';
+import { Copy, NONE, UNLOADED, type NodeArena } from './arena.js';
 import { rangeBelow, splitIndex } from './elements.js';
 import {
   LITTLE_ENDIAN,
@@ -109,6 +109,10 @@ function readKeep(w: Walk, slot: number, buf: Uint8Array, at: number) {
   if (w.lo[slot] === w.hi[slot]) return { end: -1, cut: false };
   const a = w.arena;
   const below = a.left[slot]! >= 0 || a.right[slot]! >= 0;
+  // in a store of versions, nothing of it: the insertion rewrites it (its children are both
+  // loaded, and the commit writes no previous copy), unless it is the root, whose parent
+  // only its record holds
+  if (below && w.versions && slot !== 0) return { end: -1, cut: false };
   const latestEpoch = u64Number(buf, at + RECORD_LATEST + NODE_FIELD.lastEpoch);
   if (below && latestEpoch < w.epochNumber) return { end: previousFlag(buf, at) + 1, cut: true };
   return { end: recordEnd(buf, at), cut: false };
@@ -162,6 +166,21 @@ function keepRead(w: Walk, slots: number[], first: number): void {
 }
 
 /**
+ * Whether the commit of a store of versions reads the record bytes of written slot `slot`:
+ * the latest version of a rewritten node comes from the arena, except a child the insertion
+ * did not load and the root's parent; a node written unchanged (for a new parent) is its
+ * visible version; previous copies are never written.
+ */
+function needsBytes(a: NodeArena, slot: number): boolean {
+  return (
+    a.changed[slot] !== 1 ||
+    a.left[slot] === UNLOADED ||
+    a.right[slot] === UNLOADED ||
+    a.parent[slot] === NONE
+  );
+}
+
+/**
  * Reads again the records of written slots that `keepRead` let go of or cut where the
  * insertion needs them after all: a node the walk judged no element could reach, or one whose
  * source's previous version the write rule kept (spec 9.2), which a tree whose epochs break
@@ -174,7 +193,9 @@ async function readAgain(w: Walk): Promise<void> {
   for (let s = 0; s < w.count; s++) {
     const answer = answerOf[s]!;
     if (a.written[s] !== 1 || answer === 0) continue;
-    if (answer > 0) {
+    if (w.versions) {
+      if (answer > 0 || !needsBytes(a, s)) continue;
+    } else if (answer > 0) {
       if (a.storedPrevious[s] !== Copy.Previous) continue;
       const buf = answers[answer - 1]!;
       if (buf[previousFlag(buf, answerAt[s]!)] !== 0) continue;
@@ -232,7 +253,7 @@ export async function keepWrittenRecords(w: Walk): Promise<void> {
   const cuts = new Uint8Array(w.count);
   let total = 0;
   for (let s = 0; s < w.count; s++) {
-    if (answerOf[s]! <= 0 || written[s] !== 1) {
+    if (answerOf[s]! <= 0 || written[s] !== 1 || (w.versions && !needsBytes(w.arena, s))) {
       answerOf[s] = 0;
       continue;
     }

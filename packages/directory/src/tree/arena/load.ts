@@ -62,6 +62,11 @@ export class LoadedTree {
     return this.#w.count;
   }
 
+  /** Whether the store keeps node versions: its commit writes no previous copy. */
+  get keepsVersions(): boolean {
+    return this.#w.versions;
+  }
+
   /*
    * With `keep` false, what a walk over bytes builds for a slot is not kept for the next call
    * (a commit in chunks builds each record once and lets it go once written).
@@ -350,6 +355,7 @@ export async function loadTree(
     recorded: new Float64Array(capacity),
     fromStorage: new Uint8Array(capacity),
     bytes: reader.readsNodeBytes(),
+    versions: options.storeKeepsVersions === true,
     answers: [],
     answerViews: [],
     answerOf: new Int32Array(capacity),

@@ -56,6 +56,11 @@ export interface Walk {
    * of its record (its index plus one; 0: no record) and the offset there where it begins.
    */
   bytes: boolean;
+  /**
+   * The store keeps node versions (PreloadOptions.storeKeepsVersions): the commit builds a
+   * rewritten node from the arena alone, so only the record bytes `needsBytes` names are kept.
+   */
+  versions: boolean;
   answers: Uint8Array[];
   answerViews: DataView[];
   answerOf: Int32Array;
