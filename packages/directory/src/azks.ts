@@ -27,7 +27,7 @@ import { appendOnlyProof } from './tree/audit-proof.js';
 import { arenaStepProof } from './tree/arena/audit-step.js';
 import { ArenaNodeBatch } from './tree/arena/batch.js';
 import { ElementPacker, packElements } from './tree/arena/elements.js';
-import { collectAfterWalk } from './release-memory.js';
+import { collectAfterWalk, walkCollector } from './release-memory.js';
 import { loadTree } from './tree/arena/load.js';
 import { insertAll, reservedSlots, type ParallelInsertion } from './tree/arena/run.js';
 import { describeConfig } from './worker-config.js';
@@ -162,7 +162,7 @@ export class Azks {
           ROOT,
           epoch,
           el,
-          options,
+          { ...options, collectGarbage: options.collectGarbage ?? walkCollector(el.count) },
           reservedSlots(el.count, parallel?.minTask ?? MIN_TASK),
           hasher.labelValueLength,
           this.config,

@@ -27,6 +27,7 @@ for (const store of stores) {
     const reference = await emptyTree(config);
     const leaves = clusteredLeaves(randomBytes(29), 600, 12);
     const written: TreeNodeRecord[][] = [];
+    let totalReads = 0;
     for (let epoch = 1; epoch <= 6; epoch++) {
       const part = leaves.slice((epoch - 1) * 100, epoch * 100);
       for (const [s, versions] of [
@@ -40,11 +41,17 @@ for (const store of stores) {
           if (versions) written.push(batch.records());
           log(batch);
         };
+        const stats = { levels: 0, reads: 0 };
+        let collectCalls = 0;
         await azks.insert(tx, record, part, {
           levels: undefined,
           maxBatchSize: 7,
           storeKeepsVersions: versions,
+          stats,
+          collectGarbage: () => collectCalls++,
         });
+        totalReads += stats.reads;
+        assert.equal(collectCalls, stats.reads, 'asked after every batched read');
         await tx.commit();
       }
       const [ours, theirs] = await Promise.all([
@@ -54,6 +61,7 @@ for (const store of stores) {
       assert.equal(toHex(ours), toHex(theirs), `root of epoch ${epoch}`);
       storage.flushCache();
     }
+    assert.ok(totalReads > 10, `${totalReads} batched reads`);
     const records = written.flat();
     assert.ok(records.length > 600, `${records.length} records written`);
     assert.ok(

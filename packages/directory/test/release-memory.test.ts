@@ -4,6 +4,7 @@ import {
   LARGE_EPOCH_VERSIONS,
   collectAfterWalk,
   releaseAfterLargeEpoch,
+  walkCollector,
 } from '../src/release-memory.js';
 
 test('a large epoch ends the tree workers, then collects, where the process exposes gc; a small one never does', async () => {
@@ -42,5 +43,30 @@ test("a large insertion's walk is followed by one collection where the process e
   } finally {
     if (exposed === undefined) delete holder.gc;
     else holder.gc = exposed;
+  }
+});
+
+test("a large walk collects each time V8's heap grew by the given bytes, where gc is exposed", () => {
+  const holder = globalThis as { gc?: () => void };
+  const exposed = holder.gc;
+  let collections = 0;
+  const kept: unknown[] = [];
+  try {
+    holder.gc = () => void collections++;
+    assert.equal(walkCollector(LARGE_EPOCH_VERSIONS - 1), undefined, 'a small walk never');
+    const collect = walkCollector(LARGE_EPOCH_VERSIONS, 2 ** 20)!;
+    assert.equal(collect(), false, 'no growth yet');
+    // about 8 MB of live objects: the heap grows past the bound
+    for (let i = 0; i < 100_000; i++) kept.push({ i, text: `object ${i}` });
+    assert.equal(collect(), true);
+    assert.equal(collections, 1);
+    assert.equal(collect(), false, 'measured again from the collection');
+    assert.equal(collections, 1);
+    delete holder.gc;
+    assert.equal(walkCollector(10 * LARGE_EPOCH_VERSIONS), undefined, 'never without gc');
+  } finally {
+    if (exposed === undefined) delete holder.gc;
+    else holder.gc = exposed;
+    kept.length = 0;
   }
 });

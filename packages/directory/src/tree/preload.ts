@@ -45,6 +45,12 @@ export interface PreloadOptions {
    * walk keeps no record bytes for those nodes (arena/load-bytes.ts). Default false.
    */
   storeKeepsVersions?: boolean;
+  /**
+   * Called after each batched read of an insertion's walk, between the walk's own work: where
+   * given, it collects garbage when the heap has grown enough (release-memory.ts
+   * `walkCollector`).
+   */
+  collectGarbage?: () => unknown;
 }
 
 export interface PreloadStats {

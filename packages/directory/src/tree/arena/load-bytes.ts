@@ -387,6 +387,7 @@ export async function fetchBytes(
     const start = performance.now();
     for (const s of slots) if (w.answerOf[s] !== 0) expandFromBytes(w, s, next);
     keepRead(w, slots, first);
+    w.collectGarbage?.();
     w.pacing.exclude(performance.now() - start);
   };
   await w.pacing.observe(() => readInChunks(frontier, w.maxBatchSize, parallel, w.stats, read));

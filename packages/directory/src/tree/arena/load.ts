@@ -167,6 +167,7 @@ async function fetchRecords(
       records[slots[i]!] = record;
       w.fromStorage[slots[i]!] = 1;
     }
+    w.collectGarbage?.();
   };
   await w.pacing.observe(() => readInChunks(missing, w.maxBatchSize, parallel, w.stats, read));
 }
@@ -356,6 +357,7 @@ export async function loadTree(
     fromStorage: new Uint8Array(capacity),
     bytes: reader.readsNodeBytes(),
     versions: options.storeKeepsVersions === true,
+    collectGarbage: options.collectGarbage,
     answers: [],
     answerViews: [],
     answerOf: new Int32Array(capacity),

@@ -61,6 +61,8 @@ export interface Walk {
    * rewritten node from the arena alone, so only the record bytes `needsBytes` names are kept.
    */
   versions: boolean;
+  /** PreloadOptions.collectGarbage. */
+  collectGarbage: (() => unknown) | undefined;
   answers: Uint8Array[];
   answerViews: DataView[];
   answerOf: Int32Array;
