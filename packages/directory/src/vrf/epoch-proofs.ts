@@ -137,7 +137,8 @@ export async function proveEpoch(
     // the next chunk: own entries (numbers, as in `order`) and sweep jobs, merged by key
     const part: (number | VrfJob)[] = [];
     while (part.length < chunk) {
-      const sweep = await nextSwept();
+      // a page's proofs are taken without awaiting: only the next page is read
+      const sweep = inPage < page.length ? page[inPage] : await nextSwept();
       const own = at < order.length ? order[at]! : undefined;
       if (sweep === undefined && own === undefined) break;
       if (own !== undefined && (sweep === undefined || keyOrder(keyOf(own), sweep) <= 0)) {
