@@ -7,7 +7,6 @@
 
 import {
   AkdError,
-  appendAll,
   VersionFreshness,
   bytesEqual,
   describeLabel,
@@ -39,7 +38,7 @@ import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
 import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
-import { SWEEPS_FROM_SETTING, allSweepJobs } from './vrf/marker-sweeps.js';
+import { SWEEPS_FROM_SETTING } from './vrf/marker-sweeps.js';
 import { planPublishProofs } from './vrf/publish-proofs.js';
 import {
   VRF_PROOFS_THROUGH_SETTING,
@@ -405,13 +404,9 @@ export class Directory extends ReadOnlyDirectory {
     const deferred = defersProofs(this.ctx);
     let proving: Promise<VrfProofRecord[]> | undefined;
     if (this.ctx.storeVrfProofs && !deferred) {
-      const { proofJobs, nonces, stored, sweeps } = await planPublishProofs(
-        this.ctx,
-        states,
-        epoch,
-      );
-      // (sweeps run where a store can list its labels, whose epochs are proved after they commit)
-      if (sweeps !== undefined) appendAll(proofJobs, await allSweepJobs(sweeps));
+      // no sweeps here: they run only where a store can list its labels (sweepsFrom), whose
+      // epochs are proved after they commit
+      const { proofJobs, nonces, stored } = await planPublishProofs(this.ctx, states, epoch);
       proving = proveRecords(this.ctx, proofJobs, (i) => nonces.get(i)).then((proved) =>
         stored.concat(proved),
       );

@@ -23,7 +23,7 @@
  * no proofs, until a backfill).
  */
 
-import { VersionFreshness, appendAll, fromHex, toHex } from '@akd-ts/core';
+import { VersionFreshness, fromHex, toHex } from '@akd-ts/core';
 import type { Database } from '@akd-ts/storage';
 import type { VrfJob } from './engine.js';
 import { MARKER_HORIZON, allFutureMarkers, proofKey } from './stored-proofs.js';
@@ -157,11 +157,4 @@ export function sweepWork(
     }
   }
   return { pages, positions };
-}
-
-/** Every proof of `work`, at once: for a publish that proves its epoch before it commits. */
-export async function allSweepJobs(work: SweepWork): Promise<VrfJob[]> {
-  const jobs: VrfJob[] = [];
-  for await (const page of work.pages()) appendAll(jobs, page);
-  return jobs;
 }
