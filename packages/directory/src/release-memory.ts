@@ -47,6 +47,25 @@ export function collectAfterWalk(elements: number): boolean {
 export const WALK_GARBAGE_BYTES = 64 * 2 ** 20;
 
 /**
+ * In a process that exposes `gc`: a function to call after each step of a long task that
+ * leaves short-lived objects behind step after step, which collects garbage whenever V8's
+ * heap has grown by `growth` bytes since the function was made or since its last collection;
+ * undefined without `gc`. A task that keeps its heap flat never pays for a collection.
+ */
+export function heapGrowthCollector(growth = WALK_GARBAGE_BYTES): (() => boolean) | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (typeof gc !== 'function') return undefined;
+  const used = () => getHeapStatistics().used_heap_size;
+  let base = used();
+  return () => {
+    if (used() - base < growth) return false;
+    gc();
+    base = used();
+    return true;
+  };
+}
+
+/**
  * For the walk of an insertion of at least {@link LARGE_EPOCH_VERSIONS} elements, in a
  * process that exposes `gc`: a function the walk calls after each batched read, which
  * collects garbage whenever the heap has grown by {@link WALK_GARBAGE_BYTES} since the walk
@@ -56,16 +75,7 @@ export function walkCollector(
   elements: number,
   growth = WALK_GARBAGE_BYTES,
 ): (() => boolean) | undefined {
-  const gc = gcFor(elements);
-  if (gc === undefined) return undefined;
-  const used = () => getHeapStatistics().used_heap_size;
-  let base = used();
-  return () => {
-    if (used() - base < growth) return false;
-    gc();
-    base = used();
-    return true;
-  };
+  return gcFor(elements) === undefined ? undefined : heapGrowthCollector(growth);
 }
 
 /**

@@ -354,6 +354,26 @@ test("an epoch's proofs are stored in chunks, in the order of their stored keys"
     assert.deepEqual([same?.proof, same?.nonce], [r.proof, r.nonce], 'the bytes stored before');
   }
 
+  // the collector runs after each chunk is stored
+  batches.length = 0;
+  const order: string[] = [];
+  const written = spy.setVrfProofs;
+  spy.setVrfProofs = (records) => (order.push('write'), written(records));
+  await proveEpoch(
+    ctx,
+    2n,
+    states,
+    () => true,
+    3,
+    () => order.push('collect'),
+  );
+  spy.setVrfProofs = written;
+  assert.ok(batches.length >= 4);
+  assert.deepEqual(
+    order,
+    batches.flatMap(() => ['write', 'collect']),
+  );
+
   // a writer that loses its lock stops between chunks, and the mark stays
   batches.length = 0;
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '1');

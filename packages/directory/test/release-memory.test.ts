@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import {
   LARGE_EPOCH_VERSIONS,
   collectAfterWalk,
+  heapGrowthCollector,
   releaseAfterLargeEpoch,
   walkCollector,
 } from '../src/release-memory.js';
@@ -64,6 +65,28 @@ test("a large walk collects each time V8's heap grew by the given bytes, where g
     assert.equal(collections, 1);
     delete holder.gc;
     assert.equal(walkCollector(10 * LARGE_EPOCH_VERSIONS), undefined, 'never without gc');
+  } finally {
+    if (exposed === undefined) delete holder.gc;
+    else holder.gc = exposed;
+    kept.length = 0;
+  }
+});
+
+test("a task of any size collects each time V8's heap grew by the given bytes, where gc is exposed", () => {
+  const holder = globalThis as { gc?: () => void };
+  const exposed = holder.gc;
+  let collections = 0;
+  const kept: unknown[] = [];
+  try {
+    delete holder.gc;
+    assert.equal(heapGrowthCollector(), undefined, 'never without gc');
+    holder.gc = () => void collections++;
+    const collect = heapGrowthCollector(2 ** 20)!;
+    assert.equal(collect(), false, 'no growth yet');
+    for (let i = 0; i < 100_000; i++) kept.push({ i, text: `object ${i}` });
+    assert.equal(collect(), true);
+    assert.equal(collect(), false, 'measured again from the collection');
+    assert.equal(collections, 1);
   } finally {
     if (exposed === undefined) delete holder.gc;
     else holder.gc = exposed;

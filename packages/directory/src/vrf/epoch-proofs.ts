@@ -27,6 +27,7 @@ import { compareBytes } from '@akd-ts/core';
 import type { VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
 import { proofKey } from './stored-proofs.js';
+import { heapGrowthCollector } from '../release-memory.js';
 
 /**
  * The store setting holding the latest epoch whose published versions all have their VRF
@@ -97,6 +98,10 @@ async function recordSweeps(db: Database, positions: Map<string, string>): Promi
  * says no once they are computed (the writer lost its lock: the mark must not move behind
  * what a writer after it stored). Proofs are a function of their key and each version's
  * nonce is written again whole, so a repeated or interrupted run leaves nothing wrong behind.
+ * `collect` is called after each chunk is stored: each leaves its jobs, proofs and records
+ * behind, which V8 promotes (they live across the engine's await) and would keep until its
+ * heap's next limit, a hundred megabytes and more above what is live during a sweep of a
+ * million labels (`heapGrowthCollector`, where the process exposes `gc`).
  */
 export async function proveEpoch(
   ctx: DirectoryContext,
@@ -104,6 +109,7 @@ export async function proveEpoch(
   states: ValueStateRecord[],
   mayWrite: () => boolean = () => true,
   chunk = CHUNK,
+  collect: (() => unknown) | undefined = heapGrowthCollector(),
 ): Promise<void> {
   const db = ctx.storage.db;
   const plan = await planPublishProofs(ctx, states, epoch);
@@ -163,6 +169,7 @@ export async function proveEpoch(
     await db.setVrfProofs(
       part.map((e) => (typeof e === 'number' && e < held ? stored[e]! : proved[next++]!)),
     );
+    collect?.();
   }
   if (!mayWrite()) return;
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, epoch.toString());
