@@ -123,7 +123,11 @@ export class Azks {
    * `insert`, also returning the encoded append-only proof of the step it made (spec 10.5,
    * the audit blob's data), taken from the nodes the insertion holds; `step` is undefined
    * when they do not cover the proof (read it from the transaction then) or nothing was
-   * inserted.
+   * inserted. With `takeStep`, the proof goes to it instead, with the new root hash (spec
+   * 7.4), as soon as it is built: before the insertion keeps what its commit reads and logs
+   * its records, so that a caller that stores the proof then need not hold its tens of
+   * megabytes through them (`step` is then undefined; `takeStep` is not called when the
+   * nodes do not cover the proof).
    */
   async insertStep(
     tx: Transaction,
@@ -131,8 +135,9 @@ export class Azks {
     elements: AzksElement[] | ElementPacker,
     options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void = () => {},
+    takeStep?: (step: Uint8Array, rootHash: Uint8Array) => Promise<void>,
   ): Promise<{ record: AzksRecord; step: Uint8Array | undefined }> {
-    return this.#insert(tx, azks, elements, options, onPhase, true);
+    return this.#insert(tx, azks, elements, options, onPhase, takeStep ?? true);
   }
 
   async #insert(
@@ -141,7 +146,7 @@ export class Azks {
     elements: AzksElement[] | ElementPacker,
     options: InsertOptions,
     onPhase: (phase: 'preload' | 'tree') => void,
-    withStep: boolean,
+    withStep: boolean | ((step: Uint8Array, rootHash: Uint8Array) => Promise<void>),
   ): Promise<{ record: AzksRecord; step: Uint8Array | undefined }> {
     const el = elements instanceof ElementPacker ? elements.pack() : packElements(elements);
     const epoch = azks.latestEpoch + 1n;
@@ -174,7 +179,13 @@ export class Azks {
       } finally {
         release();
       }
-      if (withStep) step = arenaStepProof(loaded.arena, hasher, Number(epoch));
+      if (withStep !== false) step = arenaStepProof(loaded.arena, hasher, Number(epoch));
+      if (step !== undefined && typeof withStep === 'function') {
+        // slot 0 is the root (spec 7.4: its hash gives the root hash)
+        const root = loaded.arena.hashes.slice(0, 32);
+        await withStep(step, this.config.computeRootHashFromVal(root));
+        step = undefined;
+      }
       await loaded.keepWritten();
       tx.logNodeBatch(new ArenaNodeBatch(loaded.arena, loaded));
     } else onPhase('tree');

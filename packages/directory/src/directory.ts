@@ -416,7 +416,17 @@ export class Directory extends ReadOnlyDirectory {
     const previousHash = await azks.rootHash(storage, record.latestEpoch);
     const tx = storage.beginTransaction();
     try {
-      let { step } = await azks.insertStep(
+      // the step's audit blob is stored as soon as the insertion built it, so that the writer
+      // does not hold its tens of megabytes through the commit. A crash before the commit
+      // leaves a blob of an epoch that does not exist yet (readers never look past the latest
+      // epoch), and the retried publish replaces it; after the commit, the epoch always has
+      // its blob
+      let blobStored = false;
+      const storeStep = async (data: Uint8Array, hash: Uint8Array) => {
+        await storage.db.setAuditBlob({ epoch, previousHash, currentHash: hash, data });
+        blobStored = true;
+      };
+      await azks.insertStep(
         tx,
         record,
         elements,
@@ -428,6 +438,7 @@ export class Directory extends ReadOnlyDirectory {
           storeKeepsVersions: storage.db.nodeLayout === 'versions',
         },
         (phase) => progress({ phase, done: 0, total: leaves }),
+        storeStep,
       );
       elements = undefined;
       tx.batchSet(states);
@@ -440,14 +451,11 @@ export class Directory extends ReadOnlyDirectory {
         await storage.db.setVrfProofs(await proving);
         proving = undefined;
       }
-      // the step's audit blob goes first: a crash before the commit leaves a blob of an epoch
-      // that does not exist yet (readers never look past the latest epoch), and the retried
-      // publish replaces it; after the commit, the epoch always has its blob
-      await storage.db.setAuditBlob(
-        await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash, step),
-      );
-      // the blob is tens of megabytes for a large epoch, and the commit takes a while
-      step = undefined;
+      // where the insertion's nodes did not cover the step (a tree that breaks its
+      // invariants), its proof is read back through the transaction
+      if (!blobStored) {
+        await storage.db.setAuditBlob(await stepAuditBlob(this.ctx, tx, epoch, previousHash, hash));
+      }
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
       const storeProofs = deferred ? () => this.storeProofs(epoch, states) : undefined;

@@ -128,3 +128,57 @@ test('a tree that already has nodes of the epoch being inserted: no arena step',
   assert.equal(arena, undefined);
   assert.ok(walk instanceof Uint8Array, 'the walk reads what the insertion did not');
 });
+
+test('takeStep gets the step and the new root hash before the insertion logs its records', async () => {
+  const bytes = randomBytes(12);
+  const taken = new Set<string>();
+  const t = await emptyTree(config);
+  const azks = new Azks(config);
+  const options: InsertOptions = { levels: undefined, maxBatchSize: 9 };
+  for (const n of [3, 200]) {
+    const record = await azks.read(t.storage);
+    const epoch = record.latestEpoch + 1n;
+    const tx = t.storage.beginTransaction();
+    const calls: { step: Uint8Array; hash: Uint8Array; logged: number }[] = [];
+    const { step } = await azks.insertStep(
+      tx,
+      record,
+      clusteredLeaves(bytes, n, 2, taken),
+      options,
+      () => {},
+      async (s, hash) => void calls.push({ step: s, hash, logged: tx.size }),
+    );
+    assert.equal(step, undefined, 'the step went to takeStep');
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0]!.logged, 0, 'before any record of the epoch is logged');
+    assert.ok(tx.size > n);
+    assert.deepEqual(calls[0]!.hash, await azks.rootHash(tx, epoch));
+    await azks.preloadAudit(tx, epoch - 1n, epoch, epoch, options);
+    const proof = await azks.appendOnlyProof(tx, epoch - 1n, epoch, epoch);
+    assert.deepEqual(calls[0]!.step, encodeSingleAppendOnlyProof(proof.proofs[0]!));
+    await tx.commit();
+  }
+
+  // where the arena does not hold the step, takeStep is not called (the caller reads it)
+  const leaf = leafStartingWith(randomBytes(13));
+  const u = await emptyTree(config);
+  const right = leaf(0x90);
+  await referenceEpoch(config, u.storage, [leaf(0x10), right]);
+  const b = (await u.db.get(nodeKey(right.label))) as TreeNodeRecord;
+  await u.db.set({ ...b, latest: { ...b.latest, lastEpoch: 9n }, previous: undefined });
+  u.storage.flushCache();
+  const tx = u.storage.beginTransaction();
+  let called = false;
+  const near = { label: new NodeLabel(new Uint8Array(32).fill(0x12), 256), value: b.latest.hash };
+  const { step } = await azks.insertStep(
+    tx,
+    await azks.read(u.storage),
+    [near],
+    options,
+    () => {},
+    async () => void (called = true),
+  );
+  await tx.rollback();
+  assert.equal(step, undefined);
+  assert.equal(called, false);
+});

@@ -88,12 +88,59 @@ for (const store of STORES) {
   );
 }
 
+test("a publish stores its step's blob once its tree is built, before the commit starts", async () => {
+  const inner = await STORES[0]!.open();
+  const events: string[] = [];
+  const db = Object.create(inner) as Database;
+  db.setAuditBlob = (blob) => {
+    events.push(`blob ${blob.epoch}`);
+    return inner.setAuditBlob(blob);
+  };
+  const t = await openDirectory('whatsapp_v1', { db });
+  const roots = [(await t.dir.getEpochHash()).hash];
+  for (const e of [1, 2]) {
+    const updates = Array.from({ length: 40 }, (_, i) => ({
+      label: utf8(`user-${e}-${i}`),
+      value: utf8(`v${e}`),
+    }));
+    updates.push({ label: utf8('alice'), value: utf8(`alice-${e}`) });
+    let last: string | undefined;
+    const published = await t.dir.publish(updates, {
+      onProgress: (p) => {
+        if (p.phase !== last) events.push((last = p.phase));
+      },
+    });
+    roots[e] = published.hash;
+  }
+  const phases = ['versions', 'vrf', 'preload', 'tree'];
+  assert.deepEqual(events, [
+    ...phases,
+    'blob 1',
+    'commit',
+    'done',
+    ...phases,
+    'blob 2',
+    'commit',
+    'done',
+  ]);
+  // the blobs are the steps' proofs between the published roots
+  const blobs = await Promise.all([1n, 2n].map((e) => db.getAuditBlob(e)));
+  blobs.forEach((b, i) => {
+    assert.deepEqual([b.previousHash, b.currentHash], [roots[i], roots[i + 1]]);
+  });
+  const chain = verifyAuditChain(t.config, blobs.map(asBlob), {
+    anchor: { epoch: 0n, rootHash: roots[0]! },
+  });
+  assert.deepEqual([chain.verified, chain.last.rootHash], [2, roots[2]]);
+  await t.dir.close();
+});
+
 test('a publish that fails after writing its blob leaves the epoch unpublished; the retry replaces the blob', async () => {
   const failing = new FailingDatabase(await STORES[0]!.open(), ['write']);
   const t = await openDirectory('whatsapp_v1', { db: failing });
   const roots = [(await t.dir.getEpochHash()).hash];
   await publishEpochs(t.dir, 1, 2, roots);
-  // writes of a publish: its VRF proofs, the blob, then the commit's batch; fail the commit
+  // writes of a publish: the blob, its VRF proofs, then the commit's batch; fail the commit
   failing.arm(3);
   await assert.rejects(
     t.dir.publish([{ label: utf8('bob'), value: utf8('b1') }]),
