@@ -13,7 +13,8 @@
  * - the writer: a fresh process that opens the store and publishes the epoch as `akd publish`
  *   does (`Directory` with the default VRF engine, native where built, on every core, and the
  *   default parallelism; node started with the flags `akd` gives itself, writer-flags.ts in
- *   the CLI), then waits until the epoch's VRF proofs are stored (`vrfProofsStored`: readers
+ *   the CLI, on this file bundled into JavaScript, without the TypeScript loader's thread,
+ *   as the reader below), then waits until the epoch's VRF proofs are stored (`vrfProofsStored`: readers
  *   without the key serve it from then on), under /usr/bin/time -v for its peak resident
  *   memory (maxRSS);
  * - the store's size, measured here once the writer has exited: SQLite's file plus its WAL
@@ -326,6 +327,8 @@ interface Row {
   /** Seconds after the publish until its VRF proofs were stored (runs before it: none). */
   proofsSec?: number;
   usPerLabel: number;
+  /** The root hash the epoch published (hex; runs before it: none). */
+  rootHash?: string;
   phases: Record<string, number>;
   phaseRssMb: Record<string, number>;
   /** Seconds inside the store's batchGet, batchSet and setAuditBlob calls. */
@@ -485,6 +488,7 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     [...locArg, '--from', String(from), '--count', String(count), ...cacheArg],
     { AKD_COST_CURVE_ROLE: 'writer' },
     WRITER_FLAGS,
+    true,
   );
   const labels = from + count;
   const walAfter = await walPosition(loc);
@@ -498,6 +502,8 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
       String(w.json['rootHash']),
     ]),
     { AKD_COST_CURVE_ROLE: 'reader' },
+    [],
+    true,
   );
   const publishSec = Number(w.json['publishSec']);
   const row: Row = {
@@ -508,6 +514,7 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     publishSec: round(publishSec),
     proofsSec: round(Number(w.json['proofsSec'])),
     usPerLabel: Math.round((publishSec * 1e6) / count),
+    rootHash: String(w.json['rootHash']),
     phases: w.json['phases'] as Record<string, number>,
     phaseRssMb: w.json['phaseRssMb'] as Record<string, number>,
     storeSec: w.json['storeSec'] as Record<string, number>,

@@ -8,8 +8,9 @@
 
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TIME = '/usr/bin/time';
@@ -59,26 +60,46 @@ export function measure(command: string, args: string[], env: NodeJS.ProcessEnv 
 }
 
 /**
+ * A benchmark file bundled into JavaScript (its own and bench/support modules; packages stay
+ * imports of their compiled output), written beside the support modules so that their paths
+ * relative to `import.meta.url` still hold: `bench/support/.<name>.compiled.mjs`.
+ */
+function compiledBenchmark(file: string): string {
+  const source = fileURLToPath(file);
+  const out = join(ROOT, 'bench/support', `.${basename(source, '.ts')}.compiled.mjs`);
+  buildSync({
+    entryPoints: [source],
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: out,
+    logLevel: 'error',
+  });
+  return out;
+}
+
+/**
  * Runs this benchmark file again in a child process (compiled packages, fresh heap), node
- * started with `nodeFlags` (as `akd` starts itself, for instance).
+ * started with `nodeFlags` (as `akd` starts itself, for instance). By default the child
+ * compiles the benchmark's TypeScript as it loads (scripts/bench-loader.mjs); with `plain`
+ * it runs the file bundled into JavaScript beforehand, with no loader: the loader's module
+ * hooks run on a thread of their own, about 37 MB of resident memory that a deployed process
+ * (`akd publish`, a proof server) does not have, so a child whose peak memory is the figure
+ * runs plain.
  */
 export function measureSelf(
   file: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
   nodeFlags: string[] = [],
+  plain = false,
 ): Measured {
-  return measure(
-    process.execPath,
-    [
-      ...nodeFlags,
-      '--import',
-      join(ROOT, 'scripts/bench-loader.mjs'),
-      fileURLToPath(file),
-      ...args,
-    ],
-    env,
-  );
+  const script = plain
+    ? [compiledBenchmark(file)]
+    : ['--import', join(ROOT, 'scripts/bench-loader.mjs'), fileURLToPath(file)];
+  return measure(process.execPath, [...nodeFlags, ...script, ...args], env);
 }
 
 /** `ours / upstream`, rounded, or null without an upstream figure. */
