@@ -14,9 +14,9 @@
  *   does (`Directory` with the default VRF engine, native where built, on every core, and the
  *   default parallelism; node started with the flags `akd` gives itself, writer-flags.ts in
  *   the CLI, on this file bundled into JavaScript, without the TypeScript loader's thread,
- *   as the reader below), then waits until the epoch's VRF proofs are stored (`vrfProofsStored`: readers
- *   without the key serve it from then on), under /usr/bin/time -v for its peak resident
- *   memory (maxRSS);
+ *   as the reader below), then waits until the epoch's VRF proofs are stored
+ *   (`vrfProofsStored`: readers without the key serve it from then on), under
+ *   /usr/bin/time -v for its peak resident memory (maxRSS);
  * - the store's size, measured here once the writer has exited: SQLite's file plus its WAL
  *   after a `wal_checkpoint(TRUNCATE)`; PostgreSQL's `pg_total_relation_size` (heap, indexes,
  *   TOAST) summed over the schema's tables;
