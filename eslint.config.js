@@ -14,6 +14,8 @@ export default tseslint.config(
       'coverage/**',
       'packages/core/src/proto/gen/**',
       'packages/web/public/**',
+      // benchmarks bundled for their child processes (bench/support/upstream.ts)
+      'bench/support/.*.compiled.mjs',
     ],
   },
   js.configs.recommended,
