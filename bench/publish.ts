@@ -9,12 +9,14 @@
  *
  * Each row also has the phases of both publishes (seconds from one `onProgress` phase to the
  * next: checks and the AZKS read, versions, VRF and values, preload, tree insertion with the
- * step's audit proof, then the blob write and the commit).
+ * step's audit proof and the blob's write, then the commit).
  *
  * `--store postgres` needs AKD_TEST_POSTGRES_URL (a fresh schema is created and dropped).
  * `--noble` adds the portable backend on the calling thread (about 1 ms per label here). Each
- * size and setup runs in a process of its own, under /usr/bin/time -v (peak memory), after a
- * run of upstream's on the same labels when `akd-rs` is present (in-memory store).
+ * size and setup runs in a process of its own, on this file bundled into JavaScript (no
+ * TypeScript loader, whose thread would count in its memory), under /usr/bin/time -v (peak
+ * memory), after a run of upstream's on the same labels when `akd-rs` is present (in-memory
+ * store).
  */
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -123,9 +125,13 @@ if (process.env['AKD_BENCH_ONE_RUN'] === undefined) {
         vrf.backend === 'noble'
           ? ['--threads', '0', '--noble-only']
           : ['--threads', String(vrf.threads)];
-      const ours = measureSelf(import.meta.url, ['--labels', String(n), ...setup, ...passed], {
-        AKD_BENCH_ONE_RUN: '1',
-      });
+      const ours = measureSelf(
+        import.meta.url,
+        ['--labels', String(n), ...setup, ...passed],
+        { AKD_BENCH_ONE_RUN: '1' },
+        [],
+        true,
+      );
       const row: Record<string, unknown> = {
         ...ours.json,
         maxRssMb: ours.maxRssMb,
