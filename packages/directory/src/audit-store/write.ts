@@ -12,10 +12,9 @@ import { parallelLevels } from '../parallelism.js';
 
 /**
  * The audit blob of the step `epoch - 1 -> epoch`, read through `reader` at `epoch` (a
- * publish's transaction after its insertion, so that every node it reads is in memory).
- *
- * `step`, when given, is the step's encoded proof as the insertion already built it (the
- * same bytes; azks.ts `insertStep`).
+ * publish's transaction after its insertion, so that every node it reads is in memory), for
+ * the publish whose insertion could not build the step from its own nodes (azks.ts
+ * `insertStep`).
  *
  * @example const blob = await stepAuditBlob(ctx, tx, 5n, rootAt4, rootAt5);
  */
@@ -25,9 +24,7 @@ export async function stepAuditBlob(
   epoch: bigint,
   previousHash: Digest,
   currentHash: Digest,
-  step?: Uint8Array,
 ): Promise<AuditBlobRecord> {
-  if (step !== undefined) return { epoch, previousHash, currentHash, data: step };
   const { azks, parallelism, maxPreloadBatch } = ctx;
   // the insertion read the paths it changed; this reads the unchanged siblings it did not
   await azks.preloadAudit(reader, epoch - 1n, epoch, epoch, {
