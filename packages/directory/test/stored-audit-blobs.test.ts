@@ -6,13 +6,21 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   AkdError,
+  NodeLabel,
   decodeSingleAppendOnlyProof,
   parseAuditBlobName,
   utf8,
   verifyAuditChain,
   type AuditBlob,
 } from '@akd-ts/core';
-import { StorageManager, type AuditBlobRecord, type Database } from '@akd-ts/storage';
+import {
+  MemoryDatabase,
+  StorageManager,
+  nodeKey,
+  type AuditBlobRecord,
+  type Database,
+  type TreeNodeRecord,
+} from '@akd-ts/storage';
 import { ReadOnlyDirectory, StoredAuditBlobs } from '@akd-ts/directory';
 import { testStores } from '../../../test/support/stores.js';
 import { hardCodedKeys, openDirectory } from './support/build.js';
@@ -133,6 +141,40 @@ test("a publish stores its step's blob once its tree is built, before the commit
   });
   assert.deepEqual([chain.verified, chain.last.rootHash], [2, roots[2]]);
   await t.dir.close();
+});
+
+test('a publish whose insertion cannot build its step reads it back before the commit', async () => {
+  const inner = new MemoryDatabase();
+  const events: string[] = [];
+  const db = Object.create(inner) as Database;
+  db.setAuditBlob = (blob) => {
+    events.push(`blob ${blob.epoch}`);
+    return inner.setAuditBlob(blob);
+  };
+  const t = await openDirectory('whatsapp_v1', { db });
+  const roots = [(await t.dir.getEpochHash()).hash];
+  await publishEpochs(t.dir, 1, 1, roots);
+  await t.dir.close();
+  // both children of the root claim the next epoch (a tree that breaks its invariants): the
+  // insertion loads one side's child without its children, so its own nodes do not hold the
+  // step, while the record walk still reads it
+  const root = (await inner.get(nodeKey(NodeLabel.root()))) as TreeNodeRecord;
+  for (const child of [root.latest.leftChild!, root.latest.rightChild!]) {
+    const r = (await inner.get(nodeKey(child))) as TreeNodeRecord;
+    await inner.set({ ...r, latest: { ...r.latest, lastEpoch: 2n }, previous: r.latest });
+  }
+  const u = await openDirectory('whatsapp_v1', { db });
+  events.length = 0;
+  let last: string | undefined;
+  const published = await u.dir.publish([{ label: utf8('bob'), value: utf8('b1') }], {
+    onProgress: (p) => {
+      if (p.phase !== last) events.push((last = p.phase));
+    },
+  });
+  assert.deepEqual(events, ['versions', 'vrf', 'preload', 'tree', 'commit', 'blob 2', 'done']);
+  const blob = await inner.getAuditBlob(2n);
+  assert.deepEqual([blob.previousHash, blob.currentHash], [roots[1], published.hash]);
+  await u.dir.close();
 });
 
 test('a publish that fails after writing its blob leaves the epoch unpublished; the retry replaces the blob', async () => {
