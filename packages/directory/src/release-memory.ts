@@ -16,10 +16,15 @@ import { endTreeWorkers } from './tree/arena/workers.js';
 /** Versions (or tree elements) from which an epoch is large enough to collect after. */
 export const LARGE_EPOCH_VERSIONS = 25_000;
 
+/** The process's `gc` where it exposes one (node --expose-gc). */
+function exposedGc(): (() => void) | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  return typeof gc === 'function' ? gc : undefined;
+}
+
 /** The process's `gc` where it exposes one and `count` makes the epoch large. */
 function gcFor(count: number): (() => void) | undefined {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  return typeof gc === 'function' && count >= LARGE_EPOCH_VERSIONS ? gc : undefined;
+  return count >= LARGE_EPOCH_VERSIONS ? exposedGc() : undefined;
 }
 
 /**
@@ -53,8 +58,8 @@ export const WALK_GARBAGE_BYTES = 64 * 2 ** 20;
  * undefined without `gc`. A task that keeps its heap flat never pays for a collection.
  */
 export function heapGrowthCollector(growth = WALK_GARBAGE_BYTES): (() => boolean) | undefined {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (typeof gc !== 'function') return undefined;
+  const gc = exposedGc();
+  if (gc === undefined) return undefined;
   const used = () => getHeapStatistics().used_heap_size;
   let base = used();
   return () => {
