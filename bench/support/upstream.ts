@@ -59,12 +59,18 @@ export function measure(command: string, args: string[], env: NodeJS.ProcessEnv 
   };
 }
 
+/** Bundles written by this process, by source URL: a run's children all run the same one. */
+const bundled = new Map<string, string>();
+
 /**
  * A benchmark file bundled into JavaScript (its own and bench/support modules; packages stay
  * imports of their compiled output), written beside the support modules so that their paths
- * relative to `import.meta.url` still hold: `bench/support/.<name>.compiled.mjs`.
+ * relative to `import.meta.url` still hold: `bench/support/.<name>.compiled.mjs`. Bundled once
+ * per process.
  */
 function compiledBenchmark(file: string): string {
+  const done = bundled.get(file);
+  if (done !== undefined) return done;
   const source = fileURLToPath(file);
   const out = join(ROOT, 'bench/support', `.${basename(source, '.ts')}.compiled.mjs`);
   buildSync({
@@ -77,6 +83,7 @@ function compiledBenchmark(file: string): string {
     outfile: out,
     logLevel: 'error',
   });
+  bundled.set(file, out);
   return out;
 }
 
