@@ -92,6 +92,14 @@ export {
   vrfProofValueBytes,
 } from './vrf-proofs.js';
 export type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
+export {
+  VRF_PROOF_ROW_BYTES,
+  decodeVrfProofEntries,
+  encodeVrfProofRows,
+  mergeVrfProofRecord,
+  pickVrfProofs,
+} from './vrf-proof-rows.js';
+export type { VrfProofRow } from './vrf-proof-rows.js';
 export { TimedCache } from './timed-cache.js';
 export type { CacheOptions } from './timed-cache.js';
 export { DEFAULT_COMMIT_CHUNK, DEFAULT_LARGE_COMMIT, StorageManager } from './storage-manager.js';

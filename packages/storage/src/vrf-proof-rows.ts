@@ -1,0 +1,189 @@
+/**
+ * Stored VRF proofs as rows of a label's entries (vrf-proofs.ts holds the records): the SQL
+ * drivers keep one row per label and write, keyed (label, seq), whose value is the entries
+ * that write stored for the label. A publish stores a new label's existence, freshness and
+ * marker proofs together, so the label and the row's own costs (a key of its own per proof, in
+ * PostgreSQL a tuple header and an index entry each) are paid once per label and epoch
+ * instead of once per proof. A read takes every row of the labels it needs, in seq order.
+ *
+ * `seq` only has to grow with time for a label: a later row's nonce wins over an earlier
+ * one's (a version proved as a marker gets its nonce when it is published; a tombstone's
+ * restamp changes it), and a row never rewrites another. Proofs are a function of their key,
+ * so two entries of one key hold the same proof.
+ *
+ * An entry (all our own layout; the proof is spec 5.3's, the nonce spec 6's):
+ *
+ *     tag u8           bit 0 freshness (1 fresh), bit 1 a nonce follows,
+ *                      bits 4-7 the version's length n in bytes (0-8), bits 2-3 zero
+ *     version          n bytes, big-endian, no leading zero byte (n = 0 for version 0)
+ *     proof            80 bytes (spec 5.3)
+ *     nonce            32 bytes (spec 6), when bit 1 is set
+ */
+
+import {
+  NONCE_BYTES,
+  VRF_PROOF_BYTES,
+  vrfProofMapKey,
+  type VrfProofKey,
+  type VrfProofRecord,
+} from './vrf-proofs.js';
+
+/**
+ * The most bytes of label and entries a row holds before its entries go on in another row.
+ * SQLite keeps a row of a WITHOUT ROWID table whole on its 4 KiB page up to 1,002 bytes of
+ * record (its largest local payload on such pages); past that the rest takes an overflow page
+ * of its own, 4 KiB for a few hundred bytes. 980 leaves room for the record's header and its
+ * seq. PostgreSQL moves a row out of line past about 2 KB: this stays well under it.
+ */
+export const VRF_PROOF_ROW_BYTES = 980;
+
+/** One stored row: the label and the entries one write stored for it. */
+export interface VrfProofRow {
+  label: Uint8Array;
+  entries: Uint8Array;
+}
+
+const FRESH = 0x01;
+const NONCED = 0x02;
+
+/** Bytes of `version` without leading zero bytes (0 for version 0). */
+function versionLength(version: bigint): number {
+  let n = 0;
+  for (let v = version; v > 0n; v >>= 8n) n++;
+  return n;
+}
+
+/** The bytes of one entry (module comment). */
+function entryLength(r: VrfProofRecord): number {
+  return 1 + versionLength(r.version) + VRF_PROOF_BYTES + (r.nonce === undefined ? 0 : NONCE_BYTES);
+}
+
+function writeEntry(r: VrfProofRecord, out: Uint8Array, at: number): number {
+  const n = versionLength(r.version);
+  out[at++] = (n << 4) | (r.nonce === undefined ? 0 : NONCED) | (r.freshness === 1 ? FRESH : 0);
+  for (let i = n - 1; i >= 0; i--) out[at++] = Number((r.version >> BigInt(8 * i)) & 0xffn);
+  out.set(r.proof, at);
+  at += VRF_PROOF_BYTES;
+  if (r.nonce !== undefined) {
+    out.set(r.nonce, at);
+    at += NONCE_BYTES;
+  }
+  return at;
+}
+
+/**
+ * Merges `record` into `into` (by `vrfProofMapKey`) as a later write: its proof stands, and
+ * its nonce unless it has none, when the earlier one's stays.
+ */
+export function mergeVrfProofRecord(
+  into: Map<string, VrfProofRecord>,
+  record: VrfProofRecord,
+): void {
+  const at = vrfProofMapKey(record);
+  const earlier = into.get(at);
+  if (record.nonce === undefined && earlier?.nonce !== undefined) {
+    into.set(at, { ...record, nonce: earlier.nonce });
+  } else into.set(at, record);
+}
+
+/**
+ * The rows that store `records` (checked by the caller): one record per key (a later one in
+ * the batch wins as `mergeVrfProofRecord` says), grouped by label in the order labels first
+ * appear, a label's entries in several rows when they pass `max` bytes with the label (at
+ * least one entry per row).
+ */
+export function encodeVrfProofRows(
+  records: VrfProofRecord[],
+  max = VRF_PROOF_ROW_BYTES,
+): VrfProofRow[] {
+  const merged = new Map<string, VrfProofRecord>();
+  for (const r of records) mergeVrfProofRecord(merged, r);
+  // by label, in first appearance (the map key's label part follows its colon)
+  const byLabel = new Map<string, VrfProofRecord[]>();
+  for (const [at, r] of merged) {
+    const label = at.slice(at.indexOf(':') + 1);
+    const group = byLabel.get(label);
+    if (group === undefined) byLabel.set(label, [r]);
+    else group.push(r);
+  }
+  const rows: VrfProofRow[] = [];
+  for (const group of byLabel.values()) {
+    const label = group[0]!.label;
+    let start = 0;
+    while (start < group.length) {
+      let end = start;
+      let bytes = 0;
+      do bytes += entryLength(group[end++]!);
+      while (end < group.length && label.length + bytes + entryLength(group[end]!) <= max);
+      const entries = new Uint8Array(bytes);
+      let at = 0;
+      for (let i = start; i < end; i++) at = writeEntry(group[i]!, entries, at);
+      rows.push({ label: label.slice(), entries });
+      start = end;
+    }
+  }
+  return rows;
+}
+
+/**
+ * The records of one row's `entries`, for `label`.
+ * @throws RangeError for entries that are not a whole number of well-formed entries
+ */
+export function decodeVrfProofEntries(label: Uint8Array, entries: Uint8Array): VrfProofRecord[] {
+  if (entries.length === 0) throw new RangeError('a VRF proof row holds no entry');
+  const out: VrfProofRecord[] = [];
+  let at = 0;
+  while (at < entries.length) {
+    const tag = entries[at++]!;
+    const n = tag >> 4;
+    if ((tag & 0x0c) !== 0 || n > 8) {
+      throw new RangeError(`VRF proof entry at byte ${at - 1} has tag 0x${tag.toString(16)}`);
+    }
+    const nonced = (tag & NONCED) !== 0;
+    const end = at + n + VRF_PROOF_BYTES + (nonced ? NONCE_BYTES : 0);
+    if (end > entries.length) {
+      throw new RangeError(`VRF proof entry at byte ${at - 1} runs past the row's end`);
+    }
+    if (n > 0 && entries[at] === 0) {
+      throw new RangeError(`VRF proof entry at byte ${at - 1} has a version with a leading zero`);
+    }
+    let version = 0n;
+    for (let i = 0; i < n; i++) version = (version << 8n) | BigInt(entries[at++]!);
+    if (version >= 1n << 63n) {
+      throw new RangeError(`VRF proof entry at byte ${at - n - 1} has version ${version}`);
+    }
+    const record: VrfProofRecord = {
+      label: label.slice(),
+      freshness: (tag & FRESH) === 0 ? 0 : 1,
+      version,
+      proof: entries.slice(at, at + VRF_PROOF_BYTES),
+    };
+    at += VRF_PROOF_BYTES;
+    if (nonced) {
+      record.nonce = entries.slice(at, at + NONCE_BYTES);
+      at += NONCE_BYTES;
+    }
+    out.push(record);
+  }
+  return out;
+}
+
+/**
+ * The records of `keys` among `stored`, which holds every record read for their labels,
+ * oldest write first (rows in seq order, after any the store kept in an older layout): one
+ * record per key, merged as later writes (`mergeVrfProofRecord`); keys with none are left out.
+ */
+export function pickVrfProofs(
+  stored: Iterable<VrfProofRecord>,
+  keys: VrfProofKey[],
+): VrfProofRecord[] {
+  const merged = new Map<string, VrfProofRecord>();
+  for (const r of stored) mergeVrfProofRecord(merged, r);
+  const out = new Map<string, VrfProofRecord>();
+  for (const k of keys) {
+    const at = vrfProofMapKey(k);
+    const r = merged.get(at);
+    if (r !== undefined) out.set(at, r);
+  }
+  return [...out.values()];
+}
