@@ -19,6 +19,7 @@ import {
   type TreeNodeRecord,
   type ValueStateRecord,
   type VrfProofRecord,
+  decodeVrfProofEntries,
   vrfProofKeyFromBytes,
   vrfProofRecordOf,
 } from '@akd-ts/storage';
@@ -403,4 +404,19 @@ export function decodeVrfProofRow(row: Row): VrfProofRecord {
     record.nonce = readBlob(row[2], new At('vrf_nonces', name), 'nonce', NONCE_BYTES);
   }
   return record;
+}
+
+/**
+ * Decodes a `vrf_proof_rows` row: (label, seq, entries), see @akd-ts/storage vrf-proof-rows.ts.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table, the label and the seq.
+ */
+export function decodeVrfProofRowsRow(row: Row): VrfProofRecord[] {
+  const at = new At('vrf_proof_rows', () => `label=${keyPart(row[0])} seq=${keyPart(row[1])}`);
+  const label = readBlob(row[0], at, 'label');
+  const entries = readBlob(row[2], at, 'entries');
+  try {
+    return decodeVrfProofEntries(label, entries);
+  } catch (e) {
+    throw corruptRow(at.table, at.key, e instanceof Error ? e.message : String(e));
+  }
 }

@@ -15,3 +15,9 @@ export type {
   NodeLayoutMigrationProgress,
   NodeLayoutMigrationResult,
 } from './layout-migration.js';
+export { moveVrfProofRows } from './vrf-proof-move.js';
+export type {
+  MoveVrfProofRowsOptions,
+  VrfProofMoveProgress,
+  VrfProofMoveResult,
+} from './vrf-proof-move.js';

@@ -17,7 +17,6 @@
  * records keeps at most two versions of a node, so the store of versions holds no older ones.
  */
 
-import { existsSync } from 'node:fs';
 import { AkdError } from '@akd-ts/core';
 import {
   LABEL_BYTES,
@@ -26,18 +25,12 @@ import {
   nodeBytesLength,
   treeNodeBodyLength,
 } from '@akd-ts/storage';
-import {
-  openBetterSqlite,
-  type SqliteClient,
-  type SqliteClientFactory,
-  type SqliteStatement,
-} from './client.js';
+import type { SqliteClient, SqliteStatement } from './client.js';
 import { NODE_COLUMNS, decodeNodeRow, type Row } from './codec.js';
 import { toAkdError } from './errors.js';
+import { jobTransaction, openStoreForJob, type StoreJobOptions } from './store-job.js';
 import { NodeVersions, type VersionRow } from './node-versions.js';
-import type { SynchronousMode } from './options.js';
 import { VERSIONS_TABLES_SQL } from './schema.js';
-import { SqliteDatabase } from './sqlite-database.js';
 import { nodeRangeBytesSql } from './node-bytes-sql.js';
 import {
   VERSION_DATA_MAX,
@@ -55,7 +48,7 @@ export interface NodeLayoutMigrationProgress {
   total: number;
 }
 
-export interface MigrateNodeLayoutOptions {
+export interface MigrateNodeLayoutOptions extends StoreJobOptions {
   /**
    * Called after each chunk commits, and once before the first. An error it throws stops
    * the run there (what committed stays; the next run resumes after it).
@@ -63,12 +56,6 @@ export interface MigrateNodeLayoutOptions {
   onProgress?: (progress: NodeLayoutMigrationProgress) => void;
   /** Rows of `nodes` a transaction copies, 1-1,000,000 (default 20,000). */
   chunkRows?: number;
-  /** `PRAGMA synchronous` while migrating (default `FULL`, as the store's default). */
-  synchronous?: SynchronousMode;
-  /** How long a statement waits for another connection's lock, in ms (default 5000). */
-  busyTimeoutMs?: number;
-  /** Opens connections (the store and its lock file). Defaults to better-sqlite3. */
-  openClient?: SqliteClientFactory;
   /**
    * Whether to `VACUUM` the store once it is switched (default true). The records leave their
    * pages free in the file, and SQLite's reuse of those free pages made each of the next
@@ -144,31 +131,7 @@ export async function migrateNodeLayout(
   if (!Number.isInteger(chunkRows) || chunkRows < 1 || chunkRows > 1_000_000) {
     throw new RangeError(`chunkRows must be an integer in 1..1000000, got ${chunkRows}`);
   }
-  if (path === ':memory:') throw new RangeError('an in-memory store has nothing to migrate');
-  // the connection opened here, so that the migration runs its own statements on it
-  const open = options.openClient ?? openBetterSqlite;
-  let client: SqliteClient;
-  try {
-    if (!existsSync(path)) throw new Error('no such file');
-    client = open(path, { mustExist: true });
-  } catch (e) {
-    const detail = e instanceof Error ? e.message : String(e);
-    throw new AkdError('STORAGE_CONNECTION', `cannot open SQLite store ${path}: ${detail}`, {
-      cause: e,
-    });
-  }
-  let db: SqliteDatabase;
-  try {
-    db = new SqliteDatabase(client, {
-      create: false,
-      synchronous: options.synchronous,
-      busyTimeoutMs: options.busyTimeoutMs,
-      openClient: options.openClient,
-    });
-  } catch (e) {
-    client.close();
-    throw e;
-  }
+  const { client, db } = openStoreForJob(path, options);
   try {
     if (db.nodeLayout === 'versions') {
       return {
@@ -225,19 +188,7 @@ class Migration {
 
   /** Runs `fn` in one write transaction, rolled back if it throws. */
   private transaction<T>(doing: string, fn: () => T): T {
-    try {
-      this.client.exec('BEGIN IMMEDIATE');
-      try {
-        const result = fn();
-        this.client.exec('COMMIT');
-        return result;
-      } catch (e) {
-        if (this.client.inTransaction) this.client.exec('ROLLBACK');
-        throw e;
-      }
-    } catch (e) {
-      throw toAkdError(e, doing, this.path);
-    }
+    return jobTransaction(this.client, this.path, doing, fn);
   }
 
   run(): Omit<NodeLayoutMigrationResult, 'vacuumed'> {

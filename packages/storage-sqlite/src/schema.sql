@@ -1,4 +1,4 @@
--- akd-ts SQLite store, schema version 9 (PRAGMA user_version = 9,
+-- akd-ts SQLite store, schema version 10 (PRAGMA user_version = 10,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -108,7 +108,7 @@ CREATE TABLE audit_blob_parts (
   PRIMARY KEY (epoch, part)
 ) STRICT;
 
--- Stored VRF proofs (schema version 4): key is freshness u8 || be64(version) || label, value
+-- Stored VRF proofs before schema version 10 (added in version 4): key is freshness u8 || be64(version) || label, value
 -- the 80-byte ECVRF proof (spec 5.3). See @akd-ts/storage vrf-proofs.ts. Before schema
 -- version 8 the fresh proof of a published version was followed by the version's 32-byte
 -- commitment nonce (spec 6) in value (112 bytes); such rows stay valid and are never
@@ -126,4 +126,18 @@ CREATE TABLE vrf_proofs (
 CREATE TABLE vrf_nonces (
   key BLOB NOT NULL PRIMARY KEY,
   nonce BLOB NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- Stored VRF proofs (schema version 10): one row per label and write, the value the entries
+-- that write stored for the label (@akd-ts/storage vrf-proof-rows.ts: tag, version, the
+-- 80-byte proof of spec 5.3, the 32-byte nonce of spec 6 when there is one). seq grows with
+-- time for a label: a later row's nonce wins. Rows a store held in vrf_proofs and vrf_nonces
+-- count as older than every row here, until `akd vrf migrate` moves them here (with seq
+-- below 0). A label's proofs, spread over the whole key range of vrf_proofs, are together
+-- here: one key and one row's costs per label and epoch instead of one per proof.
+CREATE TABLE vrf_proof_rows (
+  label BLOB NOT NULL,
+  seq INTEGER NOT NULL,
+  entries BLOB NOT NULL,
+  PRIMARY KEY (label, seq)
 ) STRICT, WITHOUT ROWID;

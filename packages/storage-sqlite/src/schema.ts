@@ -15,7 +15,7 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
@@ -100,7 +100,9 @@ CREATE INDEX value_states_by_user ON value_states (username, epoch);`;
  * proof instead of appended to it; the proofs stored before keep theirs, and are read as
  * they are); version 9 value_states keyed by (epoch, username), with the index
  * value_states_by_user (username, epoch) (`VALUE_STATES_BY_EPOCH_SQL`), so that an epoch
- * appends its value states instead of writing a row into almost every page of the table.
+ * appends its value states instead of writing a row into almost every page of the table;
+ * version 10 the vrf_proof_rows table (a label's proofs of one write in one row; the tables
+ * of version 4 and 8 are still read, as older rows, until `akd vrf migrate` empties them).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -146,6 +148,15 @@ export const MIGRATIONS: readonly Migration[] = [
 ) STRICT, WITHOUT ROWID;`,
   },
   { from: 8, sql: VALUE_STATES_BY_EPOCH_SQL },
+  {
+    from: 9,
+    sql: `CREATE TABLE vrf_proof_rows (
+  label BLOB NOT NULL,
+  seq INTEGER NOT NULL,
+  entries BLOB NOT NULL,
+  PRIMARY KEY (label, seq)
+) STRICT, WITHOUT ROWID;`,
+  },
 ];
 
 /**

@@ -175,28 +175,24 @@ export const LIST_USERNAMES_AFTER_SQL =
   'SELECT DISTINCT username FROM value_states WHERE username > ? ORDER BY username LIMIT ?';
 
 /**
- * Upsert of one stored VRF proof (key, the 80-byte proof). A stored row is updated only when
- * its proof differs: the directory writes a marker's proof again, unchanged, when its version
- * is published, and a row left alone leaves its page clean (SQLite writes no page for a
- * `DO UPDATE` whose WHERE is false). An update keeps a nonce stored inline (schema before
- * version 8), so that a record without one never erases it. `||` makes TEXT of blobs, which
- * a STRICT BLOB column refuses; cast back, the bytes are unchanged (the store is UTF-8, the
- * encoding SQLite gives a new file, which the driver never changes).
+ * Appends a row of a label's VRF proof entries (label, entries, label again), its seq one past
+ * the label's last (1 for a label without rows): a later row wins (schema.sql).
  */
-export const UPSERT_VRF_PROOF_SQL =
-  'INSERT INTO vrf_proofs (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET ' +
-  'value = CAST(excluded.value || substr(value, 81) AS BLOB) ' +
-  'WHERE substr(value, 1, 80) <> excluded.value';
+export const INSERT_VRF_PROOF_ROW_SQL =
+  'INSERT INTO vrf_proof_rows (label, seq, entries) ' +
+  'SELECT ?, COALESCE(MAX(seq), 0) + 1, ? FROM vrf_proof_rows WHERE label = ?';
 /**
- * Upsert of a version's nonce (key, the 32-byte nonce), the stored row updated only when the
- * nonce differs (a retried publish of the same value writes the same nonce).
+ * The rows of `labels` labels (NULL parameters match nothing) in seq order for each label:
+ * label, seq, entries (decodeVrfProofRowsRow).
  */
-export const UPSERT_VRF_NONCE_SQL =
-  'INSERT INTO vrf_nonces (key, nonce) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET ' +
-  'nonce = excluded.nonce WHERE nonce <> excluded.nonce';
+export const selectVrfProofRowsSql = byCount(
+  (labels) =>
+    'SELECT label, seq, entries FROM vrf_proof_rows ' +
+    `WHERE label IN (${list(labels, '?')}) ORDER BY label, seq`,
+);
 /**
- * The stored VRF proofs of `keys` keys (NULL parameters match nothing): key, value, and the
- * nonce of vrf_nonces or NULL (decodeVrfProofRow).
+ * The stored VRF proofs of `keys` keys in the tables before schema version 10 (NULL parameters
+ * match nothing): key, value, and the nonce of vrf_nonces or NULL (decodeVrfProofRow).
  */
 export const selectVrfProofsSql = byCount(
   (keys) =>

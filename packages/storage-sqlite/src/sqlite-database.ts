@@ -45,6 +45,8 @@ import {
   type VrfProofKey,
   type VrfProofRecord,
   type WriterLock,
+  encodeVrfProofRows,
+  pickVrfProofs,
 } from '@akd-ts/storage';
 import { blobParts, readAuditBlobRow } from './audit-blob-parts.js';
 import { BlobThread } from './blob-thread.js';
@@ -59,6 +61,7 @@ import {
   decodeNodeRow,
   decodeValueStateRow,
   decodeVrfProofRow,
+  decodeVrfProofRowsRow,
   labelBytes,
   setNodeRow,
   setValueStateRow,
@@ -704,33 +707,39 @@ export class SqliteDatabase implements Database {
   // ---- stored VRF proofs ----------------------------------------------------------------
 
   /**
-   * Upserts the proofs in vrf_proofs and the nonces in vrf_nonces (schema.sql), each row
-   * rewritten only when its bytes change: the proof of a marker written again with its nonce
-   * at publish leaves the proof's row and page alone. A record without a nonce never touches
-   * vrf_nonces, so it erases no nonce, whatever its place in the batch.
+   * Appends a row per label of the batch to vrf_proof_rows (schema.sql, @akd-ts/storage
+   * vrf-proof-rows.ts), more for a label whose entries pass a row's budget: a label's proofs
+   * of one write share a key and a row. Nothing is rewritten: a later row's nonce wins, and an
+   * entry without one leaves the earlier nonce standing.
    */
   async setVrfProofs(records: VrfProofRecord[]): Promise<void> {
     this.check();
     for (const r of records) checkVrfProofRecord(r); // all checked before anything is written
     if (records.length === 0) return;
+    const rows = encodeVrfProofRows(records);
     this.write(`write ${records.length} VRF proofs`, () => {
-      const proofs = this.stmt(sql.UPSERT_VRF_PROOF_SQL);
-      const nonces = this.stmt(sql.UPSERT_VRF_NONCE_SQL);
-      for (const r of records) {
-        const key = vrfProofKeyBytes(r);
-        proofs.run(key, r.proof);
-        if (r.nonce !== undefined) nonces.run(key, r.nonce);
-      }
+      const insert = this.stmt(sql.INSERT_VRF_PROOF_ROW_SQL);
+      for (const row of rows) insert.run(row.label, row.entries, row.label);
     });
   }
 
+  /**
+   * One read of every row of the keys' labels, and of the keys in the tables an older schema
+   * kept them in, which are older than every row (schema.sql). No snapshot is needed across
+   * the statements: a write only adds rows, a label's rows come in one statement, and the
+   * older tables are read first, so a move of their proofs between two statements (`akd vrf
+   * migrate`) shows some twice, never none.
+   */
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
     for (const k of keys) checkVrfProofKey(k);
+    if (keys.length === 0) return [];
     const wanted = [...new Map(keys.map((k) => [vrfProofMapKey(k), vrfProofKeyBytes(k)])).values()];
-    const statements = Math.ceil(wanted.length / this.options.readChunkKeys);
-    return this.read(`read ${wanted.length} VRF proofs`, statements > 1, () =>
-      this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow),
-    );
+    const labels = [...new Map(keys.map((k) => [toHex(k.label), k.label])).values()];
+    return this.read(`read ${wanted.length} VRF proofs`, false, () => {
+      const older = this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow);
+      const rows = this.selectChunks(sql.selectVrfProofRowsSql, 1, labels, decodeVrfProofRowsRow);
+      return pickVrfProofs([...older, ...rows.flat()], keys);
+    });
   }
 
   // ---- audit blobs ----------------------------------------------------------------------

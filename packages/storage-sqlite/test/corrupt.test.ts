@@ -265,15 +265,29 @@ describe('corrupt rows are STORAGE_CORRUPT naming the table and the key', () => 
     }
   });
 
-  test('vrf_proofs and vrf_nonces: a value or a nonce of the wrong length', async () => {
+  test('vrf_proof_rows, vrf_proofs and vrf_nonces: entries, a value or a nonce malformed', async () => {
     const key = { label: new TextEncoder().encode('alice'), freshness: 1 as const, version: 2n };
     const keyHex = toHex(vrfProofKeyBytes(key));
     const db = await SqliteDatabase.open(tmp.path(`c${n++}.db`));
     await db.setVrfProofs([{ ...key, proof: new Uint8Array(80), nonce: new Uint8Array(32) }]);
     await db.close();
+    // the same proof as the older layout kept it, for the cases of its tables
+    const r = raw(db.path);
+    r.prepare('INSERT INTO vrf_proofs (key, value) VALUES (?, zeroblob(80))').run(
+      vrfProofKeyBytes(key),
+    );
+    r.prepare('INSERT INTO vrf_nonces (key, nonce) VALUES (?, zeroblob(32))').run(
+      vrfProofKeyBytes(key),
+    );
+    r.close();
     for (const [sql, where, problem] of [
       [
-        'UPDATE vrf_nonces SET nonce = zeroblob(31)',
+        'UPDATE vrf_proof_rows SET entries = substr(entries, 1, 100)',
+        `table vrf_proof_rows, key label=${toHex(key.label)} seq=1`,
+        /runs past the row's end/,
+      ],
+      [
+        'DELETE FROM vrf_proof_rows; UPDATE vrf_nonces SET nonce = zeroblob(31)',
         `table vrf_nonces, key key=${keyHex}`,
         /nonce is a 31-byte blob, not a 32-byte blob/,
       ],

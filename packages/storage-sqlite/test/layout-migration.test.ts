@@ -217,6 +217,7 @@ describe('migrateNodeLayout', () => {
       'settings',
       'value_states',
       'vrf_nonces',
+      'vrf_proof_rows',
       'vrf_proofs',
     ]);
     assert.deepEqual(

@@ -42,6 +42,7 @@ import {
   stateRecord,
   tempDir,
   valueStatesByUser,
+  vrfProofsByKey,
 } from './support/helpers.js';
 
 const tmp = tempDir('schema');
@@ -233,7 +234,7 @@ describe('schema', () => {
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2, 3, 4, 5, 6, 7, 8],
+      [1, 2, 3, 4, 5, 6, 7, 8, 9],
     );
 
     const migrated = await SqliteDatabase.open(path);
@@ -417,12 +418,16 @@ describe('schema', () => {
       assert.deepEqual(
         rows.prepare('SELECT length(value) FROM vrf_proofs ORDER BY key').raw(true).all(),
         [[80n], [112n], [112n], [112n], [80n]],
-        'stale 3, then fresh 1 to 4: the inline nonces stay, the marker takes no nonce inline',
+        'stale 3, then fresh 1 to 4: rows of the older layout are left as they were',
       );
       assert.deepEqual(
-        rows.prepare('SELECT key FROM vrf_nonces ORDER BY key').raw(true).all(),
-        [a, marker].map((k) => [Buffer.from(vrfProofKeyBytes(k))]),
+        rows.prepare('SELECT count(*) FROM vrf_nonces').raw(true).all(),
+        [[0n]],
+        'the writes after the migrations are rows of vrf_proof_rows',
       );
+      assert.deepEqual(rows.prepare('SELECT label, seq FROM vrf_proof_rows').raw(true).all(), [
+        [Buffer.from(alice), 1n],
+      ]);
     } finally {
       rows.close();
     }
@@ -502,6 +507,43 @@ describe('schema', () => {
     } finally {
       check.close();
     }
+  });
+
+  test('a store at version 9 gains vrf_proof_rows; the proofs it kept by key still read', async () => {
+    const path = freshPath();
+    const alice = new TextEncoder().encode('alice');
+    const kept: VrfProofRecord[] = [1n, 2n, 4n].map((version, i) => ({
+      label: alice,
+      freshness: 1,
+      version,
+      proof: new Uint8Array(80).fill(i + 1),
+      ...(version === 1n ? { nonce: new Uint8Array(32).fill(9) } : {}),
+    }));
+    const db = await SqliteDatabase.open(path);
+    await db.setVrfProofs(kept);
+    await db.close();
+    const expected = schemaOf(path);
+    const r = raw(path);
+    vrfProofsByKey(r);
+    r.pragma('user_version = 9');
+    r.close();
+    assert.notDeepEqual(schemaOf(path), expected, 'version 9 has no vrf_proof_rows');
+
+    const migrated = await SqliteDatabase.open(path);
+    try {
+      assert.equal(migrated.openedAtVersion, 9);
+      assert.deepEqual(shown(await migrated.getVrfProofs(kept)), shown(kept));
+      // a later write's nonce wins over the one kept by key
+      const restamped = { ...kept[0]!, nonce: new Uint8Array(32).fill(10) };
+      await migrated.setVrfProofs([restamped]);
+      assert.deepEqual(
+        shown(await migrated.getVrfProofs(kept)),
+        shown([restamped, ...kept.slice(1)]),
+      );
+    } finally {
+      await migrated.close();
+    }
+    assert.deepEqual(schemaOf(path), expected, 'migrations reach the same schema as schema.sql');
   });
 
   test('a store of a newer schema version is refused, naming the version', async () => {

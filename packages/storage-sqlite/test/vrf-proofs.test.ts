@@ -1,14 +1,20 @@
 /**
- * Stored VRF proofs beyond the conformance suite: how the rows lie in vrf_proofs and
- * vrf_nonces (schema.sql), which writes leave a row untouched, and how reads join the two.
+ * Stored VRF proofs beyond the conformance suite: a label's proofs of one write in one row of
+ * vrf_proof_rows (schema.sql), rows only ever added, a later row's nonce winning, rows kept on
+ * their page, and reads of the tables an older schema kept proofs in.
  */
 
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { toHex } from '@akd-ts/core';
-import { vrfProofKeyBytes, type VrfProofKey, type VrfProofRecord } from '@akd-ts/storage';
+import {
+  VRF_PROOF_ROW_BYTES,
+  vrfProofKeyBytes,
+  type VrfProofKey,
+  type VrfProofRecord,
+} from '@akd-ts/storage';
 import { SqliteDatabase } from '../src/index.js';
-import { selectVrfProofsSql } from '../src/sql.js';
+import { selectVrfProofRowsSql, selectVrfProofsSql } from '../src/sql.js';
 import { raw, tempDir } from './support/helpers.js';
 
 const tmp = tempDir('vrf');
@@ -18,30 +24,23 @@ const freshPath = () => tmp.path(`v${n++}.db`);
 
 const proof = (fill: number) => new Uint8Array(80).fill(fill);
 const nonce = (fill: number) => new Uint8Array(32).fill(fill);
-/** The marker (Fresh, 2) of label `name`. */
-const marker = (name: string): VrfProofRecord => ({
+/** The proof (`freshness`, `version`) of label `name`, a marker (Fresh, 2) by default. */
+const marker = (name: string, version = 2n, freshness: 0 | 1 = 1): VrfProofRecord => ({
   label: new TextEncoder().encode(name),
-  freshness: 1,
-  version: 2n,
-  proof: proof(name.length),
+  freshness,
+  version,
+  proof: proof(name.length + Number(version)),
 });
 
-/** The store's rows: each proof's value length and each nonce, by key in hex. */
-function rows(path: string): { proofs: Record<string, number>; nonces: Record<string, string> } {
+/** The store's rows of vrf_proof_rows: label text, seq and entries' length, in key order. */
+function rows(path: string): string[] {
   const r = raw(path);
   try {
-    const proofs = r.prepare('SELECT key, length(value) FROM vrf_proofs').raw(true).all() as [
-      Uint8Array,
-      bigint,
-    ][];
-    const nonces = r.prepare('SELECT key, nonce FROM vrf_nonces').raw(true).all() as [
-      Uint8Array,
-      Uint8Array,
-    ][];
-    return {
-      proofs: Object.fromEntries(proofs.map(([k, length]) => [toHex(k), Number(length)])),
-      nonces: Object.fromEntries(nonces.map(([k, v]) => [toHex(k), toHex(v)])),
-    };
+    const all = r
+      .prepare('SELECT label, seq, length(entries) FROM vrf_proof_rows ORDER BY label, seq')
+      .raw(true)
+      .all() as [Uint8Array, bigint, bigint][];
+    return all.map(([label, seq, length]) => `${new TextDecoder().decode(label)} ${seq} ${length}`);
   } finally {
     r.close();
   }
@@ -49,14 +48,14 @@ function rows(path: string): { proofs: Record<string, number>; nonces: Record<st
 
 const hexKey = (k: VrfProofKey) => toHex(vrfProofKeyBytes(k));
 
-/** Adds triggers that log every UPDATE of a row of vrf_proofs or vrf_nonces. */
+/** Adds triggers that log every UPDATE and DELETE of a row of vrf_proof_rows. */
 function logUpdates(path: string): void {
   const r = raw(path);
   r.exec(`CREATE TABLE updates (name TEXT NOT NULL) STRICT;
-CREATE TRIGGER proof_updated AFTER UPDATE ON vrf_proofs BEGIN
-  INSERT INTO updates VALUES ('proof ' || hex(NEW.key)); END;
-CREATE TRIGGER nonce_updated AFTER UPDATE ON vrf_nonces BEGIN
-  INSERT INTO updates VALUES ('nonce ' || hex(NEW.key)); END;`);
+CREATE TRIGGER row_updated AFTER UPDATE ON vrf_proof_rows BEGIN
+  INSERT INTO updates VALUES ('update ' || hex(NEW.label)); END;
+CREATE TRIGGER row_deleted AFTER DELETE ON vrf_proof_rows BEGIN
+  INSERT INTO updates VALUES ('delete ' || hex(OLD.label)); END;`);
   r.close();
 }
 
@@ -82,62 +81,94 @@ function shown(records: VrfProofRecord[]): string[] {
 }
 
 describe('stored VRF proofs', () => {
-  test("a marker's proof written again with its nonce: the proof's row is left alone", async () => {
+  test("a label's proofs of one write are one row; later writes add rows, whose nonce wins", async () => {
     const path = freshPath();
-    const alice = marker('alice');
+    // a new label's existence proof with its nonce, its freshness proof and two markers
+    const alice = [
+      { ...marker('alice', 1n), nonce: nonce(1) },
+      marker('alice', 1n, 0),
+      marker('alice', 2n),
+      marker('alice', 4n),
+    ];
     const bob = marker('bob');
     const db = await SqliteDatabase.open(path);
-    await db.setVrfProofs([alice, bob]);
+    await db.setVrfProofs([alice[0]!, bob, ...alice.slice(1)]);
     await db.close();
+    const entry = (version: number, nonced: boolean) => 1 + version + 80 + (nonced ? 32 : 0);
+    assert.deepEqual(rows(path), [
+      `alice 1 ${entry(1, true) + 3 * entry(1, false)}`,
+      `bob 1 ${entry(1, false)}`,
+    ]);
     logUpdates(path);
 
     const again = await SqliteDatabase.open(path);
     try {
-      // published: the same proofs back, each with its version's nonce
-      const published = [
-        { ...alice, nonce: nonce(1) },
-        { ...bob, nonce: nonce(2) },
-      ];
-      await again.setVrfProofs(published);
-      assert.deepEqual(updated(path), [], 'no row of vrf_proofs rewritten');
-      assert.deepEqual(rows(path), {
-        proofs: { [hexKey(alice)]: 80, [hexKey(bob)]: 80 },
-        nonces: { [hexKey(alice)]: toHex(nonce(1)), [hexKey(bob)]: toHex(nonce(2)) },
-      });
-      assert.deepEqual(shown(await again.getVrfProofs([alice, bob])), shown(published));
-
-      // a retried publish writes the same again, or the proofs without nonces: nothing changes
-      await again.setVrfProofs(published);
-      await again.setVrfProofs([alice, bob]);
-      assert.deepEqual(updated(path), []);
-      assert.deepEqual(shown(await again.getVrfProofs([alice, bob])), shown(published));
-
-      // another nonce updates its row only; another proof its row only, keeping the nonce
-      await again.setVrfProofs([{ ...alice, nonce: nonce(3) }]);
-      await again.setVrfProofs([{ ...bob, proof: proof(9) }]);
-      assert.deepEqual(updated(path), [`nonce ${hexKey(alice)}`, `proof ${hexKey(bob)}`]);
+      assert.deepEqual(shown(await again.getVrfProofs([...alice, bob])), shown([...alice, bob]));
+      // bob's marker published with a nonce, alice's existence proof written again without
+      // one (a retried publish): rows are added, none rewritten, alice keeps her nonce
+      await again.setVrfProofs([{ ...bob, nonce: nonce(2) }, marker('alice', 1n)]);
+      // then a restamp of alice's version 1: the latest nonce wins
+      await again.setVrfProofs([{ ...marker('alice', 1n), nonce: nonce(3) }]);
+      assert.deepEqual(updated(path), [], 'no row rewritten or deleted');
+      assert.deepEqual(rows(path), [
+        `alice 1 ${entry(1, true) + 3 * entry(1, false)}`,
+        `alice 2 ${entry(1, false)}`,
+        `alice 3 ${entry(1, true)}`,
+        `bob 1 ${entry(1, false)}`,
+        `bob 2 ${entry(1, true)}`,
+      ]);
       assert.deepEqual(
-        shown(await again.getVrfProofs([alice, bob])),
-        shown([
-          { ...alice, nonce: nonce(3) },
-          { ...bob, proof: proof(9), nonce: nonce(2) },
-        ]),
+        shown(await again.getVrfProofs([...alice, bob])),
+        shown([{ ...alice[0]!, nonce: nonce(3) }, ...alice.slice(1), { ...bob, nonce: nonce(2) }]),
       );
-      assert.deepEqual(rows(path).proofs, { [hexKey(alice)]: 80, [hexKey(bob)]: 80 });
     } finally {
       await again.close();
     }
   });
 
-  test('a batch that fails writes neither proofs nor nonces', async () => {
+  test("a label's entries past a row's budget go on in rows that stay on their page", async () => {
+    const path = freshPath();
+    const db = await SqliteDatabase.open(path);
+    try {
+      // a publish late in a directory's life: a version's proofs and 40 markers
+      const records = [
+        { ...marker('carol', 1n), nonce: nonce(1) },
+        ...Array.from({ length: 40 }, (_, i) => marker('carol', 1n << BigInt(i + 1))),
+      ];
+      await db.setVrfProofs(records);
+      assert.deepEqual(shown(await db.getVrfProofs(records)), shown(records));
+      const r = raw(path);
+      try {
+        const sizes = r
+          .prepare('SELECT length(label) + length(entries) FROM vrf_proof_rows ORDER BY seq')
+          .raw(true)
+          .all() as [bigint][];
+        assert.ok(sizes.length >= 4, `${sizes.length} rows`);
+        for (const [size] of sizes) assert.ok(size <= BigInt(VRF_PROOF_ROW_BYTES));
+        const overflow = r
+          .prepare(
+            "SELECT count(*) FROM dbstat WHERE name = 'vrf_proof_rows' AND pagetype = 'overflow'",
+          )
+          .raw(true)
+          .get() as [bigint];
+        assert.equal(overflow[0], 0n, 'no overflow page');
+      } finally {
+        r.close();
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
+  test('a batch that fails writes no row', async () => {
     const path = freshPath();
     const db = await SqliteDatabase.open(path);
     await db.close();
-    // the second record's nonce fails, after the first record and the second's proof
+    // bob's row fails, after alice's
     const r = raw(path);
     r.exec(
-      'CREATE TRIGGER no_bob BEFORE INSERT ON vrf_nonces ' +
-        `WHEN hex(NEW.key) = '${hexKey(marker('bob')).toUpperCase()}' ` +
+      'CREATE TRIGGER no_bob BEFORE INSERT ON vrf_proof_rows ' +
+        `WHEN NEW.label = X'${toHex(new TextEncoder().encode('bob'))}' ` +
         "BEGIN SELECT RAISE(ABORT, 'disk says no'); END",
     );
     r.close();
@@ -150,13 +181,13 @@ describe('stored VRF proofs', () => {
         ]),
         { code: 'STORAGE_TRANSACTION' },
       );
-      assert.deepEqual(rows(path), { proofs: {}, nonces: {} });
+      assert.deepEqual(rows(path), []);
     } finally {
       await again.close();
     }
   });
 
-  test('reads join each proof with its nonce, by key in both tables, a chunk a statement', async () => {
+  test("reads take the rows of the keys' labels and the older tables' keys, which count older", async () => {
     const path = freshPath();
     const db = await SqliteDatabase.open(path, { readChunkKeys: 2 });
     try {
@@ -166,25 +197,39 @@ describe('stored VRF proofs', () => {
         ...(i % 2 === 0 ? { nonce: nonce(i) } : {}),
       }));
       await db.setVrfProofs(records);
+      // as a store before schema version 10 kept them: a proof with an inline nonce, a proof
+      // with its nonce in vrf_nonces, one whose nonce a later row replaces, and a nonce
+      // without its proof
+      const older = [
+        { ...marker('f'), nonce: nonce(5) },
+        { ...marker('g'), nonce: nonce(6) },
+        { ...marker('a'), nonce: nonce(9) },
+      ];
       const orphan = { ...marker('zz'), nonce: nonce(7) };
       const r = raw(path);
-      r.prepare('INSERT INTO vrf_nonces (key, nonce) VALUES (?, ?)').run(
-        vrfProofKeyBytes(orphan),
-        orphan.nonce,
+      const insertProof = r.prepare('INSERT INTO vrf_proofs (key, value) VALUES (?, ?)');
+      const insertNonce = r.prepare('INSERT INTO vrf_nonces (key, nonce) VALUES (?, ?)');
+      insertProof.run(
+        vrfProofKeyBytes(older[0]!),
+        Buffer.concat([older[0]!.proof, older[0]!.nonce]),
       );
-      const plan = (
-        r.prepare(`EXPLAIN QUERY PLAN ${selectVrfProofsSql(2)}`).all(null, null) as {
-          detail: string;
-        }[]
-      ).map((row) => row.detail);
+      for (const o of older.slice(1)) {
+        insertProof.run(vrfProofKeyBytes(o), o.proof);
+        insertNonce.run(vrfProofKeyBytes(o), o.nonce);
+      }
+      insertNonce.run(vrfProofKeyBytes(orphan), orphan.nonce);
+      const plan = (sql: string) =>
+        (r.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(null, null) as { detail: string }[]).map(
+          (row) => row.detail,
+        );
+      const plans = [plan(selectVrfProofsSql(2)), plan(selectVrfProofRowsSql(2))];
       r.close();
-      assert.deepEqual(plan, [
-        'SEARCH p USING PRIMARY KEY (key=?)',
-        'SEARCH n USING PRIMARY KEY (key=?) LEFT-JOIN',
+      assert.deepEqual(plans, [
+        ['SEARCH p USING PRIMARY KEY (key=?)', 'SEARCH n USING PRIMARY KEY (key=?) LEFT-JOIN'],
+        ['SEARCH vrf_proof_rows USING PRIMARY KEY (label=?)'],
       ]);
-      // three statements; a nonce without its proof is no stored proof
-      const got = await db.getVrfProofs([...records, orphan]);
-      assert.deepEqual(shown(got), shown(records));
+      const got = await db.getVrfProofs([...records, ...older, orphan]);
+      assert.deepEqual(shown(got), shown([...records, ...older.slice(0, 2)]));
     } finally {
       await db.close();
     }

@@ -12,7 +12,14 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
 import { AkdError, NodeLabel } from '@akd-ts/core';
-import type { TreeNodeRecord, ValueStateRecord } from '@akd-ts/storage';
+import {
+  decodeVrfProofEntries,
+  mergeVrfProofRecord,
+  vrfProofKeyBytes,
+  type TreeNodeRecord,
+  type ValueStateRecord,
+  type VrfProofRecord,
+} from '@akd-ts/storage';
 import { leafRecord } from '@akd-ts/storage/conformance';
 
 /** A fresh temporary directory and a function that removes it. */
@@ -60,11 +67,39 @@ export function raw(path: string): BetterSqlite3.Database {
 }
 
 /**
+ * Takes the store on `r` back to schema version 9 (before vrf_proof_rows), as that version
+ * kept VRF proofs: a row of vrf_proofs per proof, a published version's nonce in vrf_nonces.
+ * Nothing to do for a store already there. The header's user_version is left to the caller.
+ */
+export function vrfProofsByKey(r: BetterSqlite3.Database): void {
+  const table = r
+    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'vrf_proof_rows'")
+    .get();
+  if (table === undefined) return;
+  const rows = r
+    .prepare('SELECT label, entries FROM vrf_proof_rows ORDER BY label, seq')
+    .raw(true)
+    .all() as [Uint8Array, Uint8Array][];
+  const merged = new Map<string, VrfProofRecord>();
+  for (const [label, entries] of rows) {
+    for (const record of decodeVrfProofEntries(label, entries)) mergeVrfProofRecord(merged, record);
+  }
+  const proofs = r.prepare('INSERT INTO vrf_proofs (key, value) VALUES (?, ?)');
+  const nonces = r.prepare('INSERT INTO vrf_nonces (key, nonce) VALUES (?, ?)');
+  for (const record of merged.values()) {
+    proofs.run(vrfProofKeyBytes(record), record.proof);
+    if (record.nonce !== undefined) nonces.run(vrfProofKeyBytes(record), record.nonce);
+  }
+  r.exec('DROP TABLE vrf_proof_rows');
+}
+
+/**
  * Takes the store on `r` back to schema version 7 (before vrf_nonces), as that version kept
  * VRF proofs: each nonce appended to its proof's value (112 bytes), then vrf_nonces dropped.
  * The header's user_version is left to the caller.
  */
 export function inlineVrfNonces(r: BetterSqlite3.Database): void {
+  vrfProofsByKey(r);
   r.exec(
     'UPDATE vrf_proofs AS p SET value = CAST(substr(p.value, 1, 80) || n.nonce AS BLOB) ' +
       'FROM vrf_nonces AS n WHERE n.key = p.key; DROP TABLE vrf_nonces',
@@ -77,6 +112,7 @@ export function inlineVrfNonces(r: BetterSqlite3.Database): void {
  * caller.
  */
 export function valueStatesByUser(r: BetterSqlite3.Database): void {
+  vrfProofsByKey(r);
   const columns = 'username, epoch, version, node_label, value';
   r.exec(`ALTER TABLE value_states RENAME TO value_states_v9;
 DROP INDEX value_states_by_user;
