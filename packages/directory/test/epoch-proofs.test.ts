@@ -316,7 +316,11 @@ test("a store that cannot list its labels stores each epoch's proofs before its 
   }
 });
 
-test("an epoch's proofs are stored in chunks, in the order of their stored keys", async () => {
+/** A record's place in the order an epoch's proofs are stored in: label, freshness, version. */
+const storedOrder = (r: VrfProofRecord) =>
+  `${toHex(r.label)} ${r.freshness} ${r.version.toString(16).padStart(16, '0')}`;
+
+test("an epoch's proofs are stored in chunks, by label", async () => {
   const { dir, db, config } = await openDirectory('whatsapp_v1');
   const labels = Array.from({ length: 7 }, (_, i) => utf8(`user-${i}`));
   await dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
@@ -346,8 +350,8 @@ test("an epoch's proofs are stored in chunks, in the order of their stored keys"
   await proveEpoch(ctx, 2n, states, () => true, 3);
   assert.ok(batches.length >= 4, `${batches.length} chunks`);
   assert.ok(batches.every((b) => b.length <= 3));
-  const keys = batches.flat().map((r) => toHex(vrfProofKeyBytes(r)));
-  assert.deepEqual(keys, [...keys].sort(), 'ascending stored keys');
+  const keys = batches.flat().map(storedOrder);
+  assert.deepEqual(keys, [...keys].sort(), 'by label, then freshness and version');
   const again = new Map(batches.flat().map((r) => [toHex(vrfProofKeyBytes(r)), r]));
   for (const r of stored) {
     const same = again.get(toHex(vrfProofKeyBytes(r)));
@@ -392,7 +396,7 @@ test("an epoch's proofs are stored in chunks, in the order of their stored keys"
   await ctx.vrf.close();
 });
 
-test("a sweep's share is walked as it is stored, not held whole, and merged in key order", async () => {
+test("a sweep's share is walked as it is stored, not held whole, and merged by label", async () => {
   // 2,100 labels at epoch 1 lack their marker (Fresh, 4): sweep 4 walks half of them at
   // epoch 2, in pages of 1,000 labels. Epoch 2's proofs fail to be written, so they are owed
   const db = new MemoryDatabase();
@@ -436,8 +440,8 @@ test("a sweep's share is walked as it is stored, not held whole, and merged in k
     "the first page's proofs are stored before the second page is read",
   );
   const records = batches.flat();
-  const keys = records.map((r) => toHex(vrfProofKeyBytes(r)));
-  assert.deepEqual(keys, [...keys].sort(), 'ascending stored keys, sweep and versions merged');
+  const keys = records.map(storedOrder);
+  assert.deepEqual(keys, [...keys].sort(), 'by label, sweep and versions merged');
   const swept = records.filter((r) => r.version === 4n && r.freshness === 1);
   // the three updated labels get (Fresh, 4) with their version 2; the sweep skips them
   // sweep 4 walked about half of the labels (its position: how many, and the last one) and

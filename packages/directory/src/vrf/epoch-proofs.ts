@@ -73,11 +73,16 @@ export async function proveRecords(
   });
 }
 
-/** The order of stored keys (`vrfProofKeyBytes`: freshness, version, then the label). */
+/**
+ * The order an epoch's proofs are stored in: by label (as the SQL drivers key their rows,
+ * @akd-ts/storage vrf-proof-rows.ts), then freshness and version. A label's proofs of the
+ * epoch are then neighbours, in one chunk and so in one row (the chunk's last label aside).
+ */
 function keyOrder(a: VrfProofKey, b: VrfProofKey): number {
+  const byLabel = compareBytes(a.label, b.label);
+  if (byLabel !== 0) return byLabel;
   if (a.freshness !== b.freshness) return a.freshness - b.freshness;
-  if (a.version !== b.version) return a.version < b.version ? -1 : 1;
-  return compareBytes(a.label, b.label);
+  return a.version === b.version ? 0 : a.version < b.version ? -1 : 1;
 }
 
 /**
@@ -114,12 +119,13 @@ export async function proveEpoch(
   const db = ctx.storage.db;
   const plan = await planPublishProofs(ctx, states, epoch);
   const { proofJobs: jobs, nonces, stored } = plan;
-  // a chunk at a time, in the order of the stored keys: the writer holds one chunk's records,
-  // not the epoch's (hundreds of thousands), and as each chunk's rows land on pages of their
-  // own, writing them in several statements rewrites few pages twice. What the store already
-  // held goes in the same order, with nothing to prove: entry i is stored[i] below
-  // stored.length, else job i - stored.length. The sweeps' proofs, walked a page of labels
-  // at a time, come in key order too and are merged in as they come.
+  // a chunk at a time, in label order (`keyOrder`): the writer holds one chunk's records, not
+  // the epoch's (hundreds of thousands), a label's proofs share a row, and as each chunk's
+  // rows land on pages of their own, writing them in several statements rewrites few pages
+  // twice. What the store already held goes in the same order, with nothing to prove: entry
+  // i is stored[i] below stored.length, else job i - stored.length. The sweeps' proofs,
+  // walked a page of labels at a time, come in label order too and are merged in as they
+  // come (a sweep skips the labels the epoch publishes, so the two never share a label).
   const held = stored.length;
   const keyOf = (i: number): VrfProofKey => (i < held ? stored[i]! : jobs[i - held]!);
   const order = Array.from({ length: held + jobs.length }, (_, i) => i).sort((a, b) =>

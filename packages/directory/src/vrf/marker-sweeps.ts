@@ -107,8 +107,8 @@ async function missingMarkers(
 
 /**
  * The marker proofs the sweeps add to the publish of `epoch`, skipping the labels it updates
- * (hex) and proofs the store already holds: sweep after sweep, ascending (so in the stored
- * keys' order: each sweep's proofs share freshness and version, and come in label order).
+ * (hex) and proofs the store already holds: sweep after sweep, ascending, each sweep's proofs
+ * in label order (the order an epoch's proofs are stored in, epoch-proofs.ts).
  * @param labels an estimate of the number of labels, at least the true one (the tree's
  * node count halved: every label has a leaf) so that the walks end early, not late
  */
