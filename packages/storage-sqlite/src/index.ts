@@ -15,9 +15,9 @@ export type {
   NodeLayoutMigrationProgress,
   NodeLayoutMigrationResult,
 } from './layout-migration.js';
-export { moveVrfProofRows } from './vrf-proof-move.js';
+export { migrateVrfProofRows } from './vrf-proof-move.js';
 export type {
-  MoveVrfProofRowsOptions,
-  VrfProofMoveProgress,
-  VrfProofMoveResult,
+  VrfProofMigrationOptions,
+  VrfProofMigrationProgress,
+  VrfProofMigrationResult,
 } from './vrf-proof-move.js';

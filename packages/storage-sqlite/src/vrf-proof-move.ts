@@ -19,26 +19,24 @@ import { decodeVrfProofRow, type Row } from './codec.js';
 import { jobTransaction, openStoreForJob, type StoreJobOptions } from './store-job.js';
 
 /** How far a move has come. */
-export interface VrfProofMoveProgress {
-  /** Rows of vrf_proofs moved by this run. */
-  done: number;
+export interface VrfProofMigrationProgress {
+  /** Rows of vrf_proofs moved by this run so far. */
+  moved: number;
   /** Rows of vrf_proofs when this run began. */
   total: number;
+  /** Labels whose proofs this run moved so far. */
+  labels: number;
 }
 
-export interface MoveVrfProofRowsOptions extends StoreJobOptions {
+export interface VrfProofMigrationOptions extends StoreJobOptions {
   /** Called once before the first chunk and after each commits; an error it throws stops the run. */
-  onProgress?: (progress: VrfProofMoveProgress) => void;
+  onProgress?: (progress: VrfProofMigrationProgress) => void;
   /** Labels a transaction moves, 1-1,000,000 (default 5,000). */
   chunkLabels?: number;
 }
 
 /** What a run did. */
-export interface VrfProofMoveResult {
-  /** Rows of vrf_proofs moved by this run (0: the store had none left). */
-  moved: number;
-  /** Labels whose proofs this run moved. */
-  labels: number;
+export interface VrfProofMigrationResult extends VrfProofMigrationProgress {
   /** Rows of vrf_proof_rows this run wrote. */
   rows: number;
 }
@@ -55,15 +53,15 @@ const LABEL = 'substr(key, 10)';
  *
  * @example
  * ```ts
- * await moveVrfProofRows('./akd.db', {
- *   onProgress: ({ done, total }) => console.log(`${done} / ${total}`),
+ * await migrateVrfProofRows('./akd.db', {
+ *   onProgress: ({ moved, total }) => console.log(`${moved} / ${total}`),
  * });
  * ```
  */
-export async function moveVrfProofRows(
+export async function migrateVrfProofRows(
   path: string,
-  options: MoveVrfProofRowsOptions = {},
-): Promise<VrfProofMoveResult> {
+  options: VrfProofMigrationOptions = {},
+): Promise<VrfProofMigrationResult> {
   const chunkLabels = options.chunkLabels ?? 5_000;
   if (!Number.isInteger(chunkLabels) || chunkLabels < 1 || chunkLabels > 1_000_000) {
     throw new RangeError(`chunkLabels must be an integer in 1..1000000, got ${chunkLabels}`);
@@ -88,7 +86,7 @@ class Move {
     private readonly client: SqliteClient,
     private readonly path: string,
     private readonly chunkLabels: number,
-    private readonly onProgress: ((progress: VrfProofMoveProgress) => void) | undefined,
+    private readonly onProgress: ((progress: VrfProofMigrationProgress) => void) | undefined,
   ) {}
 
   private stmt(text: string): SqliteStatement {
@@ -101,15 +99,15 @@ class Move {
     return s;
   }
 
-  run(): VrfProofMoveResult {
+  run(): VrfProofMigrationResult {
     const total = jobTransaction(this.client, this.path, 'count the VRF proofs to move', () => {
       const n = this.stmt('SELECT count(*) FROM vrf_proofs').get() as [bigint];
       if (n[0] > 0n)
         this.client.exec(`CREATE INDEX IF NOT EXISTS ${INDEX} ON vrf_proofs (${LABEL})`);
       return Number(n[0]);
     });
-    const result: VrfProofMoveResult = { moved: 0, labels: 0, rows: 0 };
-    this.onProgress?.({ done: 0, total });
+    const result: VrfProofMigrationResult = { moved: 0, total, labels: 0, rows: 0 };
+    this.onProgress?.({ moved: 0, total, labels: 0 });
     for (;;) {
       const chunk = jobTransaction(
         this.client,
@@ -121,7 +119,7 @@ class Move {
       result.moved += chunk.moved;
       result.labels += chunk.labels;
       result.rows += chunk.rows;
-      this.onProgress?.({ done: result.moved, total });
+      this.onProgress?.({ moved: result.moved, total, labels: result.labels });
     }
     jobTransaction(this.client, this.path, 'finish moving VRF proofs', () => {
       // a nonce whose proof row is gone has nothing to belong to (the driver never wrote one)
@@ -131,11 +129,11 @@ class Move {
   }
 
   /** Moves the next `chunkLabels` labels' proofs (module doc). */
-  private moveChunk(): VrfProofMoveResult {
+  private moveChunk(): { moved: number; labels: number; rows: number } {
     const labels = this.stmt(
       `SELECT DISTINCT ${LABEL} FROM vrf_proofs ORDER BY ${LABEL} LIMIT ?`,
     ).all(this.chunkLabels) as Row[];
-    const out: VrfProofMoveResult = { moved: 0, labels: labels.length, rows: 0 };
+    const out = { moved: 0, labels: labels.length, rows: 0 };
     const select = this.stmt(
       'SELECT p.key, p.value, n.nonce FROM vrf_proofs AS p ' +
         `LEFT JOIN vrf_nonces AS n ON n.key = p.key WHERE ${LABEL.replace('key', 'p.key')} = ?`,

@@ -1,5 +1,5 @@
 /**
- * moveVrfProofRows: a store whose proofs a driver before schema version 10 kept by key (a row
+ * migrateVrfProofRows: a store whose proofs a driver before schema version 10 kept by key (a row
  * of vrf_proofs each, nonces inline or in vrf_nonces) gets them as rows by label, reads
  * unchanged before, during and after; a run stopped after a chunk resumes by running again; a
  * nonce written since the upgrade still wins; the writer lock is taken.
@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { copyFileSync } from 'node:fs';
 import { toHex } from '@akd-ts/core';
 import { vrfProofKeyBytes, type VrfProofRecord } from '@akd-ts/storage';
-import { SqliteDatabase, moveVrfProofRows } from '../src/index.js';
+import { SqliteDatabase, migrateVrfProofRows } from '../src/index.js';
 import { inlineVrfNonces, raw, rejectsWith, tempDir } from './support/helpers.js';
 
 const tmp = tempDir('vrf-move');
@@ -94,16 +94,16 @@ function counts(path: string): { proofs: bigint; nonces: bigint; rows: bigint; i
   }
 }
 
-describe('moveVrfProofRows', () => {
+describe('migrateVrfProofRows', () => {
   test('moves every label, a row each with seq below 0, reads unchanged', async () => {
     const path = copy();
     assert.deepEqual(await reads(path), shown(expected()));
     const progress: string[] = [];
-    const result = await moveVrfProofRows(path, {
+    const result = await migrateVrfProofRows(path, {
       chunkLabels: 3,
-      onProgress: ({ done, total }) => progress.push(`${done}/${total}`),
+      onProgress: ({ moved, total }) => progress.push(`${moved}/${total}`),
     });
-    assert.deepEqual(result, { moved: records.length, labels: LABELS, rows: LABELS });
+    assert.deepEqual(result, { moved: 35, total: 35, labels: LABELS, rows: LABELS });
     assert.deepEqual(progress, ['0/35', '15/35', '30/35', '35/35']);
     assert.deepEqual(counts(path), { proofs: 0n, nonces: 0n, rows: 7n, index: 0n });
     const r = raw(path);
@@ -112,25 +112,25 @@ describe('moveVrfProofRows', () => {
     assert.deepEqual(seqs, [[-1n]]);
     assert.deepEqual(await reads(path), shown(expected()));
     // nothing left: a second run moves nothing
-    assert.deepEqual(await moveVrfProofRows(path), { moved: 0, labels: 0, rows: 0 });
+    assert.deepEqual(await migrateVrfProofRows(path), { moved: 0, total: 0, labels: 0, rows: 0 });
   });
 
   test('a run stopped after a chunk resumes by running again; reads never change', async () => {
     const path = copy();
     let chunks = 0;
     await assert.rejects(
-      moveVrfProofRows(path, {
+      migrateVrfProofRows(path, {
         chunkLabels: 2,
-        onProgress: ({ done }) => {
-          if (done > 0 && ++chunks === 1) throw new Error('stopped');
+        onProgress: ({ moved }) => {
+          if (moved > 0 && ++chunks === 1) throw new Error('stopped');
         },
       }),
       /stopped/,
     );
     assert.deepEqual(counts(path), { proofs: 25n, nonces: 0n, rows: 2n, index: 1n });
     assert.deepEqual(await reads(path), shown(expected()));
-    const rest = await moveVrfProofRows(path);
-    assert.deepEqual(rest, { moved: 25, labels: 5, rows: 5 });
+    const rest = await migrateVrfProofRows(path);
+    assert.deepEqual(rest, { moved: 25, total: 25, labels: 5, rows: 5 });
     assert.deepEqual(counts(path), { proofs: 0n, nonces: 0n, rows: 7n, index: 0n });
     assert.deepEqual(await reads(path), shown(expected()));
   });
@@ -141,7 +141,7 @@ describe('moveVrfProofRows', () => {
     const restamped = { ...records[5]!, nonce: fill(32, 77) };
     await db.setVrfProofs([restamped]);
     await db.close();
-    await moveVrfProofRows(path);
+    await migrateVrfProofRows(path);
     const want = expected();
     want[5] = restamped;
     assert.deepEqual(await reads(path), shown(want));
@@ -152,15 +152,15 @@ describe('moveVrfProofRows', () => {
     const writer = await SqliteDatabase.open(path);
     const lock = await writer.acquireWriterLock();
     try {
-      await rejectsWith(moveVrfProofRows(path), 'STORAGE_LOCKED');
+      await rejectsWith(migrateVrfProofRows(path), 'STORAGE_LOCKED');
     } finally {
       await lock.release();
       await writer.close();
     }
     assert.equal(counts(path).proofs, 35n, 'nothing moved');
-    await assert.rejects(moveVrfProofRows(path, { chunkLabels: 0 }), RangeError);
-    await assert.rejects(moveVrfProofRows(':memory:'), RangeError);
-    await rejectsWith(moveVrfProofRows(tmp.path('none.db')), 'STORAGE_CONNECTION');
+    await assert.rejects(migrateVrfProofRows(path, { chunkLabels: 0 }), RangeError);
+    await assert.rejects(migrateVrfProofRows(':memory:'), RangeError);
+    await rejectsWith(migrateVrfProofRows(tmp.path('none.db')), 'STORAGE_CONNECTION');
   });
 
   test('a row of the older table that does not decode stops the run, the labels before moved', async () => {
@@ -170,7 +170,11 @@ describe('moveVrfProofRows', () => {
       vrfProofKeyBytes(records[30]!), // label 6's
     );
     r.close();
-    await rejectsWith(moveVrfProofRows(path, { chunkLabels: 6 }), 'STORAGE_CORRUPT', 'vrf_proofs');
+    await rejectsWith(
+      migrateVrfProofRows(path, { chunkLabels: 6 }),
+      'STORAGE_CORRUPT',
+      'vrf_proofs',
+    );
     assert.equal(counts(path).rows, 6n);
   });
 });
