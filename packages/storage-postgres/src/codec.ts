@@ -16,6 +16,7 @@ import {
   type ValueStateRecord,
   type VrfProofRecord,
   NONCE_BYTES,
+  decodeVrfProofEntries,
   vrfProofKeyFromBytes,
   vrfProofRecordOf,
 } from '@akd-ts/storage';
@@ -437,6 +438,22 @@ export function decodeVrfProofRow(row: PgRow, table: string, nonceTable: string)
     );
   }
   return record;
+}
+
+/**
+ * The records of a `vrf_proof_rows` row: (label, seq, entries), the entries as
+ * @akd-ts/storage vrf-proof-rows.ts lays them out.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table, the label (hex) and the seq.
+ */
+export function decodeVrfProofEntriesRow(row: PgRow, table: string): VrfProofRecord[] {
+  const r = new RowReader(table, () => `${keyText(row.label)} seq ${String(row.seq)}`, row);
+  const label = r.bytes('label');
+  const entries = r.bytes('entries');
+  try {
+    return decodeVrfProofEntries(label, entries);
+  } catch (e) {
+    return r.fail('entries', e instanceof Error ? e.message : String(e));
+  }
 }
 
 /** A username listed from `value_states`. @throws AkdError `STORAGE_CORRUPT` */

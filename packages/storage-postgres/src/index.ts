@@ -11,6 +11,12 @@ export type {
   LayoutMigrationProgress,
   LayoutMigrationResult,
 } from './layout-migration.js';
+export { migrateVrfProofRows } from './migrate-vrf-proofs.js';
+export type {
+  VrfProofMigrationOptions,
+  VrfProofMigrationProgress,
+  VrfProofMigrationResult,
+} from './vrf-proof-move.js';
 export type { WriterFence } from './fencing.js';
 export { FENCE_SETTING } from './fencing.js';
 export type { PromoteOptions, PromoteResult } from './promote.js';

@@ -13,6 +13,7 @@ import {
   checkDeletable,
   checkVrfProofKey,
   checkVrfProofRecord,
+  encodeVrfProofRows,
   alignNodes,
   codecLabelCount,
   codecLabels,
@@ -21,8 +22,6 @@ import {
   nodeRecordBytes,
   readNodeRecords,
   storableEpochs,
-  vrfProofKeyBytes,
-  vrfProofMapKey,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -68,7 +67,6 @@ import {
   decodeUserVersionRow,
   decodeUsernameRow,
   decodeValueStateRow,
-  decodeVrfProofRow,
   hex,
   labelKey,
   labelKeyHex,
@@ -118,6 +116,19 @@ import { promoteStore, type PromoteOptions, type PromoteResult } from './promote
 import { buildStatements, type Statements } from './queries.js';
 import { readReplicationStatus } from './replication.js';
 import { AdvisoryWriterLock } from './writer-lock.js';
+import {
+  vrfProofAnswer,
+  vrfProofReadChunks,
+  vrfProofReadValues,
+  vrfProofRowValues,
+} from './vrf-proof-codec.js';
+import {
+  finishMove,
+  moveChunk,
+  startMove,
+  type VrfProofMigrationOptions,
+  type VrfProofMigrationResult,
+} from './vrf-proof-move.js';
 
 /** Several read statements see one snapshot; on a replica too (REPEATABLE READ is allowed). */
 const SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY';
@@ -1103,53 +1114,41 @@ export class PostgresDatabase implements Database, ReplicationAware {
   }
 
   /**
-   * Proofs and nonces go to their own tables (queries.ts `vrfProofWrite`): a row is written
-   * only where it changes, so storing a marker's proof again with its nonce at publish writes
-   * the nonce alone. Each chunk is a statement of proofs and one of the nonces it has.
+   * Appends the batch as rows of its labels' entries to `vrf_proof_rows` (`encodeVrfProofRows`:
+   * a row per label, more where its entries pass `VRF_PROOF_ROW_BYTES`), each under the next
+   * seq, so that reads merge them after every row before: a nonce written now wins, and a
+   * record without one erases none. A statement per `writeChunkSize` rows, in one transaction.
    */
   async setVrfProofs(records: VrfProofRecord[]): Promise<void> {
     this.#check();
     this.#checkWriter();
     for (const r of records) checkVrfProofRecord(r); // all checked before anything is written
-    // one record per key (an upsert may not touch a row twice): the last, except that one
-    // without a nonce never replaces one with it, whatever their order
-    const batch = new Map<string, VrfProofRecord>();
-    for (const r of records) {
-      const at = vrfProofMapKey(r);
-      if (r.nonce === undefined && batch.get(at)?.nonce !== undefined) continue;
-      batch.set(at, r);
-    }
-    if (batch.size === 0) return;
-    const plan: (() => PgQuery)[] = [];
-    for (const chunk of chunks([...batch.values()], this.#settings.writeChunkSize)) {
-      plan.push(() => ({
-        ...this.#sql.vrfProofWrite,
-        values: [byteaArray(chunk.map(vrfProofKeyBytes)), byteaArray(chunk.map((r) => r.proof))],
-      }));
-      const nonced = chunk.filter((r) => r.nonce !== undefined);
-      if (nonced.length === 0) continue;
-      plan.push(() => ({
-        ...this.#sql.vrfNonceWrite,
-        values: [byteaArray(nonced.map(vrfProofKeyBytes)), byteaArray(nonced.map((r) => r.nonce!))],
-      }));
-    }
-    await this.#write(plan, `writing ${batch.size} VRF proofs`);
+    if (records.length === 0) return;
+    const rows = encodeVrfProofRows(records);
+    const plan = chunks(rows, this.#settings.writeChunkSize).map((chunk) => () => ({
+      ...this.#sql.vrfProofInsert,
+      values: vrfProofRowValues(chunk),
+    }));
+    await this.#write(plan, `writing ${records.length} VRF proofs`);
   }
 
+  /**
+   * Every row of the keys' labels in `vrf_proof_rows`, and the rows of the keys themselves in
+   * `vrf_proofs` (with their `vrf_nonces` rows) that a store migrated from an older version
+   * keeps until they are moved (`migrateVrfProofRows`), in one statement per chunk of labels
+   * (vrf-proof-sql.ts): the older rows count as written before all of the others.
+   */
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
     this.#check();
     for (const k of keys) checkVrfProofKey(k);
-    const wanted = [...new Map(keys.map((k) => [vrfProofMapKey(k), vrfProofKeyBytes(k)])).values()];
-    if (wanted.length === 0) return [];
-    const queries = chunks(wanted, this.#settings.readChunkSize).map((chunk) => ({
-      ...this.#sql.vrfProofBatch,
-      values: [byteaArray(chunk)],
+    const plan = vrfProofReadChunks(keys, this.#settings.readChunkSize);
+    if (plan.length === 0) return [];
+    const queries = plan.map((chunk) => ({
+      ...this.#sql.vrfProofRead,
+      values: vrfProofReadValues(chunk),
     }));
-    const results = await this.#reads(queries, `reading ${wanted.length} VRF proofs`);
-    const { vrfProofs, vrfNonces } = this.#sql.display;
-    return results.flatMap((rows) =>
-      rows.map((row) => decodeVrfProofRow(row, vrfProofs, vrfNonces)),
-    );
+    const results = await this.#reads(queries, `reading ${keys.length} VRF proofs`);
+    return results.flatMap((rows, i) => vrfProofAnswer(rows, plan[i]!.keys, this.#sql.display));
   }
 
   async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {
@@ -1305,6 +1304,68 @@ export class PostgresDatabase implements Database, ReplicationAware {
       }
       this.#layout = 'versions';
       return result;
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * Moves the VRF proofs a store kept before schema version 7 (`vrf_proofs`, `vrf_nonces`) to
+   * `vrf_proof_rows` (vrf-proof-move.ts): takes the writer lock (`STORAGE_LOCKED` while a
+   * writer holds it), moves `chunkLabels` labels a transaction, smallest first, and when none
+   * is left deletes the nonces of no proof and the indexes the move made. Readers read both
+   * layouts meanwhile. A run that stops (an error, a throw from `onProgress`, a kill) resumes
+   * by running again, as the rows it moved are gone from `vrf_proofs`. A store with nothing
+   * to move (a total of 0) is only rid of any stray nonces.
+   * @throws RangeError for a bad `chunkLabels`; AkdError `STORAGE_LOCKED` while a writer holds
+   * the lock, `STORAGE_CORRUPT` for a row that does not decode (its chunk is not moved)
+   * @example
+   * ```ts
+   * await db.migrateVrfProofRows({ onProgress: (p) => console.log(`${p.moved} / ${p.total}`) });
+   * ```
+   */
+  async migrateVrfProofRows(
+    options: VrfProofMigrationOptions = {},
+  ): Promise<VrfProofMigrationResult> {
+    this.#check();
+    const size = options.chunkLabels ?? 10_000;
+    if (!Number.isSafeInteger(size) || size < 1) {
+      throw new RangeError('chunkLabels must be a positive integer');
+    }
+    const lock = await this.acquireWriterLock();
+    try {
+      const start = await this.#fenced('preparing to move stored VRF proofs', (q) =>
+        startMove(q, this.#sql),
+      );
+      const result = { moved: 0, labels: 0, rows: 0, strayNonces: 0, ...start };
+      options.onProgress?.({ moved: 0, total: result.total, labels: 0 });
+      let after: Uint8Array | undefined;
+      for (;;) {
+        this.#checkWriter();
+        const chunk = await this.#fenced('moving stored VRF proofs', (q) =>
+          moveChunk(q, this.#sql, after, size),
+        );
+        if (chunk.labels > 0) {
+          after = chunk.last;
+          result.moved += chunk.moved;
+          result.labels += chunk.labels;
+          result.rows += chunk.rows;
+          result.strayNonces += chunk.stray;
+          options.onProgress?.({ moved: result.moved, total: result.total, labels: result.labels });
+          continue;
+        }
+        this.#checkWriter();
+        const stray = await this.#fenced('ending the move of stored VRF proofs', (q) =>
+          finishMove(q, this.#sql),
+        );
+        if (stray !== undefined) {
+          result.strayNonces += stray;
+          return result;
+        }
+        // rows left below where this run went, written by something that takes no writer
+        // lock: from the first label again
+        after = undefined;
+      }
     } finally {
       await lock.release();
     }

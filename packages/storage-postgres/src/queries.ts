@@ -20,6 +20,7 @@ import {
   versionInsertSql,
   versionSubtreesSql,
 } from './version-sql.js';
+import { vrfProofInsertSql, vrfProofReadSql } from './vrf-proof-sql.js';
 
 const NODE_COLUMNS = [
   'label',
@@ -112,8 +113,15 @@ export interface TableNames {
   azks: string;
   settings: string;
   auditBlobs: string;
+  /** Where the older layout's VRF proofs stay until they are moved (vrf-proof-move.ts). */
   vrfProofs: string;
   vrfNonces: string;
+  vrfProofRows: string;
+  /** The sequence of `vrf_proof_rows.seq`. */
+  vrfProofRowsSeq: string;
+  /** The indexes by label that a move of `vrf_proofs` creates while it runs. */
+  vrfProofsByLabel: string;
+  vrfNoncesByLabel: string;
   version: string;
 }
 
@@ -152,11 +160,11 @@ export interface Statements {
   auditBlobPiece: PgQuery;
   auditBlobInfos: PgQuery;
   auditBlobSet: PgQuery;
-  vrfProofBatch: PgQuery;
   usernamesFirst: PgQuery;
   usernamesAfter: PgQuery;
-  vrfProofWrite: PgQuery;
-  vrfNonceWrite: PgQuery;
+  /** Stored VRF proofs (vrf-proof-sql.ts). */
+  vrfProofRead: PgQuery;
+  vrfProofInsert: PgQuery;
 }
 
 /** Every statement of the driver for tables in `schema`. */
@@ -173,6 +181,10 @@ export function buildStatements(schema: string): Statements {
     auditBlobs: `${prefix}.audit_blobs`,
     vrfProofs: `${prefix}.vrf_proofs`,
     vrfNonces: `${prefix}.vrf_nonces`,
+    vrfProofRows: `${prefix}.vrf_proof_rows`,
+    vrfProofRowsSeq: `${prefix}.vrf_proof_rows_seq`,
+    vrfProofsByLabel: `${prefix}.vrf_proofs_by_label`,
+    vrfNoncesByLabel: `${prefix}.vrf_nonces_by_label`,
     version: `${prefix}.schema_version`,
   });
   const tables = names(s);
@@ -332,42 +344,7 @@ export function buildStatements(schema: string): Statements {
         `SELECT DISTINCT username FROM ${tables.valueStates} WHERE username > $1 ` +
         'ORDER BY username LIMIT $2',
     },
-    // a nonce of vrf_nonces takes the place of one stored inline (by a driver before
-    // version 6); `nonced` tells a row of vrf_nonces from none
-    vrfProofBatch: {
-      name: name('vrf_proof_batch'),
-      text:
-        `SELECT p.key, p.value, n.key IS NOT NULL AS nonced, n.nonce ` +
-        `FROM unnest($1::bytea[]) AS k(key) JOIN ${tables.vrfProofs} p ON p.key = k.key ` +
-        `LEFT JOIN ${tables.vrfNonces} n ON n.key = k.key`,
-    },
-    // The proof rows of a batch, written only where the stored proof differs (keeping an
-    // inline nonce): a proof is a function of its key, so a marker's proof written again when
-    // its version is published (now with the nonce, which goes to vrf_nonces) leaves its row
-    // as it is. Rows are skipped before the insert, by one primary-key probe each (a scalar
-    // subquery, which the planner cannot turn into a scan of the table): ON CONFLICT DO
-    // UPDATE ... WHERE false writes no new tuple but still locks the row, and the lock dirties
-    // its page, a full page image in the WAL at the first change after a checkpoint (locking
-    // 100,000 rows spread over 500,000 wrote 84 MB of WAL; skipping them writes none).
-    vrfProofWrite: {
-      name: name('vrf_proof_write'),
-      text:
-        `INSERT INTO ${tables.vrfProofs} AS p (key, value) ` +
-        `SELECT k.key, k.proof FROM unnest($1::bytea[], $2::bytea[]) AS k(key, proof) ` +
-        `WHERE (SELECT substring(s.value from 1 for 80) FROM ${tables.vrfProofs} s ` +
-        `WHERE s.key = k.key) IS DISTINCT FROM k.proof ` +
-        `ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value || substring(p.value from 81) ` +
-        `WHERE substring(p.value from 1 for 80) <> EXCLUDED.value`,
-    },
-    // the nonces of a batch, each written only where it differs from the stored one, alike
-    vrfNonceWrite: {
-      name: name('vrf_nonce_write'),
-      text:
-        `INSERT INTO ${tables.vrfNonces} AS n (key, nonce) ` +
-        `SELECT k.key, k.nonce FROM unnest($1::bytea[], $2::bytea[]) AS k(key, nonce) ` +
-        `WHERE (SELECT s.nonce FROM ${tables.vrfNonces} s WHERE s.key = k.key) ` +
-        `IS DISTINCT FROM k.nonce ` +
-        `ON CONFLICT (key) DO UPDATE SET nonce = EXCLUDED.nonce WHERE n.nonce <> EXCLUDED.nonce`,
-    },
+    vrfProofRead: { name: name('vrf_proof_read'), text: vrfProofReadSql(tables) },
+    vrfProofInsert: { name: name('vrf_proof_insert'), text: vrfProofInsertSql(tables) },
   };
 }

@@ -1,4 +1,4 @@
--- akd-ts PostgreSQL schema, version 6 (@akd-ts/storage-postgres).
+-- akd-ts PostgreSQL schema, version 7 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -115,23 +115,41 @@ CREATE TABLE IF NOT EXISTS audit_blobs (
   data bytea NOT NULL
 );
 
--- Stored VRF proofs (version 3): key is freshness u8 || be64(version) || label, value the
--- 80-byte ECVRF proof (spec 5.3). See @akd-ts/storage vrf-proofs.ts. Rows written before
--- version 6 may hold the version's 32-byte commitment nonce (spec 6) after the proof; since
--- then nonces go to vrf_nonces, whose nonce for a key is read in place of an inline one.
+-- Stored VRF proofs as a store of version 3 to 6 kept them, one row per proof: key is
+-- freshness u8 || be64(version) || label, value the 80-byte ECVRF proof (spec 5.3), see
+-- @akd-ts/storage vrf-proofs.ts. Rows written before version 6 may hold the version's 32-byte
+-- commitment nonce (spec 6) after the proof; since then nonces went to vrf_nonces, whose nonce
+-- for a key is read in place of an inline one. Since version 7 nothing is written here: the
+-- rows of a store migrated from an older version stay, read as older than every row of
+-- vrf_proof_rows, until migrateVrfProofRows moves them there; a store created since has none.
 CREATE TABLE IF NOT EXISTS vrf_proofs (
   key bytea PRIMARY KEY,
   value bytea NOT NULL
 );
 
--- Commitment nonces of stored VRF proofs (version 6): the 32-byte nonce (spec 6) of the
--- fresh proof of a published version, under the key of that proof in vrf_proofs. A label's
--- marker proof (the same proof) is stored long before its version is published; adding the
--- nonce to that row would rewrite rows spread over all of vrf_proofs at every publish, where
--- a row here is inserted and the proof's row is left as it is.
+-- Commitment nonces of the VRF proofs of vrf_proofs (version 6 alone wrote here): the 32-byte
+-- nonce (spec 6) of the fresh proof of a published version, under the key of that proof in
+-- vrf_proofs, kept until migrateVrfProofRows moves them with their proofs.
 CREATE TABLE IF NOT EXISTS vrf_nonces (
   key bytea PRIMARY KEY,
   nonce bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 6) ON CONFLICT (id) DO NOTHING;
+-- Stored VRF proofs (version 7): a row per label and write, whose entries are what that write
+-- stored for the label, in the layout of @akd-ts/storage vrf-proof-rows.ts (each entry its
+-- freshness, version, 80-byte proof and, for a published version's fresh proof, its 32-byte
+-- commitment nonce). A publish stores a new label's proofs together, so the label, the tuple
+-- header and the index entry are paid once per label and write, not once per proof. Rows are
+-- only inserted: a read takes every row of its labels in seq order, a later row's nonce
+-- winning over an earlier one's (a record without a nonce erases none). seq is the next value
+-- of vrf_proof_rows_seq, growing with every write; the rows migrateVrfProofRows moves here
+-- from vrf_proofs take seqs below zero, older than every row written since.
+CREATE TABLE IF NOT EXISTS vrf_proof_rows (
+  label bytea NOT NULL,
+  seq bigint NOT NULL,
+  entries bytea NOT NULL,
+  PRIMARY KEY (label, seq)
+);
+CREATE SEQUENCE IF NOT EXISTS vrf_proof_rows_seq;
+
+INSERT INTO schema_version (id, version) VALUES (1, 7) ON CONFLICT (id) DO NOTHING;

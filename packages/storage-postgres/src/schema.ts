@@ -9,7 +9,7 @@
  */
 
 /** The schema version this driver writes and reads. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** One step of the schema: statements taking version `version - 1` to `version`. */
 export interface Migration {
@@ -75,7 +75,11 @@ CREATE INDEX node_versions_roots ON node_versions (epoch) WHERE label = decode('
  * published before it have none until `akd vrf backfill` computes them). Version 4 adds the
  * child epochs of tree nodes, computed from the stored rows. Version 5 adds the versions layout's
  * table, empty, and the column naming a store's layout. Version 6 adds vrf_nonces, empty: the
- * nonces already stored stay inline in their vrf_proofs rows, which reads still take.
+ * nonces already stored stay inline in their vrf_proofs rows, which reads still take. Version 7
+ * adds vrf_proof_rows, empty, and its sequence: the proofs already stored stay in vrf_proofs
+ * and vrf_nonces, which reads still take, until `migrateVrfProofRows` moves them a chunk at a
+ * time (moved here, a large store's proofs would all be rewritten in the one transaction of
+ * the writer's open, with nothing kept of it if it stopped).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -104,10 +108,20 @@ export const MIGRATIONS: readonly Migration[] = [
   nonce bytea NOT NULL
 );`,
   },
+  {
+    version: 7,
+    sql: `CREATE TABLE vrf_proof_rows (
+  label bytea NOT NULL,
+  seq bigint NOT NULL,
+  entries bytea NOT NULL,
+  PRIMARY KEY (label, seq)
+);
+CREATE SEQUENCE vrf_proof_rows_seq;`,
+  },
 ];
 
 /** The contents of schema.sql. */
-export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 6 (@akd-ts/storage-postgres).
+export const SCHEMA_SQL = `-- akd-ts PostgreSQL schema, version 7 (@akd-ts/storage-postgres).
 --
 -- The driver runs this file in one transaction after CREATE SCHEMA IF NOT EXISTS <schema>
 -- and SET LOCAL search_path TO <schema>, so every directory gets its own PostgreSQL schema.
@@ -224,24 +238,42 @@ CREATE TABLE IF NOT EXISTS audit_blobs (
   data bytea NOT NULL
 );
 
--- Stored VRF proofs (version 3): key is freshness u8 || be64(version) || label, value the
--- 80-byte ECVRF proof (spec 5.3). See @akd-ts/storage vrf-proofs.ts. Rows written before
--- version 6 may hold the version's 32-byte commitment nonce (spec 6) after the proof; since
--- then nonces go to vrf_nonces, whose nonce for a key is read in place of an inline one.
+-- Stored VRF proofs as a store of version 3 to 6 kept them, one row per proof: key is
+-- freshness u8 || be64(version) || label, value the 80-byte ECVRF proof (spec 5.3), see
+-- @akd-ts/storage vrf-proofs.ts. Rows written before version 6 may hold the version's 32-byte
+-- commitment nonce (spec 6) after the proof; since then nonces went to vrf_nonces, whose nonce
+-- for a key is read in place of an inline one. Since version 7 nothing is written here: the
+-- rows of a store migrated from an older version stay, read as older than every row of
+-- vrf_proof_rows, until migrateVrfProofRows moves them there; a store created since has none.
 CREATE TABLE IF NOT EXISTS vrf_proofs (
   key bytea PRIMARY KEY,
   value bytea NOT NULL
 );
 
--- Commitment nonces of stored VRF proofs (version 6): the 32-byte nonce (spec 6) of the
--- fresh proof of a published version, under the key of that proof in vrf_proofs. A label's
--- marker proof (the same proof) is stored long before its version is published; adding the
--- nonce to that row would rewrite rows spread over all of vrf_proofs at every publish, where
--- a row here is inserted and the proof's row is left as it is.
+-- Commitment nonces of the VRF proofs of vrf_proofs (version 6 alone wrote here): the 32-byte
+-- nonce (spec 6) of the fresh proof of a published version, under the key of that proof in
+-- vrf_proofs, kept until migrateVrfProofRows moves them with their proofs.
 CREATE TABLE IF NOT EXISTS vrf_nonces (
   key bytea PRIMARY KEY,
   nonce bytea NOT NULL
 );
 
-INSERT INTO schema_version (id, version) VALUES (1, 6) ON CONFLICT (id) DO NOTHING;
+-- Stored VRF proofs (version 7): a row per label and write, whose entries are what that write
+-- stored for the label, in the layout of @akd-ts/storage vrf-proof-rows.ts (each entry its
+-- freshness, version, 80-byte proof and, for a published version's fresh proof, its 32-byte
+-- commitment nonce). A publish stores a new label's proofs together, so the label, the tuple
+-- header and the index entry are paid once per label and write, not once per proof. Rows are
+-- only inserted: a read takes every row of its labels in seq order, a later row's nonce
+-- winning over an earlier one's (a record without a nonce erases none). seq is the next value
+-- of vrf_proof_rows_seq, growing with every write; the rows migrateVrfProofRows moves here
+-- from vrf_proofs take seqs below zero, older than every row written since.
+CREATE TABLE IF NOT EXISTS vrf_proof_rows (
+  label bytea NOT NULL,
+  seq bigint NOT NULL,
+  entries bytea NOT NULL,
+  PRIMARY KEY (label, seq)
+);
+CREATE SEQUENCE IF NOT EXISTS vrf_proof_rows_seq;
+
+INSERT INTO schema_version (id, version) VALUES (1, 7) ON CONFLICT (id) DO NOTHING;
 `;

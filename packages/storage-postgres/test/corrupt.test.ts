@@ -247,9 +247,11 @@ test('azks and settings rows', pgTest, async () => {
 test('vrf_proofs and vrf_nonces rows: wrong lengths, NULL or foreign nonces', pgTest, async () => {
   const key = { label: user, freshness: 1 as const, version: 2n };
   const keyHex = '01' + '0000000000000002' + userHex;
-  const proof = new Uint8Array(80).fill(5);
-  await db.setVrfProofs([{ ...key, proof, nonce: new Uint8Array(32).fill(6) }]);
+  // rows as a driver of schema version 6 wrote them
   const nonces = `"${schema}".vrf_nonces`;
+  await sql(`INSERT INTO "${schema}".vrf_proofs VALUES (${bad(keyHex)}, ${bad('05'.repeat(80))})`);
+  await sql(`INSERT INTO ${nonces} VALUES (${bad(keyHex)}, ${bad('06'.repeat(32))})`);
+  assert.equal((await db.getVrfProofs([key]))[0]!.nonce![0], 6);
 
   await sql(`UPDATE ${nonces} SET nonce = ${bad('06'.repeat(31))}`);
   await assert.rejects(
@@ -284,4 +286,38 @@ test('vrf_proofs and vrf_nonces rows: wrong lengths, NULL or foreign nonces', pg
     corrupt(`${schema}.vrf_proofs`, keyHex, 'a stored VRF proof has 80 or 112 bytes, not 81'),
   );
   await sql(`UPDATE "${schema}".vrf_proofs SET value = ${bad('05'.repeat(80))}`);
+});
+
+test('vrf_proof_rows rows: entries that are no whole entries, NULLs', pgTest, async () => {
+  const key = { label: user, freshness: 1 as const, version: 3n };
+  await db.setVrfProofs([{ ...key, proof: new Uint8Array(80).fill(5) }]);
+  const table = `"${schema}".vrf_proof_rows`;
+  const rows = corrupt(`${schema}.vrf_proof_rows`, userHex, 'entries');
+  const entry = '1103' + '05'.repeat(80); // fresh, a 1-byte version, the proof
+  assert.equal((await db.getVrfProofs([key]))[0]!.proof[0], 5);
+  // a row of another label is not read
+  await sql(`INSERT INTO ${table} VALUES ('\x6f74686572', 9, ${bad('ff')})`);
+  assert.equal((await db.getVrfProofs([key])).length, 1);
+  for (const [entries, problem] of [
+    ['', 'holds no entry'],
+    [entry.slice(0, -2), "runs past the row's end"],
+    [entry + '11', "runs past the row's end"],
+    ['1503' + '05'.repeat(80), 'tag 0x15'],
+    ['1100' + '05'.repeat(80), 'leading zero'],
+    ['81' + '80'.repeat(8) + '05'.repeat(80), 'version'],
+  ] as const) {
+    await sql(`UPDATE ${table} SET entries = ${bad(entries)} WHERE label = ${bad(userHex)}`);
+    await assert.rejects(db.getVrfProofs([key]), rows);
+    await assert.rejects(db.getVrfProofs([key]), new RegExp(problem));
+  }
+  // a row whose seq is 1: the message says which of the label's rows
+  await assert.rejects(db.getVrfProofs([key]), /seq 1\b/);
+  await sql(`ALTER TABLE ${table} ALTER COLUMN entries DROP NOT NULL`);
+  await sql(`UPDATE ${table} SET entries = NULL WHERE label = ${bad(userHex)}`);
+  await assert.rejects(
+    db.getVrfProofs([key]),
+    corrupt(`${schema}.vrf_proof_rows`, userHex, 'entries is NULL'),
+  );
+  await sql(`DELETE FROM ${table}`);
+  assert.deepEqual(await db.getVrfProofs([key]), []);
 });

@@ -114,9 +114,11 @@ test(
     memory.into = [db, reference];
     for (let e = 1; e <= 5; e++) await dir.publish(updatesOf(e));
     await db.close();
-    // the store as a release of schema version 4 left it (no vrf_nonces either, version 6)
+    // the store as a release of schema version 4 left it (no vrf_nonces either, version 6,
+    // nor vrf_proof_rows, version 7)
     await sql(
-      `DROP TABLE "${schema}".node_versions, "${schema}".vrf_nonces; ` +
+      `DROP TABLE "${schema}".node_versions, "${schema}".vrf_nonces, "${schema}".vrf_proof_rows; ` +
+        `DROP SEQUENCE "${schema}".vrf_proof_rows_seq; ` +
         `ALTER TABLE "${schema}".schema_version ` +
         `DROP COLUMN node_layout, DROP COLUMN layout_copied, DROP COLUMN layout_copied_epoch; ` +
         `UPDATE "${schema}".schema_version SET version = 4`,

@@ -1,0 +1,98 @@
+/**
+ * Stored VRF proofs <-> the statements of vrf-proof-sql.ts: the labels and keys of a read, its
+ * rows back to records, and the columns of the rows a write appends.
+ */
+
+import {
+  VRF_PROOF_ROW_BYTES,
+  pickVrfProofs,
+  vrfProofKeyBytes,
+  vrfProofMapKey,
+  type VrfProofKey,
+  type VrfProofRecord,
+  type VrfProofRow,
+} from '@akd-ts/storage';
+import { ArrayLiteral } from './array-literal.js';
+import type { PgRow } from './client.js';
+import { decodeVrfProofEntriesRow, decodeVrfProofRow } from './codec.js';
+import type { TableNames } from './queries.js';
+
+/**
+ * The keys of one read statement, with their labels: whole labels, as every row of a label
+ * must be merged with the others to tell which nonce stands.
+ */
+export interface VrfProofReadChunk {
+  labels: Uint8Array[];
+  keys: VrfProofKey[];
+}
+
+/**
+ * `keys` once each, grouped by label into chunks of about `size` keys (a label's keys never
+ * split; a label with more than `size` is a chunk of its own).
+ */
+export function vrfProofReadChunks(keys: VrfProofKey[], size: number): VrfProofReadChunk[] {
+  const byLabel = new Map<string, Map<string, VrfProofKey>>();
+  for (const k of keys) {
+    const at = vrfProofMapKey(k);
+    // the map key's label part follows its colon
+    const label = at.slice(at.indexOf(':') + 1);
+    let group = byLabel.get(label);
+    if (group === undefined) byLabel.set(label, (group = new Map()));
+    group.set(at, k);
+  }
+  const out: VrfProofReadChunk[] = [];
+  let chunk: VrfProofReadChunk = { labels: [], keys: [] };
+  for (const group of byLabel.values()) {
+    if (chunk.keys.length > 0 && chunk.keys.length + group.size > size) {
+      out.push(chunk);
+      chunk = { labels: [], keys: [] };
+    }
+    const first = group.values().next().value!;
+    chunk.labels.push(first.label);
+    for (const k of group.values()) chunk.keys.push(k);
+  }
+  if (chunk.keys.length > 0) out.push(chunk);
+  return out;
+}
+
+/** A bytea[] array literal of `values`, about `bytesEach` bytes each (its first capacity). */
+function byteaArray(values: Uint8Array[], bytesEach: number): string {
+  const literal = new ArrayLiteral(values.length * (4 + 2 * bytesEach));
+  for (const v of values) literal.bytes(v);
+  return literal.toString();
+}
+
+/** The values of a `vrfProofRead` statement: the chunk's labels and its keys' bytes. */
+export function vrfProofReadValues(chunk: VrfProofReadChunk): string[] {
+  return [byteaArray(chunk.labels, 32), byteaArray(chunk.keys.map(vrfProofKeyBytes), 41)];
+}
+
+/**
+ * The stored records of `keys` among the rows a `vrfProofRead` of their chunk returned: the
+ * older layout's rows count as written before every row of `vrf_proof_rows`, whose rows come
+ * in seq order (pickVrfProofs merges them in that order).
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the row's key
+ */
+export function vrfProofAnswer(
+  rows: PgRow[],
+  keys: VrfProofKey[],
+  display: TableNames,
+): VrfProofRecord[] {
+  const stored: VrfProofRecord[] = [];
+  for (const row of rows) {
+    if (row.src === 0) {
+      stored.push(decodeVrfProofRow(row, display.vrfProofs, display.vrfNonces));
+    } else {
+      const own = { label: row.key, seq: row.seq, entries: row.value };
+      for (const r of decodeVrfProofEntriesRow(own, display.vrfProofRows)) stored.push(r);
+    }
+  }
+  return pickVrfProofs(stored, keys);
+}
+
+/** The values of a `vrfProofInsert` statement: the rows' labels and entries. */
+export function vrfProofRowValues(rows: VrfProofRow[]): string[] {
+  const labels = rows.map((r) => r.label);
+  const entries = rows.map((r) => r.entries);
+  return [byteaArray(labels, 32), byteaArray(entries, VRF_PROOF_ROW_BYTES / 2)];
+}
