@@ -76,6 +76,19 @@ export const NODE_LAYOUTS: readonly NodeLayout[] = ['records', 'versions'];
 export const DEFAULT_NODE_LAYOUT: NodeLayout = 'versions';
 
 /**
+ * A postgres:// store URL's connection string and schema: `?schema=<name>` picks the
+ * PostgreSQL schema, so that several directories can share a database.
+ */
+export function postgresTarget(url: string): { connection: string; schema?: string } {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  return schema === undefined
+    ? { connection: parsed.toString() }
+    : { connection: parsed.toString(), schema };
+}
+
+/**
  * Opens the database a store URL names: `memory:` (a new, empty store), `memory:<name>` (a
  * store shared by every command of this process), `sqlite:<path>`, or `postgres://...`
  * (`?schema=<name>` selects a PostgreSQL schema).
@@ -109,11 +122,8 @@ export async function openDatabase(url: string, mode: OpenMode = {}): Promise<Da
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresDatabase } = await loadPostgresDriver();
-    // ?schema=<name> picks the PostgreSQL schema, so several directories can share a database
-    const parsed = new URL(url);
-    const schema = parsed.searchParams.get('schema') ?? undefined;
-    parsed.searchParams.delete('schema');
-    return PostgresDatabase.open(parsed.toString(), {
+    const { connection, schema } = postgresTarget(url);
+    return PostgresDatabase.open(connection, {
       ...(schema === undefined ? {} : { schema }),
       migrate: mode.migrate ?? create,
       create,

@@ -307,7 +307,7 @@ test('a publish whose VRF proofs cannot be stored says its epoch is published; t
     // the store refuses proof records from now on: the epoch commits, its proofs do not
     const raw = openBetterSqlite(file);
     raw.exec(
-      "CREATE TRIGGER no_proofs BEFORE INSERT ON vrf_proofs BEGIN SELECT RAISE(ABORT, 'disk says no'); END",
+      "CREATE TRIGGER no_proofs BEFORE INSERT ON vrf_proof_rows BEGIN SELECT RAISE(ABORT, 'disk says no'); END",
     );
     const failed = await publish('b');
     assert.equal(failed.code, 1);

@@ -21,9 +21,7 @@ test('a store without stored VRF proofs is backfilled once, then served without 
     assert.equal((await akd(['publish', '--db', db, '-'], { env, stdin: jsonl(rows) })).code, 0);
     // what an older akd-ts left: no proofs, no mark
     const raw = openBetterSqlite(path);
-    raw.exec(
-      "DELETE FROM vrf_proofs; DELETE FROM vrf_nonces; DELETE FROM settings WHERE name = 'vrf_proofs'",
-    );
+    raw.exec("DELETE FROM vrf_proof_rows; DELETE FROM settings WHERE name = 'vrf_proofs'");
     raw.close();
     const noKey = { AKD_VRF_KEY_FILE: join(tmp.dir, 'no-such.key') };
 

@@ -19,7 +19,7 @@ import { parseCount } from '../args.js';
 import { UsageError } from '../errors.js';
 import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
-import { storeUrl, type StoreOptions } from '../store.js';
+import { postgresTarget, storeUrl, type StoreOptions } from '../store.js';
 import { withPublicStore } from './directory.js';
 
 interface MigrateOptions extends StoreOptions {
@@ -63,10 +63,8 @@ async function migrate(
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { migrateNodeLayout } = await loadPostgresDriver();
-    const parsed = new URL(url);
-    const schema = parsed.searchParams.get('schema') ?? undefined;
-    parsed.searchParams.delete('schema');
-    const r = await migrateNodeLayout(parsed.toString(), {
+    const { connection, schema } = postgresTarget(url);
+    const r = await migrateNodeLayout(connection, {
       ...(schema === undefined ? {} : { schema }),
       chunkSize: chunk,
       onProgress: ({ labels, estimatedLabels }) =>

@@ -13,6 +13,7 @@ import type { CliIo } from '../io.js';
 import { toJson } from '../output.js';
 import { SECRET_FOR, type StoreOptions } from '../store.js';
 import { addStoreOptions, openWriter, vrfThreads, withStore } from './directory.js';
+import { addVrfMigrateCommand } from './vrf-migrate.js';
 
 interface BackfillOptions extends StoreOptions {
   batch?: string;
@@ -20,9 +21,10 @@ interface BackfillOptions extends StoreOptions {
   json?: boolean;
 }
 
-/** Adds `akd vrf backfill` to `program`. */
+/** Adds `akd vrf backfill` and `akd vrf migrate` to `program`. */
 export function addVrfCommands(program: Command, io: CliIo): void {
   const vrf = program.command('vrf').description('VRF proofs stored for servers without the key');
+  addVrfMigrateCommand(vrf, io);
   const cmd = vrf
     .command('backfill')
     .description('store the VRF proofs of every version a store already holds (once, resumable)')
