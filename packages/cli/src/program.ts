@@ -32,6 +32,7 @@ Commands by task:
   run a directory    init, publish, epoch, serve
   keep it safe       backup, restore (SQLite); fence, promote (PostgreSQL fail-over);
                      vrf backfill (store the VRF proofs of an older store, once);
+                     vrf migrate (keep an older store's VRF proofs as rows by label);
                      layout migrate (keep tree nodes as versions appended by epoch);
                      layout collect (delete node versions no reader reaches any more)
   serve proofs       lookup, history; audit (one append-only proof between two epochs)
