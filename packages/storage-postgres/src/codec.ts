@@ -16,7 +16,7 @@ import {
   type ValueStateRecord,
   type VrfProofRecord,
   NONCE_BYTES,
-  decodeVrfProofEntries,
+  type VrfProofPicker,
   vrfProofKeyFromBytes,
   vrfProofRecordOf,
 } from '@akd-ts/storage';
@@ -441,18 +441,18 @@ export function decodeVrfProofRow(row: PgRow, table: string, nonceTable: string)
 }
 
 /**
- * The records of a `vrf_proof_rows` row: (label, seq, entries), the entries as
- * @akd-ts/storage vrf-proof-rows.ts lays them out.
+ * Adds a `vrf_proof_rows` row (label, seq, entries; the entries as @akd-ts/storage
+ * vrf-proof-rows.ts lays them out) to `picker`, which keeps the entries a read wants.
  * @throws AkdError `STORAGE_CORRUPT` naming the table, the label (hex) and the seq.
  */
-export function decodeVrfProofEntriesRow(row: PgRow, table: string): VrfProofRecord[] {
+export function addVrfProofEntriesRow(picker: VrfProofPicker, row: PgRow, table: string): void {
   const r = new RowReader(table, () => `${keyText(row.label)} seq ${String(row.seq)}`, row);
   const label = r.bytes('label');
   const entries = r.bytes('entries');
   try {
-    return decodeVrfProofEntries(label, entries);
+    picker.addRow(label, entries);
   } catch (e) {
-    return r.fail('entries', e instanceof Error ? e.message : String(e));
+    r.fail('entries', e instanceof Error ? e.message : String(e));
   }
 }
 

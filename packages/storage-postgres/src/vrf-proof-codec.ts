@@ -5,7 +5,7 @@
 
 import {
   VRF_PROOF_ROW_BYTES,
-  pickVrfProofs,
+  VrfProofPicker,
   vrfProofKeyBytes,
   vrfProofMapKey,
   type VrfProofKey,
@@ -14,7 +14,7 @@ import {
 } from '@akd-ts/storage';
 import { ArrayLiteral } from './array-literal.js';
 import type { PgRow } from './client.js';
-import { decodeVrfProofEntriesRow, decodeVrfProofRow } from './codec.js';
+import { addVrfProofEntriesRow, decodeVrfProofRow } from './codec.js';
 import type { TableNames } from './queries.js';
 
 /**
@@ -70,7 +70,7 @@ export function vrfProofReadValues(chunk: VrfProofReadChunk): string[] {
 /**
  * The stored records of `keys` among the rows a `vrfProofRead` of their chunk returned: the
  * older layout's rows count as written before every row of `vrf_proof_rows`, whose rows come
- * in seq order (pickVrfProofs merges them in that order).
+ * in seq order (VrfProofPicker merges them in that order).
  * @throws AkdError `STORAGE_CORRUPT` naming the table and the row's key
  */
 export function vrfProofAnswer(
@@ -78,16 +78,16 @@ export function vrfProofAnswer(
   keys: VrfProofKey[],
   display: TableNames,
 ): VrfProofRecord[] {
-  const stored: VrfProofRecord[] = [];
+  const picker = new VrfProofPicker(keys);
   for (const row of rows) {
     if (row.src === 0) {
-      stored.push(decodeVrfProofRow(row, display.vrfProofs, display.vrfNonces));
+      picker.addRecord(decodeVrfProofRow(row, display.vrfProofs, display.vrfNonces));
     } else {
       const own = { label: row.key, seq: row.seq, entries: row.value };
-      for (const r of decodeVrfProofEntriesRow(own, display.vrfProofRows)) stored.push(r);
+      addVrfProofEntriesRow(picker, own, display.vrfProofRows);
     }
   }
-  return pickVrfProofs(stored, keys);
+  return picker.records();
 }
 
 /** The values of a `vrfProofInsert` statement: the rows' labels and entries. */

@@ -19,7 +19,7 @@ import {
   type TreeNodeRecord,
   type ValueStateRecord,
   type VrfProofRecord,
-  decodeVrfProofEntries,
+  type VrfProofPicker,
   vrfProofKeyFromBytes,
   vrfProofRecordOf,
 } from '@akd-ts/storage';
@@ -407,15 +407,16 @@ export function decodeVrfProofRow(row: Row): VrfProofRecord {
 }
 
 /**
- * Decodes a `vrf_proof_rows` row: (label, seq, entries), see @akd-ts/storage vrf-proof-rows.ts.
+ * Adds a `vrf_proof_rows` row (label, seq, entries) to `picker`, which keeps the entries a read
+ * wants (@akd-ts/storage vrf-proof-rows.ts).
  * @throws AkdError `STORAGE_CORRUPT` naming the table, the label and the seq.
  */
-export function decodeVrfProofRowsRow(row: Row): VrfProofRecord[] {
+export function addVrfProofRowsRow(picker: VrfProofPicker, row: Row): void {
   const at = new At('vrf_proof_rows', () => `label=${keyPart(row[0])} seq=${keyPart(row[1])}`);
   const label = readBlob(row[0], at, 'label');
   const entries = readBlob(row[2], at, 'entries');
   try {
-    return decodeVrfProofEntries(label, entries);
+    picker.addRow(label, entries);
   } catch (e) {
     throw corruptRow(at.table, at.key, e instanceof Error ? e.message : String(e));
   }

@@ -18,6 +18,7 @@ import {
   checkDeletable,
   checkVrfProofKey,
   checkVrfProofRecord,
+  labelChars,
   codecLabelCount,
   codecLabels,
   joinedRecordsAnswer,
@@ -46,7 +47,7 @@ import {
   type VrfProofRecord,
   type WriterLock,
   encodeVrfProofRows,
-  pickVrfProofs,
+  VrfProofPicker,
 } from '@akd-ts/storage';
 import { blobParts, readAuditBlobRow } from './audit-blob-parts.js';
 import { BlobThread } from './blob-thread.js';
@@ -61,7 +62,7 @@ import {
   decodeNodeRow,
   decodeValueStateRow,
   decodeVrfProofRow,
-  decodeVrfProofRowsRow,
+  addVrfProofRowsRow,
   labelBytes,
   setNodeRow,
   setValueStateRow,
@@ -734,11 +735,16 @@ export class SqliteDatabase implements Database {
     for (const k of keys) checkVrfProofKey(k);
     if (keys.length === 0) return [];
     const wanted = [...new Map(keys.map((k) => [vrfProofMapKey(k), vrfProofKeyBytes(k)])).values()];
-    const labels = [...new Map(keys.map((k) => [toHex(k.label), k.label])).values()];
+    const labels = [...new Map(keys.map((k) => [labelChars(k.label), k.label])).values()];
     return this.read(`read ${wanted.length} VRF proofs`, false, () => {
-      const older = this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow);
-      const rows = this.selectChunks(sql.selectVrfProofRowsSql, 1, labels, decodeVrfProofRowsRow);
-      return pickVrfProofs([...older, ...rows.flat()], keys);
+      const picker = new VrfProofPicker(keys);
+      for (const r of this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow)) {
+        picker.addRecord(r);
+      }
+      this.selectChunks(sql.selectVrfProofRowsSql, 1, labels, (row) =>
+        addVrfProofRowsRow(picker, row),
+      );
+      return picker.records();
     });
   }
 

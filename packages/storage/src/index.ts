@@ -85,6 +85,7 @@ export {
   VRF_PROOF_BYTES,
   checkVrfProofKey,
   checkVrfProofRecord,
+  labelChars,
   vrfProofKeyBytes,
   vrfProofKeyFromBytes,
   vrfProofMapKey,
@@ -97,7 +98,7 @@ export {
   decodeVrfProofEntries,
   encodeVrfProofRows,
   mergeVrfProofRecord,
-  pickVrfProofs,
+  VrfProofPicker,
 } from './vrf-proof-rows.js';
 export type { VrfProofRow } from './vrf-proof-rows.js';
 export { TimedCache } from './timed-cache.js';

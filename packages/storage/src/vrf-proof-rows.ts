@@ -23,6 +23,7 @@
 import {
   NONCE_BYTES,
   VRF_PROOF_BYTES,
+  labelChars,
   vrfProofMapKey,
   type VrfProofKey,
   type VrfProofRecord,
@@ -126,64 +127,138 @@ export function encodeVrfProofRows(
 }
 
 /**
- * The records of one row's `entries`, for `label`.
+ * Calls `each` with every entry of a row's `entries`, in order: its freshness, its version (a
+ * number below 2^48, else a bigint; both print alike) and where its proof and nonce start
+ * (-1: no nonce). Validates every entry, wanted or not.
  * @throws RangeError for entries that are not a whole number of well-formed entries
  */
-export function decodeVrfProofEntries(label: Uint8Array, entries: Uint8Array): VrfProofRecord[] {
+function walkEntries(
+  entries: Uint8Array,
+  each: (freshness: 0 | 1, version: number | bigint, proofAt: number, nonceAt: number) => void,
+): void {
   if (entries.length === 0) throw new RangeError('a VRF proof row holds no entry');
-  const out: VrfProofRecord[] = [];
   let at = 0;
   while (at < entries.length) {
+    const start = at;
     const tag = entries[at++]!;
     const n = tag >> 4;
     if ((tag & 0x0c) !== 0 || n > 8) {
-      throw new RangeError(`VRF proof entry at byte ${at - 1} has tag 0x${tag.toString(16)}`);
+      throw new RangeError(`VRF proof entry at byte ${start} has tag 0x${tag.toString(16)}`);
     }
     const nonced = (tag & NONCED) !== 0;
     const end = at + n + VRF_PROOF_BYTES + (nonced ? NONCE_BYTES : 0);
     if (end > entries.length) {
-      throw new RangeError(`VRF proof entry at byte ${at - 1} runs past the row's end`);
+      throw new RangeError(`VRF proof entry at byte ${start} runs past the row's end`);
     }
     if (n > 0 && entries[at] === 0) {
-      throw new RangeError(`VRF proof entry at byte ${at - 1} has a version with a leading zero`);
+      throw new RangeError(`VRF proof entry at byte ${start} has a version with a leading zero`);
     }
-    let version = 0n;
-    for (let i = 0; i < n; i++) version = (version << 8n) | BigInt(entries[at++]!);
-    if (version >= 1n << 63n) {
-      throw new RangeError(`VRF proof entry at byte ${at - n - 1} has version ${version}`);
+    let version: number | bigint;
+    if (n <= 6) {
+      let v = 0;
+      for (let i = 0; i < n; i++) v = v * 256 + entries[at++]!;
+      version = v;
+    } else {
+      let v = 0n;
+      for (let i = 0; i < n; i++) v = (v << 8n) | BigInt(entries[at++]!);
+      if (v >= 1n << 63n) throw new RangeError(`VRF proof entry at byte ${start} has version ${v}`);
+      version = v;
     }
+    each((tag & FRESH) === 0 ? 0 : 1, version, at, nonced ? at + VRF_PROOF_BYTES : -1);
+    at = end;
+  }
+}
+
+/**
+ * The records of one row's `entries`, for `label`.
+ * @throws RangeError for entries that are not a whole number of well-formed entries
+ */
+export function decodeVrfProofEntries(label: Uint8Array, entries: Uint8Array): VrfProofRecord[] {
+  const out: VrfProofRecord[] = [];
+  walkEntries(entries, (freshness, version, proofAt, nonceAt) => {
     const record: VrfProofRecord = {
       label: label.slice(),
-      freshness: (tag & FRESH) === 0 ? 0 : 1,
-      version,
-      proof: entries.slice(at, at + VRF_PROOF_BYTES),
+      freshness,
+      version: BigInt(version),
+      proof: entries.slice(proofAt, proofAt + VRF_PROOF_BYTES),
     };
-    at += VRF_PROOF_BYTES;
-    if (nonced) {
-      record.nonce = entries.slice(at, at + NONCE_BYTES);
-      at += NONCE_BYTES;
-    }
+    if (nonceAt >= 0) record.nonce = entries.slice(nonceAt, nonceAt + NONCE_BYTES);
     out.push(record);
-  }
+  });
   return out;
 }
 
 /**
- * The records of `keys` among `stored`, which holds every record read for their labels,
- * oldest write first (rows in seq order, after any the store kept in an older layout): one
- * record per key, merged as later writes (`mergeVrfProofRecord`); keys with none are left out.
+ * A (freshness, version) as a map key: a number for a version below 2^48 (the ones in use),
+ * else a string. Both sides of a lookup make it the same way, whatever type the version had.
  */
-export function pickVrfProofs(
-  stored: Iterable<VrfProofRecord>,
-  keys: VrfProofKey[],
-): VrfProofRecord[] {
-  const merged = new Map<string, VrfProofRecord>();
-  for (const r of stored) mergeVrfProofRecord(merged, r);
-  const out = new Map<string, VrfProofRecord>();
-  for (const k of keys) {
-    const at = vrfProofMapKey(k);
-    const r = merged.get(at);
-    if (r !== undefined) out.set(at, r);
+function slotOf(freshness: 0 | 1, version: number | bigint): number | string {
+  if (typeof version === 'bigint') {
+    if (version >= 1n << 48n) return `${freshness}:${version}`;
+    version = Number(version);
   }
-  return [...out.values()];
+  return version * 2 + freshness;
+}
+
+/**
+ * The records of a read's `keys`, gathered from what the store holds for their labels: rows
+ * of the layout before rows by label first (`addRecord`), then each label's rows in seq order
+ * (`addRow`), merged as later writes (`mergeVrfProofRecord`'s rule). Only the wanted entries
+ * become records: a read takes every row of a label, and an update epoch reads hundreds of
+ * thousands of labels' rows for a few of each one's proofs. A record shares its key's label.
+ */
+export class VrfProofPicker {
+  /**
+   * Label (labelChars) -> the keys asked for with their slots (`slotOf`): a few per label, so
+   * a list, which costs a fraction of a map of its own.
+   */
+  readonly #wanted = new Map<string, { slot: number | string; key: VrfProofKey }[]>();
+  readonly #found = new Map<VrfProofKey, VrfProofRecord>();
+
+  constructor(keys: VrfProofKey[]) {
+    for (const key of keys) {
+      const label = labelChars(key.label);
+      let slots = this.#wanted.get(label);
+      if (slots === undefined) this.#wanted.set(label, (slots = []));
+      const slot = slotOf(key.freshness, key.version);
+      if (!slots.some((s) => s.slot === slot)) slots.push({ slot, key });
+    }
+  }
+
+  /** A record of the older layout, older than every row. */
+  addRecord(record: VrfProofRecord): void {
+    const slots = this.#wanted.get(labelChars(record.label));
+    const slot = slotOf(record.freshness, record.version);
+    const key = slots?.find((s) => s.slot === slot)?.key;
+    if (key !== undefined) this.#merge(key, record.proof, record.nonce);
+  }
+
+  /**
+   * A row of `label`'s entries, later than those added before.
+   * @throws RangeError for malformed entries (decodeVrfProofEntries)
+   */
+  addRow(label: Uint8Array, entries: Uint8Array): void {
+    const slots = this.#wanted.get(labelChars(label));
+    walkEntries(entries, (freshness, version, proofAt, nonceAt) => {
+      if (slots === undefined) return;
+      const slot = slotOf(freshness, version);
+      const key = slots.find((s) => s.slot === slot)?.key;
+      if (key === undefined) return;
+      const nonce = nonceAt < 0 ? undefined : entries.slice(nonceAt, nonceAt + NONCE_BYTES);
+      this.#merge(key, entries.slice(proofAt, proofAt + VRF_PROOF_BYTES), nonce);
+    });
+  }
+
+  /** One record per key found; keys with none are left out. */
+  records(): VrfProofRecord[] {
+    return [...this.#found.values()];
+  }
+
+  #merge(key: VrfProofKey, proof: Uint8Array, nonce: Uint8Array | undefined): void {
+    const { label, freshness, version } = key;
+    const record: VrfProofRecord = { label, freshness, version, proof };
+    const kept = nonce ?? this.#found.get(key)?.nonce;
+    if (kept !== undefined) record.nonce = kept;
+    this.#found.set(key, record);
+  }
 }

@@ -116,10 +116,16 @@ export function vrfProofRecordOf(key: VrfProofKey, value: Uint8Array): VrfProofR
  * keys are equal only for equal fields.
  */
 export function vrfProofMapKey(key: VrfProofKey): string {
-  const label = key.label;
-  let s = `${key.freshness}${key.version}:`;
+  return `${key.freshness}${key.version}:${labelChars(key.label)}`;
+}
+
+/** A label as one character per byte, for in-process maps (never stored). */
+export function labelChars(label: Uint8Array): string {
+  // apply takes the typed array as it is, where a spread would copy it into an array first
+  if (label.length <= 4096) return String.fromCharCode.apply(null, label as unknown as number[]);
+  let s = '';
   for (let i = 0; i < label.length; i += 4096) {
-    s += String.fromCharCode(...label.subarray(i, i + 4096));
+    s += String.fromCharCode.apply(null, label.subarray(i, i + 4096) as unknown as number[]);
   }
   return s;
 }

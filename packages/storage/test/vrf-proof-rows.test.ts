@@ -6,7 +6,7 @@ import {
   VRF_PROOF_ROW_BYTES,
   decodeVrfProofEntries,
   encodeVrfProofRows,
-  pickVrfProofs,
+  VrfProofPicker,
   vrfProofMapKey,
   type VrfProofRecord,
 } from '@akd-ts/storage';
@@ -64,21 +64,53 @@ test("a label's entries go on in another row past the budget, at least one per r
   );
 });
 
+/** The records of `keys` picked from the older layout's `older` records, then `rows` in order. */
+function pick(
+  keys: VrfProofRecord[],
+  rows: { label: Uint8Array; entries: Uint8Array }[],
+  older: VrfProofRecord[] = [],
+): VrfProofRecord[] {
+  const picker = new VrfProofPicker(keys);
+  for (const r of older) picker.addRecord(r);
+  for (const r of rows) picker.addRow(r.label, r.entries);
+  return picker.records();
+}
+
 test('within a batch and across writes, a later nonce wins and none never erases one', () => {
   const rows = encodeVrfProofRows([rec('a', 1, 2n, 1), rec('a', 1, 2n), rec('a', 1, 3n, 5)]);
   const inBatch = rows.flatMap((r) => decodeVrfProofEntries(r.label, r.entries));
   assert.equal(inBatch.length, 2);
   assert.equal(inBatch[0]!.nonce![0], 1);
-  const later = [rec('a', 1, 2n), rec('a', 1, 3n, 6)];
-  const picked = byKey(pickVrfProofs([...inBatch, ...later], [rec('a', 1, 2n), rec('a', 1, 3n)]));
+  const later = encodeVrfProofRows([rec('a', 1, 2n), rec('a', 1, 3n, 6)]);
+  const keys = [rec('a', 1, 2n), rec('a', 1, 3n)];
+  const picked = byKey(pick(keys, [...rows, ...later]));
   assert.equal(picked.get(vrfProofMapKey(rec('a', 1, 2n)))!.nonce![0], 1);
   assert.equal(picked.get(vrfProofMapKey(rec('a', 1, 3n)))!.nonce![0], 6);
+  // the older layout's records are older than every row
+  const older = [rec('a', 1, 2n, 8), rec('a', 1, 3n, 9)];
+  const over = byKey(pick(keys, later, older));
+  assert.equal(over.get(vrfProofMapKey(rec('a', 1, 2n)))!.nonce![0], 8);
+  assert.equal(over.get(vrfProofMapKey(rec('a', 1, 3n)))!.nonce![0], 6);
 });
 
-test('picking answers each wanted key once and leaves out keys without a record', () => {
-  const stored = [rec('a', 1, 1n), rec('a', 0, 1n)];
-  const got = pickVrfProofs(stored, [rec('a', 1, 1n), rec('a', 1, 1n), rec('a', 1, 2n)]);
-  assert.deepEqual(got, [rec('a', 1, 1n)]);
+test('picking answers each wanted key once, of any version length, and leaves out the rest', () => {
+  const big = (1n << 63n) - 1n;
+  const stored = [rec('a', 1, 1n), rec('a', 0, 1n), rec('a', 1, big), rec('b', 1, 1n)];
+  const rows = encodeVrfProofRows(stored);
+  const keys = [
+    rec('a', 1, 1n),
+    rec('a', 1, 1n),
+    rec('a', 1, 2n),
+    rec('a', 1, big),
+    rec('c', 1, 1n),
+  ];
+  const got = pick(keys, rows, [rec('a', 0, 7n), rec('d', 1, 1n)]);
+  assert.deepEqual(byKey(got), byKey([rec('a', 1, 1n), rec('a', 1, big)]));
+  assert.equal(got.length, 2);
+  // a malformed row is refused even where no entry is wanted
+  assert.throws(() =>
+    pick([], [{ label: rows[0]!.label, entries: rows[0]!.entries.subarray(0, -1) }]),
+  );
 });
 
 test('malformed entries are refused', () => {
