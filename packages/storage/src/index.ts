@@ -97,7 +97,6 @@ export {
   VRF_PROOF_ROW_BYTES,
   decodeVrfProofEntries,
   encodeVrfProofRows,
-  mergeVrfProofRecord,
   VrfProofPicker,
 } from './vrf-proof-rows.js';
 export type { VrfProofRow } from './vrf-proof-rows.js';

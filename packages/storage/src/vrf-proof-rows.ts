@@ -24,7 +24,6 @@ import {
   NONCE_BYTES,
   VRF_PROOF_BYTES,
   labelChars,
-  vrfProofMapKey,
   type VrfProofKey,
   type VrfProofRecord,
 } from './vrf-proofs.js';
@@ -47,10 +46,13 @@ export interface VrfProofRow {
 const FRESH = 0x01;
 const NONCED = 0x02;
 
+/** 2^(8n) for n = 0..8: a version below LIMITS[n] takes at most n bytes. */
+const LIMITS = Array.from({ length: 9 }, (_, n) => 1n << BigInt(8 * n));
+
 /** Bytes of `version` without leading zero bytes (0 for version 0). */
 function versionLength(version: bigint): number {
   let n = 0;
-  for (let v = version; v > 0n; v >>= 8n) n++;
+  while (n < 8 && version >= LIMITS[n]!) n++;
   return n;
 }
 
@@ -61,8 +63,18 @@ function entryLength(r: VrfProofRecord): number {
 
 function writeEntry(r: VrfProofRecord, out: Uint8Array, at: number): number {
   const n = versionLength(r.version);
-  out[at++] = (n << 4) | (r.nonce === undefined ? 0 : NONCED) | (r.freshness === 1 ? FRESH : 0);
-  for (let i = n - 1; i >= 0; i--) out[at++] = Number((r.version >> BigInt(8 * i)) & 0xffn);
+  out[at] = (n << 4) | (r.nonce === undefined ? 0 : NONCED) | (r.freshness === 1 ? FRESH : 0);
+  if (n <= 6) {
+    // below 2^48: exact as a number, without a bigint per byte
+    let v = Number(r.version);
+    for (let i = n; i >= 1; i--) {
+      out[at + i] = v % 256;
+      v = Math.floor(v / 256);
+    }
+  } else {
+    for (let i = n; i >= 1; i--) out[at + i] = Number((r.version >> BigInt(8 * (n - i))) & 0xffn);
+  }
+  at += 1 + n;
   out.set(r.proof, at);
   at += VRF_PROOF_BYTES;
   if (r.nonce !== undefined) {
@@ -73,23 +85,8 @@ function writeEntry(r: VrfProofRecord, out: Uint8Array, at: number): number {
 }
 
 /**
- * Merges `record` into `into` (by `vrfProofMapKey`) as a later write: its proof stands, and
- * its nonce unless it has none, when the earlier one's stays.
- */
-export function mergeVrfProofRecord(
-  into: Map<string, VrfProofRecord>,
-  record: VrfProofRecord,
-): void {
-  const at = vrfProofMapKey(record);
-  const earlier = into.get(at);
-  if (record.nonce === undefined && earlier?.nonce !== undefined) {
-    into.set(at, { ...record, nonce: earlier.nonce });
-  } else into.set(at, record);
-}
-
-/**
  * The rows that store `records` (checked by the caller): one record per key (a later one in
- * the batch wins as `mergeVrfProofRecord` says), grouped by label in the order labels first
+ * the batch wins: its proof, and its nonce unless it has none, when the earlier one's stays), grouped by label in the order labels first
  * appear, a label's entries in several rows when they pass `max` bytes with the label (at
  * least one entry per row).
  */
@@ -97,18 +94,25 @@ export function encodeVrfProofRows(
   records: VrfProofRecord[],
   max = VRF_PROOF_ROW_BYTES,
 ): VrfProofRow[] {
-  const merged = new Map<string, VrfProofRecord>();
-  for (const r of records) mergeVrfProofRecord(merged, r);
-  // by label, in first appearance (the map key's label part follows its colon)
-  const byLabel = new Map<string, VrfProofRecord[]>();
-  for (const [at, r] of merged) {
-    const label = at.slice(at.indexOf(':') + 1);
-    const group = byLabel.get(label);
-    if (group === undefined) byLabel.set(label, [r]);
-    else group.push(r);
+  // by label in first appearance, each label's keys by slot (few: a list, not a map)
+  const byLabel = new Map<string, { slots: (number | string)[]; group: VrfProofRecord[] }>();
+  for (const r of records) {
+    const chars = labelChars(r.label);
+    let label = byLabel.get(chars);
+    if (label === undefined) byLabel.set(chars, (label = { slots: [], group: [] }));
+    const slot = slotOf(r.freshness, r.version);
+    const i = label.slots.indexOf(slot);
+    if (i < 0) {
+      label.slots.push(slot);
+      label.group.push(r);
+    } else {
+      const earlier = label.group[i]!;
+      const keep = r.nonce === undefined && earlier.nonce !== undefined;
+      label.group[i] = keep ? { ...r, nonce: earlier.nonce } : r;
+    }
   }
   const rows: VrfProofRow[] = [];
-  for (const group of byLabel.values()) {
+  for (const { group } of byLabel.values()) {
     const label = group[0]!.label;
     let start = 0;
     while (start < group.length) {
@@ -203,7 +207,7 @@ function slotOf(freshness: 0 | 1, version: number | bigint): number | string {
 /**
  * The records of a read's `keys`, gathered from what the store holds for their labels: rows
  * of the layout before rows by label first (`addRecord`), then each label's rows in seq order
- * (`addRow`), merged as later writes (`mergeVrfProofRecord`'s rule). Only the wanted entries
+ * (`addRow`), merged as later writes (a later nonce wins; none never erases one). Only the wanted entries
  * become records: a read takes every row of a label, and an update epoch reads hundreds of
  * thousands of labels' rows for a few of each one's proofs. A record shares its key's label.
  */

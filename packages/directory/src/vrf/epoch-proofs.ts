@@ -16,14 +16,13 @@
  */
 
 import {
+  labelChars,
   readEpochSetting,
   type Database,
   type ValueStateRecord,
-  type VrfProofKey,
   type VrfProofRecord,
 } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
-import { compareBytes } from '@akd-ts/core';
 import type { VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
 import { proofKey } from './stored-proofs.js';
@@ -75,14 +74,13 @@ export async function proveRecords(
 
 /**
  * The order an epoch's proofs are stored in: by label (as the SQL drivers key their rows,
- * @akd-ts/storage vrf-proof-rows.ts), then freshness and version. A label's proofs of the
- * epoch are then neighbours, in one chunk and so in one row (the chunk's last label aside).
+ * @akd-ts/storage vrf-proof-rows.ts), a label's proofs in the order they came. A label's
+ * proofs of the epoch are then neighbours, in one chunk and so in one row (the chunk's last
+ * label aside). Labels compare as `labelChars` strings, one character per byte: byte order,
+ * at the cost of a native string comparison (an epoch sorts hundreds of thousands).
  */
-function keyOrder(a: VrfProofKey, b: VrfProofKey): number {
-  const byLabel = compareBytes(a.label, b.label);
-  if (byLabel !== 0) return byLabel;
-  if (a.freshness !== b.freshness) return a.freshness - b.freshness;
-  return a.version === b.version ? 0 : a.version < b.version ? -1 : 1;
+function labelOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
@@ -119,7 +117,7 @@ export async function proveEpoch(
   const db = ctx.storage.db;
   const plan = await planPublishProofs(ctx, states, epoch);
   const { proofJobs: jobs, nonces, stored } = plan;
-  // a chunk at a time, in label order (`keyOrder`): the writer holds one chunk's records, not
+  // a chunk at a time, in label order (`labelOrder`): the writer holds one chunk's records, not
   // the epoch's (hundreds of thousands), a label's proofs share a row, and as each chunk's
   // rows land on pages of their own, writing them in several statements rewrites few pages
   // twice. What the store already held goes in the same order, with nothing to prove: entry
@@ -127,9 +125,12 @@ export async function proveEpoch(
   // walked a page of labels at a time, come in label order too and are merged in as they
   // come (a sweep skips the labels the epoch publishes, so the two never share a label).
   const held = stored.length;
-  const keyOf = (i: number): VrfProofKey => (i < held ? stored[i]! : jobs[i - held]!);
-  const order = Array.from({ length: held + jobs.length }, (_, i) => i).sort((a, b) =>
-    keyOrder(keyOf(a), keyOf(b)),
+  const labelOf = Array.from({ length: held + jobs.length }, (_, i) =>
+    labelChars(i < held ? stored[i]!.label : jobs[i - held]!.label),
+  );
+  // a stable sort: each label's proofs keep the order they came in
+  const order = Array.from(labelOf, (_, i) => i).sort((a, b) =>
+    labelOrder(labelOf[a]!, labelOf[b]!),
   );
   const swept = plan.sweeps?.pages();
   let page: VrfJob[] = [];
@@ -153,7 +154,10 @@ export async function proveEpoch(
       const sweep = inPage < page.length ? page[inPage] : await nextSwept();
       const own = at < order.length ? order[at]! : undefined;
       if (sweep === undefined && own === undefined) break;
-      if (own !== undefined && (sweep === undefined || keyOrder(keyOf(own), sweep) <= 0)) {
+      if (
+        own !== undefined &&
+        (sweep === undefined || labelOrder(labelOf[own]!, labelChars(sweep.label)) <= 0)
+      ) {
         part.push(own);
         at++;
       } else {

@@ -14,8 +14,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { AkdError, NodeLabel } from '@akd-ts/core';
 import {
   decodeVrfProofEntries,
-  mergeVrfProofRecord,
   vrfProofKeyBytes,
+  vrfProofMapKey,
   type TreeNodeRecord,
   type ValueStateRecord,
   type VrfProofRecord,
@@ -82,7 +82,11 @@ export function vrfProofsByKey(r: BetterSqlite3.Database): void {
     .all() as [Uint8Array, Uint8Array][];
   const merged = new Map<string, VrfProofRecord>();
   for (const [label, entries] of rows) {
-    for (const record of decodeVrfProofEntries(label, entries)) mergeVrfProofRecord(merged, record);
+    for (const record of decodeVrfProofEntries(label, entries)) {
+      // a later row's nonce wins; none never erases one
+      const earlier = merged.get(vrfProofMapKey(record))?.nonce;
+      merged.set(vrfProofMapKey(record), { ...record, nonce: record.nonce ?? earlier });
+    }
   }
   const proofs = r.prepare('INSERT INTO vrf_proofs (key, value) VALUES (?, ?)');
   const nonces = r.prepare('INSERT INTO vrf_nonces (key, nonce) VALUES (?, ?)');
