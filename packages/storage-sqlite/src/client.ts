@@ -63,3 +63,31 @@ export function openBetterSqlite(
 ): SqliteClient {
   return new BetterSqlite3(path, { fileMustExist: options.mustExist === true });
 }
+
+/**
+ * Prepared statements of one connection, by their text, each prepared once; a SELECT returns
+ * its rows as arrays (the decoders read columns by position).
+ */
+export class StatementCache {
+  readonly #client: SqliteClient;
+  readonly #statements = new Map<string, SqliteStatement>();
+
+  constructor(client: SqliteClient) {
+    this.#client = client;
+  }
+
+  get(text: string): SqliteStatement {
+    let s = this.#statements.get(text);
+    if (s === undefined) {
+      s = this.#client.prepare(text);
+      if (text.startsWith('SELECT')) s.raw(true);
+      this.#statements.set(text, s);
+    }
+    return s;
+  }
+
+  /** Forgets every statement (before the connection closes). */
+  clear(): void {
+    this.#statements.clear();
+  }
+}

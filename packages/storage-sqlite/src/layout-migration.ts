@@ -25,10 +25,10 @@ import {
   nodeBytesLength,
   treeNodeBodyLength,
 } from '@akd-ts/storage';
-import type { SqliteClient, SqliteStatement } from './client.js';
+import { StatementCache, type SqliteClient, type SqliteStatement } from './client.js';
 import { NODE_COLUMNS, decodeNodeRow, type Row } from './codec.js';
 import { toAkdError } from './errors.js';
-import { jobTransaction, openStoreForJob, type StoreJobOptions } from './store-job.js';
+import { chunkSize, jobTransaction, openStoreForJob, type StoreJobOptions } from './store-job.js';
 import { NodeVersions, type VersionRow } from './node-versions.js';
 import { VERSIONS_TABLES_SQL } from './schema.js';
 import { nodeRangeBytesSql } from './node-bytes-sql.js';
@@ -127,10 +127,7 @@ export async function migrateNodeLayout(
   path: string,
   options: MigrateNodeLayoutOptions = {},
 ): Promise<NodeLayoutMigrationResult> {
-  const chunkRows = options.chunkRows ?? 20_000;
-  if (!Number.isInteger(chunkRows) || chunkRows < 1 || chunkRows > 1_000_000) {
-    throw new RangeError(`chunkRows must be an integer in 1..1000000, got ${chunkRows}`);
-  }
+  const chunkRows = chunkSize('chunkRows', options.chunkRows, 20_000);
   const { client, db } = openStoreForJob(path, options);
   try {
     if (db.nodeLayout === 'versions') {
@@ -164,7 +161,7 @@ export async function migrateNodeLayout(
 }
 
 class Migration {
-  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly statements: StatementCache;
   private readonly versions: NodeVersions;
 
   constructor(
@@ -173,17 +170,12 @@ class Migration {
     private readonly chunkRows: number,
     private readonly onProgress: ((progress: NodeLayoutMigrationProgress) => void) | undefined,
   ) {
+    this.statements = new StatementCache(client);
     this.versions = new NodeVersions((text) => this.stmt(text), 1000, 2000);
   }
 
   private stmt(text: string): SqliteStatement {
-    let s = this.statements.get(text);
-    if (s === undefined) {
-      s = this.client.prepare(text);
-      if (text.startsWith('SELECT')) s.raw(true);
-      this.statements.set(text, s);
-    }
-    return s;
+    return this.statements.get(text);
   }
 
   /** Runs `fn` in one write transaction, rolled back if it throws. */

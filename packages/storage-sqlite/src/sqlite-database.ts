@@ -51,7 +51,12 @@ import {
 } from '@akd-ts/storage';
 import { blobParts, readAuditBlobRow } from './audit-blob-parts.js';
 import { BlobThread } from './blob-thread.js';
-import { openBetterSqlite, type SqliteClient, type SqliteStatement } from './client.js';
+import {
+  StatementCache,
+  openBetterSqlite,
+  type SqliteClient,
+  type SqliteStatement,
+} from './client.js';
 import {
   MAX_STORED_INTEGER,
   NODE_COLUMNS,
@@ -128,7 +133,7 @@ export class SqliteDatabase implements Database {
   private readonly client: SqliteClient;
   private readonly options: ResolvedOptions;
   private readonly openLockClient: (path: string) => SqliteClient;
-  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly statements: StatementCache;
   /** The node and value-state upserts' parameter arrays, reused statement by statement. */
   private readonly nodeParams = new ParamArrays();
   private readonly stateParams = new ParamArrays();
@@ -154,6 +159,7 @@ export class SqliteDatabase implements Database {
   constructor(client: SqliteClient, options: SqliteDatabaseOptions = {}) {
     this.options = resolveOptions(options);
     this.client = client;
+    this.statements = new StatementCache(client);
     this.path = client.name;
     this.openLockClient = options.openClient ?? openBetterSqlite;
     try {
@@ -244,13 +250,7 @@ export class SqliteDatabase implements Database {
 
   /** A cached prepared statement; SELECTs return rows as arrays. */
   private stmt(text: string): SqliteStatement {
-    let s = this.statements.get(text);
-    if (s === undefined) {
-      s = this.client.prepare(text);
-      if (text.startsWith('SELECT')) s.raw(true);
-      this.statements.set(text, s);
-    }
-    return s;
+    return this.statements.get(text);
   }
 
   /** Runs `fn` in one transaction (`BEGIN IMMEDIATE` for writes), rolled back if it throws. */

@@ -22,6 +22,18 @@ export interface StoreJobOptions {
 }
 
 /**
+ * A job's chunk size: `value`, or `fallback` where none is given.
+ * @throws RangeError unless it is an integer in 1..1,000,000
+ */
+export function chunkSize(name: string, value: number | undefined, fallback: number): number {
+  const size = value ?? fallback;
+  if (!Number.isInteger(size) || size < 1 || size > 1_000_000) {
+    throw new RangeError(`${name} must be an integer in 1..1000000, got ${size}`);
+  }
+  return size;
+}
+
+/**
  * Opens the existing store at `path` for a job: the raw connection and the driver on it
  * (which checks and migrates the schema, and holds the writer lock for the job).
  * @throws AkdError `STORAGE_CONNECTION` for a missing file, as opening the store does otherwise

@@ -14,9 +14,9 @@
  */
 
 import { encodeVrfProofRows } from '@akd-ts/storage';
-import type { SqliteClient, SqliteStatement } from './client.js';
+import { StatementCache, type SqliteClient, type SqliteStatement } from './client.js';
 import { decodeVrfProofRow, type Row } from './codec.js';
-import { jobTransaction, openStoreForJob, type StoreJobOptions } from './store-job.js';
+import { chunkSize, jobTransaction, openStoreForJob, type StoreJobOptions } from './store-job.js';
 
 /** How far a move has come. */
 export interface VrfProofMigrationProgress {
@@ -62,10 +62,7 @@ export async function migrateVrfProofRows(
   path: string,
   options: VrfProofMigrationOptions = {},
 ): Promise<VrfProofMigrationResult> {
-  const chunkLabels = options.chunkLabels ?? 5_000;
-  if (!Number.isInteger(chunkLabels) || chunkLabels < 1 || chunkLabels > 1_000_000) {
-    throw new RangeError(`chunkLabels must be an integer in 1..1000000, got ${chunkLabels}`);
-  }
+  const chunkLabels = chunkSize('chunkLabels', options.chunkLabels, 5_000);
   const { client, db } = openStoreForJob(path, options);
   try {
     const lock = await db.acquireWriterLock();
@@ -80,23 +77,19 @@ export async function migrateVrfProofRows(
 }
 
 class Move {
-  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly statements: StatementCache;
 
   constructor(
     private readonly client: SqliteClient,
     private readonly path: string,
     private readonly chunkLabels: number,
     private readonly onProgress: ((progress: VrfProofMigrationProgress) => void) | undefined,
-  ) {}
+  ) {
+    this.statements = new StatementCache(client);
+  }
 
   private stmt(text: string): SqliteStatement {
-    let s = this.statements.get(text);
-    if (s === undefined) {
-      s = this.client.prepare(text);
-      if (text.startsWith('SELECT')) s.raw(true);
-      this.statements.set(text, s);
-    }
-    return s;
+    return this.statements.get(text);
   }
 
   run(): VrfProofMigrationResult {
