@@ -13,18 +13,11 @@ import {
 } from '@akd-ts/storage-postgres';
 import { downgrade } from './support/downgrade.js';
 import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+import { key, nonce, proof } from './support/vrf-records.js';
 
 const schemas = new SchemaJanitor();
 after(() => schemas.dropAll());
 const pgTest = { skip: SKIP };
-
-const key = (label: string, version = 2n, freshness: 0 | 1 = 1): VrfProofKey => ({
-  label: new TextEncoder().encode(label),
-  freshness,
-  version,
-});
-const proof = (fill: number) => new Uint8Array(80).fill(fill);
-const nonce = (fill: number) => new Uint8Array(32).fill(fill);
 
 /** A store as a driver of schema version 6 left it, holding nothing yet. */
 async function version6(tag: string): Promise<string> {

@@ -9,18 +9,11 @@ import { AkdError } from '@akd-ts/core';
 import { VRF_PROOF_ROW_BYTES, type VrfProofKey, type VrfProofRecord } from '@akd-ts/storage';
 import type { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+import { key, nonce, proof } from './support/vrf-records.js';
 
 const schemas = new SchemaJanitor();
 after(() => schemas.dropAll());
 const pgTest = { skip: SKIP };
-
-const key = (label: string, version = 2n, freshness: 0 | 1 = 1): VrfProofKey => ({
-  label: new TextEncoder().encode(label),
-  freshness,
-  version,
-});
-const proof = (fill: number) => new Uint8Array(80).fill(fill);
-const nonce = (fill: number) => new Uint8Array(32).fill(fill);
 
 /** The proof's first byte and the nonce's first byte of `k` (undefined without a nonce). */
 async function read(db: PostgresDatabase, k: VrfProofKey): Promise<[number?, number?]> {
