@@ -77,7 +77,7 @@ test("a SQLite store's proofs kept by key move to rows by label, serving the sam
     assert.match(
       moved.stdout,
       new RegExp(
-        `now keeps its VRF proofs as rows by label: ${kept} proofs of 5 labels moved to 5 rows in [0-9.]+ s`,
+        `now keeps its VRF proofs as rows by label: ${kept} proofs of 5 labels moved to 5 rows in [0-9.]+ s, then vacuumed\n$`,
       ),
     );
     assert.deepEqual([count('vrf_proofs'), count('vrf_proof_rows')], [0, 5]);

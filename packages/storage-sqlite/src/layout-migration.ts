@@ -27,8 +27,13 @@ import {
 } from '@akd-ts/storage';
 import { StatementCache, type SqliteClient, type SqliteStatement } from './client.js';
 import { NODE_COLUMNS, decodeNodeRow, type Row } from './codec.js';
-import { toAkdError } from './errors.js';
-import { chunkSize, jobTransaction, openStoreForJob, type StoreJobOptions } from './store-job.js';
+import {
+  chunkSize,
+  jobTransaction,
+  openStoreForJob,
+  vacuumStore,
+  type StoreJobOptions,
+} from './store-job.js';
 import { NodeVersions, type VersionRow } from './node-versions.js';
 import { VERSIONS_TABLES_SQL } from './schema.js';
 import { nodeRangeBytesSql } from './node-bytes-sql.js';
@@ -144,13 +149,7 @@ export async function migrateNodeLayout(
     try {
       const result = new Migration(client, path, chunkRows, options.onProgress).run();
       const vacuumed = options.vacuum ?? true;
-      if (vacuumed) {
-        try {
-          client.exec('VACUUM');
-        } catch (e) {
-          throw toAkdError(e, 'vacuum the store once switched to versions', path);
-        }
-      }
+      if (vacuumed) vacuumStore(client, path, 'vacuum the store once switched to versions');
       return { ...result, vacuumed };
     } finally {
       await lock.release();

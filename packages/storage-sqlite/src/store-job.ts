@@ -89,3 +89,12 @@ export function jobTransaction<T>(
     throw toAkdError(e, doing, path);
   }
 }
+
+/** `VACUUM`s the store on `client`: the pages a job freed go back to the file system. */
+export function vacuumStore(client: SqliteClient, path: string, doing: string): void {
+  try {
+    client.exec('VACUUM');
+  } catch (e) {
+    throw toAkdError(e, doing, path);
+  }
+}

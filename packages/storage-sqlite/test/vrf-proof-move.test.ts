@@ -79,6 +79,15 @@ async function reads(path: string): Promise<string[]> {
   }
 }
 
+function freePages(path: string): bigint {
+  const r = raw(path);
+  try {
+    return r.pragma('freelist_count', { simple: true }) as bigint;
+  } finally {
+    r.close();
+  }
+}
+
 function counts(path: string): { proofs: bigint; nonces: bigint; rows: bigint; index: bigint } {
   const r = raw(path);
   try {
@@ -103,7 +112,14 @@ describe('migrateVrfProofRows', () => {
       chunkLabels: 3,
       onProgress: ({ moved, total }) => progress.push(`${moved}/${total}`),
     });
-    assert.deepEqual(result, { moved: 35, total: 35, labels: LABELS, rows: LABELS });
+    assert.deepEqual(result, {
+      moved: 35,
+      total: 35,
+      labels: LABELS,
+      rows: LABELS,
+      vacuumed: true,
+    });
+    assert.equal(freePages(path), 0n, "the older tables' pages are given back");
     assert.deepEqual(progress, ['0/35', '15/35', '30/35', '35/35']);
     assert.deepEqual(counts(path), { proofs: 0n, nonces: 0n, rows: 7n, index: 0n });
     const r = raw(path);
@@ -112,7 +128,13 @@ describe('migrateVrfProofRows', () => {
     assert.deepEqual(seqs, [[-1n]]);
     assert.deepEqual(await reads(path), shown(expected()));
     // nothing left: a second run moves nothing
-    assert.deepEqual(await migrateVrfProofRows(path), { moved: 0, total: 0, labels: 0, rows: 0 });
+    assert.deepEqual(await migrateVrfProofRows(path), {
+      moved: 0,
+      total: 0,
+      labels: 0,
+      rows: 0,
+      vacuumed: false,
+    });
   });
 
   test('a run stopped after a chunk resumes by running again; reads never change', async () => {
@@ -129,8 +151,9 @@ describe('migrateVrfProofRows', () => {
     );
     assert.deepEqual(counts(path), { proofs: 25n, nonces: 0n, rows: 2n, index: 1n });
     assert.deepEqual(await reads(path), shown(expected()));
-    const rest = await migrateVrfProofRows(path);
-    assert.deepEqual(rest, { moved: 25, total: 25, labels: 5, rows: 5 });
+    const rest = await migrateVrfProofRows(path, { vacuum: false });
+    assert.deepEqual(rest, { moved: 25, total: 25, labels: 5, rows: 5, vacuumed: false });
+    assert.ok(freePages(path) > 0n, 'without the VACUUM, the pages stay free in the file');
     assert.deepEqual(counts(path), { proofs: 0n, nonces: 0n, rows: 7n, index: 0n });
     assert.deepEqual(await reads(path), shown(expected()));
   });
