@@ -14,6 +14,7 @@ import {
   checkVrfProofKey,
   checkVrfProofRecord,
   encodeVrfProofRows,
+  VrfProofPicker,
   alignNodes,
   codecLabelCount,
   codecLabels,
@@ -117,7 +118,7 @@ import { buildStatements, type Statements } from './queries.js';
 import { readReplicationStatus } from './replication.js';
 import { AdvisoryWriterLock } from './writer-lock.js';
 import {
-  vrfProofAnswer,
+  addVrfProofReadRows,
   vrfProofReadChunks,
   vrfProofReadValues,
   vrfProofRowValues,
@@ -1141,14 +1142,16 @@ export class PostgresDatabase implements Database, ReplicationAware {
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
     this.#check();
     for (const k of keys) checkVrfProofKey(k);
-    const plan = vrfProofReadChunks(keys, this.#settings.readChunkSize);
+    const picker = new VrfProofPicker(keys);
+    const plan = vrfProofReadChunks(picker, this.#settings.readChunkSize);
     if (plan.length === 0) return [];
     const queries = plan.map((chunk) => ({
       ...this.#sql.vrfProofRead,
       values: vrfProofReadValues(chunk),
     }));
     const results = await this.#reads(queries, `reading ${keys.length} VRF proofs`);
-    return results.flatMap((rows, i) => vrfProofAnswer(rows, plan[i]!.keys, this.#sql.display));
+    for (const rows of results) addVrfProofReadRows(picker, rows, this.#sql.display);
+    return picker.records();
   }
 
   async getAuditBlobInfos(epochs: bigint[]): Promise<AuditBlobInfo[]> {

@@ -5,11 +5,9 @@
 
 import {
   VRF_PROOF_ROW_BYTES,
-  VrfProofPicker,
   vrfProofKeyBytes,
-  vrfProofMapKey,
   type VrfProofKey,
-  type VrfProofRecord,
+  type VrfProofPicker,
   type VrfProofRow,
 } from '@akd-ts/storage';
 import { ArrayLiteral } from './array-literal.js';
@@ -27,29 +25,19 @@ export interface VrfProofReadChunk {
 }
 
 /**
- * `keys` once each, grouped by label into chunks of about `size` keys (a label's keys never
- * split; a label with more than `size` is a chunk of its own).
+ * The keys `picker` asks for, grouped by label into chunks of about `size` keys (a label's
+ * keys never split; a label with more than `size` is a chunk of its own).
  */
-export function vrfProofReadChunks(keys: VrfProofKey[], size: number): VrfProofReadChunk[] {
-  const byLabel = new Map<string, Map<string, VrfProofKey>>();
-  for (const k of keys) {
-    const at = vrfProofMapKey(k);
-    // the map key's label part follows its colon
-    const label = at.slice(at.indexOf(':') + 1);
-    let group = byLabel.get(label);
-    if (group === undefined) byLabel.set(label, (group = new Map()));
-    group.set(at, k);
-  }
+export function vrfProofReadChunks(picker: VrfProofPicker, size: number): VrfProofReadChunk[] {
   const out: VrfProofReadChunk[] = [];
   let chunk: VrfProofReadChunk = { labels: [], keys: [] };
-  for (const group of byLabel.values()) {
-    if (chunk.keys.length > 0 && chunk.keys.length + group.size > size) {
+  for (const group of picker.groups()) {
+    if (chunk.keys.length > 0 && chunk.keys.length + group.keys.length > size) {
       out.push(chunk);
       chunk = { labels: [], keys: [] };
     }
-    const first = group.values().next().value!;
-    chunk.labels.push(first.label);
-    for (const k of group.values()) chunk.keys.push(k);
+    chunk.labels.push(group.label);
+    chunk.keys.push(...group.keys);
   }
   if (chunk.keys.length > 0) out.push(chunk);
   return out;
@@ -68,17 +56,16 @@ export function vrfProofReadValues(chunk: VrfProofReadChunk): string[] {
 }
 
 /**
- * The stored records of `keys` among the rows a `vrfProofRead` of their chunk returned: the
- * older layout's rows count as written before every row of `vrf_proof_rows`, whose rows come
- * in seq order (VrfProofPicker merges them in that order).
+ * Adds the rows a `vrfProofRead` statement returned to `picker`: the older layout's rows
+ * count as written before every row of `vrf_proof_rows`, whose rows come in seq order (the
+ * order the picker merges them in). Chunks hold disjoint labels, so one picker takes them all.
  * @throws AkdError `STORAGE_CORRUPT` naming the table and the row's key
  */
-export function vrfProofAnswer(
+export function addVrfProofReadRows(
+  picker: VrfProofPicker,
   rows: PgRow[],
-  keys: VrfProofKey[],
   display: TableNames,
-): VrfProofRecord[] {
-  const picker = new VrfProofPicker(keys);
+): void {
   for (const row of rows) {
     if (row.src === 0) {
       picker.addRecord(decodeVrfProofRow(row, display.vrfProofs, display.vrfNonces));
@@ -87,7 +74,6 @@ export function vrfProofAnswer(
       addVrfProofEntriesRow(picker, own, display.vrfProofRows);
     }
   }
-  return picker.records();
 }
 
 /** The values of a `vrfProofInsert` statement: the rows' labels and entries. */

@@ -18,7 +18,6 @@ import {
   checkDeletable,
   checkVrfProofKey,
   checkVrfProofRecord,
-  labelChars,
   codecLabelCount,
   codecLabels,
   joinedRecordsAnswer,
@@ -28,7 +27,6 @@ import {
   readNodeRecords,
   storableEpochs,
   vrfProofKeyBytes,
-  vrfProofMapKey,
   type AuditBlobInfo,
   type AuditBlobRecord,
   type Database,
@@ -734,10 +732,11 @@ export class SqliteDatabase implements Database {
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
     for (const k of keys) checkVrfProofKey(k);
     if (keys.length === 0) return [];
-    const wanted = [...new Map(keys.map((k) => [vrfProofMapKey(k), vrfProofKeyBytes(k)])).values()];
-    const labels = [...new Map(keys.map((k) => [labelChars(k.label), k.label])).values()];
+    const picker = new VrfProofPicker(keys);
+    const groups = picker.groups();
+    const labels = groups.map((g) => g.label);
+    const wanted = groups.flatMap((g) => g.keys.map(vrfProofKeyBytes));
     return this.read(`read ${wanted.length} VRF proofs`, false, () => {
-      const picker = new VrfProofPicker(keys);
       for (const r of this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow)) {
         picker.addRecord(r);
       }

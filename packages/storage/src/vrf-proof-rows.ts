@@ -253,6 +253,17 @@ export class VrfProofPicker {
     });
   }
 
+  /**
+   * The keys asked for, once each, grouped by label in first appearance: what a read fetches
+   * (every row of each label, and the keys themselves from the older layout).
+   */
+  groups(): { label: Uint8Array; keys: VrfProofKey[] }[] {
+    return Array.from(this.#wanted.values(), (slots) => ({
+      label: slots[0]!.key.label,
+      keys: slots.map((s) => s.key),
+    }));
+  }
+
   /** One record per key found; keys with none are left out. */
   records(): VrfProofRecord[] {
     return [...this.#found.values()];

@@ -107,6 +107,15 @@ test('picking answers each wanted key once, of any version length, and leaves ou
   const got = pick(keys, rows, [rec('a', 0, 7n), rec('d', 1, 1n)]);
   assert.deepEqual(byKey(got), byKey([rec('a', 1, 1n), rec('a', 1, big)]));
   assert.equal(got.length, 2);
+  // what a read fetches: each label once, in first appearance, its keys once each
+  const groups = new VrfProofPicker(keys).groups();
+  assert.deepEqual(
+    groups.map((g) => [new TextDecoder().decode(g.label), g.keys.map((k) => k.version)]),
+    [
+      ['a', [1n, 2n, big]],
+      ['c', [1n]],
+    ],
+  );
   // a malformed row is refused even where no entry is wanted
   assert.throws(() =>
     pick([], [{ label: rows[0]!.label, entries: rows[0]!.entries.subarray(0, -1) }]),
