@@ -31,6 +31,16 @@ after(() => Promise.all(STORES.map((s) => s.cleanup())));
 
 const isCode = (code: string) => (e: unknown) => e instanceof AkdError && e.code === code;
 
+/** `inner`, logging `blob <epoch>` to `events` as each audit blob is stored. */
+function loggingBlobs(inner: Database, events: string[]): Database {
+  const db = Object.create(inner) as Database;
+  db.setAuditBlob = (blob) => {
+    events.push(`blob ${blob.epoch}`);
+    return inner.setAuditBlob(blob);
+  };
+  return db;
+}
+
 /** `n` epochs of a few new labels and one update each; returns every root, epoch 0 first. */
 async function publishEpochs(
   dir: {
@@ -99,11 +109,7 @@ for (const store of STORES) {
 test("a publish stores its step's blob once its tree is built, before the commit starts", async () => {
   const inner = await STORES[0]!.open();
   const events: string[] = [];
-  const db = Object.create(inner) as Database;
-  db.setAuditBlob = (blob) => {
-    events.push(`blob ${blob.epoch}`);
-    return inner.setAuditBlob(blob);
-  };
+  const db = loggingBlobs(inner, events);
   const t = await openDirectory('whatsapp_v1', { db });
   const roots = [(await t.dir.getEpochHash()).hash];
   for (const e of [1, 2]) {
@@ -146,11 +152,7 @@ test("a publish stores its step's blob once its tree is built, before the commit
 test('a publish whose insertion cannot build its step reads it back before the commit', async () => {
   const inner = new MemoryDatabase();
   const events: string[] = [];
-  const db = Object.create(inner) as Database;
-  db.setAuditBlob = (blob) => {
-    events.push(`blob ${blob.epoch}`);
-    return inner.setAuditBlob(blob);
-  };
+  const db = loggingBlobs(inner, events);
   const t = await openDirectory('whatsapp_v1', { db });
   const roots = [(await t.dir.getEpochHash()).hash];
   await publishEpochs(t.dir, 1, 1, roots);
