@@ -167,6 +167,25 @@ export interface Statements {
   vrfProofInsert: PgQuery;
 }
 
+/**
+ * The next `limit` distinct usernames of `table` in order, after `$1` (`after`; the limit is
+ * `$2`) or from the first (`first`; the limit is `$1`): one probe of the primary key per name
+ * (a recursive walk, each step the least name above the last), so a page costs its names
+ * whatever the table's size. `SELECT DISTINCT ... LIMIT` leaves the plan to the statistics:
+ * without them (autovacuum off, or not yet run after a load) PostgreSQL estimates 200 names
+ * and hashes the whole table for each page, 4 s a page at 2,000,000 rows against 10 ms.
+ */
+function usernamesSql(table: string, from: 'first' | 'after'): string {
+  const [start, limit] = from === 'first' ? ['', '$1'] : ['WHERE username > $1 ', '$2'];
+  return (
+    `WITH RECURSIVE u(username) AS (` +
+    `(SELECT username FROM ${table} ${start}ORDER BY username LIMIT 1) ` +
+    `UNION ALL SELECT (SELECT v.username FROM ${table} v WHERE v.username > u.username ` +
+    `ORDER BY v.username LIMIT 1) FROM u WHERE u.username IS NOT NULL) ` +
+    `SELECT username FROM u WHERE username IS NOT NULL LIMIT ${limit}`
+  );
+}
+
 /** Every statement of the driver for tables in `schema`. */
 export function buildStatements(schema: string): Statements {
   const s = quoteIdent(schema);
@@ -336,13 +355,11 @@ export function buildStatements(schema: string): Statements {
     },
     usernamesFirst: {
       name: name('usernames_first'),
-      text: `SELECT DISTINCT username FROM ${tables.valueStates} ORDER BY username LIMIT $1`,
+      text: usernamesSql(tables.valueStates, 'first'),
     },
     usernamesAfter: {
       name: name('usernames_after'),
-      text:
-        `SELECT DISTINCT username FROM ${tables.valueStates} WHERE username > $1 ` +
-        'ORDER BY username LIMIT $2',
+      text: usernamesSql(tables.valueStates, 'after'),
     },
     vrfProofRead: { name: name('vrf_proof_read'), text: vrfProofReadSql(tables) },
     vrfProofInsert: { name: name('vrf_proof_insert'), text: vrfProofInsertSql(tables) },

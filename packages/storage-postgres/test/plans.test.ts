@@ -1,0 +1,115 @@
+// Reads whose plans must not rest on statistics: in tables loaded and never analyzed (as with
+// autovacuum off, or before it runs), a read of stored proofs by label and a page of usernames
+// probe the primary key instead of scanning the table, and the driver's sessions compile no
+// plan to machine code (JIT), which PostgreSQL does where it estimates a statement costly.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+import { SESSION_OPTIONS, sessionOptions } from '../src/postgres-database.js';
+import { buildStatements } from '../src/queries.js';
+
+const schemas = new SchemaJanitor();
+after(() => schemas.dropAll());
+const pgTest = { skip: SKIP };
+const ROWS = 100_000;
+let schema = '';
+
+before(async () => {
+  if (SKIP) return;
+  schema = schemas.fresh('plans');
+  await (await openDb(schema)).close();
+  for (const table of ['vrf_proof_rows', 'value_states']) {
+    await sql(`ALTER TABLE "${schema}".${table} SET (autovacuum_enabled = false)`);
+  }
+  await sql(
+    `INSERT INTO "${schema}".vrf_proof_rows (label, seq, entries) SELECT ` +
+      `convert_to('user-' || i, 'UTF8'), i, decode(repeat('ab', 300), 'hex') ` +
+      `FROM generate_series(1, ${ROWS}) i`,
+  );
+  await sql(
+    `INSERT INTO "${schema}".value_states ` +
+      `(username, epoch, version, node_label_len, node_label_val, value) SELECT ` +
+      `convert_to('user-' || (i / 2), 'UTF8'), i % 2 + 1, i % 2 + 1, 256, ` +
+      `decode(repeat('cd', 32), 'hex'), decode('ef', 'hex') FROM generate_series(1, ${ROWS}) i`,
+  );
+});
+
+/** The plan PostgreSQL picks for `text` with `values`, as JSON, on a plain session. */
+async function plan(text: string, values: unknown[]): Promise<string> {
+  const { rows } = await sql(`EXPLAIN (FORMAT JSON) ${text}`, values);
+  return JSON.stringify(rows[0]['QUERY PLAN']);
+}
+
+const labels = Array.from({ length: 1000 }, (_, i) => Buffer.from(`user-${i * 97}`));
+
+test('the tables have no statistics', pgTest, async () => {
+  const { rows } = await sql(`SELECT count(*)::int AS n FROM pg_stats WHERE schemaname = $1`, [
+    schema,
+  ]);
+  assert.equal(rows[0].n, 0);
+});
+
+test('a read of stored proofs probes the primary key of each label', pgTest, async () => {
+  const { vrfProofRead } = buildStatements(schema);
+  const shown = await plan(vrfProofRead.text, [labels, []]);
+  assert.doesNotMatch(shown, /"Seq Scan"/);
+  assert.match(shown, /"Relation Name":"vrf_proof_rows"/);
+  // and answers as the driver reads it: each label's rows in seq order
+  const db = await openDb(schema, { migrate: false });
+  try {
+    const { rows } = await sql(vrfProofRead.text, [[labels[1], Buffer.from('nobody')], []]);
+    assert.deepEqual(
+      rows.map((r) => [r.src, Buffer.from(r.key).toString(), String(r.seq)]),
+      [[1, 'user-97', '97']],
+    );
+  } finally {
+    await db.close();
+  }
+});
+
+test('a page of usernames probes the primary key once a name', pgTest, async () => {
+  const { usernamesFirst, usernamesAfter } = buildStatements(schema);
+  for (const [text, values] of [
+    [usernamesFirst.text, [1000]],
+    [usernamesAfter.text, [Buffer.from('user-5'), 1000]],
+  ] as const) {
+    const shown = await plan(text, [...values]);
+    assert.doesNotMatch(shown, /"Seq Scan"|"HashAggregate"/);
+    assert.match(shown, /"Index Only Scan"|"Index Scan"/);
+  }
+  const db = await openDb(schema, { migrate: false });
+  try {
+    const first = await db.listUsernames(undefined, 3);
+    assert.deepEqual(
+      first.map((u) => Buffer.from(u).toString()),
+      ['user-0', 'user-1', 'user-10'],
+    );
+    const next = await db.listUsernames(first[2], 2);
+    assert.deepEqual(
+      next.map((u) => Buffer.from(u).toString()),
+      ['user-100', 'user-1000'],
+    );
+    const last = await db.listUsernames(Buffer.from('user-99999'), 5);
+    assert.deepEqual(last, []);
+  } finally {
+    await db.close();
+  }
+});
+
+test("the driver's sessions start without JIT; the caller's options win", pgTest, async () => {
+  assert.equal(sessionOptions(undefined), SESSION_OPTIONS);
+  assert.equal(sessionOptions(''), SESSION_OPTIONS);
+  assert.equal(sessionOptions('-c jit=on'), `${SESSION_OPTIONS} -c jit=on`);
+  const show = async (options: string) => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL, options });
+    await client.connect();
+    try {
+      return (await client.query('SHOW jit')).rows[0].jit as string;
+    } finally {
+      await client.end();
+    }
+  };
+  assert.equal(await show(sessionOptions(undefined)), 'off');
+  assert.equal(await show(sessionOptions('-c jit=on')), 'on');
+});
