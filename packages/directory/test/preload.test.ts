@@ -16,6 +16,7 @@ import { Azks, Parallelism, parallelLevels, type ParallelismConfig } from '@akd-
 import { openDirectory } from './support/build.js';
 import { clusteredLeaves, randomBytes } from './support/differential.js';
 import { ReadPacing } from '../src/tree/read-pacing.js';
+import { MAX_CHUNK_READS_IN_FLIGHT, readInChunks } from '../src/tree/preload.js';
 import { randomLeaves, treeOf } from './support/seeded-tree.js';
 
 const config = new WhatsAppV1Configuration();
@@ -326,4 +327,59 @@ test('read pacing reads the event loop by default: its idle time makes reads wai
   } finally {
     performance.eventLoopUtilization = real;
   }
+});
+
+test('a parallel walk keeps at most a few chunk reads in flight, and stops at a failure', async () => {
+  const items = Array.from({ length: 95 }, (_, i) => i);
+  // every read waits until the test lets it end, so the reads in flight can be counted
+  const started: { chunk: number[]; end: (fail?: boolean) => void }[] = [];
+  const read = (chunk: number[]) =>
+    new Promise<number>((resolve, reject) =>
+      started.push({
+        chunk,
+        end: (fail) => (fail ? reject(new Error(`chunk ${chunk[0]}`)) : resolve(chunk.length)),
+      }),
+    );
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+  const stats = { levels: 0, reads: 0 };
+  const all = readInChunks(items, 10, true, stats, read);
+  await settle();
+  assert.equal(started.length, MAX_CHUNK_READS_IN_FLIGHT, 'the first reads start together');
+  // answers out of order: each one ended starts the next chunk, in order
+  started[2]!.end();
+  await settle();
+  assert.equal(started.length, MAX_CHUNK_READS_IN_FLIGHT + 1);
+  assert.equal(started.at(-1)!.chunk[0], 10 * MAX_CHUNK_READS_IN_FLIGHT);
+  for (let i = 0; i < started.length; i++) {
+    if (i !== 2) started[i]!.end();
+    await settle();
+  }
+  while (started.length < 10) await settle();
+  assert.deepEqual(await all, [10, 10, 10, 10, 10, 10, 10, 10, 10, 5]);
+  assert.equal(stats.reads, 10);
+
+  // a failure: the reads in flight end, none starts after it, and the call fails with it
+  started.length = 0;
+  const failing = readInChunks(items, 10, true, undefined, read);
+  await settle();
+  started[1]!.end(true);
+  await settle();
+  assert.equal(started.length, MAX_CHUNK_READS_IN_FLIGHT, 'no read starts after the failure');
+  let failed: unknown;
+  failing.catch((e: unknown) => (failed = e));
+  await settle();
+  assert.equal(failed, undefined, 'it waits for the reads in flight');
+  for (const i of [0, 2, 3]) started[i]!.end(i === 3);
+  await assert.rejects(failing, /chunk 10/);
+  assert.equal(started.length, MAX_CHUNK_READS_IN_FLIGHT);
+
+  // serial: one at a time, in order
+  started.length = 0;
+  const serial = readInChunks(items.slice(0, 25), 10, false, undefined, read);
+  for (let i = 0; i < 3; i++) {
+    await settle();
+    assert.equal(started.length, i + 1);
+    started[i]!.end();
+  }
+  assert.deepEqual(await serial, [10, 10, 5]);
 });

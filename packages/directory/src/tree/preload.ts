@@ -71,9 +71,20 @@ export const MIN_SPLIT = 128;
 export type Expand = (node: TreeNode) => boolean;
 
 /**
+ * The most chunk reads one call of a parallel walk keeps in flight. Their round trips overlap
+ * up to this many; past it they would only queue for the store's connections, where a wait
+ * longer than a connection timeout fails the read: a level of an epoch of 1,000,000 new labels
+ * into 6,100,000 is a hundred chunks of 10,000 keys, which all at once waited more than the
+ * 10 s a PostgreSQL pool of 10 connections gives a request, and failed the publish.
+ */
+export const MAX_CHUNK_READS_IN_FLIGHT = 4;
+
+/**
  * Calls `read` on `items` in chunks of at most `maxBatchSize`: one after another in a serial
- * walk, all at once in a parallel one (their round trips then overlap). Counts the reads in
- * `stats` and returns what each chunk's read returned, in the chunks' order.
+ * walk, up to {@link MAX_CHUNK_READS_IN_FLIGHT} at once in a parallel one (their round trips
+ * then overlap). Counts the reads in `stats` and returns what each chunk's read returned, in
+ * the chunks' order. After a read fails no other starts, and the call fails with the first
+ * failure once the reads in flight have ended.
  */
 export async function readInChunks<T, R>(
   items: readonly T[],
@@ -87,9 +98,27 @@ export async function readInChunks<T, R>(
     chunks.push(items.slice(i, i + maxBatchSize));
   }
   if (stats !== undefined) stats.reads += chunks.length;
-  if (parallel) return Promise.all(chunks.map(read));
-  const out: R[] = [];
-  for (const chunk of chunks) out.push(await read(chunk));
+  const out = new Array<R>(chunks.length);
+  if (!parallel) {
+    for (let i = 0; i < chunks.length; i++) out[i] = await read(chunks[i]!);
+    return out;
+  }
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const reader = async () => {
+    while (failure === undefined && next < chunks.length) {
+      const i = next++;
+      try {
+        out[i] = await read(chunks[i]!);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(MAX_CHUNK_READS_IN_FLIGHT, chunks.length) }, reader),
+  );
+  if (failure !== undefined) throw failure.error;
   return out;
 }
 
