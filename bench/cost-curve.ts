@@ -123,6 +123,16 @@ const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 
+/** The process's read system calls so far (`syscr` of /proc/self/io), where Linux gives it. */
+function readSyscalls(): number | undefined {
+  try {
+    const m = /^syscr: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The writer: one epoch of `count` new labels from index `from`.
 if (ROLE === 'writer') {
@@ -161,6 +171,10 @@ if (ROLE === 'writer') {
   const phaseRssMb: Record<string, number> = {
     open: Math.round(process.resourceUsage().maxRSS / 1024),
   };
+  // read system calls per phase (Linux): a SQLite page cache miss costs one whatever the
+  // machine's load, so they show what the time of a read phase is made of
+  const phaseReads: Record<string, number> = {};
+  let readsSince = readSyscalls();
   let phase: string | undefined;
   let since = performance.now();
   let txRecords = 0;
@@ -181,7 +195,14 @@ if (ROLE === 'writer') {
       };
     }
     const now = performance.now();
-    if (phase !== undefined) phases[phase] = round((phases[phase] ?? 0) + (now - since) / 1000, 3);
+    const reads = readSyscalls();
+    if (phase !== undefined) {
+      phases[phase] = round((phases[phase] ?? 0) + (now - since) / 1000, 3);
+      if (reads !== undefined && readsSince !== undefined) {
+        phaseReads[phase] = (phaseReads[phase] ?? 0) + reads - readsSince;
+      }
+    }
+    readsSince = reads;
     // the peak resident memory so far as each phase starts: which phase raised it
     phaseRssMb[p.phase] = Math.round(process.resourceUsage().maxRSS / 1024);
     phase = p.phase;
@@ -203,6 +224,7 @@ if (ROLE === 'writer') {
       publishSec,
       proofsSec,
       phases,
+      phaseReads,
       phaseRssMb,
       storeSec,
       txRecords,
@@ -335,6 +357,8 @@ interface Row {
   /** The root hash the epoch published (hex; runs before it: none). */
   rootHash?: string;
   phases: Record<string, number>;
+  /** Read system calls the writer made in each phase (Linux; runs before it: none). */
+  phaseReads?: Record<string, number>;
   phaseRssMb: Record<string, number>;
   /** Seconds inside the store's batchGet, batchSet and setAuditBlob calls. */
   storeSec?: Record<string, number>;
@@ -521,6 +545,7 @@ while (reported === undefined && (state.rows.at(-1)?.labels ?? 0) < total) {
     usPerLabel: Math.round((publishSec * 1e6) / count),
     rootHash: String(w.json['rootHash']),
     phases: w.json['phases'] as Record<string, number>,
+    phaseReads: w.json['phaseReads'] as Record<string, number>,
     phaseRssMb: w.json['phaseRssMb'] as Record<string, number>,
     storeSec: w.json['storeSec'] as Record<string, number>,
     txRecords: Number(w.json['txRecords']),
