@@ -106,6 +106,64 @@ describe('stored VRF proofs: keyless proofs equal computed ones', () => {
   }
 });
 
+describe('keyless lookups: a missing proof or label is an error, on every store', () => {
+  for (const store of stores) {
+    test(`${store.name}: VRF_PROOF_MISSING names the label`, { skip: store.skip }, async () => {
+      const db = await store.open();
+      const first = await openDirectory('whatsapp_v1', { db });
+      await first.dir.publish([{ label: utf8('x'), value: utf8('1') }]);
+      await first.dir.close();
+      const { dir } = await openDirectory('whatsapp_v1', {
+        db,
+        directory: { storeVrfProofs: false },
+      });
+      await dir.publish([{ label: utf8('y'), value: utf8('1') }]);
+      const reader = await keylessReader(dir, db);
+      try {
+        const e = await domainRejection(reader.lookup(utf8('y')));
+        assert.equal(e.code, 'VRF_PROOF_MISSING');
+        assert.match(e.message, new RegExp(toHex(utf8('y'))));
+        const absent = await domainRejection(reader.lookup(utf8('nobody')));
+        assert.equal(absent.code, 'DIRECTORY_LABEL_NOT_FOUND');
+        assert.equal((await reader.lookup(utf8('x'))).proof.version, 1n);
+      } finally {
+        await reader.close();
+        await dir.close();
+      }
+    });
+  }
+});
+
+test('a keyless lookup reads its state and proofs in one call where the store has one', async () => {
+  const store = stores.find((s) => s.name === 'sqlite')!;
+  const db = await store.open();
+  const { dir } = await openDirectory('whatsapp_v1', { db });
+  await dir.publish([{ label: utf8('x'), value: utf8('1') }]);
+  await dir.vrfProofsStored();
+  const reader = await keylessReader(dir, db);
+  const calls: string[] = [];
+  const spied = db as unknown as Record<string, (...a: unknown[]) => unknown>;
+  for (const name of ['getUserState', 'getVrfProofs', 'getUserStateAndVrfProofs']) {
+    const real = spied[name]!.bind(db);
+    spied[name] = (...a: unknown[]) => {
+      calls.push(name);
+      return real(...a);
+    };
+  }
+  try {
+    await reader.lookup(utf8('x'));
+    assert.equal(calls[0], 'getUserStateAndVrfProofs');
+    assert.ok(!calls.includes('getVrfProofs'), calls.join());
+    // a batch still reads the states one at a time, then all proofs at once
+    calls.length = 0;
+    await reader.batchLookup([utf8('x'), utf8('x')]);
+    assert.deepEqual(calls, ['getUserState', 'getUserState', 'getVrfProofs']);
+  } finally {
+    await reader.close();
+    await dir.close();
+  }
+});
+
 test('labels untouched since epoch 1 keep their histories through epoch 300, keyless', async () => {
   const { dir, db } = await openDirectory('experimental');
   const reader = await keylessReader(dir, db);

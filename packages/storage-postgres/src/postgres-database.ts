@@ -11,6 +11,7 @@ import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
 import {
   checkAuditBlob,
   checkDeletable,
+  checkOwnVrfProofKeys,
   checkVrfProofKey,
   checkVrfProofRecord,
   encodeVrfProofRows,
@@ -36,6 +37,7 @@ import {
   type StorageKey,
   type TreeNode,
   type TreeNodeRecord,
+  type UserStateAndVrfProofs,
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
@@ -122,6 +124,7 @@ import {
   vrfProofReadChunks,
   vrfProofReadValues,
   vrfProofRowValues,
+  userStateProofsAnswer,
 } from './vrf-proof-codec.js';
 import {
   finishMove,
@@ -1058,6 +1061,53 @@ export class PostgresDatabase implements Database, ReplicationAware {
     if (rows.length === 0) throw notFound(what);
     return decodeValueStateRow(rows[0]!, this.#sql.display.valueStates);
   }
+
+  /**
+   * One statement: the state, then every row of the label in `vrf_proof_rows`. A store that
+   * still keeps proofs in the older layout's tables (`migrateVrfProofRows` not run or not
+   * finished when first asked) is read as before, the state and then the proofs by key.
+   */
+  async getUserStateAndVrfProofs(
+    username: Uint8Array,
+    flag: ValueStateFlag,
+    keys: (state: ValueStateRecord) => VrfProofKey[],
+  ): Promise<UserStateAndVrfProofs> {
+    this.#check();
+    const param = flagParam(flag);
+    const what = `value state (${flag.kind}) of user ${hex(username)}`;
+    if (param === null) throw notFound(what);
+    if (await this.#olderVrfProofs()) {
+      const state = await this.getUserState(username, flag);
+      const wanted = keys(state);
+      checkOwnVrfProofKeys(username, wanted);
+      return { state, proofs: await this.getVrfProofs(wanted) };
+    }
+    const rows = await this.#query(
+      { ...this.#sql.userStateProofs[flag.kind], values: [username, ...param] },
+      'reading a user state and its VRF proofs',
+    );
+    const answer = userStateProofsAnswer(rows, username, keys, this.#sql.display);
+    if (answer === undefined) throw notFound(what);
+    return answer;
+  }
+
+  /**
+   * Whether the older layout's `vrf_proofs` had a row when first asked. No code writes it any
+   * more (a move only empties it), so an answer of no stands; yes is kept too (a reader
+   * opened before a move finished reads as before until reopened).
+   */
+  #olderVrfProofs(): Promise<boolean> {
+    this.#older ??= this.#query(this.#sql.olderVrfProofs, 'checking for older VRF proofs').then(
+      (rows) => rows[0]?.older === true,
+      (e: unknown) => {
+        this.#older = undefined; // asked again next time
+        throw e;
+      },
+    );
+    return this.#older;
+  }
+
+  #older: Promise<boolean> | undefined;
 
   /** One statement per chunk of users: a LATERAL index probe per user. */
   async getUserStateVersions(

@@ -5,14 +5,17 @@
 
 import {
   VRF_PROOF_ROW_BYTES,
+  VrfProofPicker,
+  checkOwnVrfProofKeys,
   vrfProofKeyBytes,
+  type UserStateAndVrfProofs,
+  type ValueStateRecord,
   type VrfProofKey,
-  type VrfProofPicker,
   type VrfProofRow,
 } from '@akd-ts/storage';
 import { ArrayLiteral } from './array-literal.js';
 import type { PgRow } from './client.js';
-import { addVrfProofEntriesRow, decodeVrfProofRow } from './codec.js';
+import { addVrfProofEntriesRow, decodeValueStateRow, decodeVrfProofRow } from './codec.js';
 import type { TableNames } from './queries.js';
 
 /**
@@ -81,4 +84,31 @@ export function vrfProofRowValues(rows: VrfProofRow[]): string[] {
   const labels = rows.map((r) => r.label);
   const entries = rows.map((r) => r.entries);
   return [byteaArray(labels, 32), byteaArray(entries, VRF_PROOF_ROW_BYTES / 2)];
+}
+
+/**
+ * The answer of a `userStateProofs` statement (queries.ts): the state its first row holds
+ * (`src` 0), and the proofs among `keys(state)` that the label's rows after it hold; undefined
+ * when no state matched.
+ * @throws AkdError `STORAGE_CORRUPT` naming the table and the row's key; RangeError for keys
+ *   of another label
+ */
+export function userStateProofsAnswer(
+  rows: PgRow[],
+  username: Uint8Array,
+  keys: (state: ValueStateRecord) => VrfProofKey[],
+  display: TableNames,
+): UserStateAndVrfProofs | undefined {
+  const first = rows[0];
+  if (first === undefined || first.src !== 0) return undefined;
+  const state = decodeValueStateRow(first, display.valueStates);
+  const wanted = keys(state);
+  checkOwnVrfProofKeys(username, wanted);
+  const picker = new VrfProofPicker(wanted);
+  for (let i = 1; i < rows.length; i++) {
+    const row = rows[i]!;
+    const own = { label: row.username, seq: row.seq, entries: row.entries };
+    addVrfProofEntriesRow(picker, own, display.vrfProofRows);
+  }
+  return { state, proofs: picker.records() };
 }

@@ -72,6 +72,47 @@ test('a read of stored proofs probes the primary key of each label', pgTest, asy
   );
 });
 
+test('a state with its proofs probes both primary keys, generic plan or not', pgTest, async () => {
+  const { userStateProofs } = buildStatements(schema);
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    const { text } = userStateProofs.leqEpoch;
+    await client.query(`PREPARE state_proofs (bytea, int8) AS ${text}`);
+    for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+      await client.query(`SET plan_cache_mode = ${mode}`);
+      const { rows } = await client.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE state_proofs ('\\x757365722d3937', 9)`,
+      );
+      const shown = JSON.stringify(rows[0]['QUERY PLAN']);
+      // each table through its primary key (an index scan, or a bitmap of it for the
+      // label's rows, whose count the planner guesses without statistics), never whole
+      assert.doesNotMatch(shown, /"Seq Scan"/, mode);
+      assert.match(shown, /"Index Name":"vrf_proof_rows_pkey"/, mode);
+      assert.match(shown, /"Index Name":"value_states_pkey"/, mode);
+    }
+  } finally {
+    await client.end();
+  }
+  // and answers the state first, then the label's rows in seq order
+  const label = Buffer.from('user-31');
+  const db = await openDb(schema, { migrate: false });
+  try {
+    await sql(`INSERT INTO "${schema}".vrf_proof_rows VALUES ($1, -3, '\\x00')`, [label]);
+    const { rows } = await sql(userStateProofs.maxEpoch.text, [label]);
+    assert.deepEqual(
+      rows.map((r) => [r.src, r.epoch === null ? null : String(r.epoch), String(r.seq)]),
+      [
+        [0, '2', 'null'],
+        [1, null, '-3'],
+        [1, null, '31'],
+      ],
+    );
+  } finally {
+    await db.close();
+  }
+});
+
 test('a page of usernames probes the primary key once a name', pgTest, async () => {
   const { usernamesFirst, usernamesAfter } = buildStatements(schema);
   for (const [text, values] of [

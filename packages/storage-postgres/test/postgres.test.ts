@@ -396,6 +396,10 @@ test(
     );
     await db.close();
     await assert.rejects(db.getAuditBlob(1n), isCode('STORAGE_CONNECTION', 'closed'));
+    await assert.rejects(
+      db.getUserStateAndVrfProofs(new Uint8Array(1), { kind: 'maxEpoch' }, () => []),
+      isCode('STORAGE_CONNECTION', 'closed'),
+    );
   },
 );
 

@@ -4,6 +4,7 @@
 // the reads are the same all along.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { NodeLabel } from '@akd-ts/core';
 import { vrfProofKeyBytes, type VrfProofKey, type VrfProofRecord } from '@akd-ts/storage';
 import {
   SCHEMA_VERSION,
@@ -128,6 +129,25 @@ test(
       assert.deepEqual(await read(db, dave), [4, 34]);
       assert.equal(await count(schema, 'vrf_proofs'), 5, 'the older rows are left as they are');
       assert.equal(await count(schema, 'vrf_nonces'), 2);
+
+      // a state with its proofs: the older rows are read too (by key, after the state)
+      const label = bob.label;
+      await db.set({
+        kind: 'valueState',
+        username: label,
+        epoch: 4n,
+        version: 3n,
+        label: new NodeLabel(new Uint8Array(32).fill(7), 256),
+        value: new Uint8Array([1]),
+      });
+      const both = await db.getUserStateAndVrfProofs(label, { kind: 'maxEpoch' }, (s) => [
+        key('bob', s.version),
+      ]);
+      assert.equal(both.state.epoch, 4n);
+      assert.deepEqual(
+        both.proofs.map((r) => [r.version, r.proof[0], r.nonce?.[0]]),
+        [[3n, 2, 12]],
+      );
     } finally {
       await db.close();
     }

@@ -200,6 +200,9 @@ export const selectVrfProofsSql = byCount(
     `LEFT JOIN vrf_nonces AS n ON n.key = p.key WHERE p.key IN (${list(keys, '?')})`,
 );
 
+/** 1 when the tables before schema version 10 hold a stored proof, else 0. */
+export const OLDER_VRF_PROOFS_SQL = 'SELECT EXISTS (SELECT 1 FROM vrf_proofs)';
+
 /**
  * Splits `n` items into statement sizes: as many `max` as fit, then the remainder rounded up
  * to a power of two (capped at `max`), so that reads need at most log2(max) + 1 statements

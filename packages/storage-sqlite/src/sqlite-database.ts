@@ -16,6 +16,7 @@ import {
   alignNodes,
   checkAuditBlob,
   checkDeletable,
+  checkOwnVrfProofKeys,
   checkVrfProofKey,
   checkVrfProofRecord,
   codecLabelCount,
@@ -38,6 +39,7 @@ import {
   type StorageKey,
   type StoredRecordTotals,
   type TreeNodeRecord,
+  type UserStateAndVrfProofs,
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
@@ -731,14 +733,37 @@ export class SqliteDatabase implements Database {
    */
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
     for (const k of keys) checkVrfProofKey(k);
+    return this.readVrfProofs(keys);
+  }
+
+  /**
+   * The state and then the proofs, each one statement (a store still keeping proofs in the
+   * older tables reads those too): no snapshot across them, as `getVrfProofs` needs none, and
+   * the proofs of a published version are stored before readers serve its epoch.
+   */
+  async getUserStateAndVrfProofs(
+    username: Uint8Array,
+    flag: ValueStateFlag,
+    keys: (state: ValueStateRecord) => VrfProofKey[],
+  ): Promise<UserStateAndVrfProofs> {
+    const state = await this.getUserState(username, flag);
+    const wanted = keys(state);
+    checkOwnVrfProofKeys(username, wanted);
+    return { state, proofs: this.readVrfProofs(wanted) };
+  }
+
+  /** `getVrfProofs` of checked keys. */
+  private readVrfProofs(keys: VrfProofKey[]): VrfProofRecord[] {
     if (keys.length === 0) return [];
     const picker = new VrfProofPicker(keys);
     const groups = picker.groups();
     const labels = groups.map((g) => g.label);
-    const wanted = groups.flatMap((g) => g.keys.map(vrfProofKeyBytes));
-    return this.read(`read ${wanted.length} VRF proofs`, false, () => {
-      for (const r of this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow)) {
-        picker.addRecord(r);
+    return this.read(`read ${keys.length} VRF proofs`, false, () => {
+      if (this.olderVrfProofs()) {
+        const wanted = groups.flatMap((g) => g.keys.map(vrfProofKeyBytes));
+        for (const r of this.selectChunks(sql.selectVrfProofsSql, 1, wanted, decodeVrfProofRow)) {
+          picker.addRecord(r);
+        }
       }
       this.selectChunks(sql.selectVrfProofRowsSql, 1, labels, (row) =>
         addVrfProofRowsRow(picker, row),
@@ -746,6 +771,18 @@ export class SqliteDatabase implements Database {
       return picker.records();
     });
   }
+
+  /**
+   * Whether the tables before schema version 10 had a stored proof when first asked. No code
+   * writes them any more (a move only empties them), so an answer of no stands, and a read
+   * then skips their statement; yes is kept (read as before until the store is reopened).
+   */
+  private olderVrfProofs(): boolean {
+    this.#older ??= Number((this.stmt(sql.OLDER_VRF_PROOFS_SQL).get() as Row)[0]) === 1;
+    return this.#older;
+  }
+
+  #older: boolean | undefined;
 
   // ---- audit blobs ----------------------------------------------------------------------
 

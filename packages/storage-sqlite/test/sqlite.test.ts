@@ -302,6 +302,7 @@ describe('lifecycle and options', () => {
       db.batchGet([AZKS_KEY]),
       db.getUserData(u),
       db.getUserState(u, { kind: 'maxEpoch' }),
+      db.getUserStateAndVrfProofs(u, { kind: 'maxEpoch' }, () => []),
       db.getUserStateVersions([u], { kind: 'maxEpoch' }),
       db.getSetting('a'),
       db.setSetting('a', 'b'),

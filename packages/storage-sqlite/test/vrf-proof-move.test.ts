@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { copyFileSync } from 'node:fs';
-import { toHex } from '@akd-ts/core';
+import { NodeLabel, toHex } from '@akd-ts/core';
 import { vrfProofKeyBytes, type VrfProofRecord } from '@akd-ts/storage';
 import { SqliteDatabase, migrateVrfProofRows } from '../src/index.js';
 import { inlineVrfNonces, raw, rejectsWith, tempDir } from './support/helpers.js';
@@ -104,6 +104,43 @@ function counts(path: string): { proofs: bigint; nonces: bigint; rows: bigint; i
 }
 
 describe('migrateVrfProofRows', () => {
+  test('a state with its proofs reads the older tables, and only the rows once moved', async () => {
+    const path = copy();
+    const label = records[0]!.label;
+    const state = {
+      kind: 'valueState' as const,
+      username: label,
+      epoch: 3n,
+      version: 1n,
+      label: new NodeLabel(fill(32, 7), 256),
+      value: fill(4, 1),
+    };
+    const keys = (s: { version: bigint }) =>
+      records.slice(0, 5).filter((r) => r.version >= s.version);
+    const answer = async () => {
+      const db = await SqliteDatabase.open(path);
+      try {
+        const { state: got, proofs } = await db.getUserStateAndVrfProofs(
+          label,
+          { kind: 'maxEpoch' },
+          keys,
+        );
+        assert.equal(got.epoch, 3n);
+        return shown(proofs);
+      } finally {
+        await db.close();
+      }
+    };
+    const db = await SqliteDatabase.open(path);
+    await db.set(state);
+    await db.close();
+    const want = shown(expected().slice(0, 5));
+    assert.deepEqual(await answer(), want, 'from the older tables');
+    await migrateVrfProofRows(path);
+    assert.deepEqual(counts(path).proofs, 0n);
+    assert.deepEqual(await answer(), want, 'from the rows alone');
+  });
+
   test('moves every label, a row each with seq below 0, reads unchanged', async () => {
     const path = copy();
     assert.deepEqual(await reads(path), shown(expected()));

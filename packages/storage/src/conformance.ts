@@ -22,8 +22,10 @@ import {
   type DbRecord,
   type TreeNode,
   type TreeNodeRecord,
+  type ValueStateFlag,
   type ValueStateRecord,
 } from './records.js';
+import { StorageManager } from './storage-manager.js';
 import type { VrfProofKey, VrfProofRecord } from './vrf-proofs.js';
 
 /** 32 bytes of `fill`: a nonce for tests. */
@@ -738,6 +740,92 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
           if (want.nonce) assert.ok(bytesEqual(found[0]!.nonce!, want.nonce));
         }
         assert.deepEqual(await db.getVrfProofs([]), []);
+      }),
+    );
+
+    test(
+      'getUserStateAndVrfProofs answers as getUserState, then getVrfProofs of the keys it gives',
+      withDb(async (db) => {
+        await db.batchSet([state('erin', 2n, 1n), state('erin', 5n, 2n), state('fay', 3n, 1n)]);
+        const proof = (fill: number) => new Uint8Array(80).fill(fill);
+        // two writes: a label's proofs merged over rows, the later nonce standing
+        await db.setVrfProofs([
+          { label: u('erin'), freshness: 1, version: 1n, proof: proof(1), nonce: u32(1) },
+          { label: u('erin'), freshness: 0, version: 1n, proof: proof(2) },
+          { label: u('fay'), freshness: 1, version: 1n, proof: proof(3), nonce: u32(3) },
+        ]);
+        await db.setVrfProofs([
+          { label: u('erin'), freshness: 1, version: 2n, proof: proof(4), nonce: u32(4) },
+          { label: u('erin'), freshness: 1, version: 1n, proof: proof(1), nonce: u32(5) },
+        ]);
+        const keys = (s: ValueStateRecord): VrfProofKey[] => {
+          const label = s.username;
+          return [
+            { label, freshness: 1, version: s.version },
+            { label, freshness: 0, version: s.version },
+            { label, freshness: 1, version: 1n },
+          ];
+        };
+        const read = (flag: ValueStateFlag, k = keys) =>
+          Promise.all([
+            db.getUserStateAndVrfProofs?.(u('erin'), flag, k),
+            new StorageManager(db).getUserStateAndVrfProofs(u('erin'), flag, k),
+          ]);
+        for (const answer of await read({ kind: 'leqEpoch', epoch: 4n })) {
+          if (answer === undefined) continue; // a store without the one-read method
+          assert.equal(answer.state.epoch, 2n);
+          const got = answer.proofs.map((p) => `${p.freshness}/${p.version}/${p.proof[0]}`);
+          assert.deepEqual(got.sort(), ['0/1/2', '1/1/1']);
+          const fresh = answer.proofs.find((p) => p.freshness === 1)!;
+          assert.ok(bytesEqual(fresh.nonce!, u32(5)));
+        }
+        for (const answer of await read({ kind: 'maxEpoch' })) {
+          if (answer === undefined) continue;
+          assert.equal(answer.state.version, 2n);
+          const got = answer.proofs.map((p) => `${p.freshness}/${p.version}/${p.proof[0]}`);
+          assert.deepEqual(got.sort(), ['1/1/1', '1/2/4']);
+        }
+        // no state: not found, whichever read
+        const none = { kind: 'leqEpoch', epoch: 1n } as const;
+        await expectCode(
+          new StorageManager(db).getUserStateAndVrfProofs(u('erin'), none, keys),
+          'STORAGE_NOT_FOUND',
+        );
+        if (db.getUserStateAndVrfProofs !== undefined) {
+          await expectCode(db.getUserStateAndVrfProofs(u('erin'), none, keys), 'STORAGE_NOT_FOUND');
+        }
+        // a flag no stored state can match (past 2^63 - 1), and every other flag
+        const past = { kind: 'specificEpoch', epoch: 1n << 63n } as const;
+        await expectCode(
+          new StorageManager(db).getUserStateAndVrfProofs(u('erin'), past, keys),
+          'STORAGE_NOT_FOUND',
+        );
+        const flags: ValueStateFlag[] = [
+          { kind: 'minEpoch' },
+          { kind: 'specificEpoch', epoch: 5n },
+          { kind: 'specificVersion', version: 1n },
+          { kind: 'leqEpoch', epoch: (1n << 64n) - 1n },
+        ];
+        for (const flag of flags) {
+          const want = await db.getUserState(u('erin'), flag);
+          for (const answer of await read(flag)) {
+            if (answer !== undefined) assert.equal(answer.state.epoch, want.epoch, flag.kind);
+          }
+        }
+        // keys of another label are refused, not answered from the wrong rows
+        const other = (s: ValueStateRecord): VrfProofKey[] => [
+          { label: u('fay'), freshness: 1, version: s.version },
+        ];
+        await assert.rejects(
+          new StorageManager(db).getUserStateAndVrfProofs(u('erin'), { kind: 'maxEpoch' }, other),
+          RangeError,
+        );
+        if (db.getUserStateAndVrfProofs !== undefined) {
+          await assert.rejects(
+            db.getUserStateAndVrfProofs(u('erin'), { kind: 'maxEpoch' }, other),
+            RangeError,
+          );
+        }
       }),
     );
 

@@ -27,6 +27,15 @@ export interface UserVersion {
 }
 
 /**
+ * A user's state and the stored VRF proofs of its label that were asked for in view of it
+ * (`Database.getUserStateAndVrfProofs`): keys with none are omitted, as `getVrfProofs` does.
+ */
+export interface UserStateAndVrfProofs {
+  state: ValueStateRecord;
+  proofs: VrfProofRecord[];
+}
+
+/**
  * The audit blob of one epoch step as a store keeps it (spec 16): the protobuf bytes of the
  * `SingleAppendOnlyProof` of the step `epoch - 1 -> epoch`, with the two root hashes that
  * name it. The writer stores it as it publishes the epoch, so serving an audit never rebuilds
@@ -312,6 +321,19 @@ export interface Database {
    * unspecified and duplicate keys yield one record.
    */
   getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]>;
+
+  /**
+   * Optional: `getUserState(username, flag)` and then `getVrfProofs(keys(state))`, over one
+   * snapshot and in one statement where the store can: what a lookup served without the VRF
+   * key reads first (the state names the versions whose proofs it needs). `keys` gives keys
+   * of the label `username` only. `STORAGE_NOT_FOUND` as `getUserState`; `StorageManager`
+   * makes the two reads where a store lacks it.
+   */
+  getUserStateAndVrfProofs?(
+    username: Uint8Array,
+    flag: ValueStateFlag,
+    keys: (state: ValueStateRecord) => VrfProofKey[],
+  ): Promise<UserStateAndVrfProofs>;
 
   /**
    * Takes the store's exclusive writer lock, or fails at once with `STORAGE_LOCKED` when

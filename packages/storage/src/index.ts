@@ -36,6 +36,7 @@ export type {
   NodeRecordBytes,
   NodeLayout,
   StoredRecordTotals,
+  UserStateAndVrfProofs,
   UserVersion,
   WriterLock,
   WriterLockStatus,
@@ -83,6 +84,7 @@ export { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 export {
   NONCE_BYTES,
   VRF_PROOF_BYTES,
+  checkOwnVrfProofKeys,
   checkVrfProofKey,
   checkVrfProofRecord,
   labelChars,

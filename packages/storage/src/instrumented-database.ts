@@ -14,6 +14,7 @@ import type {
   DbSetState,
   NodeLayout,
   NodeRecordBytes,
+  UserStateAndVrfProofs,
   UserVersion,
   WriterLock,
 } from './database.js';
@@ -105,6 +106,11 @@ export class InstrumentedDatabase implements Database {
       this.batchGetNodeVersionBytes = (labels, epochs) =>
         this.batchRead(epochs.length, () => versionBytesOf(labels, epochs));
     }
+    const stateAndProofsOf = inner.getUserStateAndVrfProofs?.bind(inner);
+    if (stateAndProofsOf !== undefined) {
+      this.getUserStateAndVrfProofs = (username, flag, keys) =>
+        this.read(1, () => stateAndProofsOf(username, flag, keys));
+    }
     // and writes in chunks, or deletes versions, only where it does so
     this.batchSetChunks = inner.batchSetChunks?.bind(inner);
     this.deleteNodeVersions = inner.deleteNodeVersions?.bind(inner);
@@ -121,6 +127,11 @@ export class InstrumentedDatabase implements Database {
     labels: Uint8Array,
     epochs: BigUint64Array,
   ) => Promise<NodeRecordBytes>;
+  readonly getUserStateAndVrfProofs?: (
+    username: Uint8Array,
+    flag: ValueStateFlag,
+    keys: (state: ValueStateRecord) => VrfProofKey[],
+  ) => Promise<UserStateAndVrfProofs>;
   readonly batchSetChunks?: (chunks: Iterable<DbRecord[]>, state?: DbSetState) => Promise<void>;
   readonly deleteNodeVersions?: (
     labels: readonly NodeLabel[],

@@ -9,7 +9,7 @@
  */
 
 import { isAkdError, type NodeLabel } from '@akd-ts/core';
-import type { Database, NodeRecordBytes, UserVersion } from './database.js';
+import type { Database, NodeRecordBytes, UserStateAndVrfProofs, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
 import { readWalkNodeBytes, readWalkNodes, readsNodeBytes } from './node-reads.js';
 import { LABEL_BYTES } from './record-codec.js';
@@ -25,6 +25,7 @@ import {
 } from './records.js';
 import { TimedCache, type CacheOptions } from './timed-cache.js';
 import { Transaction, type CommitLog } from './transaction.js';
+import { checkOwnVrfProofKeys, type VrfProofKey } from './vrf-proofs.js';
 
 export interface StorageManagerOptions {
   /** Cache settings, or `false` for no cache (every read goes to the database). */
@@ -443,6 +444,26 @@ export class StorageManager implements RecordReader {
   /** The user's state selected by `flag` from committed data (spec 14.2). */
   async getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord> {
     return this.#answered(this.db.getUserState(username, flag));
+  }
+
+  /**
+   * The state `flag` selects of `username` and the stored VRF proofs among `keys(state)`
+   * (keys of that label), from committed data: in one read where the database has one
+   * (`Database.getUserStateAndVrfProofs`), else the state and then the proofs.
+   */
+  async getUserStateAndVrfProofs(
+    username: Uint8Array,
+    flag: ValueStateFlag,
+    keys: (state: ValueStateRecord) => VrfProofKey[],
+  ): Promise<UserStateAndVrfProofs> {
+    const db = this.db;
+    if (db.getUserStateAndVrfProofs !== undefined) {
+      return this.#answered(db.getUserStateAndVrfProofs(username, flag, keys));
+    }
+    const state = await this.getUserState(username, flag);
+    const wanted = keys(state);
+    checkOwnVrfProofKeys(username, wanted);
+    return { state, proofs: await this.#answered(db.getVrfProofs(wanted)) };
   }
 
   /** All committed states of a user, by ascending epoch. */

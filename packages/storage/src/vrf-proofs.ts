@@ -48,6 +48,21 @@ export function checkVrfProofKey(key: VrfProofKey): void {
   }
 }
 
+/**
+ * Checks the keys a `getUserStateAndVrfProofs` asked for in view of a state: each valid and
+ * of the label `username`, the only label whose proofs that read fetches.
+ * @throws RangeError naming the first key of another label
+ */
+export function checkOwnVrfProofKeys(username: Uint8Array, keys: readonly VrfProofKey[]): void {
+  for (const key of keys) {
+    checkVrfProofKey(key);
+    const l = key.label;
+    if (l.length !== username.length || l.some((b, i) => b !== username[i])) {
+      throw new RangeError("keys asked with a user's state must be of that user's label");
+    }
+  }
+}
+
 /** Throws unless `record` is storable: a valid key, an 80-byte proof, a 32-byte nonce if any. */
 export function checkVrfProofRecord(record: VrfProofRecord): void {
   checkVrfProofKey(record);

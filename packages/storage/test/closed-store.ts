@@ -23,6 +23,7 @@ export async function assertClosedRefusesEveryCall(
       | 'batchSetChunks'
       | 'batchGetSubtrees'
       | 'deleteNodeVersions'
+      | 'getUserStateAndVrfProofs'
     >,
     () => Promise<unknown>
   > & {
@@ -33,6 +34,7 @@ export async function assertClosedRefusesEveryCall(
     batchSetChunks?: () => Promise<unknown>;
     batchGetSubtrees?: () => Promise<unknown>;
     deleteNodeVersions?: () => Promise<unknown>;
+    getUserStateAndVrfProofs?: () => Promise<unknown>;
   } = {
     set: () => db.set(azks),
     batchSet: () => db.batchSet([azks]),
@@ -62,6 +64,10 @@ export async function assertClosedRefusesEveryCall(
   if (db.batchGetNodeVersionBytes !== undefined) {
     calls.batchGetNodeVersionBytes = () =>
       db.batchGetNodeVersionBytes!(new Uint8Array(34), BigUint64Array.from([1n]));
+  }
+  if (db.getUserStateAndVrfProofs !== undefined) {
+    calls.getUserStateAndVrfProofs = () =>
+      db.getUserStateAndVrfProofs!(username, { kind: 'maxEpoch' }, () => []);
   }
   if (db.listUsernames !== undefined) calls.listUsernames = () => db.listUsernames!(undefined, 1);
   if (db.batchSetChunks !== undefined) calls.batchSetChunks = () => db.batchSetChunks!([[azks]]);

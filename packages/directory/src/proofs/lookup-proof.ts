@@ -13,12 +13,13 @@ import {
   type AkdLabel,
   type LookupProof,
 } from '@akd-ts/core';
-import type { ValueStateRecord } from '@akd-ts/storage';
+import type { UserStateAndVrfProofs, ValueStateFlag, ValueStateRecord } from '@akd-ts/storage';
 import { commitmentNonces, preloadedPaths, type DirectoryContext } from '../context.js';
-import type { VrfJob } from '../vrf/engine.js';
-import { nonceOf } from '../vrf/stored-proofs.js';
+import type { VrfJob, VrfLabelProof } from '../vrf/engine.js';
+import { StoredVrfProofs, nonceOf, proofKey, storedProofs } from '../vrf/stored-proofs.js';
 
 const Fresh = VersionFreshness.Fresh;
+const leq = (epoch: bigint): ValueStateFlag => ({ kind: 'leqEpoch', epoch });
 
 /** `DIRECTORY_LABEL_NOT_FOUND` for a label with no value at `epoch` (lookups and histories). */
 export function labelNotFound(label: AkdLabel, epoch: bigint): AkdError {
@@ -35,11 +36,67 @@ export async function lookupState(
   epoch: bigint,
 ): Promise<ValueStateRecord> {
   try {
-    return await ctx.storage.getUserState(label, { kind: 'leqEpoch', epoch });
+    return await ctx.storage.getUserState(label, leq(epoch));
   } catch (e) {
     if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
     throw labelNotFound(label, epoch);
   }
+}
+
+/**
+ * The VRF jobs of a lookup of `label` proving `state`: the existence job (its label known
+ * from the state), the freshness job, then the marker's unless the marker is the version
+ * itself (a power of two, version 1 among them).
+ */
+function lookupJobs(label: AkdLabel, state: ValueStateRecord): VrfJob[] {
+  const { version } = state;
+  const jobs: VrfJob[] = [
+    { label, freshness: Fresh, version, nodeLabel: state.label },
+    { label, freshness: VersionFreshness.Stale, version },
+  ];
+  const marker = markerVersion(version);
+  if (marker !== version) jobs.push({ label, freshness: Fresh, version: marker });
+  return jobs;
+}
+
+/** The states a lookup of `labels` proves, with their jobs and the jobs' proofs. */
+interface LookupInputs {
+  states: ValueStateRecord[];
+  jobs: VrfJob[][];
+  vrf: VrfLabelProof[][];
+}
+
+/**
+ * The states and VRF proofs of a lookup. Without the key, a single label's state and stored
+ * proofs come from one read (`StorageManager.getUserStateAndVrfProofs`: one statement where
+ * the store has it); otherwise the states one at a time, then every job in one call.
+ */
+async function lookupInputs(
+  ctx: DirectoryContext,
+  labels: AkdLabel[],
+  epoch: bigint,
+): Promise<LookupInputs> {
+  const label = labels[0];
+  if (labels.length === 1 && ctx.vrf instanceof StoredVrfProofs) {
+    let jobs: VrfJob[] = [];
+    const keys = (s: ValueStateRecord) => (jobs = lookupJobs(label!, s)).map(proofKey);
+    let answer: UserStateAndVrfProofs;
+    try {
+      answer = await ctx.storage.getUserStateAndVrfProofs(label!, leq(epoch), keys);
+    } catch (e) {
+      if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
+      throw labelNotFound(label!, epoch);
+    }
+    return { states: [answer.state], jobs: [jobs], vrf: [storedProofs(jobs, answer.proofs)] };
+  }
+  // one read at a time: a lookup never holds more than one storage read in flight
+  const states: ValueStateRecord[] = [];
+  for (const l of labels) states.push(await lookupState(ctx, l, epoch));
+  const jobs = states.map((s, i) => lookupJobs(labels[i]!, s));
+  const flat = await ctx.vrf.proofs(jobs.flat());
+  let at = 0;
+  const vrf = jobs.map((j) => flat.slice(at, (at += j.length)));
+  return { states, jobs, vrf };
 }
 
 /** Lookup proofs of `labels` against the tree at `epoch`, in input order. */
@@ -48,34 +105,22 @@ export async function buildLookupProofs(
   labels: AkdLabel[],
   epoch: bigint,
 ): Promise<LookupProof[]> {
-  // one read at a time: a lookup never holds more than one storage read in flight
-  const states: ValueStateRecord[] = [];
-  for (const label of labels) states.push(await lookupState(ctx, label, epoch));
-  // per state: the existence job (its label known from the state), the marker's unless it
-  // is the version itself (a power of two, version 1 among them), and the freshness job
-  const jobs: VrfJob[] = [];
-  const add = (job: VrfJob) => jobs.push(job) - 1;
-  const at = states.map((s, i) => {
-    const label = labels[i]!;
-    const marker = markerVersion(s.version);
-    const existence = add({ label, freshness: Fresh, version: s.version, nodeLabel: s.label });
-    return {
-      existence,
-      marker: marker === s.version ? existence : add({ label, freshness: Fresh, version: marker }),
-      freshness: add({ label, freshness: VersionFreshness.Stale, version: s.version }),
-    };
-  });
-  const vrf = await ctx.vrf.proofs(jobs);
+  const { states, jobs, vrf } = await lookupInputs(ctx, labels, epoch);
   const reader = await preloadedPaths(
     ctx,
-    vrf.map((v) => v.nodeLabel),
+    vrf.flat().map((v) => v.nodeLabel),
     epoch,
   );
   const proofs: LookupProof[] = [];
   for (let i = 0; i < states.length; i++) {
     const s = states[i]!;
-    const { existence: e, marker: m, freshness: f } = at[i]!;
-    const [existence, marker, freshness] = [vrf[e]!, vrf[m]!, vrf[f]!];
+    // in lookupJobs' order
+    const [existence, freshness, ownMarker] = vrf[i] as [
+      VrfLabelProof,
+      VrfLabelProof,
+      VrfLabelProof?,
+    ];
+    const marker = ownMarker ?? existence;
     const existenceProof = await ctx.azks.membershipProof(reader, existence.nodeLabel, epoch);
     proofs.push({
       epoch: s.epoch,
@@ -90,7 +135,7 @@ export async function buildLookupProofs(
           : await ctx.azks.membershipProof(reader, marker.nodeLabel, epoch),
       freshnessVrfProof: freshness.proof,
       freshnessProof: await ctx.azks.nonMembershipProof(reader, freshness.nodeLabel, epoch),
-      commitmentNonce: nonceOf(commitmentNonces(ctx, s), existence, jobs[e]!),
+      commitmentNonce: nonceOf(commitmentNonces(ctx, s), existence, jobs[i]![0]!),
     });
   }
   return proofs;

@@ -100,6 +100,20 @@ export function proofMissing(job: VrfJob, what = 'VRF proof'): AkdError {
 }
 
 /**
+ * The proofs of `jobs` among `records` (a read of their keys), in job order.
+ * @throws AkdError `VRF_PROOF_MISSING` naming the first job with none
+ */
+export function storedProofs(jobs: VrfJob[], records: VrfProofRecord[]): VrfLabelProof[] {
+  const found = new Map<string, VrfProofRecord>();
+  for (const r of records) found.set(vrfProofMapKey(r), r);
+  return jobs.map((job) => {
+    const r = found.get(vrfProofMapKey(job));
+    if (r === undefined) throw proofMissing(job);
+    return labelProof(r.proof, r.nonce, job.nodeLabel);
+  });
+}
+
+/**
  * The VRF "engine" of a directory opened without the key: proofs come from the store, one
  * batched read per call; node labels (publishing) are refused.
  */
@@ -119,15 +133,7 @@ export class StoredVrfProofs implements VrfEngine {
 
   /** @throws AkdError `VRF_PROOF_MISSING` naming the first job the store has no proof of */
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
-    const found = new Map<string, VrfProofRecord>();
-    for (const r of await this.db.getVrfProofs(jobs.map(proofKey))) {
-      found.set(vrfProofMapKey(r), r);
-    }
-    return jobs.map((job) => {
-      const r = found.get(vrfProofMapKey(job));
-      if (r === undefined) throw proofMissing(job);
-      return labelProof(r.proof, r.nonce, job.nodeLabel);
-    });
+    return storedProofs(jobs, await this.db.getVrfProofs(jobs.map(proofKey)));
   }
 
   async close(): Promise<void> {}
