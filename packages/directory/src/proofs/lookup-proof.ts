@@ -45,17 +45,15 @@ export async function lookupState(
 
 /**
  * The VRF jobs of a lookup of `label` proving `state`: the existence job (its label known
- * from the state), the freshness job, then the marker's unless the marker is the version
- * itself (a power of two, version 1 among them).
+ * from the state), the marker's unless the marker is the version itself (a power of two,
+ * version 1 among them), then the freshness job.
  */
 function lookupJobs(label: AkdLabel, state: ValueStateRecord): VrfJob[] {
   const { version } = state;
-  const jobs: VrfJob[] = [
-    { label, freshness: Fresh, version, nodeLabel: state.label },
-    { label, freshness: VersionFreshness.Stale, version },
-  ];
+  const jobs: VrfJob[] = [{ label, freshness: Fresh, version, nodeLabel: state.label }];
   const marker = markerVersion(version);
   if (marker !== version) jobs.push({ label, freshness: Fresh, version: marker });
+  jobs.push({ label, freshness: VersionFreshness.Stale, version });
   return jobs;
 }
 
@@ -114,13 +112,11 @@ export async function buildLookupProofs(
   const proofs: LookupProof[] = [];
   for (let i = 0; i < states.length; i++) {
     const s = states[i]!;
-    // in lookupJobs' order
-    const [existence, freshness, ownMarker] = vrf[i] as [
-      VrfLabelProof,
-      VrfLabelProof,
-      VrfLabelProof?,
-    ];
-    const marker = ownMarker ?? existence;
+    // in lookupJobs' order: existence, the marker where it is not the version, freshness
+    const own = vrf[i]!;
+    const existence = own[0]!;
+    const marker = own.length === 3 ? own[1]! : existence;
+    const freshness = own[own.length - 1]!;
     const existenceProof = await ctx.azks.membershipProof(reader, existence.nodeLabel, epoch);
     proofs.push({
       epoch: s.epoch,
