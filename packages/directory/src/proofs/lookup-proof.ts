@@ -65,27 +65,38 @@ interface LookupInputs {
 }
 
 /**
- * The states and VRF proofs of a lookup. Without the key, a single label's state and stored
- * proofs come from one read (`StorageManager.getUserStateAndVrfProofs`: one statement where
- * the store has it); otherwise the states one at a time, then every job in one call.
+ * A keyless lookup's state and stored proofs of one label, in one read
+ * (`StorageManager.getUserStateAndVrfProofs`: one statement where the store has it).
+ */
+async function storedInputs(
+  ctx: DirectoryContext,
+  label: AkdLabel,
+  epoch: bigint,
+): Promise<LookupInputs> {
+  let jobs: VrfJob[] = [];
+  const keys = (s: ValueStateRecord) => (jobs = lookupJobs(label, s)).map(proofKey);
+  let answer: UserStateAndVrfProofs;
+  try {
+    answer = await ctx.storage.getUserStateAndVrfProofs(label, leq(epoch), keys);
+  } catch (e) {
+    if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
+    throw labelNotFound(label, epoch);
+  }
+  return { states: [answer.state], jobs: [jobs], vrf: [storedProofs(jobs, answer.proofs)] };
+}
+
+/**
+ * The states and VRF proofs of a lookup: a single label without the key from one read
+ * (`storedInputs`), otherwise the states one at a time, then every job in one call.
  */
 async function lookupInputs(
   ctx: DirectoryContext,
   labels: AkdLabel[],
   epoch: bigint,
 ): Promise<LookupInputs> {
-  const label = labels[0];
-  if (labels.length === 1 && ctx.vrf instanceof StoredVrfProofs) {
-    let jobs: VrfJob[] = [];
-    const keys = (s: ValueStateRecord) => (jobs = lookupJobs(label!, s)).map(proofKey);
-    let answer: UserStateAndVrfProofs;
-    try {
-      answer = await ctx.storage.getUserStateAndVrfProofs(label!, leq(epoch), keys);
-    } catch (e) {
-      if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
-      throw labelNotFound(label!, epoch);
-    }
-    return { states: [answer.state], jobs: [jobs], vrf: [storedProofs(jobs, answer.proofs)] };
+  const [only] = labels;
+  if (labels.length === 1 && only !== undefined && ctx.vrf instanceof StoredVrfProofs) {
+    return storedInputs(ctx, only, epoch);
   }
   // one read at a time: a lookup never holds more than one storage read in flight
   const states: ValueStateRecord[] = [];
