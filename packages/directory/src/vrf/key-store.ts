@@ -8,7 +8,11 @@
 import { AkdError, VRF_KEY_LENGTH } from '@akd-ts/core';
 
 export interface VrfKeyStore {
-  /** The 32-byte secret key (an Ed25519 seed). */
+  /**
+   * The 32-byte secret key (an Ed25519 seed), in an array of the caller's own: a directory
+   * wipes it once it has derived what it needs, so return a copy, never the store's array or
+   * a view of it.
+   */
   retrieve(): Promise<Uint8Array>;
 }
 
@@ -27,7 +31,10 @@ export class InMemoryVrfKeyStore implements VrfKeyStore {
     if (secret.length !== VRF_KEY_LENGTH) {
       throw new AkdError('VRF_INVALID_SECRET_KEY', `a VRF secret key has ${VRF_KEY_LENGTH} bytes`);
     }
-    this.#secret = secret.slice();
+    // a copy: `slice` of a Node Buffer (crypto.randomBytes, fs.readFileSync) is a view, and
+    // the directory wipes what `retrieve` gives it, which would wipe the caller's key and this
+    // store's with it (the next open then derived a key of zeros)
+    this.#secret = new Uint8Array(secret);
   }
 
   /** A fresh random key (Web Crypto's CSPRNG). */
@@ -36,7 +43,7 @@ export class InMemoryVrfKeyStore implements VrfKeyStore {
   }
 
   async retrieve(): Promise<Uint8Array> {
-    return this.#secret.slice();
+    return new Uint8Array(this.#secret);
   }
 
   /** Never shows the key. */
