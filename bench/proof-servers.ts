@@ -18,11 +18,7 @@
  * second and per CPU-second of each reader, per round, and the median of the rounds' ratios.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { WhatsAppV1Configuration, fromHex, toHex, utf8 } from '@akd-ts/core';
 import { StorageManager, type Database } from '@akd-ts/storage';
 import { SqliteDatabase } from '@akd-ts/storage-sqlite';
@@ -35,7 +31,7 @@ import {
 } from '@akd-ts/directory';
 import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES, proofCache } from '@akd-ts/server';
 import { median, optionValue } from './support/common.js';
-import { sqlStoreOption } from './support/store-place.js';
+import { sqlStoreOption, storePlace } from './support/store-place.js';
 import { measureSelf } from './support/upstream.js';
 
 const args = process.argv.slice(2);
@@ -53,17 +49,15 @@ interface Place {
   schema?: string;
 }
 
-async function open(place: Place, writer: boolean): Promise<Database> {
-  if (place.store === 'sqlite') {
-    return writer
-      ? SqliteDatabase.open(place.path, { create: true })
-      : SqliteDatabase.open(place.path, {
-          create: false,
-          cacheSizeKiB: PROOF_SQLITE_CACHE_KIB,
-          mmapSizeBytes: PROOF_SQLITE_MMAP_BYTES,
-        });
-  }
-  return PostgresDatabase.open(place.path, { schema: place.schema!, migrate: writer });
+/** The store opened as a proof server opens it (store-place.ts `reader`, in another process). */
+function openReader(place: Place): Promise<Database> {
+  return place.store === 'sqlite'
+    ? SqliteDatabase.open(place.path, {
+        create: false,
+        cacheSizeKiB: PROOF_SQLITE_CACHE_KIB,
+        mmapSizeBytes: PROOF_SQLITE_MMAP_BYTES,
+      })
+    : PostgresDatabase.open(place.path, { schema: place.schema!, migrate: false });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -75,7 +69,7 @@ if (ROLE === 'reader') {
   const warm = Number(value('warm'));
   const concurrency = Number(value('concurrency'));
   const cacheBytes = Number(value('cache-mb')) * 2 ** 20;
-  const db = await open(place, false);
+  const db = await openReader(place);
   const reader = await ReadOnlyDirectory.open({
     config,
     storage: new StorageManager(db, { cache: proofCache(cacheBytes, false) }),
@@ -127,17 +121,15 @@ for (const [name, n, min] of [
 }
 if (!(CACHE_MB > 0)) throw new Error('--cache-mb is a number of MiB above 0');
 
-const dir = store === 'sqlite' ? mkdtempSync(join(tmpdir(), 'akd-proof-servers-')) : undefined;
+const at = await storePlace(store, 'proof-servers', url);
+const where = at.where!;
 const place: Place =
-  dir !== undefined
-    ? { store, path: join(dir, 'akd.db') }
-    : { store, path: url!, schema: `akd_proof_servers_${randomBytes(4).toString('hex')}` };
+  'file' in where ? { store, path: where.file } : { store, path: url!, schema: where.schema };
 const secret = randomBytes(32);
 try {
-  const db = await open(place, true);
   const writer = await Directory.open({
     config,
-    storage: new StorageManager(db),
+    storage: new StorageManager(at.writer),
     vrfKeys: new InMemoryVrfKeyStore(secret),
     vrf: { threads: availableThreads() },
   });
@@ -149,7 +141,6 @@ try {
   }
   const publicKey = toHex(writer.getPublicKey());
   await writer.close();
-  await db.close();
 
   const read = (keyed: boolean) =>
     measureSelf(
@@ -202,14 +193,5 @@ try {
     );
   }
 } finally {
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  else {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${place.schema}" CASCADE`);
-    } finally {
-      await client.end();
-    }
-  }
+  await at.remove();
 }

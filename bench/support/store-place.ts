@@ -23,6 +23,8 @@ import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { PROOF_SQLITE_CACHE_KIB, PROOF_SQLITE_MMAP_BYTES } from '@akd-ts/server';
 
 export interface StorePlace {
+  /** Where the store is, for processes that open it themselves: the SQLite file, or the schema. */
+  where?: { file: string } | { schema: string };
   writer: Database;
   /** A reader's own database, opened as a proof server opens it (the writer's, in memory). */
   reader(): Promise<Database>;
@@ -62,6 +64,7 @@ export async function storePlace(
     const file = join(dir, 'akd.db');
     const writer = await SqliteDatabase.open(file, { create: true });
     return {
+      where: { file },
       writer,
       reader: () =>
         SqliteDatabase.open(file, {
@@ -78,6 +81,7 @@ export async function storePlace(
   const schema = `akd_${name.replace(/-/g, '_')}_${randomBytes(4).toString('hex')}`;
   const writer = await PostgresDatabase.open(url, { schema });
   return {
+    where: { schema },
     writer,
     reader: () => PostgresDatabase.open(url, { schema, migrate: false }),
     remove: async () => {
