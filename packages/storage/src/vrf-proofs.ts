@@ -7,6 +7,8 @@
  * 3.4, 6), which needs the commitment key, a secret derived from the VRF key.
  */
 
+import { bytesEqual } from '@akd-ts/core';
+
 /** An ECVRF proof: compress(Gamma) 32 || LE16(c) 16 || LE32(s) 32 (spec 5.3). */
 export const VRF_PROOF_BYTES = 80;
 /** A commitment nonce (spec 6): one hash of the configuration. */
@@ -56,8 +58,7 @@ export function checkVrfProofKey(key: VrfProofKey): void {
 export function checkOwnVrfProofKeys(username: Uint8Array, keys: readonly VrfProofKey[]): void {
   for (const key of keys) {
     checkVrfProofKey(key);
-    const l = key.label;
-    if (l.length !== username.length || l.some((b, i) => b !== username[i])) {
+    if (!bytesEqual(key.label, username)) {
       throw new RangeError("keys asked with a user's state must be of that user's label");
     }
   }
