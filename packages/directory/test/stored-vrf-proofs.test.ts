@@ -134,35 +134,40 @@ describe('keyless lookups: a missing proof or label is an error, on every store'
   }
 });
 
-test('a keyless lookup reads its state and proofs in one call where the store has one', async () => {
-  const store = stores.find((s) => s.name === 'sqlite')!;
-  const db = await store.open();
-  const { dir } = await openDirectory('whatsapp_v1', { db });
-  await dir.publish([{ label: utf8('x'), value: utf8('1') }]);
-  await dir.vrfProofsStored();
-  const reader = await keylessReader(dir, db);
-  const calls: string[] = [];
-  const spied = db as unknown as Record<string, (...a: unknown[]) => unknown>;
-  for (const name of ['getUserState', 'getVrfProofs', 'getUserStateAndVrfProofs']) {
-    const real = spied[name]!.bind(db);
-    spied[name] = (...a: unknown[]) => {
-      calls.push(name);
-      return real(...a);
-    };
-  }
-  try {
-    await reader.lookup(utf8('x'));
-    assert.equal(calls[0], 'getUserStateAndVrfProofs');
-    assert.ok(!calls.includes('getVrfProofs'), calls.join());
-    // a batch still reads the states one at a time, then all proofs at once
-    calls.length = 0;
-    await reader.batchLookup([utf8('x'), utf8('x')]);
-    assert.deepEqual(calls, ['getUserState', 'getUserState', 'getVrfProofs']);
-  } finally {
-    await reader.close();
-    await dir.close();
-  }
-});
+const postgres = stores.find((s) => s.name === 'postgres')!;
+test(
+  'a keyless lookup reads its state and proofs in one call where the store has one',
+  { skip: postgres.skip },
+  async () => {
+    const store = postgres;
+    const db = await store.open();
+    const { dir } = await openDirectory('whatsapp_v1', { db });
+    await dir.publish([{ label: utf8('x'), value: utf8('1') }]);
+    await dir.vrfProofsStored();
+    const reader = await keylessReader(dir, db);
+    const calls: string[] = [];
+    const spied = db as unknown as Record<string, (...a: unknown[]) => unknown>;
+    for (const name of ['getUserState', 'getVrfProofs', 'getUserStateAndVrfProofs']) {
+      const real = spied[name]!.bind(db);
+      spied[name] = (...a: unknown[]) => {
+        calls.push(name);
+        return real(...a);
+      };
+    }
+    try {
+      await reader.lookup(utf8('x'));
+      assert.equal(calls[0], 'getUserStateAndVrfProofs');
+      assert.ok(!calls.includes('getVrfProofs'), calls.join());
+      // a batch still reads the states one at a time, then all proofs at once
+      calls.length = 0;
+      await reader.batchLookup([utf8('x'), utf8('x')]);
+      assert.deepEqual(calls, ['getUserState', 'getUserState', 'getVrfProofs']);
+    } finally {
+      await reader.close();
+      await dir.close();
+    }
+  },
+);
 
 test('labels untouched since epoch 1 keep their histories through epoch 300, keyless', async () => {
   const { dir, db } = await openDirectory('experimental');

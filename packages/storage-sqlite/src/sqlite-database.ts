@@ -16,7 +16,6 @@ import {
   alignNodes,
   checkAuditBlob,
   checkDeletable,
-  checkOwnVrfProofKeys,
   checkVrfProofKey,
   checkVrfProofRecord,
   codecLabelCount,
@@ -39,7 +38,6 @@ import {
   type StorageKey,
   type StoredRecordTotals,
   type TreeNodeRecord,
-  type UserStateAndVrfProofs,
   type UserVersion,
   type ValueStateFlag,
   type ValueStateRecord,
@@ -734,22 +732,6 @@ export class SqliteDatabase implements Database {
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
     for (const k of keys) checkVrfProofKey(k);
     return this.readVrfProofs(keys);
-  }
-
-  /**
-   * The state and then the proofs, each one statement (a store still keeping proofs in the
-   * older tables reads those too): no snapshot across them, as `getVrfProofs` needs none, and
-   * the proofs of a published version are stored before readers serve its epoch.
-   */
-  async getUserStateAndVrfProofs(
-    username: Uint8Array,
-    flag: ValueStateFlag,
-    keys: (state: ValueStateRecord) => VrfProofKey[],
-  ): Promise<UserStateAndVrfProofs> {
-    const state = await this.getUserState(username, flag);
-    const wanted = keys(state);
-    checkOwnVrfProofKeys(username, wanted);
-    return { state, proofs: this.readVrfProofs(wanted) };
   }
 
   /** `getVrfProofs` of checked keys. */

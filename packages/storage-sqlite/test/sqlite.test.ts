@@ -11,6 +11,7 @@ import { AkdError } from '@akd-ts/core';
 import {
   AZKS_KEY,
   NodeType,
+  StorageManager,
   nodeKey,
   type DbRecord,
   type TreeNode,
@@ -302,7 +303,7 @@ describe('lifecycle and options', () => {
       db.batchGet([AZKS_KEY]),
       db.getUserData(u),
       db.getUserState(u, { kind: 'maxEpoch' }),
-      db.getUserStateAndVrfProofs(u, { kind: 'maxEpoch' }, () => []),
+      new StorageManager(db).getUserStateAndVrfProofs(u, { kind: 'maxEpoch' }, () => []),
       db.getUserStateVersions([u], { kind: 'maxEpoch' }),
       db.getSetting('a'),
       db.setSetting('a', 'b'),

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { copyFileSync } from 'node:fs';
 import { NodeLabel, toHex } from '@akd-ts/core';
-import { vrfProofKeyBytes, type VrfProofRecord } from '@akd-ts/storage';
+import { StorageManager, vrfProofKeyBytes, type VrfProofRecord } from '@akd-ts/storage';
 import { SqliteDatabase, migrateVrfProofRows } from '../src/index.js';
 import { inlineVrfNonces, raw, rejectsWith, tempDir } from './support/helpers.js';
 
@@ -120,7 +120,7 @@ describe('migrateVrfProofRows', () => {
     const answer = async () => {
       const db = await SqliteDatabase.open(path);
       try {
-        const { state: got, proofs } = await db.getUserStateAndVrfProofs(
+        const { state: got, proofs } = await new StorageManager(db).getUserStateAndVrfProofs(
           label,
           { kind: 'maxEpoch' },
           keys,
