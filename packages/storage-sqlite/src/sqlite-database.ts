@@ -731,11 +731,6 @@ export class SqliteDatabase implements Database {
    */
   async getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]> {
     for (const k of keys) checkVrfProofKey(k);
-    return this.readVrfProofs(keys);
-  }
-
-  /** `getVrfProofs` of checked keys. */
-  private readVrfProofs(keys: VrfProofKey[]): VrfProofRecord[] {
     if (keys.length === 0) return [];
     const picker = new VrfProofPicker(keys);
     const groups = picker.groups();
