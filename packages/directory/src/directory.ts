@@ -49,6 +49,13 @@ import {
   proveRecords,
 } from './vrf/epoch-proofs.js';
 
+/**
+ * Nodes a level of an insertion's preload reads at once from a store that answers in this
+ * process (`PreloadOptions.chunkNodes`): about what one read statement takes, and a few
+ * thousand pages a part of the walk keeps in use, well within an embedded store's cache.
+ */
+const LOCAL_WALK_CHUNK = 1024;
+
 /** One update of a publish. */
 export interface Update {
   label: AkdLabel;
@@ -436,6 +443,7 @@ export class Directory extends ReadOnlyDirectory {
           insertion: parallelism.insertion,
           minTaskSize: parallelism.minTaskSize,
           storeKeepsVersions: storage.db.nodeLayout === 'versions',
+          chunkNodes: storage.db.readLatency === 'local' ? LOCAL_WALK_CHUNK : undefined,
         },
         (phase) => progress({ phase, done: 0, total: leaves }),
         storeStep,

@@ -28,6 +28,7 @@ import {
   assertSameRecords,
   clusteredLeaves,
   emptyTree,
+  leafStartingWith,
   randomBytes,
   referenceEpoch,
 } from './support/differential.js';
@@ -174,14 +175,18 @@ test("the walk loads the reference walk's nodes and records, and the same slots 
   ];
   for (const [name, open] of stores) {
     for (const levels of LEVELS) {
-      for (const splitAlways of [false, true]) {
+      for (const [splitAlways, chunkNodes] of [
+        [false, undefined],
+        [true, undefined],
+        [false, 5],
+      ] as const) {
         const storage = new StorageManager(open());
         const tx = storage.beginTransaction();
         const stats = { levels: 0, reads: 0, nodes: 0, splits: 0 };
-        const options = { levels, maxBatchSize: 7, splitAlways, stats };
+        const options = { levels, maxBatchSize: 7, splitAlways, chunkNodes, stats };
         const t = await loadTree(tx, ROOT, epoch, el, options, 10, 32, config);
         await tx.rollback();
-        const where = `${name}, levels ${levels}, split ${splitAlways}`;
+        const where = `${name}, levels ${levels}, split ${splitAlways}, chunks ${chunkNodes}`;
         assert.equal(t.count, reference.records.size, where);
         assert.equal(stats.nodes, t.count, where);
         const records = name.startsWith('bytes')
@@ -203,6 +208,48 @@ test("the walk loads the reference walk's nodes and records, and the same slots 
       }
     }
   }
+});
+
+test('with chunkNodes a serial walk reads parts of the tree down to their leaves, one after another', async () => {
+  // leaves spread over the whole tree, so that its levels are wide
+  const bytes = randomBytes(5);
+  const leaf = leafStartingWith(bytes);
+  const spread = (n: number) => Array.from({ length: n }, () => leaf(bytes(1)[0]!));
+  const { db, storage } = await emptyTree(config);
+  for (const n of [600, 400]) await referenceEpoch(config, storage, spread(n));
+  const el = packElements(spread(300));
+  /** The label lengths each batched read asked for, in the order of the reads. */
+  const readsOf = async (chunkNodes: number | undefined) => {
+    const reads: number[][] = [];
+    const recording = Object.assign(Object.create(db) as MemoryDatabase, {
+      batchGetNodes: (labels: readonly NodeLabel[]) => {
+        reads.push(labels.map((l) => l.len));
+        return db.batchGetNodes(labels);
+      },
+    });
+    const tx = new StorageManager(recording).beginTransaction();
+    const options = { levels: undefined, maxBatchSize: 1000, chunkNodes };
+    const t = await loadTree(tx, ROOT, 3n, el, options, 10, 32, config);
+    await tx.rollback();
+    return { reads, slots: slotsByLabel(t) };
+  };
+  const whole = await readsOf(undefined);
+  const chunked = await readsOf(16);
+  assert.deepEqual(chunked.slots, whole.slots, 'the same nodes, loaded alike');
+  // a level at a time: each read's labels no shorter than the read before's
+  const lengths = (reads: number[][]) => reads.map((r) => [Math.min(...r), Math.max(...r)]);
+  const wholeSpans = lengths(whole.reads);
+  for (let i = 1; i < wholeSpans.length; i++) {
+    assert.ok(wholeSpans[i]![0]! >= wholeSpans[i - 1]![0]!, `read ${i} of the level walk`);
+  }
+  assert.ok(Math.max(...whole.reads.map((r) => r.length)) > 16);
+  // in parts: no read of more than the chunk, and the walk climbs back up between parts
+  assert.ok(chunked.reads.every((r) => r.length <= 16));
+  const spans = lengths(chunked.reads);
+  assert.ok(
+    spans.some((s, i) => i > 0 && s[0]! < spans[i - 1]![0]!),
+    'a later part starts above where the part before it ended',
+  );
 });
 
 test('records the log or the cache holds are taken from there, not read, and not cached again', async () => {

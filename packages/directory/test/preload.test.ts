@@ -383,3 +383,40 @@ test('a parallel walk keeps at most a few chunk reads in flight, and stops at a 
   }
   assert.deepEqual(await serial, [10, 10, 5]);
 });
+
+test("a publish on a store that reads in this process walks in parts; a store's delay turns them off", async () => {
+  /** A store in memory that says its reads are local, as an embedded database's are. */
+  class LocalDatabase extends MemoryDatabase {
+    readonly readLatency = 'local';
+  }
+  const readsOf = async (db: MemoryDatabase & { readLatency?: 'local' }, readDelayMs?: number) => {
+    const remote = new InstrumentedDatabase(db, { readDelayMs });
+    assert.equal(remote.readLatency, readDelayMs ? 'round-trip' : db.readLatency);
+    // serial (a delay would otherwise let the walk split into parallel halves)
+    const parallelism = { insertion: Parallelism.disabled(), preload: Parallelism.disabled() };
+    const { dir, storage } = await openDirectory('whatsapp_v1', {
+      db: remote,
+      directory: { parallelism },
+    });
+    const enc = new TextEncoder();
+    const updates = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        label: enc.encode(`user-${from + i}`),
+        value: enc.encode('v'),
+      }));
+    await dir.publish(updates(0, 4000));
+    storage.flushCache();
+    remote.resetStats();
+    await dir.publish(updates(4000, 3000));
+    const { batchReads, batchKeys } = remote.stats;
+    await dir.close();
+    return { batchReads, batchKeys };
+  };
+  const level = await readsOf(new MemoryDatabase());
+  const parts = await readsOf(new LocalDatabase());
+  const delayed = await readsOf(new LocalDatabase(), 1);
+  // the same nodes, in more reads of at most 1,024 each
+  assert.equal(parts.batchKeys, level.batchKeys);
+  assert.ok(parts.batchReads > level.batchReads, `${parts.batchReads} > ${level.batchReads}`);
+  assert.deepEqual(delayed, level);
+});

@@ -128,6 +128,8 @@ export class SqliteDatabase implements Database {
   readonly openedAtVersion: number;
   /** How the store keeps tree nodes (database.ts `NodeLayout`): as it was created. */
   readonly nodeLayout: NodeLayout;
+  /** Reads are answered in this process (database.ts `readLatency`). */
+  readonly readLatency = 'local';
   private readonly client: SqliteClient;
   private readonly options: ResolvedOptions;
   private readonly openLockClient: (path: string) => SqliteClient;

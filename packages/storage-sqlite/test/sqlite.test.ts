@@ -422,6 +422,8 @@ describe('lifecycle and options', () => {
   test('default options are durable: synchronous FULL, WAL, a busy timeout; temp in memory', async () => {
     const path = freshPath();
     const db = await SqliteDatabase.open(path);
+    // answered in this process: a publish's preload walks in parts (database.ts readLatency)
+    assert.equal(db.readLatency, 'local');
     await db.close();
     const r = raw(path);
     assert.equal(r.pragma('journal_mode', { simple: true }), 'wal', 'WAL persists in the file');

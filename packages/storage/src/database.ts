@@ -199,6 +199,15 @@ export interface Database {
   readonly nodeLayout?: NodeLayout;
 
   /**
+   * Optional: what a read costs beyond its work. `local` (an embedded store): it is answered
+   * in this process, with no round trip to save by reading much at once, so an insertion's
+   * preload reads the tree a few thousand paths at a time rather than a whole level at once,
+   * and the pages a part of the walk read are still in the store's cache when it reads the
+   * level below. `round-trip` (also when absent): each read waits on a server.
+   */
+  readonly readLatency?: 'local' | 'round-trip';
+
+  /**
    * Optional: the versions of tree nodes `labels[i]` written in epoch `epochs[i]` (the
    * version whose `lastEpoch` is that epoch), in one read, aligned with them: each as a record
    * whose `latest` is that version and whose `previous` is undefined; undefined where the

@@ -115,9 +115,12 @@ export class InstrumentedDatabase implements Database {
     this.batchSetChunks = inner.batchSetChunks?.bind(inner);
     this.deleteNodeVersions = inner.deleteNodeVersions?.bind(inner);
     this.nodeLayout = inner.nodeLayout;
+    // a delay makes every read a round trip, whatever the store behind it
+    this.readLatency = this.delay > 0 ? 'round-trip' : inner.readLatency;
   }
 
   readonly nodeLayout?: NodeLayout;
+  readonly readLatency?: Database['readLatency'];
   readonly batchGetNodeBytes?: (labels: Uint8Array) => Promise<NodeRecordBytes>;
   readonly batchGetNodeVersions?: (
     labels: readonly NodeLabel[],

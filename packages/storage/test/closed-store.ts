@@ -16,6 +16,7 @@ export async function assertClosedRefusesEveryCall(
       keyof Database,
       | 'close'
       | 'nodeLayout'
+      | 'readLatency'
       | 'batchGetNodeBytes'
       | 'batchGetNodeVersions'
       | 'batchGetNodeVersionBytes'

@@ -32,6 +32,14 @@ export interface PreloadOptions {
   pacing?: ReadPacing;
   /** Largest number of keys in one storage read; a bigger level is read in chunks. */
   maxBatchSize: number;
+  /**
+   * An insertion's walk outside its parallel levels: where set, a level of more nodes than this
+   * is cut in halves that continue one after the other, each down to the leaves before the
+   * next begins, so that the nodes a part reads at one level and its children at the next,
+   * which an embedded store keeps on the same pages (`Database.readLatency` 'local'), are read
+   * while those pages are still in its cache. Default: a level at a time.
+   */
+  chunkNodes?: number;
   /** Filled in when given: how deep the walk went and how many batched reads it issued. */
   stats?: PreloadStats;
   /**

@@ -192,11 +192,13 @@ export class RecordingDatabase implements Database {
     this.batchGetNodeVersions = inner.batchGetNodeVersions?.bind(inner);
     this.batchGetNodeVersionBytes = inner.batchGetNodeVersionBytes?.bind(inner);
     this.nodeLayout = inner.nodeLayout;
+    this.readLatency = inner.readLatency;
     this.listUsernames = inner.listUsernames?.bind(inner);
   }
 
-  /** The inner store's layout and reads of tree nodes, by label and by version. */
+  /** The inner store's layout, read latency and reads of tree nodes, by label and by version. */
   readonly nodeLayout?: Database['nodeLayout'];
+  readonly readLatency?: Database['readLatency'];
   readonly batchGetNodes?: Database['batchGetNodes'];
   readonly batchGetNodeBytes?: Database['batchGetNodeBytes'];
   readonly batchGetNodeVersions?: Database['batchGetNodeVersions'];

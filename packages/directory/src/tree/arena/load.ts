@@ -282,8 +282,16 @@ async function walk(
   const next: number[] = [];
   await fetchRecords(w, frontier, parallel, next);
   expand(w, frontier, next);
+  if (!parallel) {
+    const chunk = w.chunkNodes;
+    if (chunk === undefined || next.length <= chunk) return walk(w, next, levels, depth + 1);
+    // halves in label order, the left one to the leaves first (PreloadOptions.chunkNodes)
+    const half = next.length >> 1;
+    await walk(w, next.slice(0, half), levels, depth + 1);
+    return walk(w, next.slice(half), levels, depth + 1);
+  }
   // a small frontier continues as one walk: two tiny reads cost more round trips than they save
-  if (!parallel || next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
+  if (next.length < MIN_SPLIT) return walk(w, next, levels, depth + 1);
   if (stats !== undefined) stats.splits = (stats.splits ?? 0) + 1;
   const half = next.length >> 1;
   const sub = childLevels(levels);
@@ -347,6 +355,7 @@ export async function loadTree(
     alts: 0,
     pacing: options.pacing ?? new ReadPacing(),
     splitAlways: options.splitAlways === true,
+    chunkNodes: options.chunkNodes,
     labels: [],
     records: [],
     visible: [],

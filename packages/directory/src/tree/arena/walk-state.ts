@@ -36,6 +36,8 @@ export interface Walk {
   /** Observes the reads; with `splitAlways` unset, splitting waits for its verdict. */
   pacing: ReadPacing;
   splitAlways: boolean;
+  /** Cut a serial walk's larger levels into halves walked one after the other (preload.ts). */
+  chunkNodes: number | undefined;
   /**
    * Per slot, as long as the arena: the element range its subtree may hold, and its parent's
    * epoch (exact as a double: every epoch stored in the arena is checked below 2^53).
