@@ -39,7 +39,7 @@ import { VERSIONS_TABLES_SQL } from './schema.js';
 import { nodeRangeBytesSql } from './node-bytes-sql.js';
 import {
   VERSION_DATA_MAX,
-  versionKey,
+  compactLabel,
   dataFromCodecNode,
   encodeVersionData,
   putCompactFromCodec,
@@ -272,7 +272,7 @@ class Migration {
     const out: VersionRow[] = [];
     for (const row of rows) {
       const record = decodeNodeRow(row);
-      const label = versionKey(record.label);
+      const label = compactLabel(record.label);
       // the previous copy first: were both of one epoch, the latest would stay
       const { latest, previous } = record;
       if (previous !== undefined) {
@@ -327,7 +327,7 @@ function versionsOf(joined: Uint8Array, count: number): VersionRow[] | undefined
   /** Adds the version of the node at `node`, labelled by the record's label at `label`. */
   const add = (label: number, node: number) => {
     const labelAt = o;
-    o = putCompactFromCodec(room, o, joined, label, true);
+    o = putCompactFromCodec(room, o, joined, label);
     const dataAt = o;
     o = dataFromCodecNode(joined, node, room, o);
     out.push([

@@ -25,14 +25,12 @@ import { corruptRow } from './errors.js';
 import { chunks } from './sql.js';
 import { deleteVersions } from './version-deletion.js';
 import {
+  compactCodecLabels,
   compactLabel,
-  compactOfKey,
   decodeVersion,
   encodeVersionData,
   versionRecordLength,
   VERSIONS_TABLE,
-  versionKey,
-  versionKeysOfCodec,
   writeVersionRecord,
 } from './version-codec.js';
 import {
@@ -43,7 +41,7 @@ import {
   upsertVersionsSql,
 } from './versions-sql.js';
 
-/** Whether `label` (in either form: the root's has no value bytes) is the root's. */
+/** Whether `label` (compact) is the root's. */
 const isRoot = (label: Uint8Array) => label.length === 2 && label[0] === 0 && label[1] === 0;
 
 /** An epoch as a key parameter: NULL (matching nothing) where no row can have it. */
@@ -62,7 +60,7 @@ export function checkAligned(labels: number, epochs: number): void {
 /** A version found by a read: its data is `at` .. `end` of `bytes`. */
 type Visit = (position: number, bytes: Uint8Array, at: number, end: number) => void;
 
-/** A row of node_versions: write epoch, label in key form (version-codec.ts), data. */
+/** A row of node_versions: write epoch, compact label, data. */
 export type VersionRow = [bigint, Uint8Array, Uint8Array];
 
 /** One step of a walk: a version to read and the targets (indices) whose paths pass it. */
@@ -111,7 +109,7 @@ export class NodeVersions {
       const data = encodeVersionData(r.latest, 'treeNode.latest');
       const epoch = r.latest.lastEpoch;
       if (storeEpoch !== undefined && epoch <= storeEpoch) continue;
-      rows.push([epoch, versionKey(r.label), data]);
+      rows.push([epoch, compactLabel(r.label), data]);
     }
     this.append(rows);
   }
@@ -152,7 +150,7 @@ export class NodeVersions {
 
   /**
    * Finds the versions at `count` keys, `keyAt(i, into)` writing key `i`'s parameters (epoch,
-   * label in key form, or NULLs for a key no row has) at `into[at]` and `into[at + 1]`, and visits
+   * compact label, or NULLs for a key no row has) at `into[at]` and `into[at + 1]`, and visits
    * each found: one statement per chunk of `readChunkKeys` keys.
    * @returns how many statements it ran
    */
@@ -215,7 +213,7 @@ export class NodeVersions {
       (i, into, at) => {
         const epoch = epochParam(epochs[i]!);
         into[at] = epoch;
-        into[at + 1] = epoch === null ? null : versionKey(labels[i]!);
+        into[at + 1] = epoch === null ? null : compactLabel(labels[i]!);
       },
       (i, bytes, at, end) => {
         out[i] = decodeVersion(bytes, at, end, labels[i]!, epochs[i]!);
@@ -234,7 +232,7 @@ export class NodeVersions {
     const buffer = new Int32Array(count).fill(-1);
     const starts = new Int32Array(count).fill(-1);
     if (count === 0) return { buffers: [], buffer, starts };
-    const keys = versionKeysOfCodec(labels, count);
+    const compact = compactCodecLabels(labels, count);
     // where each found version's data is, to size the answer before writing it
     const foundIn = new Array<Uint8Array | undefined>(count).fill(undefined);
     const foundAt = new Int32Array(count);
@@ -243,7 +241,7 @@ export class NodeVersions {
     this.find(
       count,
       (i, into, at) => {
-        const label = keys[i];
+        const label = compact[i];
         const epoch = label === undefined ? null : epochParam(epochs[i]!);
         into[at] = epoch;
         into[at + 1] = epoch === null ? null : label;
@@ -372,7 +370,7 @@ function visitNotBlob(params: unknown[], at: number, data: unknown): never {
     data === null ? 'NULL' : typeof data === 'bigint' ? `the integer ${data}` : `a ${typeof data}`;
   throw corruptRow(
     VERSIONS_TABLE,
-    `epoch=${String(epoch)} label=${toHex(compactOfKey(label))}`,
+    `epoch=${String(epoch)} label=${toHex(label)}`,
     `data is ${what}, not a blob`,
   );
 }

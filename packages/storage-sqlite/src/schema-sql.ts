@@ -4,7 +4,7 @@
  * src/ under tsx, from dist/ and inside a bundle; a test checks the copy equals the file.
  */
 
-export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 11 (PRAGMA user_version = 11,
+export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 10 (PRAGMA user_version = 10,
 -- PRAGMA application_id = 0x616b6474, "akdt").
 --
 -- The driver runs this file (mirrored in schema-sql.ts) in one transaction to create a
@@ -21,9 +21,7 @@ export const SCHEMA_SQL = `-- akd-ts SQLite store, schema version 11 (PRAGMA use
 -- How the store keeps tree nodes (schema version 7; database.ts NodeLayout): 'records' in
 -- the nodes table below, or 'versions' in node_versions and node_roots instead (schema.ts
 -- VERSIONS_TABLES_SQL, with nodes dropped). A store keeps the layout it was created with;
--- migrateNodeLayout (layout-migration.ts) moves a store of records to versions. Since schema
--- version 11, node_versions' labels are keyed by their bits before their length
--- (version-codec.ts), so that what an epoch wrote below a node lies beside it.
+-- migrateNodeLayout (layout-migration.ts) moves a store of records to versions.
 CREATE TABLE node_layout (
   id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
   layout TEXT NOT NULL CHECK (layout IN ('records', 'versions'))

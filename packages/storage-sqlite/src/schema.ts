@@ -15,18 +15,15 @@ import type { SqliteClient } from './client.js';
 import { SCHEMA_SQL } from './schema-sql.js';
 
 /** The layout this driver reads and writes. */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 10;
 
 /** `PRAGMA application_id` of an akd-ts store: "akdt". */
 export const APPLICATION_ID = 0x616b6474;
 
-/**
- * One step: what takes a store from version `from` to `from + 1`, SQL or a function that runs
- * its statements on the store's connection (inside the migration's transaction).
- */
+/** One step: the SQL that takes a store from version `from` to `from + 1`. */
 export interface Migration {
   from: number;
-  sql: string | ((client: SqliteClient) => void);
+  sql: string;
 }
 
 /** The node_layout table of version 7 (schema.sql), as a store of records. */
@@ -51,13 +48,12 @@ INSERT INTO node_layout (id, layout) VALUES (1, 'records');`;
  *   (rule 3) is their greatest, found at the end of a small b-tree instead of by reading an
  *   epoch's rows.
  */
-const NODE_VERSIONS_SQL = `CREATE TABLE node_versions (
+export const VERSIONS_TABLES_SQL = `CREATE TABLE node_versions (
   epoch INTEGER NOT NULL,
   label BLOB NOT NULL,
   data BLOB NOT NULL,
   PRIMARY KEY (epoch, label)
-) STRICT, WITHOUT ROWID;`;
-export const VERSIONS_TABLES_SQL = `${NODE_VERSIONS_SQL}
+) STRICT, WITHOUT ROWID;
 CREATE TABLE node_roots (
   epoch INTEGER NOT NULL PRIMARY KEY
 ) STRICT;`;
@@ -91,34 +87,6 @@ DROP TABLE value_states_v8;
 CREATE INDEX value_states_by_user ON value_states (username, epoch);`;
 
 /**
- * Version 11: node_versions keyed by each label's value bytes before its head (version-codec.ts,
- * the key form), in a store that has the table. An epoch's rows are copied one epoch at a
- * time in the new key's order, so that each page is filled once and in sequence, into a
- * table created under its own name after the old one is renamed out of the way (as version
- * 9 does). The whole table is rewritten in the migration's one transaction: its size again
- * in the WAL until the commit, and as free pages after it, which later epochs reuse.
- */
-function versionKeysStep(client: SqliteClient): void {
-  const has = client
-    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'node_versions'")
-    .get();
-  // a store of records: node_versions, once created, has the new keys from the start
-  if (has === undefined) return;
-  client.exec(`ALTER TABLE node_versions RENAME TO node_versions_v10;\n${NODE_VERSIONS_SQL}`);
-  const first = client.prepare('SELECT min(epoch) FROM node_versions_v10').raw(true);
-  const next = client.prepare('SELECT min(epoch) FROM node_versions_v10 WHERE epoch > ?').raw(true);
-  // `||` joins the two parts as text, which keeps their bytes; the cast makes a blob again
-  const copy = client.prepare(
-    'INSERT INTO node_versions (epoch, label, data) ' +
-      'SELECT epoch, CAST(substr(label, 3) || substr(label, 1, 2) AS BLOB), data ' +
-      'FROM node_versions_v10 WHERE epoch = ? ORDER BY 2',
-  );
-  const epochOf = (row: unknown) => (row as [number | bigint | null])[0];
-  for (let e = epochOf(first.get()); e !== null; e = epochOf(next.get(e))) copy.run(e);
-  client.exec('DROP TABLE node_versions_v10');
-}
-
-/**
  * Every step from version 1 up. Version 1 had nodes, value_states and azks; version 2 added
  * the settings table when the Database interface gained named settings; version 3 the
  * audit_blobs table (stored audit blobs; the epochs published before it have none until the
@@ -134,8 +102,7 @@ function versionKeysStep(client: SqliteClient): void {
  * value_states_by_user (username, epoch) (`VALUE_STATES_BY_EPOCH_SQL`), so that an epoch
  * appends its value states instead of writing a row into almost every page of the table;
  * version 10 the vrf_proof_rows table (a label's proofs of one write in one row; the tables
- * of version 4 and 8 are still read, as older rows, until `akd vrf migrate` empties them);
- * version 11 node_versions keyed by the label's bits before its length (`versionKeysStep`).
+ * of version 4 and 8 are still read, as older rows, until `akd vrf migrate` empties them).
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -190,7 +157,6 @@ export const MIGRATIONS: readonly Migration[] = [
   PRIMARY KEY (label, seq)
 ) STRICT, WITHOUT ROWID;`,
   },
-  { from: 10, sql: versionKeysStep },
 ];
 
 /**
@@ -326,11 +292,7 @@ export function prepareSchema(
       client.exec(SCHEMA_SQL);
       if (layout === 'versions') client.exec(TO_VERSIONS_SQL);
     } else {
-      for (const step of MIGRATIONS) {
-        if (step.from < version) continue;
-        if (typeof step.sql === 'string') client.exec(step.sql);
-        else step.sql(client);
-      }
+      for (const step of MIGRATIONS) if (step.from >= version) client.exec(step.sql);
     }
     client.pragma(`user_version = ${SCHEMA_VERSION}`);
     client.pragma(`application_id = ${APPLICATION_ID}`);

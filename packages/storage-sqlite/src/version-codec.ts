@@ -12,13 +12,6 @@
  * not zero (two labels that differ only past their length are different labels, spec 4.1), so
  * every label has one form and the form is a key. The root is `00 00`; a leaf 34 bytes.
  *
- * The `label` column holds the same bytes in key order (schema version 11): the value bytes,
- * then the head. Keyed so, a node and every node below it that one epoch wrote are one range
- * of that epoch's rows (the labels that begin with the node's bits), so that a walk down a
- * part of the tree reads neighbouring rows, where the head first put each length apart. Both
- * forms are one-to-one with labels: the head is the last two bytes, and says how many come
- * before it.
- *
  * `data` (at most 163 bytes, VERSION_DATA_MAX):
  *
  *     u8      node type (1 leaf, 2 root, 3 interior)
@@ -80,32 +73,12 @@ export function compactOf(val: Uint8Array, at: number, len: number): Uint8Array 
   return out;
 }
 
-/** The key form of `label` (the `label` column: value bytes, then the head; the module doc). */
-export function versionKey(label: NodeLabel): Uint8Array {
-  const compact = compactLabel(label);
-  const out = new Uint8Array(compact.length);
-  out.set(compact.subarray(2), 0);
-  out[out.length - 2] = compact[0]!;
-  out[out.length - 1] = compact[1]!;
-  return out;
-}
-
-/** The compact form of the label whose key form (the module doc) is `key`. */
-export function compactOfKey(key: Uint8Array): Uint8Array {
-  const out = new Uint8Array(key.length);
-  if (key.length < 2) return out.fill(0xff); // no key is this short: shown as no label
-  out[0] = key[key.length - 2]!;
-  out[1] = key[key.length - 1]!;
-  out.set(key.subarray(0, key.length - 2), 2);
-  return out;
-}
-
 /**
- * The key form of each label of `labels` in the record codec's form (34 bytes each:
+ * The compact form of each label of `labels` in the record codec's form (34 bytes each:
  * `u16 len || 32 bytes`), written into one buffer: one allocation for all of them. Undefined
  * at a label longer than 256 bits (no row has it).
  */
-export function versionKeysOfCodec(labels: Uint8Array, count: number): (Buffer | undefined)[] {
+export function compactCodecLabels(labels: Uint8Array, count: number): (Buffer | undefined)[] {
   const out: (Buffer | undefined)[] = new Array<Buffer | undefined>(count);
   const all = Buffer.allocUnsafe(34 * count);
   let o = 0;
@@ -119,9 +92,9 @@ export function versionKeysOfCodec(labels: Uint8Array, count: number): (Buffer |
     const n = covered(len);
     const full = !zerosFrom(labels, at + 2, n);
     const size = 2 + (full ? 32 : n);
-    for (let j = 0; j < size - 2; j++) all[o + j] = labels[at + 2 + j]!;
-    all[o + size - 2] = (len >> 8) | (full ? FULL >> 8 : 0);
-    all[o + size - 1] = len & 0xff;
+    all[o] = (len >> 8) | (full ? FULL >> 8 : 0);
+    all[o + 1] = len & 0xff;
+    for (let j = 0; j < size - 2; j++) all[o + 2 + j] = labels[at + 2 + j]!;
     out[i] = all.subarray(o, o + size);
     o += size;
   }
@@ -586,24 +559,21 @@ function putVarintU64(out: Uint8Array, at: number, hi: number, lo: number): numb
 
 /**
  * Appends the label in the codec's form (`u16 len || 32 bytes`, len at most 256) at `from` of
- * `bytes` compact at `at` of `out`, or in its key form with `keyed`; returns the end.
+ * `bytes` compact at `at` of `out`; returns the end.
  */
 export function putCompactFromCodec(
   out: Uint8Array,
   at: number,
   bytes: Uint8Array,
   from: number,
-  keyed = false,
 ): number {
   const len = (bytes[from]! << 8) | bytes[from + 1]!;
   const n = covered(len);
   const full = !zerosFrom(bytes, from + 2, n);
+  out[at] = (len >> 8) | (full ? FULL >> 8 : 0);
+  out[at + 1] = len & 0xff;
   const size = full ? 32 : n;
-  const head = keyed ? at + size : at;
-  const value = keyed ? at : at + 2;
-  out[head] = (len >> 8) | (full ? FULL >> 8 : 0);
-  out[head + 1] = len & 0xff;
-  for (let i = 0; i < size; i++) out[value + i] = bytes[from + 2 + i]!;
+  for (let i = 0; i < size; i++) out[at + 2 + i] = bytes[from + 2 + i]!;
   return at + 2 + size;
 }
 

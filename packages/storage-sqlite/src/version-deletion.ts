@@ -1,11 +1,11 @@
 /**
  * Deleting node versions in the `versions` layout (`Database.deleteNodeVersions`), inside the
  * write transaction the database opened for it. The keys go in the table's key order (write
- * epoch, then label in key form), so that each statement deletes from neighbouring pages and a
+ * epoch, then compact label), so that each statement deletes from neighbouring pages and a
  * page is visited once, not once per key scattered over the call; each statement is a
  * `VALUES` list of `chunkRows` keys probing the primary key (versions-sql.ts).
  *
- * A call may hold a million keys: their labels in key form are written into one buffer, 34 bytes
+ * A call may hold a million keys: their compact labels are written into one buffer, 34 bytes
  * a key, and the order is an index array, so a key costs about 40 bytes rather than an object
  * or two; a statement's label parameters are views of that buffer.
  */
@@ -13,10 +13,10 @@
 import type { NodeLabel } from '@akd-ts/core';
 import type { SqliteStatement } from './client.js';
 import { chunks } from './sql.js';
-import { versionKey } from './version-codec.js';
+import { compactLabel } from './version-codec.js';
 import { DELETE_ROOT_SQL, deleteVersionsSql } from './versions-sql.js';
 
-/** The longest label in key form: 32 value bytes and the head. */
+/** The longest compact label: the head and 32 value bytes. */
 const KEY_BYTES = 34;
 
 /** A key's epoch as a parameter: NULL (matching nothing) below 0, where no row can be. */
@@ -41,9 +41,9 @@ export function deleteVersions(
   const sizes = new Uint8Array(count);
   const order = new Uint32Array(count);
   for (let i = 0; i < count; i++) {
-    const key = versionKey(labels[i]!);
-    keys.set(key, KEY_BYTES * i);
-    sizes[i] = key.length;
+    const compact = compactLabel(labels[i]!);
+    keys.set(compact, KEY_BYTES * i);
+    sizes[i] = compact.length;
     order[i] = i;
   }
   const start = (i: number) => KEY_BYTES * i;
@@ -80,7 +80,7 @@ export function deleteVersions(
   return deleted;
 }
 
-/** Whether the label in key form at `at` of `keys`, `size` bytes, is the root's. */
+/** Whether the compact label at `at` of `keys`, `size` bytes, is the root's. */
 function isRootAt(keys: Uint8Array, at: number, size: number): boolean {
   return size === 2 && keys[at] === 0 && keys[at + 1] === 0;
 }

@@ -19,7 +19,7 @@ export const upsertVersionsSql = byCount(
 export const INSERT_ROOT_SQL = 'INSERT OR IGNORE INTO node_roots (epoch) VALUES (?)';
 
 /**
- * Deletes the versions at `keys` (epoch, label in key form) pairs; NULLs match none. SQLite
+ * Deletes the versions at `keys` (epoch, compact label) pairs; NULLs match none. SQLite
  * builds the list into an index of its own and probes the primary key with each entry.
  */
 export const deleteVersionsSql = byCount(
@@ -32,13 +32,13 @@ export const DELETE_ROOT_SQL = 'DELETE FROM node_roots WHERE epoch = ?';
 /** The store's epoch (rule 3): the newest root version's; NULL when there is none. */
 export const STORE_EPOCH_SQL = 'SELECT max(epoch) FROM node_roots';
 
-/** The versions at `keys` (position from 1, epoch, label in key form) triples; NULLs match none. */
+/** The versions at `keys` (position from 1, epoch, compact label) triples; NULLs match none. */
 const versionJoin = (keys: number) =>
   `FROM (VALUES ${list(keys, '(?, ?, ?)')}) AS q ` +
   'JOIN node_versions AS v ON v.epoch = q.column2 AND v.label = q.column3';
 
 /**
- * The data of the versions at `keys` (position from 1, epoch, label in key form) triples, joined
+ * The data of the versions at `keys` (position from 1, epoch, compact label) triples, joined
  * into one byte string: `be16(position) || u8 length || data` for each version found, and how
  * many found rows cannot be written so (data that is not a blob, or longer than any version's:
  * the driver then reads them as rows, and names what is wrong). A row a version instead cost

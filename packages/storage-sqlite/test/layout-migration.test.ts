@@ -20,7 +20,7 @@ import {
   type SqliteStatement,
 } from '../src/index.js';
 import { NODE_COLUMNS, decodeNodeRow } from '../src/codec.js';
-import { encodeVersionData, versionKey } from '../src/version-codec.js';
+import { compactLabel, encodeVersionData } from '../src/version-codec.js';
 import {
   inlineVrfNonces,
   leafLabel,
@@ -181,7 +181,7 @@ describe('migrateNodeLayout', () => {
       .all()) {
       const { label, latest, previous } = decodeNodeRow(row as unknown[]);
       for (const v of previous === undefined ? [latest] : [previous, latest]) {
-        const key = `${v.lastEpoch} ${toHex(versionKey(label))}`;
+        const key = `${v.lastEpoch} ${toHex(compactLabel(label))}`;
         expected.set(key, `${key} ${toHex(encodeVersionData(v, 'v'))}`);
       }
     }
@@ -392,7 +392,7 @@ describe('migrateNodeLayout', () => {
     await db.batchSet([{ kind: 'treeNode', label: interior, latest, previous }]);
     await db.close();
     await migrateNodeLayout(path);
-    const label = toHex(versionKey(interior));
+    const label = toHex(compactLabel(interior));
     assert.deepEqual(versionRows(path).slice(0, -1), [
       `${1n << 49n} ${label} ${toHex(encodeVersionData(previous, 'p'))}`,
       `${MAX} ${label} ${toHex(encodeVersionData(latest, 'l'))}`,

@@ -234,7 +234,7 @@ describe('schema', () => {
     r.close();
     assert.deepEqual(
       MIGRATIONS.map((m) => m.from),
-      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      [1, 2, 3, 4, 5, 6, 7, 8, 9],
     );
 
     const migrated = await SqliteDatabase.open(path);

@@ -16,7 +16,7 @@ import {
   type SqliteClient,
   type SqliteDatabaseOptions,
 } from '../src/index.js';
-import { versionKey } from '../src/version-codec.js';
+import { compactLabel } from '../src/version-codec.js';
 import { leafLabel, nodeRecord, raw, rejectsWith, tempDir } from './support/helpers.js';
 
 const tmp = tempDir('deletion');
@@ -62,7 +62,7 @@ function rows(path: string): { versions: string[]; roots: bigint[] } {
 }
 
 const key = (label: NodeLabel, epoch: bigint) =>
-  `${epoch}:${Buffer.from(versionKey(label)).toString('hex')}`;
+  `${epoch}:${Buffer.from(compactLabel(label)).toString('hex')}`;
 
 /** A client whose statements note their SQL and parameters as they run. */
 function noting(client: SqliteClient, ran: { sql: string; params: unknown[] }[]): SqliteClient {

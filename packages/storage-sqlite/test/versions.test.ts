@@ -22,7 +22,7 @@ import {
   type TreeNodeRecord,
 } from '@akd-ts/storage';
 import { SqliteDatabase } from '../src/index.js';
-import { compactLabel, compactOfKey, encodeVersionData, versionKey } from '../src/version-codec.js';
+import { compactLabel, encodeVersionData } from '../src/version-codec.js';
 import { leafLabel, raw, rejectsWith, stateRecord, tempDir } from './support/helpers.js';
 import { labelName, labelsAt, openDirectory, updatesOf } from './support/workload.js';
 
@@ -204,67 +204,6 @@ describe('a directory on a store of versions', () => {
   });
 });
 
-describe('a store of versions keyed before schema version 11', () => {
-  /** The rows of node_versions as `epoch label data` hex, in the table's key order. */
-  const rowsOf = (path: string) => {
-    const r = raw(path);
-    try {
-      const rows = r.prepare('SELECT epoch, label, data FROM node_versions').raw(true).all();
-      return (rows as [bigint, Uint8Array, Uint8Array][]).map(
-        ([e, l, d]) => `${e} ${toHex(l)} ${toHex(d)}`,
-      );
-    } finally {
-      r.close();
-    }
-  };
-  const schemaText = (path: string) => {
-    const r = raw(path);
-    try {
-      return r.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').raw(true).all();
-    } finally {
-      r.close();
-    }
-  };
-
-  test('is keyed by bits first when opened, its proofs unchanged', async () => {
-    const path = freshPath();
-    const db = await SqliteDatabase.open(path, { nodeLayout: 'versions' });
-    const dir = await openDirectory(db);
-    for (let e = 1n; e <= 3n; e++) await dir.publish(updatesOf(e));
-    const lookups = await Promise.all([0, 41, 433].map((i) => dir.lookup(labelName(i))));
-    await dir.close();
-    await db.close();
-    const rows = rowsOf(path);
-    const schema = schemaText(path);
-    // back to version 10: labels head first, the rows in that key's order
-    const r = raw(path);
-    r.exec(
-      'UPDATE node_versions SET label = CAST(substr(label, -2) || ' +
-        'substr(label, 1, length(label) - 2) AS BLOB)',
-    );
-    r.pragma('user_version = 10');
-    r.close();
-    const old = rowsOf(path);
-    assert.notDeepEqual(old, rows, 'version 10 keys differ');
-    assert.deepEqual([...old].sort(), [...old], 'and are in their own order');
-
-    const again = await SqliteDatabase.open(path);
-    try {
-      assert.equal(again.openedAtVersion, 10);
-      assert.deepEqual(rowsOf(path), rows, 'the same rows, keys and order as a new store');
-      assert.deepEqual(schemaText(path), schema, 'the same schema as a new store');
-      const reopened = await openDirectory(again);
-      const relooked = await Promise.all([0, 41, 433].map((i) => reopened.lookup(labelName(i))));
-      assert.ok(isDeepStrictEqual(relooked, lookups));
-      await reopened.publish(updatesOf(4n));
-      assert.deepEqual(await again.checkIntegrity(), []);
-      await reopened.close();
-    } finally {
-      await again.close();
-    }
-  });
-});
-
 describe('writes', () => {
   test("a commit in chunks is judged by the store's epoch before it, whatever a chunk wrote", async () => {
     const db = await SqliteDatabase.open(freshPath(), { nodeLayout: 'versions' });
@@ -373,16 +312,6 @@ describe('writes', () => {
     const junk = new NodeLabel(Uint8Array.of(0x80, ...new Uint8Array(30), 1), 1);
     assert.equal(toHex(compactLabel(junk)), `8001${toHex(junk.val)}`);
     assert.equal(compactLabel(A).length, 34);
-    // the key column: the value bytes, then the head
-    assert.equal(toHex(versionKey(ROOT)), '0000');
-    assert.equal(
-      toHex(versionKey(new NodeLabel(Uint8Array.of(0xc0, ...new Uint8Array(31)), 9))),
-      'c0000009',
-    );
-    assert.equal(toHex(versionKey(junk)), `${toHex(junk.val)}8001`);
-    for (const l of [ROOT, A, B, junk])
-      assert.deepEqual(compactOfKey(versionKey(l)), compactLabel(l));
-    assert.equal(toHex(compactOfKey(Uint8Array.of(7))), 'ff', 'no key is one byte long');
     const leaf = encodeVersionData(node(A, 5n, { minDescendantEpoch: 300n }), 'n');
     // leaf, no children, varint 300, parent root, hash
     assert.equal(toHex(leaf.subarray(0, 6)), '0100ac020000');
@@ -437,43 +366,6 @@ describe('the store epoch and the writer lock', () => {
   });
 });
 
-test('keyed by bits first, a node and every node below it are one range of the keys', () => {
-  // labels along and beside a few paths, of every length up to 40 bits
-  const labels: NodeLabel[] = [ROOT];
-  const rng = (seed: number) => () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-  const next = rng(7);
-  for (let p = 0; p < 12; p++) {
-    const val = new Uint8Array(32);
-    for (let i = 0; i < 5; i++) val[i] = Math.floor(next() * 256);
-    for (let len = 1; len <= 40; len++) labels.push(new NodeLabel(val, 256).getPrefix(len));
-  }
-  const unique = [...new Map(labels.map((l) => [l.key, l])).values()];
-  const sorted = unique
-    .map((l) => ({ l, k: Buffer.from(versionKey(l)) }))
-    .sort((a, b) => Buffer.compare(a.k, b.k))
-    .map(({ l }) => l);
-  let checked = 0;
-  for (const top of unique) {
-    // every label between the first and last of top's subtree lies in it, or above top
-    const at = sorted.flatMap((l, i) => (top.isPrefixOf(l) ? [i] : []));
-    for (let i = at[0]!; i <= at[at.length - 1]!; i++) {
-      const l = sorted[i]!;
-      assert.ok(top.isPrefixOf(l) || l.isPrefixOf(top), `${l} lies inside ${top}'s range`);
-    }
-    if (at.length > 2) checked++;
-  }
-  assert.ok(checked > 100, 'subtrees of many nodes were checked');
-  // the head-first form did not have it: a node's children sorted after its other nodes' of
-  // its length
-  const byCompact = [...unique].sort((a, b) =>
-    Buffer.compare(Buffer.from(compactLabel(a)), Buffer.from(compactLabel(b))),
-  );
-  assert.notDeepEqual(
-    byCompact.map((l) => l.key),
-    sorted.map((l) => l.key),
-  );
-});
-
 /** Rows as the corrupt cases change them: SQL on the data of B's version of epoch 2. */
 const bKey = `epoch=2 label=${toHex(compactLabel(B))}`;
 
@@ -519,7 +411,7 @@ describe('corrupt versions are STORAGE_CORRUPT naming node_versions and the key'
       // `||` makes text: cast back, but where the case is a value of another type
       const value = loose === true ? data : `CAST(${data} AS BLOB)`;
       r.prepare(`UPDATE node_versions SET data = ${value} WHERE epoch = 2 AND label = ?`).run(
-        versionKey(B),
+        compactLabel(B),
       );
       r.close();
       const again = await SqliteDatabase.open(path);
