@@ -201,9 +201,9 @@ export interface Database {
   /**
    * Optional: what a read costs beyond its work. `local` (an embedded store): it is answered
    * in this process, with no round trip to save by reading much at once, so an insertion's
-   * preload reads the tree a few thousand paths at a time rather than a whole level at once,
-   * and the pages a part of the walk read are still in the store's cache when it reads the
-   * level below. `round-trip` (also when absent): each read waits on a server.
+   * preload reads the tree a part at a time rather than a whole level at once, which misses
+   * the store's page cache less often (directory's `PreloadOptions.chunkNodes`).
+   * `round-trip` (also when absent): each read waits on a server.
    */
   readonly readLatency?: 'local' | 'round-trip';
 

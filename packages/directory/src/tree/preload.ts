@@ -35,9 +35,10 @@ export interface PreloadOptions {
   /**
    * An insertion's walk outside its parallel levels: where set, a level of more nodes than this
    * is cut in halves that continue one after the other, each down to the leaves before the
-   * next begins, so that the nodes a part reads at one level and its children at the next,
-   * which an embedded store keeps on the same pages (`Database.readLatency` 'local'), are read
-   * while those pages are still in its cache. Default: a level at a time.
+   * next begins. For a store with no round trips to save (`Database.readLatency` 'local'):
+   * a part's reads span a narrow range of labels, and on SQLite they missed its page cache
+   * half as often at 1M labels and a fifth less at 10M as a whole level's reads did
+   * (bench/RESULTS.md). Default: a level at a time.
    */
   chunkNodes?: number;
   /** Filled in when given: how deep the walk went and how many batched reads it issued. */
