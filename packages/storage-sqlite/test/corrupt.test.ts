@@ -8,7 +8,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { NodeLabel, toHex } from '@akd-ts/core';
-import { AZKS_KEY, NodeType, nodeKey, vrfProofKeyBytes, type DbRecord } from '@akd-ts/storage';
+import {
+  AZKS_KEY,
+  NodeType,
+  nodeKey,
+  readWalkNodes,
+  vrfProofKeyBytes,
+  type DbRecord,
+} from '@akd-ts/storage';
 import { SqliteDatabase } from '../src/index.js';
 import {
   leafLabel,
@@ -152,6 +159,7 @@ describe('corrupt rows are STORAGE_CORRUPT naming the table and the key', () => 
         // in bytes: SQLite writes no record for such a row, and the row decoder names it
         const codec = Uint8Array.of(label.len >> 8, label.len & 255, ...label.val);
         await rejectsWith(db.batchGetNodeBytes(codec), 'STORAGE_CORRUPT', where, problem);
+        await rejectsWith(readWalkNodes(db, [label], undefined), 'STORAGE_CORRUPT', where, problem);
         // the other tables still read
         assert.equal((await db.get(AZKS_KEY)).numNodes, 3n);
       } finally {

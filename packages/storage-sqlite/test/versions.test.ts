@@ -11,12 +11,11 @@ import { after, describe, test } from 'node:test';
 import { NodeLabel, toHex } from '@akd-ts/core';
 import {
   AZKS_KEY,
-  ByteReader,
-  ByteWriter,
-  LABEL_BYTES,
   NodeType,
+  codecLabelBytes,
   nodeKey,
-  readRecord,
+  readWalkNodes,
+  recordsOfBytes,
   type DbRecord,
   type TreeNode,
   type TreeNodeRecord,
@@ -85,23 +84,6 @@ const azks = (latestEpoch: bigint, numNodes: bigint): DbRecord => ({
   latestEpoch,
   numNodes,
 });
-
-function codecLabels(labels: readonly NodeLabel[]): Uint8Array {
-  const w = new ByteWriter(LABEL_BYTES * Math.max(1, labels.length));
-  for (const l of labels) w.label(l);
-  return w.done();
-}
-
-/** The records of a bytes answer, aligned (undefined where none). */
-function recordsOf(answer: {
-  buffers: Uint8Array[];
-  buffer: Int32Array;
-  starts: Int32Array;
-}): (DbRecord | undefined)[] {
-  return Array.from(answer.buffer, (b, i) =>
-    b < 0 ? undefined : readRecord(new ByteReader(answer.buffers[b]!, answer.starts[i]!)),
-  );
-}
 
 describe('a store keeps the layout it was created with', () => {
   test('a new store of versions says so, and reopens as one whatever the option says', async () => {
@@ -262,15 +244,17 @@ describe('writes', () => {
     const epochs = [MAX, MAX - 1n, 1n << 49n, 1n << 49n];
     assert.deepEqual(await db.batchGetNodeVersions(labels, epochs), wanted);
     const bytes = await db.batchGetNodeVersionBytes(
-      codecLabels(labels),
+      codecLabelBytes(labels),
       BigUint64Array.from(epochs),
     );
-    assert.deepEqual(recordsOf(bytes), wanted);
+    assert.deepEqual(recordsOfBytes(bytes), wanted);
+    // a walk's reads by version go through the bytes
+    assert.deepEqual(await readWalkNodes(db, labels, epochs), wanted);
     // epochs no row can have, and labels longer than any, match nothing
-    const odd = codecLabels([interior, interior]);
+    const odd = codecLabelBytes([interior, interior]);
     odd[34] = 0x02; // a length of 512 bits
     assert.deepEqual(
-      recordsOf(await db.batchGetNodeVersionBytes(odd, BigUint64Array.from([MAX + 1n, MAX]))),
+      recordsOfBytes(await db.batchGetNodeVersionBytes(odd, BigUint64Array.from([MAX + 1n, MAX]))),
       [undefined, undefined],
     );
     assert.deepEqual(await db.batchGetNodeVersions([interior], [-1n]), [undefined]);
@@ -297,7 +281,9 @@ describe('writes', () => {
     const b = got[1] as TreeNodeRecord;
     assert.deepEqual([b.latest.lastEpoch, b.previous?.lastEpoch], [2n, 1n]);
     // in bytes, as records with their previous copies
-    const bytes = recordsOf(await db.batchGetNodeBytes(codecLabels([B, leafLabel(9), ROOT])));
+    const bytes = recordsOfBytes(
+      await db.batchGetNodeBytes(codecLabelBytes([B, leafLabel(9), ROOT])),
+    );
     assert.deepEqual(bytes, await db.batchGetNodes([B, leafLabel(9), ROOT]));
     await assert.rejects(db.batchGetNodeBytes(new Uint8Array(35)), RangeError);
     await db.close();
@@ -334,10 +320,10 @@ describe('a store of records', () => {
     const want = [rec(b2), rec(b1), undefined, rec(node(A, 1n)), undefined];
     assert.deepEqual(await db.batchGetNodeVersions(labels, epochs), want);
     const bytes = await db.batchGetNodeVersionBytes(
-      codecLabels(labels),
+      codecLabelBytes(labels),
       BigUint64Array.from(epochs),
     );
-    assert.deepEqual(recordsOf(bytes), want);
+    assert.deepEqual(recordsOfBytes(bytes), want);
     await assert.rejects(db.batchGetNodeVersions([A], []), RangeError);
     await db.close();
   });
@@ -419,7 +405,8 @@ describe('corrupt versions are STORAGE_CORRUPT naming node_versions and the key'
         ['by version', () => again.batchGetNodeVersions([A, B], [1n, 2n])],
         [
           'in bytes',
-          () => again.batchGetNodeVersionBytes(codecLabels([A, B]), BigUint64Array.from([1n, 2n])),
+          () =>
+            again.batchGetNodeVersionBytes(codecLabelBytes([A, B]), BigUint64Array.from([1n, 2n])),
         ],
         ['by label', () => again.get(nodeKey(B))],
       ];

@@ -76,6 +76,8 @@ export {
   alignNodes,
   codecLabelCount,
   codecLabels,
+  codecLabelBytes,
+  recordsOfBytes,
   foundRecordsAnswer,
   joinedRecordsAnswer,
   nodeRecordBytes,

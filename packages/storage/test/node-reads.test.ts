@@ -14,6 +14,9 @@ import {
   alignNodes,
   codecLabelCount,
   codecLabels,
+  codecLabelBytes,
+  recordsOfBytes,
+  readWalkNodes,
   foundRecordsAnswer,
   joinedRecordsAnswer,
   nodeRecordBytes,
@@ -153,31 +156,11 @@ test('without a cache, peekNodes finds nothing and cacheNodes keeps nothing', as
   assert.equal((await storage.batchGet([AZKS_KEY])).length, 1);
 });
 
-/** Labels in the record codec's form, 34 bytes each. */
-function asked(labels: NodeLabel[]): Uint8Array {
-  const out = new Uint8Array(34 * labels.length);
-  labels.forEach((l, i) => {
-    out[34 * i] = l.len >> 8;
-    out[34 * i + 1] = l.len & 0xff;
-    out.set(l.val, 34 * i + 2);
-  });
-  return out;
-}
-
-/** The records of a byte answer, decoded, aligned with the labels asked for. */
 /** One record in the codec's bytes. */
 function recordBytes(r: TreeNodeRecord): Uint8Array {
   const w = new ByteWriter(512);
   writeRecord(w, r);
   return w.done();
-}
-
-function decoded(answer: NodeRecordBytes) {
-  return [...answer.starts].map((at, i) => {
-    const b = answer.buffer[i]!;
-    if (b < 0) return undefined;
-    return readRecord(new ByteReader(answer.buffers[b]!.slice(at)));
-  });
 }
 
 test('node reads in bytes answer what aligned reads answer, through the storage manager and a remote store', async () => {
@@ -186,12 +169,12 @@ test('node reads in bytes answer what aligned reads answer, through the storage 
   await packed.batchSet(db.allRecords());
   const labels = [label(2), label(9), label(1), label(2), label(3)];
   const want = [rec[1], undefined, rec[0], rec[1], rec[2]];
-  assert.deepEqual(decoded(await packed.batchGetNodeBytes(asked(labels))), want);
-  assert.deepEqual(decoded(await packed.batchGetNodeBytes(new Uint8Array(0))), []);
+  assert.deepEqual(recordsOfBytes(await packed.batchGetNodeBytes(codecLabelBytes(labels))), want);
+  assert.deepEqual(recordsOfBytes(await packed.batchGetNodeBytes(new Uint8Array(0))), []);
   await assert.rejects(packed.batchGetNodeBytes(new Uint8Array(33)), RangeError);
 
   const remote = new InstrumentedDatabase(packed, { maxKeysPerRead: 2 });
-  assert.deepEqual(decoded(await remote.batchGetNodeBytes!(asked(labels))), want);
+  assert.deepEqual(recordsOfBytes(await remote.batchGetNodeBytes!(codecLabelBytes(labels))), want);
   assert.deepEqual(
     [remote.stats.batchReads, remote.stats.batchKeys, remote.stats.roundTrips],
     [1, 5, 3],
@@ -201,18 +184,21 @@ test('node reads in bytes answer what aligned reads answer, through the storage 
 
   const storage = new StorageManager(remote);
   assert.equal(storage.readsNodeBytes(), true);
-  assert.deepEqual(decoded(await storage.readNodeBytes(asked(labels))), want);
+  assert.deepEqual(recordsOfBytes(await storage.readNodeBytes(codecLabelBytes(labels))), want);
   assert.deepEqual([storage.metrics.dbBatchGets, storage.metrics.dbBatchKeys], [1, 5]);
   const tx = storage.beginTransaction();
   assert.equal(tx.readsNodeBytes(), true);
-  assert.deepEqual(decoded(await tx.readNodeBytes(asked([label(3)]))), [rec[2]]);
+  assert.deepEqual(recordsOfBytes(await tx.readNodeBytes(codecLabelBytes([label(3)]))), [rec[2]]);
   await tx.rollback();
-  assert.equal(await codeOf(tx.readNodeBytes(asked([label(3)]))), 'STORAGE_TRANSACTION');
+  assert.equal(await codeOf(tx.readNodeBytes(codecLabelBytes([label(3)]))), 'STORAGE_TRANSACTION');
 
   const plain = new StorageManager(db);
   assert.equal(plain.readsNodeBytes(), false);
   assert.equal(plain.beginTransaction().readsNodeBytes(), false);
-  assert.equal(await codeOf(plain.readNodeBytes(asked([label(1)]))), 'STORAGE_TRANSACTION');
+  assert.equal(
+    await codeOf(plain.readNodeBytes(codecLabelBytes([label(1)]))),
+    'STORAGE_TRANSACTION',
+  );
 });
 
 test('aligned records answer in bytes as a store would, and codec labels read back as labels', async () => {
@@ -221,14 +207,14 @@ test('aligned records answer in bytes as a store would, and codec labels read ba
   const answer = nodeRecordBytes(want);
   assert.equal(answer.buffers.length, 1);
   assert.deepEqual(Array.from(answer.buffer), [0, -1, 0, 0]);
-  assert.deepEqual(decoded(answer), want);
-  assert.deepEqual(decoded(nodeRecordBytes([])), []);
+  assert.deepEqual(recordsOfBytes(answer), want);
+  assert.deepEqual(recordsOfBytes(nodeRecordBytes([])), []);
   const labels = [label(2), NodeLabel.root(), new NodeLabel(new Uint8Array(32).fill(0x80), 1)];
   assert.deepEqual(
-    codecLabels(asked(labels)).map((l) => l.key),
+    codecLabels(codecLabelBytes(labels)).map((l) => l.key),
     labels.map((l) => l.key),
   );
-  assert.equal(codecLabelCount(asked(labels)), 3);
+  assert.equal(codecLabelCount(codecLabelBytes(labels)), 3);
   assert.throws(() => codecLabelCount(new Uint8Array(35)), /34 bytes each, not 35/);
   assert.throws(() => codecLabels(new Uint8Array(1)), RangeError);
 });
@@ -246,7 +232,7 @@ test("records a driver's statements found answer in bytes, or nothing where a po
   ]);
   assert.ok(answer);
   assert.equal(answer.buffers.length, 2);
-  assert.deepEqual(decoded(answer), [rec[1], rec[0], rec[1]]);
+  assert.deepEqual(recordsOfBytes(answer), [rec[1], rec[0], rec[1]]);
   assert.deepEqual(Array.from(foundRecordsAnswer(2, 2, [[]])!.buffer), [-1, -1]);
   const one1 = (i: unknown, record: unknown) => foundRecordsAnswer(1, 2, [[[i, record]]]);
   assert.ok(one1(1, one));
@@ -273,7 +259,7 @@ test("records a driver's server joined answer in bytes as they are, or nothing w
   assert.equal(answer.buffers[0]!.buffer, first.buffer, 'views of the joined bytes');
   const fromBuffer = joinedRecordsAnswer(1, 2, [Buffer.from(at(1, one))])!;
   assert.equal(Object.getPrototypeOf(fromBuffer.buffers[0]), Uint8Array.prototype, 'plain views');
-  assert.deepEqual(decoded(answer), [rec[1], rec[0], rec[1]]);
+  assert.deepEqual(recordsOfBytes(answer), [rec[1], rec[0], rec[1]]);
   assert.deepEqual(Array.from(joinedRecordsAnswer(2, 2, [undefined])!.buffer), [-1, -1]);
   assert.deepEqual(Array.from(joinedRecordsAnswer(2, 2, [new Uint8Array(0)])!.buffer), [-1, -1]);
   const one1 = (joined: Uint8Array) => joinedRecordsAnswer(1, 2, [joined]);
@@ -295,14 +281,14 @@ test('an answer in bytes reads the same after the store rewrote, compacted and d
   const packed = new PackedMemoryDatabase({ slabBytes: 1024 });
   const leaves = Array.from({ length: 20 }, (_, i) => leafRecord(label(i + 1), 1n));
   await packed.batchSet(leaves);
-  const answer = await packed.batchGetNodeBytes(asked(leaves.map((r) => r.label)));
+  const answer = await packed.batchGetNodeBytes(codecLabelBytes(leaves.map((r) => r.label)));
   assert.ok(answer.buffers.length > 1, 'records in several slabs');
   for (let epoch = 2n; epoch < 12n; epoch++) {
     await packed.batchSet(leaves.map((r) => leafRecord(r.label, epoch)));
   }
   const usage = packed.slabUsage();
   assert.ok(usage.compacted > 0 && usage.slabs <= 4, 'the first slabs were dropped');
-  assert.deepEqual(decoded(answer), leaves);
+  assert.deepEqual(recordsOfBytes(answer), leaves);
 });
 
 test("a node's bytes are checked as skipRecord checks them, and u64s read as the doubles they convert to", () => {
@@ -365,4 +351,46 @@ test("a node's bytes are checked as skipRecord checks them, and u64s read as the
   ]) {
     assert.equal(u64(v), Number(v), String(v));
   }
+});
+
+test('a walk reads through a store that answers in bytes, each record a copy of its own bytes', async () => {
+  const { db, rec } = await store();
+  const packed = new PackedMemoryDatabase();
+  await packed.batchSet(db.allRecords());
+  const answers: NodeRecordBytes[] = [];
+  let byRecords = 0;
+  // the store's answers are views of its slabs: the spy hands the walk copies it can spoil
+  const spy = Object.assign(Object.create(packed) as PackedMemoryDatabase, {
+    batchGetNodeBytes: async (labels: Uint8Array) => {
+      const answer = await packed.batchGetNodeBytes(labels);
+      const copy = { ...answer, buffers: answer.buffers.map((b) => b.slice()) };
+      answers.push(copy);
+      return copy;
+    },
+    batchGetNodes: async (labels: readonly NodeLabel[]) => {
+      byRecords++;
+      return packed.batchGetNodes(labels);
+    },
+  });
+  const labels = [label(2), label(9), label(1), label(2)];
+  const want = [rec[1], undefined, rec[0], rec[1]];
+  const got = await readWalkNodes(spy, labels, undefined);
+  assert.deepEqual(got, want);
+  assert.deepEqual([answers.length, byRecords], [1, 0]);
+  for (const b of answers[0]!.buffers) b.fill(0);
+  assert.deepEqual(got, want, 'the records do not view the answer');
+  // the storage manager reads a walk's nodes the same way
+  const storage = new StorageManager(spy);
+  assert.deepEqual(await storage.readNodes(labels), want);
+  assert.deepEqual([answers.length, byRecords], [2, 0]);
+  assert.deepEqual(await readWalkNodes(spy, [], undefined), []);
+  // a store without reads in bytes is asked for records
+  assert.deepEqual(await readWalkNodes(db, labels, undefined), want);
+  // bytes that are not tree-node records are refused, not decoded
+  const azks = new ByteWriter(64);
+  writeRecord(azks, { kind: 'azks', latestEpoch: 1n, numNodes: 1n });
+  const odd = { buffers: [azks.done()], buffer: Int32Array.of(0), starts: Int32Array.of(0) };
+  assert.throws(() => recordsOfBytes(odd), /not a tree-node record/);
+  const cut = { ...odd, buffers: [recordBytes(rec[0]!).subarray(0, 40)] };
+  assert.throws(() => recordsOfBytes(cut), RangeError);
 });
