@@ -16,6 +16,7 @@ import {
   toHex,
   type Configuration,
 } from '@akd-ts/core';
+import { VRF_PUBLIC_KEY_SETTING } from '@akd-ts/directory';
 import { MemoryDatabase, type Database, type NodeLayout } from '@akd-ts/storage';
 import { UsageError } from './errors.js';
 import type { CliIo } from './io.js';
@@ -147,7 +148,7 @@ export interface DirectorySettings {
 const SETTING = {
   configuration: 'configuration',
   domainLabel: 'domain_label',
-  publicKey: 'vrf_public_key',
+  publicKey: VRF_PUBLIC_KEY_SETTING,
 } as const;
 
 /** Records the directory's settings in its store. */

@@ -36,6 +36,7 @@ import { releaseAfterLargeEpoch } from './release-memory.js';
 import { oldestServedEpoch } from './version-collection.js';
 import type { LabelsListener, VrfJob } from './vrf/engine.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
+import { checkVrfKey } from './vrf/key-check.js';
 import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
 import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
 import { SWEEPS_FROM_SETTING } from './vrf/marker-sweeps.js';
@@ -125,8 +126,9 @@ export class Directory extends ReadOnlyDirectory {
    * Opens the directory for writing: takes the store's writer lock, then reads the AZKS or,
    * in an empty store, creates it. Only a missing AZKS creates one; any other read error is
    * returned, so a connection problem can never reset a directory.
-   * @throws AkdError `STORAGE_LOCKED` when another writer holds the store; TypeError without
-   * `vrfKeys`.
+   * @throws AkdError `STORAGE_LOCKED` when another writer holds the store;
+   * `VRF_INVALID_SECRET_KEY` when the key is not the directory's (vrf/key-check.ts: the store
+   * records the public key of the first writer to open it); TypeError without `vrfKeys`.
    */
   static override async open(options: WritableDirectoryOptions): Promise<Directory> {
     if (options.vrfKeys === undefined) {
@@ -137,6 +139,8 @@ export class Directory extends ReadOnlyDirectory {
     try {
       ctx = await makeContext(options);
       const db = ctx.storage.db;
+      // before anything is written: a key of another directory changes nothing
+      await checkVrfKey(ctx, 'secret', true);
       if ((await ctx.azks.find(ctx.storage)) === undefined) {
         await ctx.azks.create(ctx.storage);
         // every version of this store will have its proofs stored, markers by sweeps past

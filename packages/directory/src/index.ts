@@ -33,6 +33,7 @@ export {
 } from './vrf/stored-proofs.js';
 export { BACKFILL_CURSOR_SETTING } from './vrf/backfill.js';
 export { VRF_PROOFS_THROUGH_SETTING } from './vrf/epoch-proofs.js';
+export { VRF_PUBLIC_KEY_SETTING } from './vrf/key-check.js';
 export type { BackfillOptions } from './vrf/backfill.js';
 export type { VrfKeyStore } from './vrf/key-store.js';
 export {

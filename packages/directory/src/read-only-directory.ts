@@ -30,6 +30,7 @@ import { createVrfEngine, type VrfEngine, type VrfOptions } from './vrf/engine.j
 import { StoredVrfProofs, VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
 import type { VrfKeyStore } from './vrf/key-store.js';
 import { proofsThrough } from './vrf/epoch-proofs.js';
+import { checkVrfKey } from './vrf/key-check.js';
 
 export interface DirectoryOptions {
   config: Configuration;
@@ -140,7 +141,9 @@ export class ReadOnlyDirectory {
 
   /**
    * Opens a directory whose store already holds an AZKS.
-   * @throws AkdError `DIRECTORY_READ_ONLY` when the store has no AZKS (or cannot be read).
+   * @throws AkdError `DIRECTORY_READ_ONLY` when the store has no AZKS (or cannot be read);
+   * `VRF_INVALID_SECRET_KEY` or `VRF_INVALID_PUBLIC_KEY` when the key given is not the
+   * directory's (vrf/key-check.ts).
    */
   static async open(options: DirectoryOptions): Promise<ReadOnlyDirectory> {
     const ctx = await makeContext(options);
@@ -153,6 +156,12 @@ export class ReadOnlyDirectory {
         `cannot open a read-only directory without an AZKS: ${e instanceof Error ? e.message : String(e)}`,
         { cause: e },
       );
+    }
+    try {
+      await checkVrfKey(ctx, options.vrfKeys === undefined ? 'public' : 'secret', false);
+    } catch (e) {
+      await ctx.vrf.close();
+      throw e;
     }
     return new ReadOnlyDirectory(ctx);
   }
