@@ -8,13 +8,14 @@
  *
  *   npm run bench -- proof-servers [--store sqlite|postgres] [--url URL] [--labels 100000]
  *       [--lookups 10000] [--warm 5000] [--concurrency 8] [--rounds 2] [--cache-mb 44]
- *       [--json]
+ *       [--batch 1] [--json]
  *
  * The writer publishes `--labels` new labels, then an update of each (so that a lookup proves
  * a second version, as in `vrf-store`), and waits for their stored proofs. Then each round runs
  * a keyed and a keyless reader process one after the other (which goes first alternates), each
  * warming its caches with `--warm` lookups before timing `--lookups` others, `--concurrency` in
- * flight; every reader looks up the same labels in the same order. Printed: lookups per
+ * flight (with `--batch N`, each call a batch lookup of N labels, `--concurrency` calls in
+ * flight); every reader looks up the same labels in the same order. Printed: lookups per
  * second and per CPU-second of each reader, per round, and the median of the rounds' ratios.
  */
 
@@ -77,10 +78,18 @@ if (ROLE === 'reader') {
       ? { publicKey: fromHex(value('public-key')!) }
       : { vrfKeys: new InMemoryVrfKeyStore(fromHex(key)) }),
   });
+  const batch = Number(value('batch'));
   const run = async (count: number, at: (i: number) => number) => {
     let next = 0;
     const worker = async () => {
-      while (next < count) await reader.lookup(label(at(next++)));
+      while (next < count) {
+        if (batch === 1) await reader.lookup(label(at(next++)));
+        else {
+          const labels: Uint8Array[] = [];
+          while (labels.length < batch && next < count) labels.push(label(at(next++)));
+          await reader.batchLookup(labels);
+        }
+      }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
   };
@@ -109,6 +118,7 @@ const WARM = Number(value('warm') ?? 5_000);
 const CONCURRENCY = Number(value('concurrency') ?? 8);
 const ROUNDS = Number(value('rounds') ?? 2);
 const CACHE_MB = Number(value('cache-mb') ?? 44);
+const BATCH = Number(value('batch') ?? 1);
 const json = args.includes('--json');
 for (const [name, n, min] of [
   ['labels', LABELS, 1],
@@ -116,6 +126,7 @@ for (const [name, n, min] of [
   ['warm', WARM, 0],
   ['concurrency', CONCURRENCY, 1],
   ['rounds', ROUNDS, 1],
+  ['batch', BATCH, 1],
 ] as const) {
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} is an integer, at least ${min}`);
 }
@@ -152,6 +163,7 @@ try {
         ...['--labels', String(LABELS)],
         ...['--lookups', String(LOOKUPS), '--warm', String(WARM)],
         ...['--concurrency', String(CONCURRENCY), '--cache-mb', String(CACHE_MB)],
+        ...['--batch', String(BATCH)],
       ],
       { AKD_PROOF_SERVERS_ROLE: 'reader' },
       [],

@@ -147,7 +147,12 @@ test(
     const reader = await keylessReader(dir, db);
     const calls: string[] = [];
     const spied = db as unknown as Record<string, (...a: unknown[]) => unknown>;
-    for (const name of ['getUserState', 'getVrfProofs', 'getUserStateAndVrfProofs']) {
+    for (const name of [
+      'getUserState',
+      'getUserStates',
+      'getVrfProofs',
+      'getUserStateAndVrfProofs',
+    ]) {
       const real = spied[name]!.bind(db);
       spied[name] = (...a: unknown[]) => {
         calls.push(name);
@@ -158,10 +163,10 @@ test(
       await reader.lookup(utf8('x'));
       assert.equal(calls[0], 'getUserStateAndVrfProofs');
       assert.ok(!calls.includes('getVrfProofs'), calls.join());
-      // a batch still reads the states one at a time, then all proofs at once
+      // a batch reads all states at once, then all proofs at once
       calls.length = 0;
       await reader.batchLookup([utf8('x'), utf8('x')]);
-      assert.deepEqual(calls, ['getUserState', 'getUserState', 'getVrfProofs']);
+      assert.deepEqual(calls, ['getUserStates', 'getVrfProofs']);
     } finally {
       await reader.close();
       await dir.close();

@@ -12,7 +12,6 @@ import {
   type AzksRecord,
   type TreeNode,
   type TreeNodeRecord,
-  type UserVersion,
   type ValueStateRecord,
   type VrfProofRecord,
   NONCE_BYTES,
@@ -353,12 +352,6 @@ export function decodeValueStateRow(row: PgRow, table: string): ValueStateRecord
     label: new NodeLabel(r.bytes('node_label_val', 32), len),
     value: r.bytes('value'),
   };
-}
-
-/** A `getUserStateVersions` row: the user, and the chosen state's version and value. */
-export function decodeUserVersionRow(row: PgRow, table: string): UserVersion {
-  const r = new RowReader(table, () => `${keyText(row.username)} epoch ${String(row.epoch)}`, row);
-  return { username: r.bytes('username'), version: r.int8('version'), value: r.bytes('value') };
 }
 
 /** The `azks` row as a record. */

@@ -47,6 +47,7 @@ import {
   type WriterFencedError,
   isWriterFenced,
   nodeKey,
+  userVersionsOf,
 } from '@akd-ts/storage';
 import {
   inTransaction,
@@ -67,7 +68,6 @@ import {
   decodeAzksRow,
   decodeNodeRow,
   decodeSettingRow,
-  decodeUserVersionRow,
   decodeUsernameRow,
   decodeValueStateRow,
   hex,
@@ -1109,22 +1109,26 @@ export class PostgresDatabase implements Database, ReplicationAware {
 
   #older: Promise<boolean> | undefined;
 
-  /** One statement per chunk of users: a LATERAL index probe per user. */
   async getUserStateVersions(
     usernames: Uint8Array[],
     flag: ValueStateFlag,
   ): Promise<UserVersion[]> {
+    return userVersionsOf(await this.getUserStates(usernames, flag));
+  }
+
+  /** One statement per chunk of users: a LATERAL index probe per user. */
+  async getUserStates(usernames: Uint8Array[], flag: ValueStateFlag): Promise<ValueStateRecord[]> {
     this.#check();
     const param = flagParam(flag);
     const users = [...new Map(usernames.map((u) => [hex(u), u])).values()];
     if (param === null || users.length === 0) return [];
     const queries = chunks(users, this.#settings.readChunkSize).map((chunk) => ({
-      ...this.#sql.userVersions[flag.kind],
+      ...this.#sql.userStates[flag.kind],
       values: [byteaArray(chunk), ...param],
     }));
     const results = await this.#reads(queries, `reading states of ${users.length} users`);
     return results.flatMap((rows) =>
-      rows.map((row) => decodeUserVersionRow(row, this.#sql.display.valueStates)),
+      rows.map((row) => decodeValueStateRow(row, this.#sql.display.valueStates)),
     );
   }
 

@@ -153,7 +153,7 @@ export interface Statements {
   azksUpsert: PgQuery;
   userData: PgQuery;
   userState: Record<FlagKind, PgQuery>;
-  userVersions: Record<FlagKind, PgQuery>;
+  userStates: Record<FlagKind, PgQuery>;
   /** A state with its label's rows of stored VRF proofs (`getUserStateAndVrfProofs`). */
   userStateProofs: Record<FlagKind, PgQuery>;
   /** Whether the older layout's table of stored VRF proofs has a row. */
@@ -313,13 +313,13 @@ export function buildStatements(schema: string): Statements {
       };
     }),
     // one index probe per user, all users in one statement
-    userVersions: per((kind) => {
+    userStates: per((kind) => {
       const { where, order } = flagFilter(kind, 'v.');
       return {
-        name: name(`user_versions_${kind}`),
+        name: name(`user_states_${kind}`),
         text:
-          `SELECT u.username, s.epoch, s.version, s.value FROM unnest($1::bytea[]) AS u(username) ` +
-          `CROSS JOIN LATERAL (SELECT v.epoch, v.version, v.value FROM ${tables.valueStates} v ` +
+          `SELECT s.* FROM unnest($1::bytea[]) AS u(username) ` +
+          `CROSS JOIN LATERAL (SELECT ${vStateCols} FROM ${tables.valueStates} v ` +
           `WHERE v.username = u.username${where} ORDER BY ${order} LIMIT 1) s`,
       };
     }),

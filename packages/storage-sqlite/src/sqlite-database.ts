@@ -46,6 +46,7 @@ import {
   type WriterLock,
   encodeVrfProofRows,
   VrfProofPicker,
+  userVersionsOf,
 } from '@akd-ts/storage';
 import { blobParts, readAuditBlobRow } from './audit-blob-parts.js';
 import { BlobThread } from './blob-thread.js';
@@ -649,6 +650,10 @@ export class SqliteDatabase implements Database {
     usernames: Uint8Array[],
     flag: ValueStateFlag,
   ): Promise<UserVersion[]> {
+    return userVersionsOf(await this.getUserStates(usernames, flag));
+  }
+
+  async getUserStates(usernames: Uint8Array[], flag: ValueStateFlag): Promise<ValueStateRecord[]> {
     const q = sql.flagQuery(flag);
     const unique = new Map(usernames.map((u) => [toHex(u), u]));
     const statements = Math.ceil(unique.size / this.options.readChunkKeys);
@@ -659,10 +664,7 @@ export class SqliteDatabase implements Database {
         (n) => sql.selectUserStatesSql(q, n),
         1,
         [...unique.values()],
-        (row) => {
-          const s = decodeValueStateRow(row);
-          return { username: s.username, version: s.version, value: s.value };
-        },
+        decodeValueStateRow,
         extra,
       );
     });

@@ -10,7 +10,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AkdError, NodeLabel, bytesEqual } from '@akd-ts/core';
+import { AkdError, NodeLabel, bytesEqual, toHex } from '@akd-ts/core';
 import type { Database, NodeRecordBytes } from './database.js';
 import { readNodeRecords } from './node-reads.js';
 import { ByteReader, ByteWriter, LABEL_BYTES, skipRecord, writeRecord } from './record-codec.js';
@@ -606,6 +606,47 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         const v2 = await asMap({ kind: 'specificVersion', version: 2n });
         assert.deepEqual([...v2.values()], ['2:e2']);
         assert.deepEqual(await db.getUserStateVersions([], { kind: 'maxEpoch' }), []);
+      }),
+    );
+
+    test(
+      'getUserStates answers each user once with the state getUserState reads, through the storage manager too',
+      withDb(async (db) => {
+        const long = new Uint8Array(300).fill(0xff);
+        await db.batchSet([
+          state('erin', 1n, 1n, 'e1'),
+          state('erin', 4n, 2n, 'e2'),
+          state('frank', 3n, 1n, 'f1'),
+          state(long, 2n, 1n, 'long'),
+        ]);
+        const names = [u('erin'), u('frank'), u('grace'), long, u('erin')];
+        const storage = new StorageManager(db);
+        const flags: ValueStateFlag[] = [
+          { kind: 'maxEpoch' },
+          { kind: 'minEpoch' },
+          { kind: 'leqEpoch', epoch: 2n },
+          { kind: 'leqEpoch', epoch: (1n << 64n) - 1n },
+          { kind: 'leqEpoch', epoch: 0n },
+          { kind: 'specificEpoch', epoch: 3n },
+          { kind: 'specificVersion', version: 2n },
+        ];
+        for (const flag of flags) {
+          // what getUserState answers user by user is the batch's answer
+          const one = new Map<string, ValueStateRecord>();
+          for (const name of names) {
+            const got = await db.getUserState(name, flag).catch(() => undefined);
+            if (got !== undefined) one.set(toHex(name), got);
+          }
+          const byUser = (states: ValueStateRecord[]) => {
+            assert.equal(new Set(states.map((s) => toHex(s.username))).size, states.length);
+            return new Map(states.map((s) => [toHex(s.username), s]));
+          };
+          if (db.getUserStates !== undefined) {
+            assert.deepEqual(byUser(await db.getUserStates(names, flag)), one, flag.kind);
+          }
+          assert.deepEqual(byUser(await storage.getUserStates(names, flag)), one, flag.kind);
+        }
+        assert.deepEqual(await storage.getUserStates([], { kind: 'maxEpoch' }), []);
       }),
     );
 

@@ -287,6 +287,13 @@ export interface Database {
   getUserStateVersions(usernames: Uint8Array[], flag: ValueStateFlag): Promise<UserVersion[]>;
 
   /**
+   * Optional: the state `flag` selects of each of `usernames` (duplicates answered once, users
+   * with none omitted, any order), as `getUserState` reads one, in one batched read: a batch
+   * lookup's states (StorageManager reads them one at a time without it).
+   */
+  getUserStates?(usernames: Uint8Array[], flag: ValueStateFlag): Promise<ValueStateRecord[]>;
+
+  /**
    * Optional: up to `limit` distinct usernames that have value states, in ascending byte
    * order, all greater than `after` (from the first when undefined). A one-off job that visits
    * every label (`akd vrf backfill`) walks the store with it and resumes where it stopped.

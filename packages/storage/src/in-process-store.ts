@@ -8,7 +8,12 @@ import { AkdError, toHex } from '@akd-ts/core';
 import { checkAuditBlob, storableEpochs } from './audit-blob-checks.js';
 import type { AuditBlobInfo, AuditBlobRecord, UserVersion, WriterLock } from './database.js';
 import { notFound } from './errors.js';
-import { selectValueState, type ValueStateFlag, type ValueStateRecord } from './records.js';
+import {
+  selectValueState,
+  userVersionsOf,
+  type ValueStateFlag,
+  type ValueStateRecord,
+} from './records.js';
 import {
   checkVrfProofKey,
   checkVrfProofRecord,
@@ -54,17 +59,15 @@ export abstract class InProcessStore {
     usernames: Uint8Array[],
     flag: ValueStateFlag,
   ): Promise<UserVersion[]> {
+    return userVersionsOf(await this.getUserStates(usernames, flag));
+  }
+
+  async getUserStates(usernames: Uint8Array[], flag: ValueStateFlag): Promise<ValueStateRecord[]> {
     this.check();
-    const out = new Map<string, UserVersion>();
+    const out = new Map<string, ValueStateRecord>();
     for (const username of usernames) {
       const found = selectValueState(this.statesOf(username), flag);
-      if (found !== undefined) {
-        out.set(toHex(username), {
-          username: found.username,
-          version: found.version,
-          value: found.value,
-        });
-      }
+      if (found !== undefined) out.set(toHex(username), found);
     }
     return [...out.values()];
   }

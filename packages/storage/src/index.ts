@@ -12,6 +12,7 @@ export {
   recordFullKey,
   recordSize,
   selectValueState,
+  userVersionsOf,
   nodeAtEpoch,
 } from './records.js';
 export type {

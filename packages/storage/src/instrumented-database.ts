@@ -106,6 +106,10 @@ export class InstrumentedDatabase implements Database {
       this.batchGetNodeVersionBytes = (labels, epochs) =>
         this.batchRead(epochs.length, () => versionBytesOf(labels, epochs));
     }
+    const statesOf = inner.getUserStates?.bind(inner);
+    if (statesOf !== undefined) {
+      this.getUserStates = (usernames, flag) => this.read(1, () => statesOf(usernames, flag));
+    }
     const stateAndProofsOf = inner.getUserStateAndVrfProofs?.bind(inner);
     if (stateAndProofsOf !== undefined) {
       this.getUserStateAndVrfProofs = (username, flag, keys) =>
@@ -130,6 +134,10 @@ export class InstrumentedDatabase implements Database {
     labels: Uint8Array,
     epochs: BigUint64Array,
   ) => Promise<NodeRecordBytes>;
+  readonly getUserStates?: (
+    usernames: Uint8Array[],
+    flag: ValueStateFlag,
+  ) => Promise<ValueStateRecord[]>;
   readonly getUserStateAndVrfProofs?: (
     username: Uint8Array,
     flag: ValueStateFlag,

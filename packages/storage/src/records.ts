@@ -9,6 +9,7 @@
  */
 
 import { NodeLabel, toHex } from '@akd-ts/core';
+import type { UserVersion } from './database.js';
 
 /** Node types with the numeric codes SQL storage uses (spec 7.2). */
 export const NodeType = { Leaf: 1, Root: 2, Interior: 3 } as const;
@@ -192,4 +193,9 @@ export function nodeAtEpoch(record: TreeNodeRecord, targetEpoch: bigint): TreeNo
   if (record.latest.lastEpoch <= targetEpoch) return record.latest;
   const previous = record.previous;
   return previous !== undefined && previous.lastEpoch <= targetEpoch ? previous : undefined;
+}
+
+/** `Database.getUserStateVersions`' answer from the states `getUserStates` read. */
+export function userVersionsOf(states: readonly ValueStateRecord[]): UserVersion[] {
+  return states.map(({ username, version, value }) => ({ username, version, value }));
 }

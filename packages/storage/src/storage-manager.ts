@@ -8,7 +8,7 @@
  * Records handed out are shared with the cache: treat them as read-only.
  */
 
-import { isAkdError, type NodeLabel } from '@akd-ts/core';
+import { isAkdError, toHex, type NodeLabel } from '@akd-ts/core';
 import type { Database, NodeRecordBytes, UserStateAndVrfProofs, UserVersion } from './database.js';
 import { transactionError } from './errors.js';
 import { readWalkNodeBytes, readWalkNodes, readsNodeBytes } from './node-reads.js';
@@ -464,6 +464,29 @@ export class StorageManager implements RecordReader {
     const wanted = keys(state);
     checkOwnVrfProofKeys(username, wanted);
     return { state, proofs: await this.#answered(db.getVrfProofs(wanted)) };
+  }
+
+  /**
+   * The state `flag` selects of each of `usernames`, committed data only (duplicates answered
+   * once, users with none omitted): in one batched read where the database has one
+   * (`Database.getUserStates`), else one user at a time.
+   */
+  async getUserStates(usernames: Uint8Array[], flag: ValueStateFlag): Promise<ValueStateRecord[]> {
+    const db = this.db;
+    if (db.getUserStates !== undefined) {
+      return this.#answered(db.getUserStates(usernames, flag));
+    }
+    const out = new Map<string, ValueStateRecord>();
+    for (const username of usernames) {
+      const key = toHex(username);
+      if (out.has(key)) continue;
+      try {
+        out.set(key, await this.getUserState(username, flag));
+      } catch (e) {
+        if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
+      }
+    }
+    return [...out.values()];
   }
 
   /** All committed states of a user, by ascending epoch. */

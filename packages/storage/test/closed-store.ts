@@ -25,6 +25,7 @@ export async function assertClosedRefusesEveryCall(
       | 'batchGetSubtrees'
       | 'deleteNodeVersions'
       | 'getUserStateAndVrfProofs'
+      | 'getUserStates'
     >,
     () => Promise<unknown>
   > & {
@@ -36,6 +37,7 @@ export async function assertClosedRefusesEveryCall(
     batchGetSubtrees?: () => Promise<unknown>;
     deleteNodeVersions?: () => Promise<unknown>;
     getUserStateAndVrfProofs?: () => Promise<unknown>;
+    getUserStates?: () => Promise<unknown>;
   } = {
     set: () => db.set(azks),
     batchSet: () => db.batchSet([azks]),
@@ -69,6 +71,9 @@ export async function assertClosedRefusesEveryCall(
   if (db.getUserStateAndVrfProofs !== undefined) {
     calls.getUserStateAndVrfProofs = () =>
       db.getUserStateAndVrfProofs!(username, { kind: 'maxEpoch' }, () => []);
+  }
+  if (db.getUserStates !== undefined) {
+    calls.getUserStates = () => db.getUserStates!([username], { kind: 'maxEpoch' });
   }
   if (db.listUsernames !== undefined) calls.listUsernames = () => db.listUsernames!(undefined, 1);
   if (db.batchSetChunks !== undefined) calls.batchSetChunks = () => db.batchSetChunks!([[azks]]);

@@ -512,3 +512,32 @@ test('a record read while a commit writes is not cached: it may be older than th
   sm.cacheNodes([again!]);
   assert.equal(sm.peekNode(leaf(2, 0n).label), again);
 });
+
+test('states of several users: one batched read where the store has one, else one user at a time', async () => {
+  const db = new MemoryDatabase();
+  await db.batchSet([state('erin', 1n, 1n), state('erin', 3n, 2n), state('frank', 2n, 1n)]);
+  const names = [utf8('erin'), utf8('grace'), utf8('frank'), utf8('erin')];
+  const want = [state('erin', 3n, 2n), state('frank', 2n, 1n)];
+  // through a wrapper that counts, with the batched read and without it
+  const instrumented = new InstrumentedDatabase(db);
+  assert.deepEqual(
+    await new StorageManager(instrumented).getUserStates(names, { kind: 'maxEpoch' }),
+    want,
+  );
+  assert.equal(instrumented.stats.reads, 1);
+  const failing = new Error('disk');
+  const single = Object.assign(Object.create(db) as MemoryDatabase, {
+    getUserStates: undefined,
+    getUserState: async (name: Uint8Array, flag: Parameters<Database['getUserState']>[1]) => {
+      if (new TextDecoder().decode(name) === 'boom') throw failing;
+      return db.getUserState(name, flag);
+    },
+  });
+  const storage = new StorageManager(single);
+  assert.deepEqual(await storage.getUserStates(names, { kind: 'maxEpoch' }), want);
+  // a failure other than "not found" is the answer
+  await assert.rejects(
+    storage.getUserStates([utf8('erin'), utf8('boom')], { kind: 'maxEpoch' }),
+    failing,
+  );
+});

@@ -10,6 +10,7 @@ import {
   isAkdError,
   VersionFreshness,
   markerVersion,
+  toHex,
   type AkdLabel,
   type LookupProof,
 } from '@akd-ts/core';
@@ -27,20 +28,6 @@ export function labelNotFound(label: AkdLabel, epoch: bigint): AkdError {
     'DIRECTORY_LABEL_NOT_FOUND',
     `label ${describeLabel(label)} has no value at epoch ${epoch}`,
   );
-}
-
-/** The state a lookup at `epoch` proves, or `DIRECTORY_LABEL_NOT_FOUND`. */
-export async function lookupState(
-  ctx: DirectoryContext,
-  label: AkdLabel,
-  epoch: bigint,
-): Promise<ValueStateRecord> {
-  try {
-    return await ctx.storage.getUserState(label, leq(epoch));
-  } catch (e) {
-    if (!isAkdError(e, 'STORAGE_NOT_FOUND')) throw e;
-    throw labelNotFound(label, epoch);
-  }
 }
 
 /**
@@ -87,7 +74,8 @@ async function storedInputs(
 
 /**
  * The states and VRF proofs of a lookup: a single label without the key from one read
- * (`storedInputs`), otherwise the states one at a time, then every job in one call.
+ * (`storedInputs`), otherwise the states in one batched read, then every job in one call.
+ * @throws AkdError `DIRECTORY_LABEL_NOT_FOUND` naming the first label without a state
  */
 async function lookupInputs(
   ctx: DirectoryContext,
@@ -98,9 +86,15 @@ async function lookupInputs(
   if (labels.length === 1 && only !== undefined && ctx.vrf instanceof StoredVrfProofs) {
     return storedInputs(ctx, only, epoch);
   }
-  // one read at a time: a lookup never holds more than one storage read in flight
-  const states: ValueStateRecord[] = [];
-  for (const l of labels) states.push(await lookupState(ctx, l, epoch));
+  const found = new Map<string, ValueStateRecord>();
+  for (const s of await ctx.storage.getUserStates(labels, leq(epoch))) {
+    found.set(toHex(s.username), s);
+  }
+  const states = labels.map((l) => {
+    const state = found.get(toHex(l));
+    if (state === undefined) throw labelNotFound(l, epoch);
+    return state;
+  });
   const jobs = states.map((s, i) => lookupJobs(labels[i]!, s));
   const flat = await ctx.vrf.proofs(jobs.flat());
   let at = 0;

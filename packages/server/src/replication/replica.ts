@@ -194,6 +194,7 @@ export class RecordingDatabase implements Database {
     this.nodeLayout = inner.nodeLayout;
     this.readLatency = inner.readLatency;
     this.listUsernames = inner.listUsernames?.bind(inner);
+    this.getUserStates = inner.getUserStates?.bind(inner);
   }
 
   /** The inner store's layout, read latency and reads of tree nodes, by label and by version. */
@@ -205,6 +206,8 @@ export class RecordingDatabase implements Database {
   readonly batchGetNodeVersionBytes?: Database['batchGetNodeVersionBytes'];
   /** The inner store's walk over its labels (marker sweeps, backfills), where it has one. */
   readonly listUsernames?: Database['listUsernames'];
+  /** The inner store's batched reads of states (a batch lookup's), where it has them. */
+  readonly getUserStates?: Database['getUserStates'];
 
   private async write(change: Change, run: () => Promise<void>): Promise<void> {
     await run();
