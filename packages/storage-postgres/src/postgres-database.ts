@@ -11,7 +11,7 @@ import { AkdError, assertU64, type NodeLabel } from '@akd-ts/core';
 import {
   checkAuditBlob,
   checkDeletable,
-  checkOwnVrfProofKeys,
+  stateThenVrfProofs,
   checkVrfProofKey,
   checkVrfProofRecord,
   encodeVrfProofRows,
@@ -1076,12 +1076,7 @@ export class PostgresDatabase implements Database, ReplicationAware {
     const param = flagParam(flag);
     const what = `value state (${flag.kind}) of user ${hex(username)}`;
     if (param === null) throw notFound(what);
-    if (await this.#olderVrfProofs()) {
-      const state = await this.getUserState(username, flag);
-      const wanted = keys(state);
-      checkOwnVrfProofKeys(username, wanted);
-      return { state, proofs: await this.getVrfProofs(wanted) };
-    }
+    if (await this.#olderVrfProofs()) return stateThenVrfProofs(this, username, flag, keys);
     const rows = await this.#query(
       { ...this.#sql.userStateProofs[flag.kind], values: [username, ...param] },
       'reading a user state and its VRF proofs',

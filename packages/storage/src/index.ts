@@ -88,6 +88,7 @@ export {
   NONCE_BYTES,
   VRF_PROOF_BYTES,
   checkOwnVrfProofKeys,
+  stateThenVrfProofs,
   checkVrfProofKey,
   checkVrfProofRecord,
   labelChars,

@@ -25,7 +25,7 @@ import {
 } from './records.js';
 import { TimedCache, type CacheOptions } from './timed-cache.js';
 import { Transaction, type CommitLog } from './transaction.js';
-import { checkOwnVrfProofKeys, type VrfProofKey } from './vrf-proofs.js';
+import { stateThenVrfProofs, type VrfProofKey } from './vrf-proofs.js';
 
 export interface StorageManagerOptions {
   /** Cache settings, or `false` for no cache (every read goes to the database). */
@@ -460,10 +460,11 @@ export class StorageManager implements RecordReader {
     if (db.getUserStateAndVrfProofs !== undefined) {
       return this.#answered(db.getUserStateAndVrfProofs(username, flag, keys));
     }
-    const state = await this.getUserState(username, flag);
-    const wanted = keys(state);
-    checkOwnVrfProofKeys(username, wanted);
-    return { state, proofs: await this.#answered(db.getVrfProofs(wanted)) };
+    const reads = {
+      getUserState: (u: Uint8Array, f: ValueStateFlag) => this.getUserState(u, f),
+      getVrfProofs: (wanted: VrfProofKey[]) => this.#answered(db.getVrfProofs(wanted)),
+    };
+    return stateThenVrfProofs(reads, username, flag, keys);
   }
 
   /**

@@ -8,6 +8,8 @@
  */
 
 import { bytesEqual } from '@akd-ts/core';
+import type { UserStateAndVrfProofs } from './database.js';
+import type { ValueStateFlag, ValueStateRecord } from './records.js';
 
 /** An ECVRF proof: compress(Gamma) 32 || LE16(c) 16 || LE32(s) 32 (spec 5.3). */
 export const VRF_PROOF_BYTES = 80;
@@ -62,6 +64,26 @@ export function checkOwnVrfProofKeys(username: Uint8Array, keys: readonly VrfPro
       throw new RangeError("keys asked with a user's state must be of that user's label");
     }
   }
+}
+
+/**
+ * `getUserStateAndVrfProofs` as two reads, the state and then the proofs among `keys(state)`:
+ * what a store answers without a read of its own for both (or with tables it cannot read so).
+ * @throws RangeError where a key is of another label; what the reads throw
+ */
+export async function stateThenVrfProofs(
+  reads: {
+    getUserState(username: Uint8Array, flag: ValueStateFlag): Promise<ValueStateRecord>;
+    getVrfProofs(keys: VrfProofKey[]): Promise<VrfProofRecord[]>;
+  },
+  username: Uint8Array,
+  flag: ValueStateFlag,
+  keys: (state: ValueStateRecord) => VrfProofKey[],
+): Promise<UserStateAndVrfProofs> {
+  const state = await reads.getUserState(username, flag);
+  const wanted = keys(state);
+  checkOwnVrfProofKeys(username, wanted);
+  return { state, proofs: await reads.getVrfProofs(wanted) };
 }
 
 /** Throws unless `record` is storable: a valid key, an 80-byte proof, a 32-byte nonce if any. */
