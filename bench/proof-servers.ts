@@ -8,14 +8,15 @@
  *
  *   npm run bench -- proof-servers [--store sqlite|postgres] [--url URL] [--labels 100000]
  *       [--lookups 10000] [--warm 5000] [--concurrency 8] [--rounds 2] [--cache-mb 44]
- *       [--batch 1] [--json]
+ *       [--batch 1] [--layout records|versions] [--json]
  *
  * The writer publishes `--labels` new labels, then an update of each (so that a lookup proves
  * a second version, as in `vrf-store`), and waits for their stored proofs. Then each round runs
  * a keyed and a keyless reader process one after the other (which goes first alternates), each
  * warming its caches with `--warm` lookups before timing `--lookups` others, `--concurrency` in
  * flight (with `--batch N`, each call a batch lookup of N labels, `--concurrency` calls in
- * flight); every reader looks up the same labels in the same order. Printed: lookups per
+ * flight); every reader looks up the same labels in the same order. The store keeps tree
+ * nodes as `--layout` says (the drivers' default, records, or versions). Printed: lookups per
  * second and per CPU-second of each reader, per round, and the median of the rounds' ratios.
  */
 
@@ -119,6 +120,9 @@ const CONCURRENCY = Number(value('concurrency') ?? 8);
 const ROUNDS = Number(value('rounds') ?? 2);
 const CACHE_MB = Number(value('cache-mb') ?? 44);
 const BATCH = Number(value('batch') ?? 1);
+const LAYOUT = value('layout') ?? 'records';
+if (LAYOUT !== 'records' && LAYOUT !== 'versions')
+  throw new Error('--layout is records or versions');
 const json = args.includes('--json');
 for (const [name, n, min] of [
   ['labels', LABELS, 1],
@@ -132,7 +136,7 @@ for (const [name, n, min] of [
 }
 if (!(CACHE_MB > 0)) throw new Error('--cache-mb is a number of MiB above 0');
 
-const at = await storePlace(store, 'proof-servers', url);
+const at = await storePlace(store, 'proof-servers', url, LAYOUT);
 const where = at.where!;
 const place: Place =
   'file' in where ? { store, path: where.file } : { store, path: url!, schema: where.schema };
@@ -186,6 +190,7 @@ try {
   }
   const row = {
     store,
+    layout: LAYOUT,
     labels: LABELS,
     lookups: LOOKUPS,
     concurrency: CONCURRENCY,
@@ -200,7 +205,7 @@ try {
   if (json) console.log(JSON.stringify({ ...row, perCore, byClock }));
   else {
     console.log(
-      `${store}, ${LABELS} labels, median of ${ROUNDS} rounds: keyless / keyed ` +
+      `${store} (${LAYOUT}), ${LABELS} labels, median of ${ROUNDS} rounds: keyless / keyed ` +
         `${perCore.toFixed(2)}x per CPU-second, ${byClock.toFixed(2)}x per second`,
     );
   }

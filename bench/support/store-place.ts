@@ -11,7 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Configuration } from '@akd-ts/core';
-import { MemoryDatabase, StorageManager, type CacheOptions, type Database } from '@akd-ts/storage';
+import {
+  MemoryDatabase,
+  StorageManager,
+  type CacheOptions,
+  type Database,
+  type NodeLayout,
+} from '@akd-ts/storage';
 import {
   Directory,
   InMemoryVrfKeyStore,
@@ -49,11 +55,15 @@ export function sqlStoreOption(value: (name: string) => string | undefined): {
   return { store, url };
 }
 
-/** A new store of kind `store`; `name` tags its file or schema, `url` is PostgreSQL's. */
+/**
+ * A new store of kind `store`; `name` tags its file or schema, `url` is PostgreSQL's, and a SQL
+ * store keeps tree nodes as `layout` says (the drivers' default, records, when undefined).
+ */
 export async function storePlace(
   store: 'memory' | 'sqlite' | 'postgres',
   name: string,
   url?: string,
+  layout?: NodeLayout,
 ): Promise<StorePlace> {
   if (store === 'memory') {
     const db = new MemoryDatabase();
@@ -62,7 +72,7 @@ export async function storePlace(
   if (store === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), `akd-bench-${name}-`));
     const file = join(dir, 'akd.db');
-    const writer = await SqliteDatabase.open(file, { create: true });
+    const writer = await SqliteDatabase.open(file, { create: true, nodeLayout: layout });
     return {
       where: { file },
       writer,
@@ -79,7 +89,7 @@ export async function storePlace(
   }
   if (url === undefined) throw new Error('a PostgreSQL store needs --url or AKD_TEST_POSTGRES_URL');
   const schema = `akd_${name.replace(/-/g, '_')}_${randomBytes(4).toString('hex')}`;
-  const writer = await PostgresDatabase.open(url, { schema });
+  const writer = await PostgresDatabase.open(url, { schema, nodeLayout: layout });
   return {
     where: { schema },
     writer,
