@@ -41,16 +41,14 @@ export async function readWalkNodes(
   labels: readonly NodeLabel[],
   epochs: readonly bigint[] | undefined,
 ): Promise<(TreeNodeRecord | undefined)[]> {
-  const byVersion = epochs !== undefined && db.nodeLayout === 'versions';
-  if (byVersion && db.batchGetNodeVersionBytes !== undefined) {
-    const asked = codecLabelBytes(labels);
-    return recordsOfBytes(await db.batchGetNodeVersionBytes(asked, BigUint64Array.from(epochs)));
-  }
-  if (byVersion) return db.batchGetNodeVersions!(labels, epochs);
+  const versions = db.nodeLayout === 'versions';
   // a store of versions answers by label with walks from the root, in bytes or not
-  if (db.nodeLayout !== 'versions' && db.batchGetNodeBytes !== undefined) {
-    return recordsOfBytes(await db.batchGetNodeBytes(codecLabelBytes(labels)));
+  if (readsNodeBytes(db) && (epochs !== undefined || !versions)) {
+    const asked = codecLabelBytes(labels);
+    const byVersion = epochs === undefined ? undefined : BigUint64Array.from(epochs);
+    return recordsOfBytes(await readWalkNodeBytes(db, asked, byVersion));
   }
+  if (epochs !== undefined && versions) return db.batchGetNodeVersions!(labels, epochs);
   return readNodeRecords(db, labels);
 }
 

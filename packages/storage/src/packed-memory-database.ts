@@ -21,12 +21,11 @@ import { AkdError, fromHex, toHex, type NodeLabel } from '@akd-ts/core';
 import type { Database, DbSetState, NodeRecordBytes } from './database.js';
 import { notFound } from './errors.js';
 import { InProcessStore } from './in-process-store.js';
-import { codecLabelCount } from './node-reads.js';
+import { codecLabelBytes, codecLabelCount } from './node-reads.js';
 import { NodeTable } from './node-table.js';
 import {
   ByteReader,
   ByteWriter,
-  LABEL_BYTES,
   RECORD_KIND,
   readRecord,
   skipRecord,
@@ -282,9 +281,7 @@ export class PackedMemoryDatabase extends InProcessStore implements Database {
 
   async batchGetNodes(labels: readonly NodeLabel[]): Promise<(TreeNodeRecord | undefined)[]> {
     this.check();
-    const asked = new ByteWriter(LABEL_BYTES * labels.length + 1);
-    for (const label of labels) asked.label(label);
-    const locations = this.nodes.findAll(asked.written());
+    const locations = this.nodes.findAll(codecLabelBytes(labels));
     return Array.from(locations, (location) =>
       location < 0 ? undefined : (this.recordAt(location) as TreeNodeRecord),
     );
