@@ -23,6 +23,8 @@ import {
   type VrfArithmetic,
 } from '../src/vrf/ecvrf.js';
 import { CURVE_ORDER, bytesToScalarLE, scalarToBytesLE } from '../src/vrf/curve.js';
+import { vrfWasm } from '../src/vrf/wasm/loader.js';
+import { wasmScalarMulAdd, wasmScalarReduce } from '../src/vrf/wasm/ops.js';
 import { loadVectors } from '../../../test/support/vectors.js';
 import { runMutations, verifyVectors } from '../../../test/support/mutations.js';
 import { plain } from '../../../test/browser/wire.js';
@@ -225,4 +227,60 @@ test('an alpha longer than the module buffer takes the path that hashes in TypeS
       same(() => verifyWithTrace(key.publicKeyBytes, p, alpha), `verify ${length}`);
     }
   }
+});
+
+/** `n` as `bytes` little-endian bytes. */
+function le(n: bigint, bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  for (let i = 0; i < bytes; i++, n >>= 8n) out[i] = Number(n & 0xffn);
+  return out;
+}
+
+test('scalars mod L in the module: random and extreme values against BigInt (spec 5.3)', () => {
+  const w = vrfWasm();
+  assert.ok(w, 'the module loads in Node');
+  const L = CURVE_ORDER;
+  const top = (1n << 512n) - 1n;
+  const wide = (n: bigint) => toHex(wasmScalarReduce(w, le(n, 64)));
+  const expect = (n: bigint) => toHex(le(n % L, 32));
+  // the edges of a Barrett reduction: multiples of L and their neighbours up to 2^512 - 1,
+  // values whose quotient estimate is furthest off, and every power of two
+  const q = top / L;
+  const extremes = [
+    0n,
+    1n,
+    L - 1n,
+    L,
+    L + 1n,
+    2n * L - 1n,
+    3n * L,
+    top,
+    top - L,
+    q * L,
+    q * L - 1n,
+  ];
+  for (let k = 0n; k < 512n; k++) extremes.push(1n << k, (1n << k) - 1n);
+  for (const n of extremes) assert.equal(wide(n), expect(n), `reduce ${n.toString(16)}`);
+  fc.assert(
+    fc.property(fc.bigInt({ min: 0n, max: top }), (n) => wide(n) === expect(n)),
+    { numRuns: 2000 },
+  );
+  // a·b + c for 32-byte operands: the largest product and sum, and random ones
+  const max = (1n << 256n) - 1n;
+  const mulAdd = (a: bigint, b: bigint, c: bigint) =>
+    toHex(wasmScalarMulAdd(w, le(a, 32), le(b, 32), le(c, 32)));
+  for (const [a, b, c] of [
+    [max, max, max],
+    [L - 1n, L - 1n, L - 1n],
+    [0n, 0n, max],
+    [max, 1n, 0n],
+    [L, L, L],
+  ] as const) {
+    assert.equal(mulAdd(a, b, c), expect(a * b + c), `muladd ${a} ${b} ${c}`);
+  }
+  const u256 = fc.bigInt({ min: 0n, max });
+  fc.assert(
+    fc.property(u256, u256, u256, (a, b, c) => mulAdd(a, b, c) === expect(a * b + c)),
+    { numRuns: 1000 },
+  );
 });
