@@ -3,7 +3,8 @@
  * addon: hash to curve in rounds of try-and-increment, eight candidates per decode, then each
  * group of eight points through the steps of prove.h with every multiplication done for the
  * eight at once: Gamma = x H (one scalar for all lanes), U = k B (from a table of B's
- * multiples) and V = k H (each lane its own nonce k). The bytes are those of vrf_prove one alpha at a time (tested). Constant time
+ * multiples) and V = k H (each lane its own nonce k), H with Gamma and U with V encoded for
+ * one inversion each. The bytes are those of vrf_prove one alpha at a time (tested). Constant time
  * in x, the nonce key and every k as prove.h is; what branches (the candidate loop) sees only
  * the public key and the alphas.
  */
@@ -72,7 +73,9 @@ static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_k
   int8_t x_digits[64], k_digits[8][64];
   sha512_state s;
   fill_lanes(group, points, m);
-  x8_encode(h, (const uint8_t(*)[4][32])group);
+  /* H and Gamma = x H first (k hashes H's encoding); each pair of encodings shares an inversion */
+  ge_scalar_digits(x_digits, x);
+  x8_encode_and_multiply(h, gamma, (const uint8_t(*)[4][32])group, x_digits);
   /* k = SHA512(nonce_key || compress(H)) mod L (RFC 9381 5.4.2.2), one per lane */
   for (int lane = 0; lane < 8; lane++) {
     sha512_init(&s);
@@ -82,10 +85,8 @@ static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_k
     sc_reduce64(k[lane], digest);
     ge_scalar_digits(k_digits[lane], k[lane]);
   }
-  ge_scalar_digits(x_digits, x);
-  x8_multiply(gamma, (const uint8_t(*)[4][32])group, x_digits);
-  x8_multiply_base(u, (const int8_t(*)[64])k_digits);
-  x8_multiply_lanes(v, (const uint8_t(*)[4][32])group, (const int8_t(*)[64])k_digits);
+  x8_multiply_base_and_lanes(u, v, (const uint8_t(*)[4][32])group,
+                             (const int8_t(*)[64])k_digits);
   for (size_t lane = 0; lane < m; lane++) {
     uint8_t *out = pi + VRF_PROOF_BYTES * lane, c[32] = {0};
     /* c = SHA512(0x03 || 0x02 || Y || H || Gamma || U || V || 0x00)[0..16] */

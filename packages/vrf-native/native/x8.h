@@ -41,4 +41,18 @@ void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]);
 /* out[i] = encode(P_i) (RFC 8032 5.1.2), for points given as x8_multiply takes them. */
 void x8_encode(uint8_t out[8][32], const uint8_t points[8][4][32]);
 
+/*
+ * A proof's first two encodings with one inversion: out_p[i] = encode(P_i) as x8_encode and
+ * out_a[i] = encode(a·P_i) as x8_multiply (the same digits in every lane).
+ */
+void x8_encode_and_multiply(uint8_t out_p[8][32], uint8_t out_a[8][32],
+                            const uint8_t points[8][4][32], const int8_t digits[64]);
+
+/*
+ * A proof's last two with one inversion: out_b[i] = encode(a_i·B) as x8_multiply_base and
+ * out_p[i] = encode(a_i·P_i) as x8_multiply_lanes, for the digits of a_i in digits[i].
+ */
+void x8_multiply_base_and_lanes(uint8_t out_b[8][32], uint8_t out_p[8][32],
+                                const uint8_t points[8][4][32], const int8_t digits[8][64]);
+
 #endif
