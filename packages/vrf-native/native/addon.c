@@ -20,9 +20,10 @@ static int use_x8 = 0;
 
 /* The smallest batch evaluated eight lanes at a time (a short group pads the free lanes). */
 #define X8_MIN_BATCH 3
-/* The smallest batch proven eight lanes at a time: a group costs about four and a half
-   one-lane proofs (three multiplications per lane where an evaluation has one) */
-#define X8_MIN_PROVE_BATCH 5
+/* The smallest batch proven eight lanes at a time: a group of eight costs about one and a
+   half one-lane proofs (proveMany of 8 alphas against 1, CPU time on AVX-512F), so two proofs,
+   and a lookup's three, are cheaper as a group with idle lanes */
+#define X8_MIN_PROVE_BATCH 2
 
 static const ge_constants *const CONSTANTS = &GE_CONSTANTS;
 
