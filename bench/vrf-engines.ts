@@ -1,8 +1,10 @@
 /**
  * The VRF backends of the directory side by side, in one process on one key: evaluating one
  * label, evaluating a batch of labels (the publish hot path), and proving (lookups and
- * histories). Each backend `vrfKeyBackend` can load is measured; the native addon twice, with
- * its eight-lane path (AVX-512F) and forced to one lane, when the processor has the former.
+ * histories): one proof, a batch of proofs (a publish's stored proofs) and the three proofs of
+ * a keyed lookup in one call. Each backend `vrfKeyBackend` can load is measured; the native
+ * addon twice, with its eight-lane path (AVX-512F) and forced to one lane, when the processor
+ * has the former.
  *
  *   npm run bench -- vrf-engines [--json] [--quick] [--batch 256] [--noble]
  *                                [--backends native,wasm]
@@ -70,6 +72,9 @@ function measure(label: string, key: VrfKeyBackend): void {
       'cpu evaluate us': cpu(cpuUs(() => key.evaluate(oneAlpha()), 200)),
       'cpu batch us/label': cpu(cpuUs(() => key.evaluateMany(alphas), 4) / batch),
       'cpu prove us': cpu(cpuUs(() => key.prove(oneAlpha()), 200)),
+      // a publish's stored proofs come in batches; a keyed lookup proves three in one call
+      'cpu batch prove us/proof': cpu(cpuUs(() => key.proveMany(alphas), 2) / batch),
+      'cpu lookup prove us': cpu(cpuUs(() => key.proveMany(alphas.slice(0, 3)), 100)),
       'evaluate us': us(evaluateOne.msPerOp),
       'evaluate best us': us(evaluateOne.minMsPerOp),
       'batch us/label': us(evaluateBatch.msPerOp / batch),
