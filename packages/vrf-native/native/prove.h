@@ -3,7 +3,7 @@
  * C, for the addon: hash to curve (h2c.h), the nonce k = SHA512(nonce_key || H) mod L, the
  * three multiplications Gamma = x H, U = k B, V = k H, the challenge and the response
  * s = k + c x mod L. Everything that touches x, k or the nonce key is constant time: the
- * windowed multiplication with masked table selection (ge25519.h), the bit-serial scalar
+ * windowed multiplication with masked table selection (ge25519.h), the Barrett scalar
  * reduction (scalar.h) and SHA-512 (no branch on data). What branches (the try-and-increment
  * loop, decoding H) sees only the public key and alpha. test/ct/ checks this with valgrind.
  */

@@ -7,7 +7,7 @@
  * proof.ts (byte layout and hashes), verify.ts (the verifier), window-table.ts (fixed-point
  * tables), wasm/ (the WebAssembly arithmetic). What touches the secret scalar or the nonce
  * (reductions mod L, multiplications, the response) runs in the WebAssembly module when it is
- * loaded: constant-time windowed multiplication and bit-serial reductions
+ * loaded: constant-time windowed multiplication and Barrett reductions
  * (packages/vrf-native/native/wasm.c), checked under valgrind by scripts/ct-check.mjs. Where
  * WebAssembly cannot load (or `noble` is forced), BigInt `%` and noble's multiply stand in:
  * the same bytes, but not constant time, since JavaScript fixes no timing of BigInt
