@@ -621,11 +621,11 @@ static inline void gv_select_base(gv_cached *t, int i, v8 b) {
 }
 
 /*
+ * r = a_i·B in each lane, for the transposed digits d of the a_i (constant time in them).
  * a = sum e_i 16^i with the odd digits first: sum over odd i of e_i 256^((i-1)/2) B, times 16
  * (four doublings), plus the even digits' sum: 64 additions and 4 doublings, where a variable
  * base needs 64 additions and 252 doublings.
  */
-/* r = a_i·B in each lane, for the transposed digits d of the a_i (constant time in them). */
 static void multiply_base_p3(gv_p3 *r, const v8 d[64]) {
   gv_cached t;
   gv_p1p1 s;
