@@ -14,8 +14,6 @@
  */
 #include "x8.h"
 
-#include <string.h>
-
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
 #include <immintrin.h>
@@ -660,15 +658,21 @@ void x8_multiply_base(uint8_t out[8][32], const int8_t digits[8][64]) {
   wipe_digits_x8(d);
 }
 
+/* p = the points, r = a·P_i in each lane, for a's digits (the same scalar in every lane). */
+static void multiply_one_scalar(gv_p3 *r, gv_p3 *p, const uint8_t points[8][4][32],
+                                const int8_t digits[64]) {
+  v8 d[64];
+  for (int i = 0; i < 64; i++) d[i] = (v8)ALL(digits[i]);
+  load_lanes(p, points);
+  multiply_p3(r, p, d);
+  wipe_digits_x8(d);
+}
+
 void x8_encode_and_multiply(uint8_t out_p[8][32], uint8_t out_a[8][32],
                             const uint8_t points[8][4][32], const int8_t digits[64]) {
   gv_p3 p, r;
-  v8 d[64];
-  for (int i = 0; i < 64; i++) d[i] = (v8)ALL(digits[i]);
-  load_lanes(&p, points);
-  multiply_p3(&r, &p, d);
+  multiply_one_scalar(&r, &p, points, digits);
   encode_pair(out_p, &p, out_a, &r);
-  wipe_digits_x8(d);
 }
 
 void x8_multiply_base_and_lanes(uint8_t out_b[8][32], uint8_t out_p[8][32],
@@ -684,11 +688,9 @@ void x8_multiply_base_and_lanes(uint8_t out_b[8][32], uint8_t out_p[8][32],
 }
 
 void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_t digits[64]) {
-  int8_t lanes[8][64];
-  for (int lane = 0; lane < 8; lane++) memcpy(lanes[lane], digits, 64);
-  x8_multiply_lanes(out, points, (const int8_t(*)[64])lanes);
-  volatile int8_t *wipe = &lanes[0][0];
-  for (unsigned i = 0; i < sizeof lanes; i++) wipe[i] = 0;
+  gv_p3 p, r;
+  multiply_one_scalar(&r, &p, points, digits);
+  encode_lanes(out, &r);
 }
 
 #if defined(__clang__)
