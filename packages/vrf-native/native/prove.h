@@ -17,12 +17,6 @@
 
 #define VRF_PROOF_BYTES 80
 
-/* Clears secrets where the compiler cannot drop the stores. */
-static inline void vrf_wipe(void *p, unsigned n) {
-  volatile uint8_t *w = (volatile uint8_t *)p;
-  for (unsigned i = 0; i < n; i++) w[i] = 0;
-}
-
 /*
  * x = s mod L and x8 = 8 s mod L for the clamped secret scalar s (spec 5.2: h[0..32] of the
  * expanded key, in [2^254, 2^255)), constant time: both are 512-bit reductions of s and of

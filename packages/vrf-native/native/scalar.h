@@ -17,8 +17,8 @@ static inline uint32_t sc_load32(const uint8_t *in) {
   return (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
 }
 
-/* Clears a temporary that held secret-derived words, where the compiler cannot drop it. */
-static inline void vrf_scalar_wipe(void *p, unsigned n) {
+/* Clears secrets where the compiler cannot drop the stores. */
+static inline void vrf_wipe(void *p, unsigned n) {
   volatile uint8_t *w = (volatile uint8_t *)p;
   for (unsigned i = 0; i < n; i++) w[i] = 0;
 }
@@ -43,7 +43,7 @@ static inline void sc_subtract_l(uint32_t r[9]) {
   /* no borrow: r >= L, take t */
   const uint32_t keep_t = (uint32_t)borrow - 1;
   for (int i = 0; i < 9; i++) r[i] = (t[i] & keep_t) | (r[i] & ~keep_t);
-  vrf_scalar_wipe(t, sizeof t);
+  vrf_wipe(t, sizeof t);
 }
 
 /*
@@ -83,9 +83,9 @@ static inline void sc_reduce_words(uint8_t out[32], const uint32_t words[16]) {
   sc_subtract_l(r);
   sc_subtract_l(r);
   for (int i = 0; i < 8; i++) sc_store32(out + 4 * i, r[i]);
-  vrf_scalar_wipe(product, sizeof product);
-  vrf_scalar_wipe(qL, sizeof qL);
-  vrf_scalar_wipe(r, sizeof r);
+  vrf_wipe(product, sizeof product);
+  vrf_wipe(qL, sizeof qL);
+  vrf_wipe(r, sizeof r);
 }
 
 /* out = the 64-byte little-endian `in` mod L. */
@@ -93,7 +93,7 @@ static inline void sc_reduce64(uint8_t out[32], const uint8_t in[64]) {
   uint32_t words[16];
   for (int i = 0; i < 16; i++) words[i] = sc_load32(in + 4 * i);
   sc_reduce_words(out, words);
-  vrf_scalar_wipe(words, sizeof words);
+  vrf_wipe(words, sizeof words);
 }
 
 /* out = a b + c mod L, for 32-byte little-endian a, b, c below 2^256. */
@@ -119,9 +119,9 @@ static inline void sc_muladd(uint8_t out[32], const uint8_t a[32], const uint8_t
     }
   }
   sc_reduce_words(out, words);
-  vrf_scalar_wipe(words, sizeof words);
-  vrf_scalar_wipe(x, sizeof x);
-  vrf_scalar_wipe(y, sizeof y);
+  vrf_wipe(words, sizeof words);
+  vrf_wipe(x, sizeof x);
+  vrf_wipe(y, sizeof y);
 }
 
 #endif
