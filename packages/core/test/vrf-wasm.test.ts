@@ -229,22 +229,15 @@ test('an alpha longer than the module buffer takes the path that hashes in TypeS
   }
 });
 
-/** `n` as `bytes` little-endian bytes. */
-function le(n: bigint, bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes);
-  for (let i = 0; i < bytes; i++, n >>= 8n) out[i] = Number(n & 0xffn);
-  return out;
-}
-
 test('scalars mod L in the module: random and extreme values against BigInt (spec 5.3)', () => {
   const w = vrfWasm();
   assert.ok(w, 'the module loads in Node');
   const L = CURVE_ORDER;
   const top = (1n << 512n) - 1n;
-  const wide = (n: bigint) => toHex(wasmScalarReduce(w, le(n, 64)));
-  const expect = (n: bigint) => toHex(le(n % L, 32));
-  // the edges of a Barrett reduction: multiples of L and their neighbours up to 2^512 - 1,
-  // values whose quotient estimate is furthest off, and every power of two
+  const wide = (n: bigint) => toHex(wasmScalarReduce(w, scalarToBytesLE(n, 64)));
+  const expect = (n: bigint) => toHex(scalarToBytesLE(n % L, 32));
+  // the edges of a Barrett reduction: multiples of L and their neighbours, the largest
+  // multiple below 2^512 and 2^512 - 1 itself, and every power of two and its predecessor
   const q = top / L;
   const extremes = [
     0n,
@@ -268,7 +261,9 @@ test('scalars mod L in the module: random and extreme values against BigInt (spe
   // a·b + c for 32-byte operands: the largest product and sum, and random ones
   const max = (1n << 256n) - 1n;
   const mulAdd = (a: bigint, b: bigint, c: bigint) =>
-    toHex(wasmScalarMulAdd(w, le(a, 32), le(b, 32), le(c, 32)));
+    toHex(
+      wasmScalarMulAdd(w, scalarToBytesLE(a, 32), scalarToBytesLE(b, 32), scalarToBytesLE(c, 32)),
+    );
   for (const [a, b, c] of [
     [max, max, max],
     [L - 1n, L - 1n, L - 1n],
