@@ -41,6 +41,7 @@ import { backfillVrfProofs, type BackfillOptions } from './vrf/backfill.js';
 import { VRF_PROOFS_COMPLETE, VRF_PROOFS_SETTING } from './vrf/stored-proofs.js';
 import { SWEEPS_FROM_SETTING } from './vrf/marker-sweeps.js';
 import { planPublishProofs } from './vrf/publish-proofs.js';
+import { startEarlyProofs, warmIdleThreads, type EarlyProofs } from './vrf/early-proofs.js';
 import {
   VRF_PROOFS_THROUGH_SETTING,
   catchUpProofs,
@@ -393,6 +394,7 @@ export class Directory extends ReadOnlyDirectory {
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
     progress({ phase: 'versions', done: 0, total: updates.length });
+    if (defersProofs(this.ctx)) warmIdleThreads(this.ctx, updates.length);
     // the plan, its tree elements and the proofs to store are let go of as soon as they are
     // used: for 100,000 updates, most of a million objects the commit has no use for
     let plan: PublishPlan | undefined = await this.plan(
@@ -413,6 +415,8 @@ export class Directory extends ReadOnlyDirectory {
     // theirs before they commit, computed while the tree is built (on the engine's threads);
     // other stores decide and compute them once the epoch committed (epoch-proofs.ts)
     const deferred = defersProofs(this.ctx);
+    // a deferred epoch's proofs get a head start on the engine's idle threads meanwhile
+    const early = deferred ? await startEarlyProofs(this.ctx, states, epoch) : undefined;
     let proving: Promise<VrfProofRecord[]> | undefined;
     if (this.ctx.storeVrfProofs && !deferred) {
       // no sweeps here: they run only where a store can list its labels (sweepsFrom), whose
@@ -470,10 +474,11 @@ export class Directory extends ReadOnlyDirectory {
       }
       await tx.commit();
       progress({ phase: 'done', done: updates.length, total: updates.length });
-      const storeProofs = deferred ? () => this.storeProofs(epoch, states) : undefined;
+      const storeProofs = deferred ? () => this.storeProofs(epoch, states, early) : undefined;
       return { epochHash: { epoch, hash }, storeProofs };
     } catch (e) {
       if (!tx.ended) await tx.rollback();
+      await early?.stop();
       throw e;
     }
   }
@@ -508,12 +513,18 @@ export class Directory extends ReadOnlyDirectory {
    * meanwhile: the mark must not move behind what a writer after it stored (that writer
    * catches up what this one owes).
    */
-  private async storeProofs(epoch: bigint, states: ValueStateRecord[]): Promise<void> {
+  private async storeProofs(
+    epoch: bigint,
+    states: ValueStateRecord[],
+    early: EarlyProofs | undefined,
+  ): Promise<void> {
     // the lock's generation of the commit, not of whatever holds it after the wait below
     const mayWrite = this.holdsLock();
+    // what the idle threads proved so far; the rest is proved at the default priority
+    const proved = early?.stop();
     // the committed epoch's insertion is garbage now: free it before the proofs fill the heap
     await releaseAfterLargeEpoch(states.length);
-    return proveEpoch(this.ctx, epoch, states, mayWrite);
+    return proveEpoch(this.ctx, epoch, states, mayWrite, { early: await proved });
   }
 
   /**

@@ -346,7 +346,7 @@ test("an epoch's proofs are stored in chunks, by label", async () => {
     storage: new StorageManager(spy),
     vrfKeys: hardCodedKeys(),
   });
-  await proveEpoch(ctx, 2n, states, () => true, 3);
+  await proveEpoch(ctx, 2n, states, () => true, { chunk: 3 });
   assert.ok(batches.length >= 4, `${batches.length} chunks`);
   assert.ok(batches.every((b) => b.length <= 3));
   const keys = batches.flat().map(storedOrder);
@@ -362,14 +362,10 @@ test("an epoch's proofs are stored in chunks, by label", async () => {
   const order: string[] = [];
   const written = spy.setVrfProofs;
   spy.setVrfProofs = (records) => (order.push('write'), written(records));
-  await proveEpoch(
-    ctx,
-    2n,
-    states,
-    () => true,
-    3,
-    () => order.push('collect'),
-  );
+  await proveEpoch(ctx, 2n, states, () => true, {
+    chunk: 3,
+    collect: () => order.push('collect'),
+  });
   spy.setVrfProofs = written;
   assert.ok(batches.length >= 4);
   assert.deepEqual(
@@ -381,7 +377,7 @@ test("an epoch's proofs are stored in chunks, by label", async () => {
   batches.length = 0;
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, '1');
   let allowed = 2;
-  await proveEpoch(ctx, 2n, states, () => allowed-- > 0, 3);
+  await proveEpoch(ctx, 2n, states, () => allowed-- > 0, { chunk: 3 });
   assert.equal(batches.length, 2);
   assert.equal(await db.getSetting(VRF_PROOFS_THROUGH_SETTING), '1');
   // nor does a catch-up start an owed epoch without the lock
@@ -431,7 +427,7 @@ test("a sweep's share is walked as it is stored, not held whole, and merged by l
     storage: new StorageManager(spy),
     vrfKeys: hardCodedKeys(),
   });
-  await proveEpoch(ctx, 2n, await statesPublishedAt(db, 2n), () => true, 200);
+  await proveEpoch(ctx, 2n, await statesPublishedAt(db, 2n), () => true, { chunk: 200 });
   const lists = events.flatMap((e, i) => (e === 'list' ? [i] : []));
   assert.equal(lists.length, 2, 'two pages of labels');
   assert.ok(

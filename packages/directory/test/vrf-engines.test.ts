@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
 import fc from 'fast-check';
 import {
   VersionFreshness,
@@ -22,6 +23,7 @@ import {
   type VrfEngine,
   type VrfJob,
 } from '@akd-ts/directory';
+import { openIdlePool } from '../src/vrf/idle-proofs.js';
 import { openDirectory } from './support/build.js';
 import { nativeVrfRequired, nativeVrfSkip } from '../../../test/support/native-vrf-rule.js';
 
@@ -176,6 +178,52 @@ test('worker threads start with the first batch that needs them, never for small
   } finally {
     await engine.close();
   }
+});
+
+/** The nice value of each thread of this process, from /proc (Linux). */
+function threadNices(): number[] {
+  return readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // the fields after the command's closing parenthesis: state is the 3rd, nice the 19th
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
+test(
+  "the idle threads prove the engine's bytes at the lowest priority, and only until closed",
+  { skip: process.platform !== 'linux' && 'thread priorities are per thread on Linux only' },
+  async () => {
+    const sk = new Uint8Array(32).fill(4);
+    const jobs: VrfJob[] = Array.from({ length: 100 }, (_, i) => ({
+      label: utf8(`user ${i}`),
+      freshness: i % 2 === 0 ? VersionFreshness.Fresh : VersionFreshness.Stale,
+      version: BigInt(1 + (i % 5)),
+    }));
+    const engine = new WorkerVrfEngine(config, sk, { threads: 2 });
+    const niced = threadNices().filter((n) => n === 19).length;
+    try {
+      // a call without jobs starts the threads
+      assert.deepEqual(await engine.proveWhenIdle([]).stop(), []);
+      assert.ok(threadNices().filter((n) => n === 19).length >= niced + 2, 'niced threads');
+      assert.ok(threadNices().includes(0), 'the calling thread keeps its priority');
+      const idle = await engine.proveWhenIdle(jobs).done();
+      assert.deepEqual(
+        idle.map((p) => p && toHex(p)),
+        (await new LocalVrfEngine(config, sk).proofBytes(jobs)).map(toHex),
+      );
+      await engine.close();
+      assert.deepEqual(await engine.proveWhenIdle(jobs).stop(), new Array(100).fill(undefined));
+    } finally {
+      await engine.close();
+    }
+  },
+);
+
+test('no idle pool where threads cannot be niced alone, or were not niced', async () => {
+  const data = { secretKey: new Uint8Array(32).fill(4), backend: 'auto' };
+  assert.equal(await openIdlePool(data, 1, 19, 'darwin'), undefined, 'nice(3) is per process');
+  // threads left at the default priority (as where @napi-rs/nice cannot load) are not used
+  assert.equal(await openIdlePool(data, 1, 0), undefined);
 });
 
 test('a failing batch rejects, stops handing out work, and leaves the pool usable', async () => {

@@ -19,6 +19,7 @@ import {
 import { vrfKeyBackend, type VrfBackendChoice, type VrfKeyBackend } from './backend.js';
 import type { VrfTask } from './vrf-worker.js';
 import { openPool, workerScript } from '../worker-pool.js';
+import { openIdlePool, proveWhenIdle, type IdleProofs } from './idle-proofs.js';
 
 /** One VRF input: (label, freshness, version), hashed into alpha by the configuration. */
 export interface VrfJob {
@@ -63,6 +64,13 @@ export interface VrfEngine {
    * publish) and needs no node label: an engine spares the proof-to-hash of each.
    */
   proofBytes?(jobs: VrfJob[]): Promise<Uint8Array[]>;
+  /**
+   * Optional: starts proving `jobs` on threads of the lowest scheduling priority, which run
+   * only on cores nothing else wants (idle-proofs.ts), until stopped; a publish gets a head
+   * start on its epoch's proofs there (early-proofs.ts). Where the engine cannot have such
+   * threads, nothing is proved. A call without jobs only starts the threads, ahead of need.
+   */
+  proveWhenIdle?(jobs: VrfJob[]): IdleProofs;
   /** Releases threads or native resources. */
   close(): Promise<void>;
   /** A name for logs and benchmarks (e.g. "native, 2 worker threads"). */
@@ -180,6 +188,9 @@ export class WorkerVrfEngine implements VrfEngine {
    */
   readonly #open: () => Promise<Piscina | undefined>;
   #ready: Promise<Piscina | undefined> | undefined;
+  /** The idle pool (`proveWhenIdle`), started by its first use. */
+  readonly #openIdle: () => Promise<Piscina | undefined>;
+  #idle: Promise<Piscina | undefined> | undefined;
   #closed = false;
   readonly #local: LocalVrfEngine;
   readonly #threads: number;
@@ -205,6 +216,7 @@ export class WorkerVrfEngine implements VrfEngine {
         },
         options.requireWorkers ?? false,
       );
+    this.#openIdle = () => openIdlePool(workerData, this.#threads);
     const kind = this.#local.name.replace(' (main thread)', '');
     this.name = `${kind}, ${this.#threads} worker thread${this.#threads === 1 ? '' : 's'}`;
   }
@@ -300,9 +312,21 @@ export class WorkerVrfEngine implements VrfEngine {
     return this.run(pool, 'proofs', jobs, 80);
   }
 
+  /**
+   * Starts the idle pool on the first call (as many threads as the engine's, at the lowest
+   * priority). A closed engine, or one whose threads cannot be niced (idle-proofs.ts), proves
+   * nothing: threads at the default priority would take cores from the work they should
+   * yield to.
+   */
+  proveWhenIdle(jobs: VrfJob[]): IdleProofs {
+    const pool = this.#closed ? Promise.resolve(undefined) : (this.#idle ??= this.#openIdle());
+    return proveWhenIdle(pool, jobs, (job) => alphaOf(this.config, job));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     await (await this.#ready?.catch(() => undefined))?.destroy();
+    await (await this.#idle?.catch(() => undefined))?.destroy();
   }
 }
 

@@ -18,6 +18,7 @@
 import {
   labelChars,
   readEpochSetting,
+  vrfProofMapKey,
   type Database,
   type ValueStateRecord,
   type VrfProofRecord,
@@ -25,8 +26,8 @@ import {
 import type { DirectoryContext } from '../context.js';
 import type { VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
-import { proofKey } from './stored-proofs.js';
 import { heapGrowthCollector } from '../release-memory.js';
+import type { EarlyProofMap } from './early-proofs.js';
 
 /**
  * The store setting holding the latest epoch whose published versions all have their VRF
@@ -64,12 +65,24 @@ export async function proveRecords(
   const proofs = vrf.proofBytes
     ? await vrf.proofBytes(jobs)
     : (await vrf.proofs(jobs)).map((p) => p.proof);
-  return jobs.map((job, i) => {
-    const record: VrfProofRecord = { ...proofKey(job), proof: proofs[i]! };
-    const n = nonce(i);
-    if (n !== undefined) record.nonce = n;
-    return record;
-  });
+  return jobs.map((job, i) => proofRecord(job, proofs[i]!, nonce(i)));
+}
+
+/** The record of `job`'s proof, with its nonce where it has one. */
+function proofRecord(
+  job: VrfJob,
+  proof: Uint8Array,
+  nonce: Uint8Array | undefined,
+): VrfProofRecord {
+  // a literal, not a spread of proofKey's: a few hundred thousand per epoch
+  const record: VrfProofRecord = {
+    label: job.label,
+    freshness: job.freshness,
+    version: job.version,
+    proof,
+  };
+  if (nonce !== undefined) record.nonce = nonce;
+  return record;
 }
 
 /**
@@ -95,27 +108,38 @@ async function recordSweeps(db: Database, positions: Map<string, string>): Promi
   }
 }
 
+/** How `proveEpoch` goes about it. */
+export interface ProveEpochOptions {
+  /** Proofs per engine call and storage write (default 16,384). */
+  chunk?: number;
+  /**
+   * Called after each chunk is stored: each leaves its jobs, proofs and records behind, which
+   * V8 promotes (they live across the engine's await) and would keep until its heap's next
+   * limit, a hundred megabytes and more above what is live during a sweep of a million
+   * labels (default `heapGrowthCollector`, where the process exposes `gc`).
+   */
+  collect?: () => unknown;
+  /** Proofs computed while the epoch was published (early-proofs.ts), not proved again. */
+  early?: EarlyProofMap;
+}
+
 /**
  * Proves and stores what committed `epoch` publishing `states` needs (publish-proofs.ts: the
  * versions' proofs and the marker sweeps' share) and moves the mark to it, unless `mayWrite`
  * says no once they are computed (the writer lost its lock: the mark must not move behind
  * what a writer after it stored). Proofs are a function of their key and each version's
  * nonce is written again whole, so a repeated or interrupted run leaves nothing wrong behind.
- * `collect` is called after each chunk is stored: each leaves its jobs, proofs and records
- * behind, which V8 promotes (they live across the engine's await) and would keep until its
- * heap's next limit, a hundred megabytes and more above what is live during a sweep of a
- * million labels (`heapGrowthCollector`, where the process exposes `gc`).
  */
 export async function proveEpoch(
   ctx: DirectoryContext,
   epoch: bigint,
   states: ValueStateRecord[],
   mayWrite: () => boolean = () => true,
-  chunk = CHUNK,
-  collect: (() => unknown) | undefined = heapGrowthCollector(),
+  options: ProveEpochOptions = {},
 ): Promise<void> {
+  const { chunk = CHUNK, collect = heapGrowthCollector(), early = new Map() } = options;
   const db = ctx.storage.db;
-  const plan = await planPublishProofs(ctx, states, epoch);
+  const plan = await planPublishProofs(ctx, states, epoch, early);
   const { proofJobs: jobs, nonces, stored } = plan;
   // a chunk at a time, in label order (`labelOrder`): the writer holds one chunk's records, not
   // the epoch's (hundreds of thousands), a label's proofs share a row, and as each chunk's
@@ -168,17 +192,21 @@ export async function proveEpoch(
     if (part.length === 0) break;
     const toProve: VrfJob[] = [];
     const nonceOf: (Uint8Array | undefined)[] = [];
-    for (const e of part) {
-      if (typeof e === 'number' && e < held) continue;
-      toProve.push(typeof e === 'number' ? jobs[e - held]! : e);
-      nonceOf.push(typeof e === 'number' ? nonces.get(e - held) : undefined);
-    }
+    // each entry's record, or undefined for the next of `toProve`'s
+    const records = part.map((e): VrfProofRecord | undefined => {
+      if (typeof e === 'number' && e < held) return stored[e]!;
+      const job = typeof e === 'number' ? jobs[e - held]! : e;
+      const nonce = typeof e === 'number' ? nonces.get(e - held) : undefined;
+      const proof = early.get(vrfProofMapKey(job));
+      if (proof !== undefined) return proofRecord(job, proof, nonce);
+      toProve.push(job);
+      nonceOf.push(nonce);
+      return undefined;
+    });
     const proved = await proveRecords(ctx, toProve, (k) => nonceOf[k]);
     if (!mayWrite()) return;
     let next = 0;
-    await db.setVrfProofs(
-      part.map((e) => (typeof e === 'number' && e < held ? stored[e]! : proved[next++]!)),
-    );
+    await db.setVrfProofs(records.map((r) => r ?? proved[next++]!));
     collect?.();
   }
   if (!mayWrite()) return;

@@ -16,6 +16,7 @@ import type { VrfJob } from './engine.js';
 import { sweepWork, sweepsFrom, type SweepWork } from './marker-sweeps.js';
 import { markerHorizon, proofKey, publishProofJobs } from './stored-proofs.js';
 import { toHex } from '@akd-ts/core';
+import type { EarlyProofMap } from './early-proofs.js';
 
 export interface PublishProofs {
   /** The VRF proofs to store, and the nonce of each job that has one (by job index). */
@@ -30,11 +31,17 @@ export interface PublishProofs {
   sweeps: SweepWork | undefined;
 }
 
-/** The proofs to store with the versions `states` a publish of `epoch` adds. */
+/**
+ * The proofs to store with the versions `states` a publish of `epoch` adds. Proofs in `early`
+ * (early-proofs.ts) are not read from the store: an existence proof found there is stored
+ * again with its nonce, a marker found there is stored again as it is (a future version's
+ * marker, which has no nonce yet).
+ */
 export async function planPublishProofs(
   ctx: DirectoryContext,
   states: ValueStateRecord[],
   epoch: bigint,
+  early: EarlyProofMap = new Map(),
 ): Promise<PublishProofs> {
   const { storage, config, commitmentKey } = ctx;
   const db = storage.db;
@@ -50,13 +57,17 @@ export async function planPublishProofs(
     // the first job is the existence proof, whose record carries the nonce
     const [existence, ...rest] = part.jobs;
     const nonce = config.getCommitmentNonce(commitmentKey, s.label, s.version, s.value);
-    if (s.version > 1n) existing.push({ job: existence!, nonce });
-    else {
+    if (s.version > 1n && !early.has(vrfProofMapKey(existence!))) {
+      existing.push({ job: existence!, nonce });
+    } else {
       nonces.set(proofJobs.length, nonce);
       proofJobs.push(existence!);
     }
     proofJobs.push(...rest);
-    unlessStored.push(...part.unlessStored);
+    for (const job of part.unlessStored) {
+      if (early.has(vrfProofMapKey(job))) proofJobs.push(job);
+      else unlessStored.push(job);
+    }
   }
   // one read for both: the existence proofs to reuse and the markers to prove unless stored
   const found = await storedProofs(db, [...existing.map((e) => e.job), ...unlessStored]);

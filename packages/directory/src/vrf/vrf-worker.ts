@@ -4,6 +4,7 @@
  * Batches travel as single transferred buffers, so a task costs one message each way.
  */
 
+import { getPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { vrfKeyBackend, type VrfBackendChoice } from './backend.js';
 
@@ -14,10 +15,13 @@ secretKey.fill(0);
 export interface VrfTask {
   op: 'labels' | 'proofs';
   alphas: Uint8Array;
+  /** A flag shared with the caller: once it is not 0, the task does nothing (idle-proofs.ts). */
+  stop?: Int32Array;
 }
 
 /** Runs one batch (piscina calls the default export). */
 export default function run(task: VrfTask): Uint8Array {
+  if (task.stop !== undefined && Atomics.load(task.stop, 0) !== 0) return new Uint8Array(0);
   const n = task.alphas.length / 32;
   const alphas = Array.from({ length: n }, (_, i) => task.alphas.subarray(32 * i, 32 * i + 32));
   const width = task.op === 'labels' ? 32 : 80;
@@ -33,4 +37,9 @@ export default function run(task: VrfTask): Uint8Array {
 /** Answers the pool's start-up probe (worker-pool.ts): this module and its imports loaded. */
 export function probe(): true {
   return true;
+}
+
+/** This thread's nice value (on Linux, getpriority of pid 0 is the calling thread's). */
+export function niceness(): number {
+  return getPriority(0);
 }

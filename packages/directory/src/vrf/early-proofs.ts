@@ -1,0 +1,87 @@
+/**
+ * An epoch's VRF proofs computed while its publish builds and commits the tree, on the VRF
+ * engine's idle threads (`VrfEngine.proveWhenIdle`: the lowest scheduling priority). Most of
+ * a publish leaves a core unused (the storage reads of the preload, the commit's writes, on
+ * the calling thread alone); the proofs, which cost more CPU than the rest of the publish
+ * (epoch-proofs.ts), take what is left over there instead of all of it after the commit. The
+ * tree's own work is not slowed: a thread at the default priority gets about 68 times the
+ * share of an idle one.
+ *
+ * What is computed here is only a head start: once the epoch committed, `proveEpoch` stores
+ * the epoch's proofs as before and proves whatever this did not get to. A proof is a function
+ * of its key, so one proved here is the very proof that would be proved there.
+ */
+
+import type { ValueStateRecord } from '@akd-ts/storage';
+import { vrfProofMapKey } from '@akd-ts/storage';
+import type { DirectoryContext } from '../context.js';
+import type { VrfJob } from './engine.js';
+import { sweepsFrom } from './marker-sweeps.js';
+import { markerHorizon, publishProofJobs } from './stored-proofs.js';
+
+/**
+ * The fewest jobs worth starting the idle threads for (once, then they stay): below it the
+ * proofs after the commit take a fraction of a second anyway.
+ */
+const MIN_JOBS = 4096;
+
+/** Proofs computed ahead of `proveEpoch`, by `vrfProofMapKey`. */
+export type EarlyProofMap = Map<string, Uint8Array>;
+
+/** Proving under way on the idle threads, until `stop`. */
+export interface EarlyProofs {
+  /** Takes no further work; resolves, once the work in hand is done, with every proof made. */
+  stop(): Promise<EarlyProofMap>;
+}
+
+/**
+ * Starts the engine's idle threads ahead of a publish of `updates` whose proofs will be worth
+ * proving early (`startEarlyProofs`): threads started at the lowest priority load slowly on
+ * busy cores, so they load while the publish evaluates its labels, not when its proofs are due.
+ */
+export function warmIdleThreads(ctx: DirectoryContext, updates: number): void {
+  // at least two proofs per new version: its existence and freshness proofs
+  if (2 * updates >= MIN_JOBS) void ctx.vrf.proveWhenIdle?.([]).stop();
+}
+
+/**
+ * Starts proving what `proveEpoch` will store for the versions `states` of `epoch` (publish-
+ * proofs.ts), or undefined where the engine has no idle threads or there are fewer than `min`
+ * jobs. Left out: the marker sweeps' share, which is walked after the commit. Proofs the
+ * store may hold already (an update's existence proof, stored as a marker of the previous
+ * version; markers a sweep may have added) are proved too, the existence proofs last: each
+ * proved here is one `planPublishProofs` does not read back on the calling thread, which
+ * costs more than proving on a core that would idle otherwise.
+ */
+export async function startEarlyProofs(
+  ctx: DirectoryContext,
+  states: ValueStateRecord[],
+  epoch: bigint,
+  min = MIN_JOBS,
+): Promise<EarlyProofs | undefined> {
+  const vrf = ctx.vrf;
+  if (vrf.proveWhenIdle === undefined) return undefined;
+  const horizon = markerHorizon(epoch, await sweepsFrom(ctx.storage.db));
+  const jobs: VrfJob[] = [];
+  // last: existence proofs the store holds already, as markers (read back if not proved here)
+  const held: VrfJob[] = [];
+  for (const s of states) {
+    const part = publishProofJobs(s.username, s.version, horizon);
+    const [existence, ...rest] = part.jobs;
+    (s.version === 1n ? jobs : held).push(existence!);
+    jobs.push(...rest, ...part.unlessStored);
+  }
+  jobs.push(...held);
+  if (jobs.length < min) return undefined;
+  const proving = vrf.proveWhenIdle(jobs);
+  return {
+    async stop() {
+      const proofs = await proving.stop();
+      const made: EarlyProofMap = new Map();
+      proofs.forEach((proof, i) => {
+        if (proof !== undefined) made.set(vrfProofMapKey(jobs[i]!), proof);
+      });
+      return made;
+    },
+  };
+}

@@ -1,0 +1,258 @@
+// An epoch's VRF proofs get a head start on the engine's idle threads while the epoch is
+// published: what they prove is stored as it is and not proved again (nor read back), what
+// they did not get to is proved after the commit, a failure of theirs costs nothing, and a
+// publish that fails stops them.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Piscina } from 'piscina';
+import { AkdError, VersionFreshness, toHex, utf8, type AkdLabel } from '@akd-ts/core';
+import { MemoryDatabase, vrfProofMapKey, type Database } from '@akd-ts/storage';
+import { LocalVrfEngine, type VrfEngine, type VrfJob } from '@akd-ts/directory';
+import { proveWhenIdle, type IdleProofs } from '../src/vrf/idle-proofs.js';
+import type { VrfTask } from '../src/vrf/vrf-worker.js';
+import { keylessReader, openDirectory } from './support/build.js';
+
+const jobs = (n: number): VrfJob[] =>
+  Array.from({ length: n }, (_, i) => ({
+    label: utf8(`label ${i}`),
+    freshness: VersionFreshness.Fresh,
+    version: 1n,
+  }));
+
+/** The alpha of a job in these tests: its label, zero-padded (labels here are short). */
+const alphaOf = (job: VrfJob) => {
+  const alpha = new Uint8Array(32);
+  alpha.set(job.label);
+  return alpha;
+};
+
+/**
+ * A pool as piscina's with the worker's behaviour: a task waits for `gate`, then does nothing
+ * once its stop flag is set, else "proves" each alpha as 80 bytes beginning with it.
+ */
+function fakePool(gate: () => Promise<void> = async () => {}, fail?: (task: number) => boolean) {
+  const posted: VrfTask[] = [];
+  const pool = {
+    async run(task: VrfTask): Promise<Uint8Array> {
+      const index = posted.push(task) - 1;
+      await gate();
+      if (fail?.(index)) throw new Error('injected task failure');
+      if (Atomics.load(task.stop!, 0) !== 0) return new Uint8Array(0);
+      const n = task.alphas.length / 32;
+      const out = new Uint8Array(80 * n);
+      for (let i = 0; i < n; i++) out.set(task.alphas.subarray(32 * i, 32 * i + 32), 80 * i);
+      return out;
+    },
+  };
+  return { pool: pool as unknown as Piscina, posted };
+}
+
+const proofOf = (job: VrfJob) => toHex(alphaOf(job));
+const made = (proofs: (Uint8Array | undefined)[]) => proofs.filter((p) => p !== undefined).length;
+
+test('idle proving: tasks of 1,024 posted ahead, each proof at its job, until stopped', async () => {
+  const all = jobs(2500);
+  // nothing stops it: three tasks, every proof in place
+  const { pool, posted } = fakePool();
+  const proofs = await proveWhenIdle(Promise.resolve(pool), all, alphaOf).done();
+  assert.deepEqual(
+    posted.map((t) => t.alphas.length / 32),
+    [1024, 1024, 452],
+  );
+  assert.equal(made(proofs), 2500);
+  for (const i of [0, 1023, 1024, 2499]) {
+    assert.equal(toHex(proofs[i]!.subarray(0, 32)), proofOf(all[i]!), `job ${i}`);
+  }
+
+  // stopped with its first task posted and held: that task finds the flag and does nothing,
+  // no other is posted, and stop waits for it
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const gated = fakePool(() => held);
+  const started = proveWhenIdle(Promise.resolve(gated.pool), all, alphaOf);
+  while (gated.posted.length < 1) await new Promise((resolve) => setImmediate(resolve));
+  const stopping = started.stop();
+  let settled = false;
+  void stopping.then(() => (settled = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(settled, false, 'waits for the task in hand');
+  release();
+  assert.equal(made(await stopping), 0);
+  assert.equal(gated.posted.length, 1);
+});
+
+test('idle proving: a failed task leaves its jobs unproved; no pool proves nothing', async () => {
+  const all = jobs(2500);
+  const { pool, posted } = fakePool(
+    async () => {},
+    (task) => task === 1,
+  );
+  const proofs = await proveWhenIdle(Promise.resolve(pool), all, alphaOf).done();
+  assert.equal(posted.length, 3);
+  assert.equal(made(proofs), 2500 - 1024);
+  assert.equal(proofs[1024], undefined);
+  assert.equal(proofs[2048]?.length, 80);
+  assert.equal(made(await proveWhenIdle(Promise.resolve(undefined), all, alphaOf).stop()), 0);
+});
+
+/** What a directory's engine (`recordingDirectory`) was asked to prove, and how. */
+interface Recorded {
+  /** Jobs proved on the idle threads, and by `proofBytes` (after the commit). */
+  idle: VrfJob[];
+  after: VrfJob[];
+  /** How many idle provings were started with jobs, and stopped. */
+  started: number;
+  stopped: number;
+  /** How many of its jobs the idle threads prove before they are stopped (default all). */
+  budget: number;
+  /** Set: the idle threads fail instead. */
+  failIdle: boolean;
+}
+
+/** A directory whose engine proves "idle" work on the calling thread, recording it. */
+async function recordingDirectory(db: Database) {
+  const seen: Recorded = {
+    idle: [],
+    after: [],
+    started: 0,
+    stopped: 0,
+    budget: Infinity,
+    failIdle: false,
+  };
+  const opened = await openDirectory('whatsapp_v1', {
+    db,
+    directory: {
+      vrfEngine: (config, secret) => {
+        const inner = new LocalVrfEngine(config, secret);
+        const engine: VrfEngine = {
+          name: 'recording',
+          nodeLabels: (...args) => inner.nodeLabels(...args),
+          proofs: (jobs) => inner.proofs(jobs),
+          proofBytes: async (jobs) => {
+            seen.after.push(...jobs);
+            return inner.proofBytes(jobs);
+          },
+          proveWhenIdle: (jobs): IdleProofs => {
+            if (jobs.length > 0) seen.started++;
+            const part = jobs.slice(0, seen.budget);
+            const proving = seen.failIdle
+              ? Promise.reject(new AkdError('VRF_INVALID_SECRET_KEY', 'injected'))
+              : inner.proofBytes(part);
+            return {
+              async stop() {
+                seen.stopped++;
+                return this.done();
+              },
+              async done() {
+                const proofs = await proving.catch(() => []);
+                seen.idle.push(...part.slice(0, proofs.length));
+                return jobs.map((_, i) => proofs[i]);
+              },
+            };
+          },
+          close: () => inner.close(),
+        };
+        return engine;
+      },
+    },
+  });
+  return { ...opened, seen };
+}
+
+/** Enough new labels for the idle threads to start (4,096 jobs at least, three or more each). */
+const LABELS = Array.from({ length: 1400 }, (_, i) => utf8(`user-${i}@example.com`)) as AkdLabel[];
+
+test("a publish's idle-thread proofs are stored as they are, and only the rest is proved after", async () => {
+  const memory = new MemoryDatabase();
+  const reads: number[] = [];
+  const db = Object.create(memory) as Database;
+  db.getVrfProofs = (keys) => (reads.push(keys.length), memory.getVrfProofs(keys));
+  const { dir, seen } = await recordingDirectory(db);
+  try {
+    // the idle threads get to 3,000 of the first epoch's jobs
+    seen.budget = 3000;
+    await dir.publish(LABELS.map((label) => ({ label, value: utf8('1') })));
+    await dir.vrfProofsStored();
+    assert.equal(seen.idle.length, 3000);
+    const early = new Set(seen.idle.map((j) => vrfProofMapKey(j)));
+    assert.equal(early.size, 3000, 'each proved once');
+    assert.ok(
+      seen.after.every((j) => !early.has(vrfProofMapKey(j))),
+      'nothing proved early is proved again',
+    );
+    // together they are every proof the epoch stored
+    const stored = memory.allVrfProofs().length;
+    assert.equal(early.size + seen.after.length, stored);
+
+    // updates: the idle threads prove every job, the existence proofs (stored as markers of
+    // the previous versions) included, so nothing is read back and nothing proved after
+    seen.budget = Infinity;
+    seen.after.length = 0;
+    reads.length = 0;
+    await dir.publish(LABELS.map((label) => ({ label, value: utf8('2') })));
+    await dir.vrfProofsStored();
+    assert.deepEqual(seen.after, []);
+    assert.deepEqual(reads, [], 'no proof read back');
+    const existence = await memory.getVrfProofs(
+      LABELS.map((label) => ({ label, freshness: VersionFreshness.Fresh, version: 2n })),
+    );
+    assert.ok(existence.every((r) => r.nonce?.length === 32, 'stored with their nonces'));
+
+    // the proofs served from the store are those of the key
+    const reader = await keylessReader(dir, memory);
+    const sample = LABELS.filter((_, i) => i % 97 === 0);
+    assert.deepEqual(
+      (await reader.batchLookup(sample)).proofs,
+      (await dir.batchLookup(sample)).proofs,
+    );
+    for (const label of sample.slice(0, 3)) {
+      assert.deepEqual((await reader.keyHistory(label)).proof, (await dir.keyHistory(label)).proof);
+    }
+    await reader.close();
+
+    // idle threads that fail cost nothing: the proofs are made after the commit
+    seen.failIdle = true;
+    seen.after.length = 0;
+    const before = memory.allVrfProofs().length;
+    await dir.publish(
+      LABELS.map((label) => ({ label: utf8(`new ${toHex(label)}`), value: utf8('1') })),
+    );
+    await dir.vrfProofsStored();
+    assert.equal(seen.after.length, memory.allVrfProofs().length - before);
+    // and a small publish starts none
+    const started = seen.started;
+    await dir.publish([{ label: utf8('one more'), value: utf8('1') }]);
+    await dir.vrfProofsStored();
+    assert.equal(seen.started, started);
+  } finally {
+    await dir.close();
+  }
+});
+
+test('a publish that fails stops its idle-thread proofs before it rejects', async () => {
+  const memory = new MemoryDatabase();
+  const db = Object.create(memory) as Database;
+  const { dir, seen } = await recordingDirectory(db);
+  db.setAuditBlob = async () => {
+    throw new AkdError('STORAGE_CONNECTION', 'injected write failure');
+  };
+  try {
+    await assert.rejects(
+      dir.publish(LABELS.map((label) => ({ label, value: utf8('1') }))),
+      /injected write failure/,
+    );
+    assert.deepEqual([seen.started, seen.stopped], [1, 1]);
+    db.setAuditBlob = (blob) => memory.setAuditBlob(blob);
+    await dir.publish(LABELS.map((label) => ({ label, value: utf8('1') })));
+    await dir.vrfProofsStored();
+    const reader = await keylessReader(dir, memory);
+    const sample = LABELS.filter((_, i) => i % 211 === 0);
+    assert.deepEqual(
+      (await reader.batchLookup(sample)).proofs,
+      (await dir.batchLookup(sample)).proofs,
+    );
+    await reader.close();
+  } finally {
+    await dir.close();
+  }
+});
