@@ -72,16 +72,49 @@ export function publishProofJobs(
   horizon: bigint = MARKER_HORIZON,
 ): VersionProofJobs {
   const fresh = (v: bigint): VrfJob => ({ label, freshness: VersionFreshness.Fresh, version: v });
-  const jobs = [fresh(version), { label, freshness: VersionFreshness.Stale, version }];
-  const unlessStored: VrfJob[] = [];
+  const { needed, unlessStored } = markersToStore(version, horizon);
+  return {
+    jobs: [
+      fresh(version),
+      { label, freshness: VersionFreshness.Stale, version },
+      ...needed.map(fresh),
+    ],
+    unlessStored: unlessStored.map(fresh),
+  };
+}
+
+/** The markers `publishProofJobs` asks for, by version and horizon. */
+interface MarkersToStore {
+  needed: readonly bigint[];
+  unlessStored: readonly bigint[];
+}
+
+/**
+ * `markersToStore` of recent (version, horizon) pairs: an epoch's versions share a few values
+ * (most are 1 or 2), and computing the markers again costs more than the rest of a job list.
+ */
+const markerPlans = new Map<string, MarkersToStore>();
+/** The most pairs remembered; past it the map starts again. */
+const MARKER_PLANS = 4096;
+
+/** The markers of `version` up to `horizon` that `publishProofJobs` stores (see there). */
+function markersToStore(version: bigint, horizon: bigint): MarkersToStore {
+  const key = `${version}:${horizon}`;
+  const known = markerPlans.get(key);
+  if (known !== undefined) return known;
+  const needed: bigint[] = [];
+  const unlessStored: bigint[] = [];
   const before = new Set(version > 1n ? allFutureMarkers(version - 1n) : []);
   const sure = horizon === MARKER_HORIZON ? MARKER_HORIZON : 2n * (version - 1n);
   for (const m of allFutureMarkers(version)) {
     if (m > horizon) continue;
-    if (!before.has(m)) jobs.push(fresh(m));
-    else if (m > sure) unlessStored.push(fresh(m));
+    if (!before.has(m)) needed.push(m);
+    else if (m > sure) unlessStored.push(m);
   }
-  return { jobs, unlessStored };
+  if (markerPlans.size >= MARKER_PLANS) markerPlans.clear();
+  const plan = { needed, unlessStored };
+  markerPlans.set(key, plan);
+  return plan;
 }
 
 /** The storage key of a job's proof. */
