@@ -92,6 +92,8 @@ interface Published {
 interface PublishPlan {
   elements: ElementPacker;
   states: ValueStateRecord[];
+  /** The epoch's VRF proofs under way on idle threads, for a store that defers them. */
+  early: EarlyProofs | undefined;
 }
 
 /**
@@ -367,10 +369,25 @@ export class Directory extends ReadOnlyDirectory {
           : config.computeFreshAzksValue(commitmentKey, label, jobs[i]!.version, value),
       );
     };
-    const labels = await this.nodeLabels(jobs, progress, (start, chunk) => {
-      for (let k = 0; k < chunk.length; k++) element(start + k, chunk[k]!);
-    });
-    for (let i = 0; i < jobs.length; i++) if (!elements.has(i)) element(i, labels[i]!);
+    // a deferred epoch's proofs get a head start on the engine's idle threads: they need the
+    // versions only, and most of the publish from here leaves a core to them
+    const early = defersProofs(this.ctx)
+      ? await startEarlyProofs(
+          this.ctx,
+          fresh.map(({ update, version }) => ({ username: update.label, version })),
+          epoch,
+        )
+      : undefined;
+    let labels: NodeLabel[];
+    try {
+      labels = await this.nodeLabels(jobs, progress, (start, chunk) => {
+        for (let k = 0; k < chunk.length; k++) element(start + k, chunk[k]!);
+      });
+      for (let i = 0; i < jobs.length; i++) if (!elements.has(i)) element(i, labels[i]!);
+    } catch (e) {
+      await early?.stop();
+      throw e;
+    }
     const states: ValueStateRecord[] = fresh.map(({ update, version, job }) => ({
       kind: 'valueState',
       username: update.label,
@@ -379,7 +396,7 @@ export class Directory extends ReadOnlyDirectory {
       label: labels[job]!,
       value: update.value,
     }));
-    return { elements, states };
+    return { elements, states, early };
   }
 
   private async publishNow(
@@ -403,7 +420,7 @@ export class Directory extends ReadOnlyDirectory {
       epoch,
       progress,
     );
-    const { states } = plan;
+    const { states, early } = plan;
     let elements: ElementPacker | undefined = plan.elements;
     if (elements.count === 0) {
       progress({ phase: 'done', done: 0, total: 0 });
@@ -415,8 +432,6 @@ export class Directory extends ReadOnlyDirectory {
     // theirs before they commit, computed while the tree is built (on the engine's threads);
     // other stores decide and compute them once the epoch committed (epoch-proofs.ts)
     const deferred = defersProofs(this.ctx);
-    // a deferred epoch's proofs get a head start on the engine's idle threads meanwhile
-    const early = deferred ? await startEarlyProofs(this.ctx, states, epoch) : undefined;
     let proving: Promise<VrfProofRecord[]> | undefined;
     if (this.ctx.storeVrfProofs && !deferred) {
       // no sweeps here: they run only where a store can list its labels (sweepsFrom), whose

@@ -8,7 +8,7 @@ import type { Piscina } from 'piscina';
 import { AkdError, VersionFreshness, toHex, utf8, type AkdLabel } from '@akd-ts/core';
 import { MemoryDatabase, vrfProofMapKey, type Database } from '@akd-ts/storage';
 import { LocalVrfEngine, type VrfEngine, type VrfJob } from '@akd-ts/directory';
-import { proveWhenIdle, type IdleProofs } from '../src/vrf/idle-proofs.js';
+import { proveWhenIdle, type IdleProofs, type TaskInputs } from '../src/vrf/idle-proofs.js';
 import type { VrfTask } from '../src/vrf/vrf-worker.js';
 import { keylessReader, openDirectory } from './support/build.js';
 
@@ -26,6 +26,13 @@ const alphaOf = (job: VrfJob) => {
   return alpha;
 };
 
+/** A task's inputs in these tests: the alphas of its jobs. */
+const inputsOf = (chunk: VrfJob[]): TaskInputs => {
+  const alphas = new Uint8Array(32 * chunk.length);
+  chunk.forEach((job, i) => alphas.set(alphaOf(job), 32 * i));
+  return { alphas, transferList: [] };
+};
+
 /**
  * A pool as piscina's with the worker's behaviour: a task waits for `gate`, then does nothing
  * once its stop flag is set, else "proves" each alpha as 80 bytes beginning with it.
@@ -38,9 +45,10 @@ function fakePool(gate: () => Promise<void> = async () => {}, fail?: (task: numb
       await gate();
       if (fail?.(index)) throw new Error('injected task failure');
       if (Atomics.load(task.stop!, 0) !== 0) return new Uint8Array(0);
-      const n = task.alphas.length / 32;
+      const alphas = task.alphas as Uint8Array;
+      const n = alphas.length / 32;
       const out = new Uint8Array(80 * n);
-      for (let i = 0; i < n; i++) out.set(task.alphas.subarray(32 * i, 32 * i + 32), 80 * i);
+      for (let i = 0; i < n; i++) out.set(alphas.subarray(32 * i, 32 * i + 32), 80 * i);
       return out;
     },
   };
@@ -54,9 +62,9 @@ test('idle proving: tasks of 1,024 posted ahead, each proof at its job, until st
   const all = jobs(2500);
   // nothing stops it: three tasks, every proof in place
   const { pool, posted } = fakePool();
-  const proofs = await proveWhenIdle(Promise.resolve(pool), all, alphaOf).done();
+  const proofs = await proveWhenIdle(Promise.resolve(pool), all, inputsOf).done();
   assert.deepEqual(
-    posted.map((t) => t.alphas.length / 32),
+    posted.map((t) => (t.alphas as Uint8Array).length / 32),
     [1024, 1024, 452],
   );
   assert.equal(made(proofs), 2500);
@@ -69,7 +77,7 @@ test('idle proving: tasks of 1,024 posted ahead, each proof at its job, until st
   let release = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   const gated = fakePool(() => held);
-  const started = proveWhenIdle(Promise.resolve(gated.pool), all, alphaOf);
+  const started = proveWhenIdle(Promise.resolve(gated.pool), all, inputsOf);
   while (gated.posted.length < 1) await new Promise((resolve) => setImmediate(resolve));
   const stopping = started.stop();
   let settled = false;
@@ -87,12 +95,12 @@ test('idle proving: a failed task leaves its jobs unproved; no pool proves nothi
     async () => {},
     (task) => task === 1,
   );
-  const proofs = await proveWhenIdle(Promise.resolve(pool), all, alphaOf).done();
+  const proofs = await proveWhenIdle(Promise.resolve(pool), all, inputsOf).done();
   assert.equal(posted.length, 3);
   assert.equal(made(proofs), 2500 - 1024);
   assert.equal(proofs[1024], undefined);
   assert.equal(proofs[2048]?.length, 80);
-  assert.equal(made(await proveWhenIdle(Promise.resolve(undefined), all, alphaOf).stop()), 0);
+  assert.equal(made(await proveWhenIdle(Promise.resolve(undefined), all, inputsOf).stop()), 0);
 });
 
 /** What a directory's engine (`recordingDirectory`) was asked to prove, and how. */
@@ -135,16 +143,18 @@ async function recordingDirectory(db: Database) {
           proveWhenIdle: (jobs): IdleProofs => {
             if (jobs.length > 0) seen.started++;
             const part = jobs.slice(0, seen.budget);
-            const proving = seen.failIdle
-              ? Promise.reject(new AkdError('VRF_INVALID_SECRET_KEY', 'injected'))
-              : inner.proofBytes(part);
+            const proving = (
+              seen.failIdle
+                ? Promise.reject(new AkdError('VRF_INVALID_SECRET_KEY', 'injected'))
+                : inner.proofBytes(part)
+            ).catch((): Uint8Array[] => []);
             return {
               async stop() {
                 seen.stopped++;
                 return this.done();
               },
               async done() {
-                const proofs = await proving.catch(() => []);
+                const proofs = await proving;
                 seen.idle.push(...part.slice(0, proofs.length));
                 return jobs.map((_, i) => proofs[i]);
               },

@@ -1,8 +1,8 @@
 /**
- * An epoch's VRF proofs computed while its publish builds and commits the tree, on the VRF
- * engine's idle threads (`VrfEngine.proveWhenIdle`: the lowest scheduling priority). Most of
- * a publish leaves a core unused (the storage reads of the preload, the commit's writes, on
- * the calling thread alone); the proofs, which cost more CPU than the rest of the publish
+ * An epoch's VRF proofs computed while its publish evaluates its labels and builds and commits
+ * its tree, on the VRF engine's idle threads (`VrfEngine.proveWhenIdle`: the lowest scheduling
+ * priority). Most of a publish leaves a core unused (the leaves' commitments, the preload's
+ * storage reads and the commit's writes run on the calling thread alone); the proofs, which cost more CPU than the rest of the publish
  * (epoch-proofs.ts), take what is left over there instead of all of it after the commit. The
  * tree's own work is not slowed: a thread at the default priority gets about 68 times the
  * share of an idle one.
@@ -36,8 +36,7 @@ export interface EarlyProofs {
 
 /**
  * Starts the engine's idle threads ahead of a publish of `updates` whose proofs will be worth
- * proving early (`startEarlyProofs`): threads started at the lowest priority load slowly on
- * busy cores, so they load while the publish evaluates its labels, not when its proofs are due.
+ * proving early (`startEarlyProofs`): they load while the publish reads its labels' versions.
  */
 export function warmIdleThreads(ctx: DirectoryContext, updates: number): void {
   // at least two proofs per new version: its existence and freshness proofs
@@ -55,7 +54,7 @@ export function warmIdleThreads(ctx: DirectoryContext, updates: number): void {
  */
 export async function startEarlyProofs(
   ctx: DirectoryContext,
-  states: ValueStateRecord[],
+  states: Pick<ValueStateRecord, 'username' | 'version'>[],
   epoch: bigint,
   min = MIN_JOBS,
 ): Promise<EarlyProofs | undefined> {

@@ -17,9 +17,10 @@ import {
   type VersionFreshness,
 } from '@akd-ts/core';
 import { vrfKeyBackend, type VrfBackendChoice, type VrfKeyBackend } from './backend.js';
-import type { VrfTask } from './vrf-worker.js';
+import type { VrfTask, VrfWorkerData } from './vrf-worker.js';
+import { alphaConfig, packAlphaInputs } from './alpha-inputs.js';
 import { openPool, workerScript } from '../worker-pool.js';
-import { openIdlePool, proveWhenIdle, type IdleProofs } from './idle-proofs.js';
+import { openIdlePool, proveWhenIdle, type IdleProofs, type TaskInputs } from './idle-proofs.js';
 
 /** One VRF input: (label, freshness, version), hashed into alpha by the configuration. */
 export interface VrfJob {
@@ -192,6 +193,8 @@ export class WorkerVrfEngine implements VrfEngine {
   readonly #openIdle: () => Promise<Piscina | undefined>;
   #idle: Promise<Piscina | undefined> | undefined;
   #closed = false;
+  /** Whether the workers hash the jobs' inputs (alpha-inputs.ts). */
+  readonly #hashedByWorkers: boolean;
   readonly #local: LocalVrfEngine;
   readonly #threads: number;
 
@@ -203,7 +206,10 @@ export class WorkerVrfEngine implements VrfEngine {
     const backend = options.backend ?? 'auto';
     this.#local = new LocalVrfEngine(config, secretKey, backend);
     this.#threads = Math.max(1, options.threads);
-    const workerData = { secretKey: secretKey.slice(), backend };
+    const workerData: VrfWorkerData = { secretKey: secretKey.slice(), backend };
+    const described = alphaConfig(config);
+    if (described !== undefined) workerData.alphaConfig = described;
+    this.#hashedByWorkers = described !== undefined;
     this.#open = () =>
       openPool(
         POOL,
@@ -260,12 +266,9 @@ export class WorkerVrfEngine implements VrfEngine {
         while (next < jobs.length && !failed) {
           const start = next;
           const chunk = jobs.slice(start, (next += size));
-          const alphas = new Uint8Array(32 * chunk.length);
-          chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
+          const { alphas, transferList } = this.#inputs(chunk);
           const task: VrfTask = { op, alphas };
-          const result = (await pool.run(task, {
-            transferList: [alphas.buffer],
-          })) as Uint8Array;
+          const result = (await pool.run(task, { transferList })) as Uint8Array;
           const views: Uint8Array[] = [];
           for (let i = 0; i < chunk.length; i++) {
             views.push((results[start + i] = result.subarray(width * i, width * (i + 1))));
@@ -320,7 +323,22 @@ export class WorkerVrfEngine implements VrfEngine {
    */
   proveWhenIdle(jobs: VrfJob[]): IdleProofs {
     const pool = this.#closed ? Promise.resolve(undefined) : (this.#idle ??= this.#openIdle());
-    return proveWhenIdle(pool, jobs, (job) => alphaOf(this.config, job));
+    return proveWhenIdle(pool, jobs, (chunk) => this.#inputs(chunk));
+  }
+
+  /**
+   * A task's VRF inputs: the jobs' hash inputs where the workers know the configuration
+   * (alpha-inputs.ts: the hashing is theirs then), else their alphas; with the buffers to
+   * transfer.
+   */
+  #inputs(chunk: readonly VrfJob[]): TaskInputs {
+    if (this.#hashedByWorkers) {
+      const inputs = packAlphaInputs(chunk);
+      return { alphas: inputs, transferList: [inputs.bytes.buffer, inputs.ends.buffer] };
+    }
+    const alphas = new Uint8Array(32 * chunk.length);
+    chunk.forEach((job, i) => alphas.set(alphaOf(this.config, job), 32 * i));
+    return { alphas, transferList: [alphas.buffer] };
   }
 
   async close(): Promise<void> {

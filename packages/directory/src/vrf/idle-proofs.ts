@@ -6,7 +6,7 @@
  * The work must go on while the calling thread is busy, and a publish keeps it busy for
  * seconds at a time (a SQLite commit is one synchronous call). So the work is not handed out
  * a task at a time as a thread asks for it, as `WorkerVrfEngine.run` does: each task is
- * posted as soon as its alphas are ready (the calling thread prepares them between its own
+ * posted as soon as its inputs are ready (the calling thread packs them between its own
  * work, one task per turn of its event loop), and the threads take posted tasks without the
  * calling thread (piscina's workers wait on an atomic, not on their event loop). Stopping
  * sets a shared flag that every task reads before it starts.
@@ -29,6 +29,12 @@ const TASK = 1024;
 
 /** Tasks a thread may hold posted: enough for the largest epoch's proofs (a million jobs). */
 const POSTED_PER_THREAD = 1024;
+
+/** A task's VRF inputs (`VrfTask.alphas`), with the buffers that travel with it. */
+export interface TaskInputs {
+  alphas: VrfTask['alphas'];
+  transferList: ArrayBuffer[];
+}
 
 /** Proving under way on idle threads. */
 export interface IdleProofs {
@@ -74,13 +80,13 @@ export async function openIdlePool(
 }
 
 /**
- * Proves `jobs` on `pool` (from openIdlePool; undefined: nothing is proved), `alpha` giving
- * each job's VRF input. A task that fails leaves its jobs without proofs.
+ * Proves `jobs` on `pool` (from openIdlePool; undefined: nothing is proved), `inputs` giving
+ * each task's VRF inputs. A task that fails leaves its jobs without proofs.
  */
 export function proveWhenIdle(
   pool: Promise<Piscina | undefined>,
   jobs: VrfJob[],
-  alpha: (job: VrfJob) => Uint8Array,
+  inputs: (chunk: VrfJob[]) => TaskInputs,
 ): IdleProofs {
   const proofs = Array.from<Uint8Array | undefined>({ length: jobs.length });
   const stopFlag = new Int32Array(new SharedArrayBuffer(4));
@@ -89,11 +95,9 @@ export function proveWhenIdle(
   const post = async () => {
     const idle = await pool;
     for (let start = 0; idle !== undefined && start < jobs.length && !stopped; start += TASK) {
-      const chunk = jobs.slice(start, start + TASK);
-      const alphas = new Uint8Array(32 * chunk.length);
-      chunk.forEach((job, i) => alphas.set(alpha(job), 32 * i));
+      const { alphas, transferList } = inputs(jobs.slice(start, start + TASK));
       const task: VrfTask = { op: 'proofs', alphas, stop: stopFlag };
-      const done = idle.run(task, { transferList: [alphas.buffer] }) as Promise<Uint8Array>;
+      const done = idle.run(task, { transferList }) as Promise<Uint8Array>;
       tasks.push(
         done.then(
           (result) => {

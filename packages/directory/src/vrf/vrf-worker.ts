@@ -1,20 +1,32 @@
 /**
  * Worker-thread side of the VRF pool: holds one key on the best backend and answers batches
- * of alphas (32 bytes each, concatenated) with node labels (32 bytes each) or proofs (80).
+ * of alphas (32 bytes each, concatenated), or of the jobs' hash inputs where the worker knows
+ * the configuration (alpha-inputs.ts), with node labels (32 bytes each) or proofs (80).
  * Batches travel as single transferred buffers, so a task costs one message each way.
  */
 
 import { getPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { vrfKeyBackend, type VrfBackendChoice } from './backend.js';
+import { configurationOf, taskAlphas, type AlphaConfig, type AlphaInputs } from './alpha-inputs.js';
 
-const { secretKey, backend } = workerData as { secretKey: Uint8Array; backend: VrfBackendChoice };
+/** What a VRF worker starts with. */
+export interface VrfWorkerData {
+  secretKey: Uint8Array;
+  backend: VrfBackendChoice;
+  /** The configuration, where the worker can hash the jobs' inputs itself. */
+  alphaConfig?: AlphaConfig;
+}
+
+const { secretKey, backend, alphaConfig } = workerData as VrfWorkerData;
 const key = vrfKeyBackend(secretKey, backend);
 secretKey.fill(0);
+const config = alphaConfig === undefined ? undefined : configurationOf(alphaConfig);
 
 export interface VrfTask {
   op: 'labels' | 'proofs';
-  alphas: Uint8Array;
+  /** The alphas, or (from a caller whose configuration this worker has) the hash inputs. */
+  alphas: Uint8Array | AlphaInputs;
   /** A flag shared with the caller: once it is not 0, the task does nothing (idle-proofs.ts). */
   stop?: Int32Array;
 }
@@ -22,8 +34,8 @@ export interface VrfTask {
 /** Runs one batch (piscina calls the default export). */
 export default function run(task: VrfTask): Uint8Array {
   if (task.stop !== undefined && Atomics.load(task.stop, 0) !== 0) return new Uint8Array(0);
-  const n = task.alphas.length / 32;
-  const alphas = Array.from({ length: n }, (_, i) => task.alphas.subarray(32 * i, 32 * i + 32));
+  const alphas = taskAlphas(config, task.alphas);
+  const n = alphas.length;
   const width = task.op === 'labels' ? 32 : 80;
   const out = new Uint8Array(n * width);
   if (task.op === 'labels') {
