@@ -1,7 +1,8 @@
 /**
  * How a configuration crosses to a worker thread: by name (and domain label), since objects
- * with methods cannot. Only the two built-in configurations can; work under any other stays
- * on the calling thread.
+ * with methods cannot. Only the two built-in configurations can, exactly: a subclass may
+ * override any hash, and a worker rebuilding its parent would hash otherwise; work under any
+ * other configuration stays on the calling thread.
  */
 
 import {
@@ -16,9 +17,9 @@ export type ConfigDescription =
 
 /** The description of `config`, or undefined for a configuration workers cannot rebuild. */
 export function describeConfig(config: Configuration): ConfigDescription | undefined {
-  if (config instanceof WhatsAppV1Configuration) return { name: 'whatsapp_v1' };
-  if (config instanceof ExperimentalConfiguration) {
-    return { name: 'experimental', domainLabel: config.domainLabel };
+  if (config.constructor === WhatsAppV1Configuration) return { name: 'whatsapp_v1' };
+  if (config.constructor === ExperimentalConfiguration) {
+    return { name: 'experimental', domainLabel: (config as ExperimentalConfiguration).domainLabel };
   }
   return undefined;
 }

@@ -13,13 +13,8 @@ import {
   type Configuration,
 } from '@akd-ts/core';
 import { LocalVrfEngine, WorkerVrfEngine, type VrfJob } from '@akd-ts/directory';
-import {
-  alphaConfig,
-  alphasOf,
-  configurationOf,
-  packAlphaInputs,
-  taskAlphas,
-} from '../src/vrf/alpha-inputs.js';
+import { alphasOf, packAlphaInputs, taskAlphas } from '../src/vrf/alpha-inputs.js';
+import { configOf, describeConfig } from '../src/worker-config.js';
 
 /** A configuration of the caller's: its alphas differ from its parent's. */
 class SaltedConfiguration extends WhatsAppV1Configuration {
@@ -42,8 +37,8 @@ test('packed hash inputs give the configuration’s alphas, on every built-in co
     new ExperimentalConfiguration(new Uint8Array([0xff, 0x00, 0xc3])),
   ];
   for (const config of configs) {
-    const described = alphaConfig(config)!;
-    const rebuilt = configurationOf(structuredClone(described));
+    const described = describeConfig(config)!;
+    const rebuilt = configOf(structuredClone(described));
     fc.assert(
       fc.property(fc.array(job, { maxLength: 20 }), (jobs: VrfJob[]) => {
         const expected = jobs.map((j) =>
@@ -54,7 +49,9 @@ test('packed hash inputs give the configuration’s alphas, on every built-in co
       { numRuns: 50 },
     );
   }
-  assert.equal(alphaConfig(new SaltedConfiguration()), undefined, 'a subclass is not rebuilt');
+  // a subclass is not rebuilt (as its parent, it would hash otherwise): not for the VRF
+  // workers, nor for the tree's and the audit's
+  assert.equal(describeConfig(new SaltedConfiguration()), undefined);
 });
 
 test("a task's alphas: as given, hashed from inputs, or refused without a configuration", () => {

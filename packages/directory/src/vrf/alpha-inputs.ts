@@ -2,38 +2,13 @@
  * VRF inputs hashed on the worker threads rather than the calling thread. A job's alpha is
  * `H(i2osp(label) || [freshness] || be64(version))` (spec 3.1): hashing it costs the calling
  * thread about 1.7 us a job, half a second for an epoch's 300,000 proofs, all of it on the
- * publish's critical path. Where the configuration is one a worker can build for itself (a
- * built-in one, exactly: no subclass, whose hashes could differ), the calling thread only
- * copies each job's hash input into one buffer, and the worker hashes it.
+ * publish's critical path. Where the configuration is one a worker can build for itself
+ * (worker-config.ts), the calling thread only copies each job's hash input into one buffer,
+ * and the worker hashes it.
  */
 
-import {
-  ExperimentalConfiguration,
-  WhatsAppV1Configuration,
-  type Configuration,
-} from '@akd-ts/core';
+import type { Configuration } from '@akd-ts/core';
 import type { VrfJob } from './engine.js';
-
-/** A configuration as a worker builds it again: a built-in name, and its domain label. */
-export type AlphaConfig =
-  { name: 'whatsapp_v1' } | { name: 'experimental'; domainLabel: Uint8Array };
-
-/** `config` as a worker can build it, or undefined where it cannot (a configuration of the caller's). */
-export function alphaConfig(config: Configuration): AlphaConfig | undefined {
-  if (config.constructor === WhatsAppV1Configuration) return { name: 'whatsapp_v1' };
-  if (config.constructor === ExperimentalConfiguration) {
-    const { domainLabel } = config as ExperimentalConfiguration;
-    return { name: 'experimental', domainLabel: domainLabel.slice() };
-  }
-  return undefined;
-}
-
-/** The configuration `alphaConfig` described. */
-export function configurationOf(described: AlphaConfig): Configuration {
-  return described.name === 'experimental'
-    ? new ExperimentalConfiguration(described.domainLabel)
-    : new WhatsAppV1Configuration();
-}
 
 /** The hash inputs of many jobs: their bytes one after another, and where each ends. */
 export interface AlphaInputs {

@@ -18,7 +18,8 @@ import {
 } from '@akd-ts/core';
 import { vrfKeyBackend, type VrfBackendChoice, type VrfKeyBackend } from './backend.js';
 import type { VrfTask, VrfWorkerData } from './vrf-worker.js';
-import { alphaConfig, packAlphaInputs } from './alpha-inputs.js';
+import { packAlphaInputs } from './alpha-inputs.js';
+import { describeConfig } from '../worker-config.js';
 import { openPool, workerScript } from '../worker-pool.js';
 import { openIdlePool, proveWhenIdle, type IdleProofs, type TaskInputs } from './idle-proofs.js';
 
@@ -193,7 +194,7 @@ export class WorkerVrfEngine implements VrfEngine {
   readonly #openIdle: () => Promise<Piscina | undefined>;
   #idle: Promise<Piscina | undefined> | undefined;
   #closed = false;
-  /** Whether the workers hash the jobs' inputs (alpha-inputs.ts). */
+  /** Whether the workers hash the jobs' inputs (alpha-inputs.ts, worker-config.ts). */
   readonly #hashedByWorkers: boolean;
   readonly #local: LocalVrfEngine;
   readonly #threads: number;
@@ -207,8 +208,8 @@ export class WorkerVrfEngine implements VrfEngine {
     this.#local = new LocalVrfEngine(config, secretKey, backend);
     this.#threads = Math.max(1, options.threads);
     const workerData: VrfWorkerData = { secretKey: secretKey.slice(), backend };
-    const described = alphaConfig(config);
-    if (described !== undefined) workerData.alphaConfig = described;
+    const described = describeConfig(config);
+    if (described !== undefined) workerData.config = described;
     this.#hashedByWorkers = described !== undefined;
     this.#open = () =>
       openPool(

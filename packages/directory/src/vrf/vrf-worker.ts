@@ -8,20 +8,21 @@
 import { getPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { vrfKeyBackend, type VrfBackendChoice } from './backend.js';
-import { configurationOf, taskAlphas, type AlphaConfig, type AlphaInputs } from './alpha-inputs.js';
+import { taskAlphas, type AlphaInputs } from './alpha-inputs.js';
+import { configOf, type ConfigDescription } from '../worker-config.js';
 
 /** What a VRF worker starts with. */
 export interface VrfWorkerData {
   secretKey: Uint8Array;
   backend: VrfBackendChoice;
   /** The configuration, where the worker can hash the jobs' inputs itself. */
-  alphaConfig?: AlphaConfig;
+  config?: ConfigDescription;
 }
 
-const { secretKey, backend, alphaConfig } = workerData as VrfWorkerData;
+const { secretKey, backend, config: described } = workerData as VrfWorkerData;
 const key = vrfKeyBackend(secretKey, backend);
 secretKey.fill(0);
-const config = alphaConfig === undefined ? undefined : configurationOf(alphaConfig);
+const config = described === undefined ? undefined : configOf(described);
 
 export interface VrfTask {
   op: 'labels' | 'proofs';
