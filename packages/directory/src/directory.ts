@@ -443,7 +443,10 @@ export class Directory extends ReadOnlyDirectory {
       proving.catch(() => undefined); // a failure reaches the await below, or the rollback
     }
 
-    const previousHash = await azks.rootHash(storage, record.latestEpoch);
+    const previousHash = await azks.rootHash(storage, record.latestEpoch).catch(async (e) => {
+      await early?.stop(); // nothing of the epoch will need them
+      throw e;
+    });
     const tx = storage.beginTransaction();
     try {
       // the step's audit blob is stored as soon as the insertion built it, so that the writer

@@ -10,6 +10,7 @@ import { MemoryDatabase, vrfProofMapKey, type Database } from '@akd-ts/storage';
 import { LocalVrfEngine, type VrfEngine, type VrfJob } from '@akd-ts/directory';
 import { proveWhenIdle, type IdleProofs, type TaskInputs } from '../src/vrf/idle-proofs.js';
 import type { VrfTask } from '../src/vrf/vrf-worker.js';
+import type { DirectoryContext } from '../src/context.js';
 import { keylessReader, openDirectory } from './support/build.js';
 
 const jobs = (n: number): VrfJob[] =>
@@ -252,6 +253,17 @@ test('a publish that fails stops its idle-thread proofs before it rejects', asyn
       /injected write failure/,
     );
     assert.deepEqual([seen.started, seen.stopped], [1, 1]);
+    // so does one whose read of the previous root fails, before its transaction begins
+    const { azks } = (dir as unknown as { ctx: DirectoryContext }).ctx;
+    const rootHash = azks.rootHash.bind(azks);
+    azks.rootHash = () =>
+      Promise.reject(new AkdError('STORAGE_CONNECTION', 'injected read failure'));
+    await assert.rejects(
+      dir.publish(LABELS.map((label) => ({ label, value: utf8('1') }))),
+      /injected read failure/,
+    );
+    azks.rootHash = rootHash;
+    assert.deepEqual([seen.started, seen.stopped], [2, 2]);
     db.setAuditBlob = (blob) => memory.setAuditBlob(blob);
     await dir.publish(LABELS.map((label) => ({ label, value: utf8('1') })));
     await dir.vrfProofsStored();
