@@ -45,8 +45,8 @@ export function warmIdleThreads(ctx: DirectoryContext, updates: number): void {
 
 /**
  * Starts proving what `proveEpoch` will store for the versions `states` of `epoch` (publish-
- * proofs.ts), or undefined where the engine has no idle threads or there are fewer than `min`
- * jobs. Left out: the marker sweeps' share, which is walked after the commit. Proofs the
+ * proofs.ts), or undefined where the engine has no idle threads or there are fewer than
+ * `MIN_JOBS` jobs. Left out: the marker sweeps' share, which is walked after the commit. Proofs the
  * store may hold already (an update's existence proof, stored as a marker of the previous
  * version; markers a sweep may have added) are proved too, the existence proofs last: each
  * proved here is one `planPublishProofs` does not read back on the calling thread, which
@@ -56,7 +56,6 @@ export async function startEarlyProofs(
   ctx: DirectoryContext,
   states: Pick<ValueStateRecord, 'username' | 'version'>[],
   epoch: bigint,
-  min = MIN_JOBS,
 ): Promise<EarlyProofs | undefined> {
   const vrf = ctx.vrf;
   if (vrf.proveWhenIdle === undefined) return undefined;
@@ -71,7 +70,7 @@ export async function startEarlyProofs(
     jobs.push(...rest, ...part.unlessStored);
   }
   jobs.push(...held);
-  if (jobs.length < min) return undefined;
+  if (jobs.length < MIN_JOBS) return undefined;
   const proving = vrf.proveWhenIdle(jobs);
   return {
     async stop() {
