@@ -2,10 +2,12 @@
  * An epoch's VRF proofs computed while its publish evaluates its labels and builds and commits
  * its tree, on the VRF engine's idle threads (`VrfEngine.proveWhenIdle`: the lowest scheduling
  * priority). Most of a publish leaves a core unused (the leaves' commitments, the preload's
- * storage reads and the commit's writes run on the calling thread alone); the proofs, which cost more CPU than the rest of the publish
- * (epoch-proofs.ts), take what is left over there instead of all of it after the commit. The
- * tree's own work is not slowed: a thread at the default priority gets about 68 times the
- * share of an idle one.
+ * storage reads and the commit's writes run on the calling thread alone); the proofs, which
+ * cost more CPU than the rest of the publish (epoch-proofs.ts), take what is left over there
+ * instead of all of it after the commit. The scheduler gives a thread at the default priority
+ * about 68 times the share of an idle one, yet the publish's phases before the commit were
+ * measured 5-15% slower beside them: an update epoch, whose commit holds one core for
+ * seconds, gains most (bench/RESULTS.md, "proofs on idle cores").
  *
  * What is computed here is only a head start: once the epoch committed, `proveEpoch` stores
  * the epoch's proofs as before and proves whatever this did not get to. A proof is a function
