@@ -410,6 +410,8 @@ export class Directory extends ReadOnlyDirectory {
     const { storage, azks, parallelism } = this.ctx;
     const record = await azks.read(storage);
     const epoch = record.latestEpoch + 1n;
+    // read before the plan starts any work (the early proofs) that a failure must stop
+    const previousHash = await azks.rootHash(storage, record.latestEpoch);
     progress({ phase: 'versions', done: 0, total: updates.length });
     if (defersProofs(this.ctx)) warmIdleThreads(this.ctx, updates.length);
     // the plan, its tree elements and the proofs to store are let go of as soon as they are
@@ -443,10 +445,6 @@ export class Directory extends ReadOnlyDirectory {
       proving.catch(() => undefined); // a failure reaches the await below, or the rollback
     }
 
-    const previousHash = await azks.rootHash(storage, record.latestEpoch).catch(async (e) => {
-      await early?.stop(); // nothing of the epoch will need them
-      throw e;
-    });
     const tx = storage.beginTransaction();
     try {
       // the step's audit blob is stored as soon as the insertion built it, so that the writer
