@@ -7,11 +7,11 @@ import { test } from 'node:test';
 import type { Piscina } from 'piscina';
 import { AkdError, VersionFreshness, toHex, utf8, type AkdLabel } from '@akd-ts/core';
 import { MemoryDatabase, vrfProofMapKey, type Database } from '@akd-ts/storage';
-import { LocalVrfEngine, type VrfEngine, type VrfJob } from '@akd-ts/directory';
+import type { VrfJob } from '@akd-ts/directory';
 import { proveWhenIdle, type IdleProofs, type TaskInputs } from '../src/vrf/idle-proofs.js';
 import type { VrfTask } from '../src/vrf/vrf-worker.js';
 import type { DirectoryContext } from '../src/context.js';
-import { keylessReader, openDirectory } from './support/build.js';
+import { engineReplacing, keylessReader, openDirectory } from './support/build.js';
 
 const jobs = (n: number): VrfJob[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -131,40 +131,32 @@ async function recordingDirectory(db: Database) {
   const opened = await openDirectory('whatsapp_v1', {
     db,
     directory: {
-      vrfEngine: (config, secret) => {
-        const inner = new LocalVrfEngine(config, secret);
-        const engine: VrfEngine = {
-          name: 'recording',
-          nodeLabels: (...args) => inner.nodeLabels(...args),
-          proofs: (jobs) => inner.proofs(jobs),
-          proofBytes: async (jobs) => {
-            seen.after.push(...jobs);
-            return inner.proofBytes(jobs);
-          },
-          proveWhenIdle: (jobs): IdleProofs => {
-            if (jobs.length > 0) seen.started++;
-            const part = jobs.slice(0, seen.budget);
-            const proving = (
-              seen.failIdle
-                ? Promise.reject(new AkdError('VRF_INVALID_SECRET_KEY', 'injected'))
-                : inner.proofBytes(part)
-            ).catch((): Uint8Array[] => []);
-            return {
-              async stop() {
-                seen.stopped++;
-                return this.done();
-              },
-              async done() {
-                const proofs = await proving;
-                seen.idle.push(...part.slice(0, proofs.length));
-                return jobs.map((_, i) => proofs[i]);
-              },
-            };
-          },
-          close: () => inner.close(),
-        };
-        return engine;
-      },
+      vrfEngine: engineReplacing((inner) => ({
+        proofBytes: async (jobs) => {
+          seen.after.push(...jobs);
+          return inner.proofBytes(jobs);
+        },
+        proveWhenIdle: (jobs): IdleProofs => {
+          if (jobs.length > 0) seen.started++;
+          const part = jobs.slice(0, seen.budget);
+          const proving = (
+            seen.failIdle
+              ? Promise.reject(new AkdError('VRF_INVALID_SECRET_KEY', 'injected'))
+              : inner.proofBytes(part)
+          ).catch((): Uint8Array[] => []);
+          return {
+            async stop() {
+              seen.stopped++;
+              return this.done();
+            },
+            async done() {
+              const proofs = await proving;
+              seen.idle.push(...part.slice(0, proofs.length));
+              return jobs.map((_, i) => proofs[i]);
+            },
+          };
+        },
+      })),
     },
   });
   return { ...opened, seen };

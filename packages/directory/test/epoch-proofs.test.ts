@@ -38,7 +38,7 @@ import { makeContext } from '../src/read-only-directory.js';
 import { domainRejection } from '../../../test/support/domain-errors.js';
 import { testStores } from '../../../test/support/stores.js';
 import { FailingDatabase } from './support/failing-database.js';
-import { hardCodedKeys, keylessReader, openDirectory } from './support/build.js';
+import { engineReplacing, hardCodedKeys, keylessReader, openDirectory } from './support/build.js';
 
 const stores = testStores();
 after(async () => {
@@ -464,20 +464,12 @@ test("an update's existence proof is read back from the marker stored before it,
   const { dir } = await openDirectory('whatsapp_v1', {
     db,
     directory: {
-      vrfEngine: (config, secret) => {
-        const inner = new LocalVrfEngine(config, secret);
-        const engine: VrfEngine = {
-          name: 'recording',
-          nodeLabels: (...args) => inner.nodeLabels(...args),
-          proofs: (jobs) => inner.proofs(jobs),
-          proofBytes: async (jobs) => {
-            proved.push(...jobs);
-            return (await inner.proofs(jobs)).map((p) => p.proof);
-          },
-          close: () => inner.close(),
-        };
-        return engine;
-      },
+      vrfEngine: engineReplacing((inner) => ({
+        proofBytes: async (jobs) => {
+          proved.push(...jobs);
+          return (await inner.proofs(jobs)).map((p) => p.proof);
+        },
+      })),
     },
   });
   try {

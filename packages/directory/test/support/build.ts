@@ -12,10 +12,12 @@ import {
 import {
   Directory,
   InMemoryVrfKeyStore,
+  LocalVrfEngine,
   NO_PARALLELISM,
   Parallelism,
   ReadOnlyDirectory,
   type ParallelismConfig,
+  type VrfEngine,
   type WritableDirectoryOptions,
 } from '@akd-ts/directory';
 import { HARD_CODED_VRF_SECRET } from '../../../../test/support/vectors.js';
@@ -45,6 +47,25 @@ export const DEGREES: readonly Degree[] = [
     },
   })),
 ];
+
+/**
+ * A directory's `vrfEngine`: the calling thread's engine with the methods `replace(inner)`
+ * gives in place of its own (a test that records, holds or fails what a directory asks for).
+ */
+export function engineReplacing(
+  replace: (inner: LocalVrfEngine) => Partial<VrfEngine>,
+): NonNullable<WritableDirectoryOptions['vrfEngine']> {
+  return (config, secret) => {
+    const inner = new LocalVrfEngine(config, secret);
+    return {
+      name: 'recording',
+      nodeLabels: (...args) => inner.nodeLabels(...args),
+      proofs: (jobs) => inner.proofs(jobs),
+      close: () => inner.close(),
+      ...replace(inner),
+    };
+  };
+}
 
 /** A reader of `db` without the key, as a proof server opens it. */
 export function keylessReader(dir: Directory, db: Database): Promise<ReadOnlyDirectory> {
