@@ -1,7 +1,7 @@
 /**
  * VRF proofs on threads of the lowest scheduling priority (`WorkerVrfEngine.proveWhenIdle`),
- * which run only on cores nothing else wants: a publish proves its epoch's proofs there while
- * it builds and commits its tree (early-proofs.ts).
+ * which run only on cores nothing else wants: a publish proves its epoch's proofs there from
+ * its plan to its commit (early-proofs.ts).
  *
  * The work must go on while the calling thread is busy, and a publish keeps it busy for
  * seconds at a time (a SQLite commit is one synchronous call). So the work is not handed out
