@@ -391,6 +391,77 @@ test("an epoch's proofs are stored in chunks, by label", async () => {
   await ctx.vrf.close();
 });
 
+test("an epoch's next chunk is in the engine's hands before this thread stores the current one", async () => {
+  const { dir, db, config } = await openDirectory('whatsapp_v1');
+  const labels = Array.from({ length: 7 }, (_, i) => utf8(`user-${i}`));
+  await dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+  await dir.close();
+  const states = await statesPublishedAt(db, 1n);
+  const events: string[] = [];
+  const spy = Object.create(db) as Database;
+  let failStore = false;
+  spy.setVrfProofs = (records) => {
+    events.push(`store ${records.length}`);
+    if (failStore) throw new AkdError('STORAGE_CONNECTION', 'injected write failure');
+    return db.setVrfProofs(records);
+  };
+  const ctx = await makeContext({
+    config,
+    storage: new StorageManager(spy),
+    vrfKeys: hardCodedKeys(),
+  });
+  const local = ctx.vrf;
+  let posts = 0;
+  /** The chunk whose proofs fail (by post, from 1), if any. */
+  let failing = 0;
+  ctx.vrf = {
+    name: 'posting',
+    nodeLabels: (...args) => local.nodeLabels(...args),
+    proofs: (jobs) => local.proofs(jobs),
+    close: () => local.close(),
+    postProofBytes: async (jobs) => {
+      const n = ++posts;
+      events.push(`post ${jobs.length}`);
+      const proofs = local.proofBytes!(jobs).then((p) => {
+        if (n === failing) throw new AkdError('VRF_INVALID_SECRET_KEY', 'injected engine failure');
+        return p;
+      });
+      return { proofs };
+    },
+  };
+  // seven new labels: three proofs each to make, three a chunk
+  await proveEpoch(ctx, 1n, states, () => true, { chunk: 3 });
+  assert.deepEqual(events, [
+    'post 3',
+    ...Array.from({ length: 6 }, () => ['post 3', 'store 3']).flat(),
+    'store 3',
+  ]);
+  const served = await keylessReader(dir, spy);
+  assert.equal((await served.batchLookup(labels)).proofs.length, 7);
+  await served.close();
+
+  // a chunk whose proofs fail while the one before is stored fails the call after that store
+  events.length = 0;
+  posts = 0;
+  failing = 2;
+  await assert.rejects(
+    proveEpoch(ctx, 1n, states, () => true, { chunk: 3 }),
+    /injected engine failure/,
+  );
+  assert.deepEqual(events, ['post 3', 'post 3', 'store 3', 'post 3']);
+  // a store that fails while the next chunk's proofs fail too: the store's failure is the
+  // call's, and the other is heard by no one (no unhandled rejection ends the process)
+  events.length = 0;
+  posts = 0;
+  failStore = true;
+  await assert.rejects(
+    proveEpoch(ctx, 1n, states, () => true, { chunk: 3 }),
+    /injected write failure/,
+  );
+  assert.deepEqual(events, ['post 3', 'post 3', 'store 3']);
+  await new Promise((resolve) => setImmediate(resolve));
+});
+
 test("a sweep's share is walked as it is stored, not held whole, and merged by label", async () => {
   // 2,100 labels at epoch 1 lack their marker (Fresh, 4): sweep 4 walks half of them at
   // epoch 2, in pages of 1,000 labels. Epoch 2's proofs fail to be written, so they are owed

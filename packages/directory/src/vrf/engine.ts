@@ -36,6 +36,12 @@ export interface VrfJob {
   nodeLabel?: NodeLabel;
 }
 
+/** Proofs handed to threads (`VrfEngine.postProofBytes`). */
+export interface PostedProofs {
+  /** The 80-byte proofs, in job order, once the threads made them. */
+  proofs: Promise<Uint8Array[]>;
+}
+
 /** Hears the node labels of jobs `start..start + labels.length` once they are computed. */
 export type LabelsListener = (start: number, labels: NodeLabel[]) => void;
 
@@ -66,6 +72,13 @@ export interface VrfEngine {
    * publish) and needs no node label: an engine spares the proof-to-hash of each.
    */
   proofBytes?(jobs: VrfJob[]): Promise<Uint8Array[]>;
+  /**
+   * Optional: `proofBytes`, where the work is handed to threads that go on with it while the
+   * calling thread is busy: resolves once every task of the batch is in its thread's hands,
+   * with the proofs to come. A caller then blocks its own thread (a synchronous store of the
+   * previous batch) without leaving a core idle (epoch-proofs.ts).
+   */
+  postProofBytes?(jobs: VrfJob[]): Promise<PostedProofs>;
   /**
    * Optional: starts proving `jobs` on threads of the lowest scheduling priority, which run
    * only on cores nothing else wants (idle-proofs.ts), until stopped; a publish gets a head
@@ -169,6 +182,13 @@ const CHUNK = 1024;
 const POOL = 'VRF';
 
 /**
+ * Tasks a thread may hold posted (`postProofBytes`): a batch's tasks are all handed out at
+ * once, so that the threads take the next without the calling thread. Past this many per
+ * thread the pool queues the rest, handed out as tasks end.
+ */
+const POSTED_PER_THREAD = 1024;
+
+/**
  * VRFs on a pool of worker threads, each holding the key on the best backend. Large batches
  * are cut into one task per thread; small ones run on the calling thread, and so does all
  * work when the worker script cannot load (a bundled build: one process warning), unless
@@ -219,6 +239,7 @@ export class WorkerVrfEngine implements VrfEngine {
           minThreads: this.#threads,
           maxThreads: this.#threads,
           idleTimeout: Number.POSITIVE_INFINITY,
+          concurrentTasksPerWorker: POSTED_PER_THREAD,
           workerData,
         },
         options.requireWorkers ?? false,
@@ -311,9 +332,36 @@ export class WorkerVrfEngine implements VrfEngine {
   }
 
   async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
+    return (await this.postProofBytes(jobs)).proofs;
+  }
+
+  /**
+   * Every task of the batch posted at once (one per thread, at most `CHUNK` jobs each): the
+   * threads take each next task from their own queue (piscina's workers wait on an atomic,
+   * not on the calling thread), where `run` hands one out as each ends. A small batch, or one
+   * without threads, is proved on the calling thread.
+   */
+  async postProofBytes(jobs: VrfJob[]): Promise<PostedProofs> {
     const pool = await this.#poolFor(jobs.length);
-    if (pool === undefined) return this.#local.proofBytes(jobs);
-    return this.run(pool, 'proofs', jobs, 80);
+    if (pool === undefined) return { proofs: this.#local.proofBytes(jobs) };
+    const size = Math.min(CHUNK, Math.ceil(jobs.length / this.#threads));
+    const tasks: Promise<Uint8Array>[] = [];
+    for (let start = 0; start < jobs.length; start += size) {
+      const { alphas, transferList } = this.#inputs(jobs.slice(start, start + size));
+      const task: VrfTask = { op: 'proofs', alphas };
+      tasks.push(pool.run(task, { transferList }) as Promise<Uint8Array>);
+    }
+    const proofs = Promise.all(tasks).then((results) => {
+      const out: Uint8Array[] = [];
+      for (const result of results) {
+        for (let at = 0; at < result.length; at += 80) out.push(result.subarray(at, at + 80));
+      }
+      return out;
+    });
+    // handled here: the caller awaits it only after its own work, and a failure that comes
+    // first must reach it then, not end the process as an unhandled rejection
+    proofs.catch(() => undefined);
+    return { proofs };
   }
 
   /**

@@ -24,7 +24,7 @@ import {
   type VrfProofRecord,
 } from '@akd-ts/storage';
 import type { DirectoryContext } from '../context.js';
-import type { VrfJob } from './engine.js';
+import type { PostedProofs, VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
 import { heapGrowthCollector } from '../release-memory.js';
 import type { EarlyProofMap } from './early-proofs.js';
@@ -68,6 +68,27 @@ export async function proveRecords(
   return jobs.map((job, i) => proofRecord(job, proofs[i]!, nonce(i)));
 }
 
+/**
+ * The proofs of `jobs` under way: resolves once the engine has them in hand (its threads go on
+ * while this thread stores: `VrfEngine.postProofBytes`), with `proofs` to come. An engine
+ * without threads proves on this thread as it goes. `proofs` never rejects unheard: a failure
+ * waits for the caller's await.
+ */
+async function startProofs(ctx: DirectoryContext, jobs: VrfJob[]): Promise<PostedProofs> {
+  const vrf = ctx.vrf;
+  let proofs: Promise<Uint8Array[]>;
+  if (jobs.length === 0) proofs = Promise.resolve([]);
+  else if (vrf.postProofBytes !== undefined) proofs = (await vrf.postProofBytes(jobs)).proofs;
+  else {
+    proofs = vrf.proofBytes
+      ? vrf.proofBytes(jobs)
+      : vrf.proofs(jobs).then((proved) => proved.map((p) => p.proof));
+  }
+  // awaited only after the store of the chunk before: a failure that comes first waits there
+  proofs.catch(() => undefined);
+  return { proofs };
+}
+
 /** The record of `job`'s proof, with its nonce where it has one. */
 function proofRecord(
   job: VrfJob,
@@ -108,6 +129,16 @@ async function recordSweeps(db: Database, positions: Map<string, string>): Promi
   }
 }
 
+/** A chunk of an epoch's proofs to store (`proveEpoch`). */
+interface Chunk {
+  /** Each entry's record, or undefined for the next of `toProve`'s. */
+  records: (VrfProofRecord | undefined)[];
+  toProve: VrfJob[];
+  /** The nonce of each of `toProve`. */
+  nonceOf: (Uint8Array | undefined)[];
+  posted: PostedProofs;
+}
+
 /** How `proveEpoch` goes about it. */
 export interface ProveEpochOptions {
   /** Proofs per engine call and storage write (default 16,384). */
@@ -141,8 +172,9 @@ export async function proveEpoch(
   const db = ctx.storage.db;
   const plan = await planPublishProofs(ctx, states, epoch, early);
   const { proofJobs: jobs, nonces, stored } = plan;
-  // a chunk at a time, in label order (`labelOrder`): the writer holds one chunk's records, not
-  // the epoch's (hundreds of thousands), a label's proofs share a row, and as each chunk's
+  // a chunk at a time, in label order (`labelOrder`): the writer holds two chunks' records (the
+  // one it stores, the one proved ahead), not the epoch's (hundreds of thousands), a label's
+  // proofs share a row, and as each chunk's
   // rows land on pages of their own, writing them in several statements rewrites few pages
   // twice. What the store already held goes in the same order, with nothing to prove: entry
   // i is stored[i] below stored.length, else job i - stored.length. The sweeps' proofs,
@@ -170,8 +202,11 @@ export async function proveEpoch(
     return page[inPage];
   };
   let at = 0;
-  for (;;) {
-    // the next chunk: own entries (numbers, as in `order`) and sweep jobs, merged by key
+  /**
+   * The next chunk, its proofs handed to the engine: own entries (numbers, as in `order`) and
+   * sweep jobs, merged by key, each with its record where nothing is to prove.
+   */
+  const nextChunk = async (): Promise<Chunk | undefined> => {
     const part: (number | VrfJob)[] = [];
     while (part.length < chunk) {
       // a page's proofs are taken without awaiting: only the next page is read
@@ -189,7 +224,7 @@ export async function proveEpoch(
         inPage++;
       }
     }
-    if (part.length === 0) break;
+    if (part.length === 0) return undefined;
     const toProve: VrfJob[] = [];
     const nonceOf: (Uint8Array | undefined)[] = [];
     // each entry's record, or undefined for the next of `toProve`'s
@@ -203,11 +238,26 @@ export async function proveEpoch(
       nonceOf.push(nonce);
       return undefined;
     });
-    const proved = await proveRecords(ctx, toProve, (k) => nonceOf[k]);
+    return { records, toProve, nonceOf, posted: await startProofs(ctx, toProve) };
+  };
+  // a chunk ahead: the next chunk's proofs are in the engine's hands before this thread
+  // stores the current one, so the engine's threads go on proving through the store
+  let current = await nextChunk();
+  while (current !== undefined) {
+    const { records, toProve, nonceOf, posted } = current;
+    const ahead = await nextChunk();
+    const proofs = await posted.proofs;
     if (!mayWrite()) return;
     let next = 0;
-    await db.setVrfProofs(records.map((r) => r ?? proved[next++]!));
+    await db.setVrfProofs(
+      records.map((r) => {
+        if (r !== undefined) return r;
+        const k = next++;
+        return proofRecord(toProve[k]!, proofs[k]!, nonceOf[k]);
+      }),
+    );
     collect?.();
+    current = ahead;
   }
   if (!mayWrite()) return;
   await db.setSetting(VRF_PROOFS_THROUGH_SETTING, epoch.toString());
