@@ -536,11 +536,15 @@ export class Directory extends ReadOnlyDirectory {
   ): Promise<void> {
     // the lock's generation of the commit, not of whatever holds it after the wait below
     const mayWrite = this.holdsLock();
-    // what the idle threads proved so far; the rest is proved at the default priority
-    const proved = early?.stop();
-    // the committed epoch's insertion is garbage now: free it before the proofs fill the heap
-    await releaseAfterLargeEpoch(states.length);
-    return proveEpoch(this.ctx, epoch, states, mayWrite, { early: await proved });
+    try {
+      // the committed epoch's insertion is garbage now: free it before the proofs fill the
+      // heap (the idle threads go on meanwhile, and through the plan: `proveEpoch` stops them)
+      await releaseAfterLargeEpoch(states.length);
+      await proveEpoch(this.ctx, epoch, states, mayWrite, { early });
+    } finally {
+      // a plan that failed leaves them proving an epoch nobody stores
+      await early?.stop();
+    }
   }
 
   /**

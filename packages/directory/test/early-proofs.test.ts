@@ -63,12 +63,25 @@ test('idle proving: tasks of 1,024 posted ahead, each proof at its job, until st
   const all = jobs(2500);
   // nothing stops it: three tasks, every proof in place
   const { pool, posted } = fakePool();
-  const proofs = await proveWhenIdle(Promise.resolve(pool), all, inputsOf).done();
+  // the listener hears each task's proofs as it ends, where they are in the answer
+  const heard: [number, Uint8Array[]][] = [];
+  const proofs = await proveWhenIdle(Promise.resolve(pool), all, inputsOf, (start, made) =>
+    heard.push([start, made]),
+  ).done();
   assert.deepEqual(
     posted.map((t) => (t.alphas as Uint8Array).length / 32),
     [1024, 1024, 452],
   );
   assert.equal(made(proofs), 2500);
+  assert.deepEqual(
+    heard.map(([start, made]) => [start, made.length]),
+    [
+      [0, 1024],
+      [1024, 1024],
+      [2048, 452],
+    ],
+  );
+  for (const [start, made] of heard) made.forEach((p, k) => assert.equal(p, proofs[start + k]));
   for (const i of [0, 1023, 1024, 2499]) {
     assert.equal(toHex(proofs[i]!.subarray(0, 32)), proofOf(all[i]!), `job ${i}`);
   }
@@ -96,7 +109,11 @@ test('idle proving: a failed task leaves its jobs unproved; no pool proves nothi
     async () => {},
     (task) => task === 1,
   );
-  const proofs = await proveWhenIdle(Promise.resolve(pool), all, inputsOf).done();
+  const heard: number[] = [];
+  const proofs = await proveWhenIdle(Promise.resolve(pool), all, inputsOf, (start) =>
+    heard.push(start),
+  ).done();
+  assert.deepEqual(heard, [0, 2048], 'a failed task is not heard');
   assert.equal(posted.length, 3);
   assert.equal(made(proofs), 2500 - 1024);
   assert.equal(proofs[1024], undefined);
@@ -116,7 +133,27 @@ interface Recorded {
   budget: number;
   /** Set: the idle threads fail instead. */
   failIdle: boolean;
+  /** Set: the engine tells of its proofs only when stopped. */
+  quiet: boolean;
+  /** Set: the idle threads start no task until it opens. */
+  gate?: Gate;
 }
+
+/** A gate for the idle threads (`Recorded.gate`). */
+function gate() {
+  let opening!: () => void;
+  const opened = new Promise<void>((resolve) => (opening = resolve));
+  const g = {
+    open: false,
+    opened,
+    openNow() {
+      g.open = true;
+      opening();
+    },
+  };
+  return g;
+}
+type Gate = ReturnType<typeof gate>;
 
 /** A directory whose engine proves "idle" work on the calling thread, recording it. */
 async function recordingDirectory(db: Database) {
@@ -127,6 +164,7 @@ async function recordingDirectory(db: Database) {
     stopped: 0,
     budget: Infinity,
     failIdle: false,
+    quiet: false,
   };
   const opened = await openDirectory('whatsapp_v1', {
     db,
@@ -136,17 +174,23 @@ async function recordingDirectory(db: Database) {
           seen.after.push(...jobs);
           return inner.proofBytes(jobs);
         },
-        proveWhenIdle: (jobs): IdleProofs => {
+        proveWhenIdle: (jobs, onProofs): IdleProofs => {
           if (jobs.length > 0) seen.started++;
           const part = jobs.slice(0, seen.budget);
+          const gate = seen.gate;
           const proving = (
             seen.failIdle
               ? Promise.reject(new AkdError('VRF_INVALID_SECRET_KEY', 'injected'))
-              : inner.proofBytes(part)
-          ).catch((): Uint8Array[] => []);
+              : (gate?.opened ?? Promise.resolve()).then(() => inner.proofBytes(part))
+          )
+            .catch((): Uint8Array[] => [])
+            // heard as they are made, as the worker engine's are (unless `quiet`)
+            .then((proofs) => (seen.quiet || onProofs?.(0, proofs), proofs));
           return {
             async stop() {
               seen.stopped++;
+              // a task starts only once the gate is open: with it shut, none is under way
+              if (seen.gate !== undefined && !seen.gate.open) return jobs.map(() => undefined);
               return this.done();
             },
             async done() {
@@ -227,6 +271,55 @@ test("a publish's idle-thread proofs are stored as they are, and only the rest i
     await dir.publish([{ label: utf8('one more'), value: utf8('1') }]);
     await dir.vrfProofsStored();
     assert.equal(seen.started, started);
+  } finally {
+    await dir.close();
+  }
+});
+
+test('the idle threads go on proving while the stored proofs are planned, past the commit', async () => {
+  const memory = new MemoryDatabase();
+  const db = Object.create(memory) as Database;
+  const reads: number[] = [];
+  const { dir, seen } = await recordingDirectory(db);
+  try {
+    await dir.publish(LABELS.map((label) => ({ label, value: utf8('1') })));
+    await dir.vrfProofsStored();
+    // the update epoch's idle threads start their tasks only once the plan reads the
+    // existence proofs back, after the commit: what they make then is stored, not proved again
+    seen.gate = gate();
+    db.getVrfProofs = (keys) => {
+      reads.push(keys.length);
+      seen.gate?.openNow();
+      return memory.getVrfProofs(keys);
+    };
+    seen.after.length = 0;
+    seen.idle.length = 0;
+    seen.stopped = 0;
+    await dir.publish(LABELS.map((label) => ({ label, value: utf8('2') })));
+    await dir.vrfProofsStored();
+    assert.equal(reads.length, 1, 'the plan read the existence proofs back');
+    assert.ok(seen.idle.length > 2 * LABELS.length, `${seen.idle.length} proved idle`);
+    assert.deepEqual(seen.after, [], 'nothing proved again after the plan');
+    assert.equal(seen.stopped, 1, 'stopped once');
+    const reader = await keylessReader(dir, memory);
+    const sample = LABELS.filter((_, i) => i % 113 === 0);
+    assert.deepEqual(
+      (await reader.batchLookup(sample)).proofs,
+      (await dir.batchLookup(sample)).proofs,
+    );
+    await reader.close();
+
+    // an engine that tells of its proofs only when stopped: they are used all the same
+    seen.gate = undefined;
+    seen.quiet = true;
+    seen.after.length = 0;
+    seen.idle.length = 0;
+    await dir.publish(
+      LABELS.map((label) => ({ label: utf8(`new ${toHex(label)}`), value: utf8('1') })),
+    );
+    await dir.vrfProofsStored();
+    assert.ok(seen.idle.length >= 3 * LABELS.length, `${seen.idle.length} proved idle`);
+    assert.deepEqual(seen.after, []);
   } finally {
     await dir.close();
   }

@@ -30,9 +30,21 @@ const MIN_JOBS = 4096;
 /** Proofs computed ahead of `proveEpoch`, by `vrfProofMapKey`. */
 export type EarlyProofMap = Map<string, Uint8Array>;
 
-/** Proving under way on the idle threads, until `stop`. */
+/**
+ * Proving under way on the idle threads, until `stop`. It goes on past the commit while
+ * `proveEpoch` plans what to store (an update epoch reads its existence proofs back for a
+ * second or more on the calling thread alone), and stops before that proves the rest.
+ */
 export interface EarlyProofs {
-  /** Takes no further work; resolves, once the work in hand is done, with every proof made. */
+  /**
+   * The proofs made so far, growing as the threads make more until `stop` (where the engine
+   * reports them as they come; else all of them at `stop`): a proof found here once stays.
+   */
+  readonly made: EarlyProofMap;
+  /**
+   * Takes no further work; resolves, once the work in hand is done, with `made` complete (a
+   * second call: the same).
+   */
   stop(): Promise<EarlyProofMap>;
 }
 
@@ -73,15 +85,26 @@ export async function startEarlyProofs(
   }
   jobs.push(...held);
   if (jobs.length < MIN_JOBS) return undefined;
-  const proving = vrf.proveWhenIdle(jobs);
+  const made: EarlyProofMap = new Map();
+  // which jobs are in `made` already: each key is built once, as its proof comes
+  const added = new Uint8Array(jobs.length);
+  const add = (i: number, proof: Uint8Array | undefined) => {
+    if (proof === undefined || added[i] === 1) return;
+    added[i] = 1;
+    made.set(vrfProofMapKey(jobs[i]!), proof);
+  };
+  const proving = vrf.proveWhenIdle(jobs, (start, proofs) =>
+    proofs.forEach((proof, k) => add(start + k, proof)),
+  );
+  let stopped: Promise<EarlyProofMap> | undefined;
   return {
-    async stop() {
-      const proofs = await proving.stop();
-      const made: EarlyProofMap = new Map();
-      proofs.forEach((proof, i) => {
-        if (proof !== undefined) made.set(vrfProofMapKey(jobs[i]!), proof);
+    made,
+    stop() {
+      stopped ??= proving.stop().then((proofs) => {
+        proofs.forEach((proof, i) => add(i, proof));
+        return made;
       });
-      return made;
+      return stopped;
     },
   };
 }

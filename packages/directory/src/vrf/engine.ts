@@ -21,7 +21,13 @@ import type { VrfTask, VrfWorkerData } from './vrf-worker.js';
 import { packAlphaInputs } from './alpha-inputs.js';
 import { describeConfig } from '../worker-config.js';
 import { openPool, workerScript } from '../worker-pool.js';
-import { openIdlePool, proveWhenIdle, type IdleProofs, type TaskInputs } from './idle-proofs.js';
+import {
+  openIdlePool,
+  proveWhenIdle,
+  type IdleProofs,
+  type IdleProofsListener,
+  type TaskInputs,
+} from './idle-proofs.js';
 
 /** One VRF input: (label, freshness, version), hashed into alpha by the configuration. */
 export interface VrfJob {
@@ -84,8 +90,9 @@ export interface VrfEngine {
    * only on cores nothing else wants (idle-proofs.ts), until stopped; a publish gets a head
    * start on its epoch's proofs there (early-proofs.ts). Where the engine cannot have such
    * threads, nothing is proved. A call without jobs only starts the threads, ahead of need.
+   * `onProofs`, when given, may hear proofs as they are made (an engine need not call it).
    */
-  proveWhenIdle?(jobs: VrfJob[]): IdleProofs;
+  proveWhenIdle?(jobs: VrfJob[], onProofs?: IdleProofsListener): IdleProofs;
   /** Releases threads or native resources. */
   close(): Promise<void>;
   /** A name for logs and benchmarks (e.g. "native, 2 worker threads"). */
@@ -370,9 +377,9 @@ export class WorkerVrfEngine implements VrfEngine {
    * nothing: threads at the default priority would take cores from the work they should
    * yield to.
    */
-  proveWhenIdle(jobs: VrfJob[]): IdleProofs {
+  proveWhenIdle(jobs: VrfJob[], onProofs?: IdleProofsListener): IdleProofs {
     const pool = this.#closed ? Promise.resolve(undefined) : (this.#idle ??= this.#openIdle());
-    return proveWhenIdle(pool, jobs, (chunk) => this.#inputs(chunk));
+    return proveWhenIdle(pool, jobs, (chunk) => this.#inputs(chunk), onProofs);
   }
 
   /**

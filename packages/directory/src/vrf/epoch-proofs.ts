@@ -27,7 +27,7 @@ import type { DirectoryContext } from '../context.js';
 import type { PostedProofs, VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
 import { heapGrowthCollector } from '../release-memory.js';
-import type { EarlyProofMap } from './early-proofs.js';
+import type { EarlyProofs } from './early-proofs.js';
 
 /**
  * The store setting holding the latest epoch whose published versions all have their VRF
@@ -150,8 +150,12 @@ export interface ProveEpochOptions {
    * labels (default `heapGrowthCollector`, where the process exposes `gc`).
    */
   collect?: () => unknown;
-  /** Proofs computed while the epoch was published (early-proofs.ts), not proved again. */
-  early?: EarlyProofMap;
+  /**
+   * Proofs computed while the epoch was published (early-proofs.ts), not proved again: their
+   * proving goes on while the proofs to store are planned, and stops before the rest are
+   * proved.
+   */
+  early?: Pick<EarlyProofs, 'made' | 'stop'>;
 }
 
 /**
@@ -168,9 +172,13 @@ export async function proveEpoch(
   mayWrite: () => boolean = () => true,
   options: ProveEpochOptions = {},
 ): Promise<void> {
-  const { chunk = CHUNK, collect = heapGrowthCollector(), early = new Map() } = options;
+  const { chunk = CHUNK, collect = heapGrowthCollector() } = options;
   const db = ctx.storage.db;
+  const early = options.early?.made ?? new Map<string, Uint8Array>();
   const plan = await planPublishProofs(ctx, states, epoch, early);
+  // what the idle threads made up to here stays in `early`: the rest is proved at the
+  // default priority, and both proving the same jobs would take cores from each other
+  await options.early?.stop();
   const { proofJobs: jobs, nonces, stored } = plan;
   // a chunk at a time, in label order (`labelOrder`): the writer holds two chunks' records (the
   // one it stores, the one proved ahead), not the epoch's (hundreds of thousands), a label's

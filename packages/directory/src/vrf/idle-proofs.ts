@@ -79,14 +79,19 @@ export async function openIdlePool(
   return undefined;
 }
 
+/** Hears the proofs of jobs `start..start + proofs.length` as their task ends. */
+export type IdleProofsListener = (start: number, proofs: Uint8Array[]) => void;
+
 /**
  * Proves `jobs` on `pool` (from openIdlePool; undefined: nothing is proved), `inputs` giving
- * each task's VRF inputs. A task that fails leaves its jobs without proofs.
+ * each task's VRF inputs; `onProofs` hears each task's proofs as it ends. A task that fails
+ * leaves its jobs without proofs.
  */
 export function proveWhenIdle(
   pool: Promise<Piscina | undefined>,
   jobs: VrfJob[],
   inputs: (chunk: VrfJob[]) => TaskInputs,
+  onProofs?: IdleProofsListener,
 ): IdleProofs {
   const proofs = Array.from<Uint8Array | undefined>({ length: jobs.length });
   const stopFlag = new Int32Array(new SharedArrayBuffer(4));
@@ -102,9 +107,11 @@ export function proveWhenIdle(
         done.then(
           (result) => {
             // a task that found the flag set returns nothing
+            const made: Uint8Array[] = [];
             for (let i = 0; 80 * i < result.length; i++) {
-              proofs[start + i] = result.subarray(80 * i, 80 * (i + 1));
+              made.push((proofs[start + i] = result.subarray(80 * i, 80 * (i + 1))));
             }
+            if (made.length > 0) onProofs?.(start, made);
           },
           () => undefined,
         ),
