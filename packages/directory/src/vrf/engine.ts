@@ -339,14 +339,18 @@ export class WorkerVrfEngine implements VrfEngine {
   }
 
   async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
-    return (await this.postProofBytes(jobs)).proofs;
+    const pool = await this.#poolFor(jobs.length);
+    if (pool === undefined) return this.#local.proofBytes(jobs);
+    return this.run(pool, 'proofs', jobs, 80);
   }
 
   /**
    * Every task of the batch posted at once (one per thread, at most `CHUNK` jobs each): the
    * threads take each next task from their own queue (piscina's workers wait on an atomic,
-   * not on the calling thread), where `run` hands one out as each ends. A small batch, or one
-   * without threads, is proved on the calling thread.
+   * not on the calling thread), where `run` hands one out as each ends. The inputs of the
+   * whole batch are packed in one go on the calling thread (about a microsecond a job): for
+   * batches of thousands, not of an epoch. A small batch, or one without threads, is proved
+   * on the calling thread.
    */
   async postProofBytes(jobs: VrfJob[]): Promise<PostedProofs> {
     const pool = await this.#poolFor(jobs.length);
