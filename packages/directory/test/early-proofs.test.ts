@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { Piscina } from 'piscina';
 import { AkdError, VersionFreshness, toHex, utf8, type AkdLabel } from '@akd-ts/core';
 import { MemoryDatabase, vrfProofMapKey, type Database } from '@akd-ts/storage';
-import type { VrfJob } from '@akd-ts/directory';
+import type { Directory, VrfJob } from '@akd-ts/directory';
 import { proveWhenIdle, type IdleProofs, type TaskInputs } from '../src/vrf/idle-proofs.js';
 import type { VrfTask } from '../src/vrf/vrf-worker.js';
 import type { DirectoryContext } from '../src/context.js';
@@ -206,6 +206,31 @@ async function recordingDirectory(db: Database) {
   return { ...opened, seen };
 }
 
+/**
+ * Asserts that a reader of `store` without the key serves every `step`th label's lookup, and
+ * the first `histories` of those labels' histories, as `dir` does with the key.
+ */
+async function assertServedWithoutKey(
+  dir: Directory,
+  store: Database,
+  step: number,
+  histories = 0,
+) {
+  const reader = await keylessReader(dir, store);
+  try {
+    const sample = LABELS.filter((_, i) => i % step === 0);
+    assert.deepEqual(
+      (await reader.batchLookup(sample)).proofs,
+      (await dir.batchLookup(sample)).proofs,
+    );
+    for (const label of sample.slice(0, histories)) {
+      assert.deepEqual((await reader.keyHistory(label)).proof, (await dir.keyHistory(label)).proof);
+    }
+  } finally {
+    await reader.close();
+  }
+}
+
 /** Enough new labels for the idle threads to start (4,096 jobs at least, three or more each). */
 const LABELS = Array.from({ length: 1400 }, (_, i) => utf8(`user-${i}@example.com`)) as AkdLabel[];
 
@@ -246,16 +271,7 @@ test("a publish's idle-thread proofs are stored as they are, and only the rest i
     assert.ok(existence.every((r) => r.nonce?.length === 32, 'stored with their nonces'));
 
     // the proofs served from the store are those of the key
-    const reader = await keylessReader(dir, memory);
-    const sample = LABELS.filter((_, i) => i % 97 === 0);
-    assert.deepEqual(
-      (await reader.batchLookup(sample)).proofs,
-      (await dir.batchLookup(sample)).proofs,
-    );
-    for (const label of sample.slice(0, 3)) {
-      assert.deepEqual((await reader.keyHistory(label)).proof, (await dir.keyHistory(label)).proof);
-    }
-    await reader.close();
+    await assertServedWithoutKey(dir, memory, 97, 3);
 
     // idle threads that fail cost nothing: the proofs are made after the commit
     seen.failIdle = true;
@@ -301,13 +317,7 @@ test('the idle threads go on proving while the stored proofs are planned, past t
     assert.ok(seen.idle.length > 2 * LABELS.length, `${seen.idle.length} proved idle`);
     assert.deepEqual(seen.after, [], 'nothing proved again after the plan');
     assert.equal(seen.stopped, 1, 'stopped once');
-    const reader = await keylessReader(dir, memory);
-    const sample = LABELS.filter((_, i) => i % 113 === 0);
-    assert.deepEqual(
-      (await reader.batchLookup(sample)).proofs,
-      (await dir.batchLookup(sample)).proofs,
-    );
-    await reader.close();
+    await assertServedWithoutKey(dir, memory, 113);
 
     // an engine that tells of its proofs only when stopped: they are used all the same
     seen.gate = undefined;
@@ -352,13 +362,7 @@ test('a publish that fails stops its idle-thread proofs before it rejects', asyn
     db.setAuditBlob = (blob) => memory.setAuditBlob(blob);
     await dir.publish(LABELS.map((label) => ({ label, value: utf8('1') })));
     await dir.vrfProofsStored();
-    const reader = await keylessReader(dir, memory);
-    const sample = LABELS.filter((_, i) => i % 211 === 0);
-    assert.deepEqual(
-      (await reader.batchLookup(sample)).proofs,
-      (await dir.batchLookup(sample)).proofs,
-    );
-    await reader.close();
+    await assertServedWithoutKey(dir, memory, 211);
   } finally {
     await dir.close();
   }
