@@ -37,8 +37,10 @@ export type EarlyProofMap = Map<string, Uint8Array>;
  */
 export interface EarlyProofs {
   /**
-   * The proofs made so far, growing as the threads make more until `stop` (where the engine
-   * reports them as they come; else all of them at `stop`): a proof found here once stays.
+   * The proofs made so far, growing until `stop` as this thread hears of them (each task's
+   * proofs when its event loop next turns, where the engine reports them as they come; else
+   * all of them at `stop`): a proof found here once stays. A SQLite commit or a plan that
+   * reads synchronously hears of none until it ends; `stop` collects them all.
    */
   readonly made: EarlyProofMap;
   /**

@@ -180,14 +180,14 @@ export async function proveEpoch(
   // default priority, and both proving the same jobs would take cores from each other
   await options.early?.stop();
   const { proofJobs: jobs, nonces, stored } = plan;
-  // a chunk at a time, in label order (`labelOrder`): the writer holds two chunks' records (the
-  // one it stores, the one proved ahead), not the epoch's (hundreds of thousands), a label's
-  // proofs share a row, and as each chunk's
-  // rows land on pages of their own, writing them in several statements rewrites few pages
-  // twice. What the store already held goes in the same order, with nothing to prove: entry
-  // i is stored[i] below stored.length, else job i - stored.length. The sweeps' proofs,
-  // walked a page of labels at a time, come in label order too and are merged in as they
-  // come (a sweep skips the labels the epoch publishes, so the two never share a label).
+  // a chunk at a time, in label order (`labelOrder`): the writer holds two chunks' records
+  // (the one it stores, the one proved ahead), not the epoch's (hundreds of thousands), a
+  // label's proofs share a row, and as each chunk's rows land on pages of their own, writing
+  // them in several statements rewrites few pages twice. What the store already held goes in
+  // the same order, with nothing to prove: entry i is stored[i] below stored.length, else job
+  // i - stored.length. The sweeps' proofs, walked a page of labels at a time, come in label
+  // order too and are merged in as they come (a sweep skips the labels the epoch publishes,
+  // so the two never share a label).
   const held = stored.length;
   const labelOf = Array.from({ length: held + jobs.length }, (_, i) =>
     labelChars(i < held ? stored[i]!.label : jobs[i - held]!.label),
