@@ -25,6 +25,7 @@ import {
   Directory,
   LocalVrfEngine,
   ReadOnlyDirectory,
+  WorkerVrfEngine,
   type VrfEngine,
   type VrfJob,
 } from '@akd-ts/directory';
@@ -460,6 +461,50 @@ test("an epoch's next chunk is in the engine's hands before this thread stores t
   );
   assert.deepEqual(events, ['post 3', 'post 3', 'store 3']);
   await new Promise((resolve) => setImmediate(resolve));
+});
+
+test("worker threads prove an epoch's chunks ahead of their store, the calling thread's bytes", async () => {
+  const { dir, db, config } = await openDirectory('whatsapp_v1');
+  const labels = Array.from({ length: 1400 }, (_, i) => utf8(`user-${i}`));
+  await dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
+  await dir.vrfProofsStored();
+  await dir.close();
+  const states = await statesPublishedAt(db, 1n);
+  const key = (r: VrfProofRecord) => toHex(vrfProofKeyBytes(r));
+  const before = new Map(
+    (
+      await db.getVrfProofs(
+        states.flatMap((s) => [
+          { label: s.username, freshness: 1 as const, version: 1n },
+          { label: s.username, freshness: 0 as const, version: 1n },
+          { label: s.username, freshness: 1 as const, version: 2n },
+        ]),
+      )
+    ).map((r) => [key(r), r]),
+  );
+  assert.equal(before.size, 3 * labels.length);
+  // the same epoch proved again on two worker threads, in chunks of 1,000 (each a batch the
+  // threads take), through a store that records each write
+  const written: VrfProofRecord[] = [];
+  const spy = Object.create(db) as Database;
+  spy.setVrfProofs = (records) => (written.push(...records), db.setVrfProofs(records));
+  const ctx = await makeContext({
+    config,
+    storage: new StorageManager(spy),
+    vrfKeys: hardCodedKeys(),
+    vrf: { threads: 2, requireWorkers: true },
+  });
+  try {
+    await proveEpoch(ctx, 1n, states, () => true, { chunk: 1000 });
+    assert.ok(ctx.vrf instanceof WorkerVrfEngine && ctx.vrf.threadsStarted, 'proved by threads');
+  } finally {
+    await ctx.vrf.close();
+  }
+  assert.equal(written.length, before.size);
+  for (const r of written) {
+    const was = before.get(key(r));
+    assert.deepEqual([r.proof, r.nonce], [was?.proof, was?.nonce], `the bytes of ${key(r)}`);
+  }
 });
 
 test("a sweep's share is walked as it is stored, not held whole, and merged by label", async () => {
