@@ -335,6 +335,47 @@ test('the idle threads go on proving while the stored proofs are planned, past t
   }
 });
 
+test('what the idle threads made during the commit is heard before the plan, not read back', async () => {
+  const memory = new MemoryDatabase();
+  const db = Object.create(memory) as Database;
+  const reads: number[] = [];
+  db.getVrfProofs = (keys) => (reads.push(keys.length), memory.getVrfProofs(keys));
+  // the commit's last write before the commit itself: the proofs arrive in the next turn
+  let committing: () => void = () => {};
+  db.setAuditBlob = (blob) => (committing(), memory.setAuditBlob(blob));
+  const { dir } = await openDirectory('whatsapp_v1', {
+    db,
+    directory: {
+      vrfEngine: engineReplacing((inner) => ({
+        proveWhenIdle: (jobs, onProofs): IdleProofs => {
+          const made = inner.proofBytes(jobs);
+          const committed = new Promise<void>((resolve) => (committing = resolve));
+          // reported as a worker's answers are: a message, heard when the event loop turns
+          const heard = Promise.all([made, committed]).then(
+            ([proofs]) =>
+              new Promise<Uint8Array[]>((resolve) =>
+                setImmediate(() => (onProofs?.(0, proofs), resolve(proofs))),
+              ),
+          );
+          return { stop: () => heard, done: () => heard };
+        },
+      })),
+    },
+  });
+  try {
+    await dir.publish(LABELS.map((label) => ({ label, value: utf8('1') })));
+    await dir.vrfProofsStored();
+    reads.length = 0;
+    // every job made, the existence proofs of the updates included: none is read back
+    await dir.publish(LABELS.map((label) => ({ label, value: utf8('2') })));
+    await dir.vrfProofsStored();
+    assert.deepEqual(reads, []);
+    await assertServedWithoutKey(dir, memory, 131, 2);
+  } finally {
+    await dir.close();
+  }
+});
+
 test('a publish that fails stops its idle-thread proofs before it rejects', async () => {
   const memory = new MemoryDatabase();
   const db = Object.create(memory) as Database;

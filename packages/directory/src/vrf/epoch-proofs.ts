@@ -23,6 +23,7 @@ import {
   type ValueStateRecord,
   type VrfProofRecord,
 } from '@akd-ts/storage';
+import { setImmediate } from 'node:timers/promises';
 import type { DirectoryContext } from '../context.js';
 import type { PostedProofs, VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
@@ -175,6 +176,9 @@ export async function proveEpoch(
   const { chunk = CHUNK, collect = heapGrowthCollector() } = options;
   const db = ctx.storage.db;
   const early = options.early?.made ?? new Map<string, Uint8Array>();
+  // a turn of the event loop first: the idle threads' proofs of the commit's seconds (a
+  // synchronous SQLite commit hears none) reach `early`, and the plan reads none of them back
+  if (options.early !== undefined) await setImmediate();
   const plan = await planPublishProofs(ctx, states, epoch, early);
   // what the idle threads made up to here stays in `early`: the rest is proved at the
   // default priority, and both proving the same jobs would take cores from each other
