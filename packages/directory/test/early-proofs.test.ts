@@ -348,7 +348,9 @@ test('what the idle threads made during the commit is heard before the plan, not
     directory: {
       vrfEngine: engineReplacing((inner) => ({
         proveWhenIdle: (jobs, onProofs): IdleProofs => {
-          const made = inner.proofBytes(jobs);
+          // made at once (the calling thread's engine proves a batch in one call), so that
+          // only the report waits: for the commit, then for a turn of the event loop
+          const made = inner.proofs(jobs).then((proved) => proved.map((p) => p.proof));
           const committed = new Promise<void>((resolve) => (committing = resolve));
           // reported as a worker's answers are: a message, heard when the event loop turns
           const heard = Promise.all([made, committed]).then(
