@@ -392,7 +392,7 @@ test("an epoch's proofs are stored in chunks, by label", async () => {
   await ctx.vrf.close();
 });
 
-test("an epoch's next chunk is in the engine's hands before this thread stores the current one", async () => {
+test("an epoch's next chunk is under way before this thread stores the current one", async () => {
   const { dir, db, config } = await openDirectory('whatsapp_v1');
   const labels = Array.from({ length: 7 }, (_, i) => utf8(`user-${i}`));
   await dir.publish(labels.map((label) => ({ label, value: utf8('v1') })));
@@ -416,18 +416,17 @@ test("an epoch's next chunk is in the engine's hands before this thread stores t
   /** The chunk whose proofs fail (by post, from 1), if any. */
   let failing = 0;
   ctx.vrf = {
-    name: 'posting',
+    name: 'recording',
     nodeLabels: (...args) => local.nodeLabels(...args),
     proofs: (jobs) => local.proofs(jobs),
     close: () => local.close(),
-    postProofBytes: async (jobs) => {
+    proofBytes: (jobs) => {
       const n = ++posts;
       events.push(`post ${jobs.length}`);
-      const proofs = local.proofBytes!(jobs).then((p) => {
+      return local.proofBytes!(jobs).then((p) => {
         if (n === failing) throw new AkdError('VRF_INVALID_SECRET_KEY', 'injected engine failure');
         return p;
       });
-      return { proofs };
     },
   };
   // seven new labels: three proofs each to make, three a chunk

@@ -42,12 +42,6 @@ export interface VrfJob {
   nodeLabel?: NodeLabel;
 }
 
-/** Proofs handed to threads (`VrfEngine.postProofBytes`). */
-export interface PostedProofs {
-  /** The 80-byte proofs, in job order, once the threads made them. */
-  proofs: Promise<Uint8Array[]>;
-}
-
 /** Hears the node labels of jobs `start..start + labels.length` once they are computed. */
 export type LabelsListener = (start: number, labels: NodeLabel[]) => void;
 
@@ -78,13 +72,6 @@ export interface VrfEngine {
    * publish) and needs no node label: an engine spares the proof-to-hash of each.
    */
   proofBytes?(jobs: VrfJob[]): Promise<Uint8Array[]>;
-  /**
-   * Optional: `proofBytes`, where the work is handed to threads that go on with it while the
-   * calling thread is busy: resolves once every task of the batch is in its thread's hands,
-   * with the proofs to come. A caller then blocks its own thread (a synchronous store of the
-   * previous batch) without leaving a core idle (epoch-proofs.ts).
-   */
-  postProofBytes?(jobs: VrfJob[]): Promise<PostedProofs>;
   /**
    * Optional: starts proving `jobs` on threads of the lowest scheduling priority, which run
    * only on cores nothing else wants (idle-proofs.ts), until stopped; a publish gets a head
@@ -189,11 +176,13 @@ const CHUNK = 1024;
 const POOL = 'VRF';
 
 /**
- * Tasks a thread may hold posted (`postProofBytes`): a batch's tasks are all handed out at
- * once, so that the threads take the next without the calling thread. Past this many per
- * thread the pool queues the rest, handed out as tasks end.
+ * Tasks in flight per thread (`run`'s lanes), and as many a thread may hold: each lane's task
+ * is in its thread's hands as soon as it is posted, not in the pool's queue, which hands out
+ * work only on the calling thread's event loop. So a thread goes on to its next task while
+ * the calling thread is busy (a synchronous store of an epoch's proofs: epoch-proofs.ts),
+ * and a batch never holds more than this many tasks per thread ahead of another caller's.
  */
-const POSTED_PER_THREAD = 1024;
+const LANES_PER_THREAD = 2;
 
 /**
  * VRFs on a pool of worker threads, each holding the key on the best backend. Large batches
@@ -246,7 +235,7 @@ export class WorkerVrfEngine implements VrfEngine {
           minThreads: this.#threads,
           maxThreads: this.#threads,
           idleTimeout: Number.POSITIVE_INFINITY,
-          concurrentTasksPerWorker: POSTED_PER_THREAD,
+          concurrentTasksPerWorker: LANES_PER_THREAD,
           workerData,
         },
         options.requireWorkers ?? false,
@@ -275,7 +264,7 @@ export class WorkerVrfEngine implements VrfEngine {
   /**
    * Runs `jobs` in tasks of at most `CHUNK` jobs; each result has `width` bytes. Two lanes per
    * thread each prepare their next task (the alphas) while the other's runs, so a worker
-   * finds its next task queued and never waits for the calling thread.
+   * finds its next task queued and never waits for the calling thread (`LANES_PER_THREAD`).
    */
   private async run(
     pool: Piscina,
@@ -310,7 +299,7 @@ export class WorkerVrfEngine implements VrfEngine {
         throw error;
       }
     };
-    await Promise.all(Array.from({ length: 2 * this.#threads }, lane));
+    await Promise.all(Array.from({ length: LANES_PER_THREAD * this.#threads }, lane));
     return results;
   }
 
@@ -342,37 +331,6 @@ export class WorkerVrfEngine implements VrfEngine {
     const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.proofBytes(jobs);
     return this.run(pool, 'proofs', jobs, 80);
-  }
-
-  /**
-   * Every task of the batch posted at once (one per thread, at most `CHUNK` jobs each): the
-   * threads take each next task from their own queue (piscina's workers wait on an atomic,
-   * not on the calling thread), where `run` hands one out as each ends. The inputs of the
-   * whole batch are packed in one go on the calling thread (about a microsecond a job): for
-   * batches of thousands, not of an epoch. A small batch, or one without threads, is proved
-   * on the calling thread.
-   */
-  async postProofBytes(jobs: VrfJob[]): Promise<PostedProofs> {
-    const pool = await this.#poolFor(jobs.length);
-    if (pool === undefined) return { proofs: this.#local.proofBytes(jobs) };
-    const size = Math.min(CHUNK, Math.ceil(jobs.length / this.#threads));
-    const tasks: Promise<Uint8Array>[] = [];
-    for (let start = 0; start < jobs.length; start += size) {
-      const { alphas, transferList } = this.#inputs(jobs.slice(start, start + size));
-      const task: VrfTask = { op: 'proofs', alphas };
-      tasks.push(pool.run(task, { transferList }) as Promise<Uint8Array>);
-    }
-    const proofs = Promise.all(tasks).then((results) => {
-      const out: Uint8Array[] = [];
-      for (const result of results) {
-        for (let at = 0; at < result.length; at += 80) out.push(result.subarray(at, at + 80));
-      }
-      return out;
-    });
-    // handled here: the caller awaits it only after its own work, and a failure that comes
-    // first must reach it then, not end the process as an unhandled rejection
-    proofs.catch(() => undefined);
-    return { proofs };
   }
 
   /**

@@ -25,7 +25,7 @@ import {
 } from '@akd-ts/storage';
 import { setImmediate } from 'node:timers/promises';
 import type { DirectoryContext } from '../context.js';
-import type { PostedProofs, VrfJob } from './engine.js';
+import type { VrfJob } from './engine.js';
 import { planPublishProofs } from './publish-proofs.js';
 import { heapGrowthCollector } from '../release-memory.js';
 import type { EarlyProofs } from './early-proofs.js';
@@ -61,33 +61,26 @@ export async function proveRecords(
   jobs: VrfJob[],
   nonce: (i: number) => Uint8Array | undefined,
 ): Promise<VrfProofRecord[]> {
-  if (jobs.length === 0) return [];
-  const vrf = ctx.vrf;
-  const proofs = vrf.proofBytes
-    ? await vrf.proofBytes(jobs)
-    : (await vrf.proofs(jobs)).map((p) => p.proof);
+  const proofs = await startProofs(ctx, jobs);
   return jobs.map((job, i) => proofRecord(job, proofs[i]!, nonce(i)));
 }
 
 /**
- * The proofs of `jobs` under way: resolves once the engine has them in hand (its threads go on
- * while this thread stores: `VrfEngine.postProofBytes`), with `proofs` to come. An engine
- * without threads proves on this thread as it goes. `proofs` never rejects unheard: a failure
- * waits for the caller's await.
+ * The proofs of `jobs`, under way: a worker engine's threads each hold up to two of its tasks
+ * (engine.ts `LANES_PER_THREAD`) and take the second without this thread's event loop, so
+ * they go on proving while this thread stores. An engine without threads proves on this
+ * thread as it goes. The promise never rejects unheard: a failure waits for the caller's
+ * await.
  */
-async function startProofs(ctx: DirectoryContext, jobs: VrfJob[]): Promise<PostedProofs> {
+function startProofs(ctx: DirectoryContext, jobs: VrfJob[]): Promise<Uint8Array[]> {
   const vrf = ctx.vrf;
   let proofs: Promise<Uint8Array[]>;
   if (jobs.length === 0) proofs = Promise.resolve([]);
-  else if (vrf.postProofBytes !== undefined) proofs = (await vrf.postProofBytes(jobs)).proofs;
-  else {
-    proofs = vrf.proofBytes
-      ? vrf.proofBytes(jobs)
-      : vrf.proofs(jobs).then((proved) => proved.map((p) => p.proof));
-  }
+  else if (vrf.proofBytes) proofs = vrf.proofBytes(jobs);
+  else proofs = vrf.proofs(jobs).then((proved) => proved.map((p) => p.proof));
   // awaited only after the store of the chunk before: a failure that comes first waits there
   proofs.catch(() => undefined);
-  return { proofs };
+  return proofs;
 }
 
 /** The record of `job`'s proof, with its nonce where it has one. */
@@ -137,7 +130,8 @@ interface Chunk {
   toProve: VrfJob[];
   /** The nonce of each of `toProve`. */
   nonceOf: (Uint8Array | undefined)[];
-  posted: PostedProofs;
+  /** The proofs of `toProve`, under way. */
+  proofs: Promise<Uint8Array[]>;
 }
 
 /** How `proveEpoch` goes about it. */
@@ -250,15 +244,15 @@ export async function proveEpoch(
       nonceOf.push(nonce);
       return undefined;
     });
-    return { records, toProve, nonceOf, posted: await startProofs(ctx, toProve) };
+    return { records, toProve, nonceOf, proofs: startProofs(ctx, toProve) };
   };
-  // a chunk ahead: the next chunk's proofs are in the engine's hands before this thread
-  // stores the current one, so the engine's threads go on proving through the store
+  // a chunk ahead: the next chunk's proofs are under way before this thread stores the
+  // current one, so the engine's threads go on proving through the store
   let current = await nextChunk();
   while (current !== undefined) {
-    const { records, toProve, nonceOf, posted } = current;
+    const { records, toProve, nonceOf } = current;
     const ahead = await nextChunk();
-    const proofs = await posted.proofs;
+    const proofs = await current.proofs;
     if (!mayWrite()) return;
     let next = 0;
     await db.setVrfProofs(
