@@ -180,7 +180,8 @@ const POOL = 'VRF';
  * is in its thread's hands as soon as it is posted, not in the pool's queue, which hands out
  * work only on the calling thread's event loop. So a thread goes on to its next task while
  * the calling thread is busy (a synchronous store of an epoch's proofs: epoch-proofs.ts),
- * and a batch never holds more than this many tasks per thread ahead of another caller's.
+ * and each batch in flight holds at most this many tasks per thread ahead of another
+ * caller's (an epoch's proofs run two: the chunk stored and the chunk ahead).
  */
 const LANES_PER_THREAD = 2;
 
