@@ -206,6 +206,15 @@ async function recordingDirectory(db: Database) {
   return { ...opened, seen };
 }
 
+/** A memory store, and a view of it that counts the keys of each read of stored proofs. */
+function readCountingStore() {
+  const memory = new MemoryDatabase();
+  const reads: number[] = [];
+  const db = Object.create(memory) as Database;
+  db.getVrfProofs = (keys) => (reads.push(keys.length), memory.getVrfProofs(keys));
+  return { memory, db, reads };
+}
+
 /**
  * Asserts that a reader of `store` without the key serves every `step`th label's lookup, and
  * the first `histories` of those labels' histories, as `dir` does with the key.
@@ -235,10 +244,7 @@ async function assertServedWithoutKey(
 const LABELS = Array.from({ length: 1400 }, (_, i) => utf8(`user-${i}@example.com`)) as AkdLabel[];
 
 test("a publish's idle-thread proofs are stored as they are, and only the rest is proved after", async () => {
-  const memory = new MemoryDatabase();
-  const reads: number[] = [];
-  const db = Object.create(memory) as Database;
-  db.getVrfProofs = (keys) => (reads.push(keys.length), memory.getVrfProofs(keys));
+  const { memory, db, reads } = readCountingStore();
   const { dir, seen } = await recordingDirectory(db);
   try {
     // the idle threads get to 3,000 of the first epoch's jobs
@@ -293,9 +299,7 @@ test("a publish's idle-thread proofs are stored as they are, and only the rest i
 });
 
 test('the idle threads go on proving while the stored proofs are planned, past the commit', async () => {
-  const memory = new MemoryDatabase();
-  const db = Object.create(memory) as Database;
-  const reads: number[] = [];
+  const { memory, db, reads } = readCountingStore();
   const { dir, seen } = await recordingDirectory(db);
   try {
     await dir.publish(LABELS.map((label) => ({ label, value: utf8('1') })));
@@ -303,11 +307,9 @@ test('the idle threads go on proving while the stored proofs are planned, past t
     // the update epoch's idle threads start their tasks only once the plan reads the
     // existence proofs back, after the commit: what they make then is stored, not proved again
     seen.gate = gate();
-    db.getVrfProofs = (keys) => {
-      reads.push(keys.length);
-      seen.gate?.openNow();
-      return memory.getVrfProofs(keys);
-    };
+    const counted = db.getVrfProofs.bind(db);
+    db.getVrfProofs = (keys) => (seen.gate?.openNow(), counted(keys));
+    reads.length = 0;
     seen.after.length = 0;
     seen.idle.length = 0;
     seen.stopped = 0;
@@ -336,10 +338,7 @@ test('the idle threads go on proving while the stored proofs are planned, past t
 });
 
 test('what the idle threads made during the commit is heard before the plan, not read back', async () => {
-  const memory = new MemoryDatabase();
-  const db = Object.create(memory) as Database;
-  const reads: number[] = [];
-  db.getVrfProofs = (keys) => (reads.push(keys.length), memory.getVrfProofs(keys));
+  const { memory, db, reads } = readCountingStore();
   // the commit's last write before the commit itself: the proofs arrive in the next turn
   let committing: () => void = () => {};
   db.setAuditBlob = (blob) => (committing(), memory.setAuditBlob(blob));

@@ -39,7 +39,13 @@ import { makeContext } from '../src/read-only-directory.js';
 import { domainRejection } from '../../../test/support/domain-errors.js';
 import { testStores } from '../../../test/support/stores.js';
 import { FailingDatabase } from './support/failing-database.js';
-import { engineReplacing, hardCodedKeys, keylessReader, openDirectory } from './support/build.js';
+import {
+  engineReplacing,
+  engineWith,
+  hardCodedKeys,
+  keylessReader,
+  openDirectory,
+} from './support/build.js';
 
 const stores = testStores();
 after(async () => {
@@ -415,11 +421,7 @@ test("an epoch's next chunk is under way before this thread stores the current o
   let posts = 0;
   /** The chunk whose proofs fail (by post, from 1), if any. */
   let failing = 0;
-  ctx.vrf = {
-    name: 'recording',
-    nodeLabels: (...args) => local.nodeLabels(...args),
-    proofs: (jobs) => local.proofs(jobs),
-    close: () => local.close(),
+  ctx.vrf = engineWith(local, {
     proofBytes: (jobs) => {
       const n = ++posts;
       events.push(`post ${jobs.length}`);
@@ -428,7 +430,7 @@ test("an epoch's next chunk is under way before this thread stores the current o
         return p;
       });
     },
-  };
+  });
   // seven new labels: three proofs each to make, three a chunk
   await proveEpoch(ctx, 1n, states, () => true, { chunk: 3 });
   assert.deepEqual(events, [

@@ -57,13 +57,21 @@ export function engineReplacing(
 ): NonNullable<WritableDirectoryOptions['vrfEngine']> {
   return (config, secret) => {
     const inner = new LocalVrfEngine(config, secret);
-    return {
-      name: 'recording',
-      nodeLabels: (...args) => inner.nodeLabels(...args),
-      proofs: (jobs) => inner.proofs(jobs),
-      close: () => inner.close(),
-      ...replace(inner),
-    };
+    return engineWith(inner, replace(inner));
+  };
+}
+
+/** `inner` with the methods of `replacing` in place of its own (named "recording"). */
+export function engineWith<E extends VrfEngine>(
+  inner: E,
+  replacing: Partial<VrfEngine>,
+): VrfEngine {
+  return {
+    name: 'recording',
+    nodeLabels: (...args) => inner.nodeLabels(...args),
+    proofs: (jobs) => inner.proofs(jobs),
+    close: () => inner.close(),
+    ...replacing,
   };
 }
 
