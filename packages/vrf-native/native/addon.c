@@ -141,6 +141,141 @@ static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
 }
 
 /*
+ * As evaluate_x8, keeping for each alpha what a proof of it needs (VRF_KEPT_BYTES, prove.h):
+ * Gamma = x H is multiplied, then doubled three times for the output (8 Gamma = (8x mod L) H,
+ * the point evaluate_x8 encodes), both encoded with one inversion.
+ */
+static size_t evaluate_x8_kept(uint8_t *out, uint8_t *kept, const uint8_t pk[32],
+                               const uint8_t *alphas, size_t alpha_len, size_t n,
+                               const int8_t digits[64], uint8_t (*points)[4][32], size_t *pending) {
+  uint8_t gamma[8][32], gamma8[8][32], group[8][4][32];
+  const size_t found = encode_to_curve_x8(pk, alphas, alpha_len, n, points, pending);
+  if (found != n) return found;
+  for (size_t first = 0; first < n; first += 8) {
+    const size_t m = n - first < 8 ? n - first : 8;
+    fill_lanes(group, (const uint8_t(*)[4][32])(points + first), m);
+    x8_multiply_and_times8(gamma, gamma8, (const uint8_t(*)[4][32])group, digits);
+    for (size_t k = 0; k < m; k++) {
+      const size_t i = first + k;
+      proof_to_hash(out + 64 * i, gamma8[k]);
+      memcpy(kept + VRF_KEPT_BYTES * i, points[i], sizeof points[i]);
+      memcpy(kept + VRF_KEPT_BYTES * i + 128, gamma[k], 32);
+    }
+  }
+  return n;
+}
+
+/* The same one alpha at a time, with the scalar code (processors without AVX-512F). */
+static size_t evaluate_x1_kept(uint8_t *out, uint8_t *kept, const uint8_t pk[32],
+                               const uint8_t *alphas, size_t alpha_len, size_t n,
+                               const int8_t digits[64]) {
+  for (size_t i = 0; i < n; i++) {
+    ge_p3 h, gamma, gamma8;
+    uint8_t encoded[32], *entry = kept + VRF_KEPT_BYTES * i;
+    if (encode_to_curve(&h, pk, alphas + alpha_len * i, (uint32_t)alpha_len) < 0) return i;
+    ge_scalarmult(&gamma, digits, &h, CONSTANTS);
+    ge_p3_dbl_to_p3(&gamma8, &gamma);
+    ge_p3_dbl_to_p3(&gamma8, &gamma8);
+    ge_p3_dbl_to_p3(&gamma8, &gamma8);
+    ge_p3_tobytes(encoded, &gamma8);
+    proof_to_hash(out + 64 * i, encoded);
+    fe_tobytes(entry, h.X);
+    fe_tobytes(entry + 32, h.Y);
+    fe_tobytes(entry + 64, h.Z);
+    fe_tobytes(entry + 96, h.T);
+    ge_p3_tobytes(entry + 128, &gamma);
+  }
+  return n;
+}
+
+/*
+ * evaluateKeeping(secret, publicKey, alphas, out, kept): as evaluate, for secret = x mod L ||
+ * nonce key (64 bytes, as prove takes it), writing besides each alpha's output what a proof of
+ * it needs to kept[160i..] (prove.h VRF_KEPT_BYTES): the same outputs, for about the same work,
+ * and proveKept later proves these alphas for about half a proof's work each.
+ */
+static napi_value evaluate_keeping(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5], result;
+  uint8_t *data[5]; /* secret, publicKey, alphas, out, kept */
+  size_t length[5], i, n, alpha_len;
+  int8_t digits[64];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) {
+    napi_throw_type_error(env, NULL, "wrong number of arguments");
+    return NULL;
+  }
+  for (size_t a = 0; a < 5; a++) {
+    if (typed_bytes(env, argv[a], &data[a], &length[a]) != 0) return NULL;
+  }
+  if (length[0] != 64 || (data[0][31] & 0x80) != 0 || length[1] != 32) {
+    napi_throw_range_error(env, NULL, "secret must be 64 bytes (x below 2^255, nonce key), the key 32");
+    return NULL;
+  }
+  n = length[3] / 64;
+  if (length[3] % 64 != 0 || length[4] != VRF_KEPT_BYTES * n ||
+      (n == 0 ? length[2] != 0 : length[2] % n != 0) || (n != 0 && length[2] / n > 0xffffffffu)) {
+    napi_throw_range_error(env, NULL,
+                           "out must be 64 bytes and kept 160 per alpha, and the alphas of equal length");
+    return NULL;
+  }
+  alpha_len = n == 0 ? 0 : length[2] / n;
+  ge_scalar_digits(digits, data[0]);
+  if (use_x8 && n >= X8_MIN_BATCH) {
+    uint8_t(*points)[4][32] = malloc(n * sizeof *points);
+    size_t *pending = malloc(n * sizeof *pending);
+    if (points == NULL || pending == NULL) {
+      free(points);
+      free(pending);
+      wipe_digits(digits);
+      napi_throw_error(env, NULL, "out of memory");
+      return NULL;
+    }
+    i = evaluate_x8_kept(data[3], data[4], data[1], data[2], alpha_len, n, digits, points, pending);
+    free(points);
+    free(pending);
+  } else {
+    i = evaluate_x1_kept(data[3], data[4], data[1], data[2], alpha_len, n, digits);
+  }
+  wipe_digits(digits);
+  if (napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  return result;
+}
+
+/*
+ * proveKept(secret, publicKey, kept, out): the 80-byte proofs, into out[80i..], of the alphas
+ * whose evaluations kept kept[160i..] (evaluateKeeping, under the same key), byte for byte as
+ * proveMany gives them; secret as for prove. The kept bytes are trusted: they must come from
+ * evaluateKeeping with this secret.
+ */
+static napi_value prove_kept(napi_env env, napi_callback_info info) {
+  uint8_t *data[4]; /* secret, publicKey, kept, out */
+  size_t length[4], n;
+  if (byte_args(env, info, 4, data, length) != 0) return NULL;
+  if (length[0] != 64 || (data[0][31] & 0x80) != 0 || length[1] != 32) {
+    napi_throw_range_error(env, NULL, "secret must be 64 bytes (x below 2^255, nonce key), the key 32");
+    return NULL;
+  }
+  n = length[3] / VRF_PROOF_BYTES;
+  if (length[3] % VRF_PROOF_BYTES != 0 || length[2] != VRF_KEPT_BYTES * n) {
+    napi_throw_range_error(env, NULL, "out must be 80 bytes and kept 160 per proof");
+    return NULL;
+  }
+  if (use_x8 && n >= X8_MIN_PROVE_BATCH) {
+    for (size_t first = 0; first < n; first += 8) {
+      const size_t m = n - first < 8 ? n - first : 8;
+      vrf_prove_x8_kept(data[3] + VRF_PROOF_BYTES * first, data[0], data[0] + 32, data[1],
+                        data[2] + VRF_KEPT_BYTES * first, m);
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      vrf_prove_kept(data[3] + VRF_PROOF_BYTES * i, data[0], data[0] + 32, data[1],
+                     data[2] + VRF_KEPT_BYTES * i);
+    }
+  }
+  return NULL;
+}
+
+/*
  * evaluate(publicKey, scalar, alphas, out): the 64-byte VRF outputs of n alphas of equal
  * length, concatenated in `alphas`, written to out[64i..] (n = out.length / 64). scalar is
  * 8x mod L, 32 bytes below 2^255. Returns how many alphas were evaluated: n, or the index of
@@ -364,7 +499,9 @@ static napi_value init(napi_env env, napi_value exports) {
       export_function(env, exports, "reduceSecret", reduce_secret) != 0 ||
       export_function(env, exports, "prove", prove) != 0 ||
       export_function(env, exports, "proveMany", prove_many) != 0 ||
-      export_function(env, exports, "eightLaneCandidates", eight_lane_candidates) != 0) {
+      export_function(env, exports, "eightLaneCandidates", eight_lane_candidates) != 0 ||
+      export_function(env, exports, "evaluateKeeping", evaluate_keeping) != 0 ||
+      export_function(env, exports, "proveKept", prove_kept) != 0) {
     return NULL;
   }
   return exports;

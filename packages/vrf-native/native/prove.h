@@ -44,18 +44,25 @@ static inline void vrf_multiply(ge_p3 *r, const uint8_t scalar[32], const ge_p3 
 }
 
 /*
- * pi = Gamma || c || s (spec 5.3) for x = the secret scalar mod L, the 32-byte nonce key, the
- * public key and alpha. Returns 0, or -1 when no counter gives a point (pi is then untouched).
+ * What an evaluation keeps for a later proof of the same alpha (addon.c evaluateKeeping): H's
+ * extended coordinates X, Y, Z, T as canonical encodings, then encode(Gamma), Gamma = x H. A
+ * proof from them skips the hash to curve and the multiplication Gamma = x H.
  */
-static inline int vrf_prove(uint8_t pi[VRF_PROOF_BYTES], const uint8_t x[32],
-                            const uint8_t nonce_key[32], const uint8_t pk[32],
-                            const uint8_t *alpha, uint32_t alpha_len) {
+#define VRF_KEPT_BYTES 160
+
+/*
+ * pi = Gamma || c || s (spec 5.3) for x = the secret scalar mod L, the 32-byte nonce key, the
+ * public key and H = encode_to_curve(alpha), with Gamma's encoding when the caller holds it
+ * (NULL: Gamma = x H is computed here).
+ */
+static inline void vrf_prove_from(uint8_t pi[VRF_PROOF_BYTES], const uint8_t x[32],
+                                  const uint8_t nonce_key[32], const uint8_t pk[32],
+                                  const ge_p3 *h, const uint8_t *gamma_bytes) {
   static const uint8_t challenge_front[2] = {0x03, 0x02}, back = 0x00;
-  ge_p3 h, base, gamma, u, v;
+  ge_p3 base, gamma, u, v;
   uint8_t points[128], digest[64], k[32], c[32] = {0};
   sha512_state s;
-  if (encode_to_curve(&h, pk, alpha, alpha_len) < 0) return -1;
-  ge_p3_tobytes(points, &h);
+  ge_p3_tobytes(points, h);
   /* k = SHA512(nonce_key || compress(H)) mod L (RFC 9381 5.4.2.2) */
   sha512_init(&s);
   sha512_update(&s, nonce_key, 32);
@@ -63,10 +70,14 @@ static inline int vrf_prove(uint8_t pi[VRF_PROOF_BYTES], const uint8_t x[32],
   sha512_final(&s, digest);
   sc_reduce64(k, digest);
   ge_base(&base);
-  vrf_multiply(&gamma, x, &h);
+  if (gamma_bytes == NULL) {
+    vrf_multiply(&gamma, x, h);
+    ge_p3_tobytes(points + 32, &gamma);
+  } else {
+    for (int i = 0; i < 32; i++) points[32 + i] = gamma_bytes[i];
+  }
   vrf_multiply(&u, k, &base);
-  vrf_multiply(&v, k, &h);
-  ge_p3_tobytes(points + 32, &gamma);
+  vrf_multiply(&v, k, h);
   ge_p3_tobytes(points + 64, &u);
   ge_p3_tobytes(points + 96, &v);
   /* c = SHA512(0x03 || 0x02 || Y || H || Gamma || U || V || 0x00)[0..16] */
@@ -84,7 +95,31 @@ static inline int vrf_prove(uint8_t pi[VRF_PROOF_BYTES], const uint8_t x[32],
   vrf_wipe(k, sizeof k);
   vrf_wipe(digest, sizeof digest);
   vrf_wipe(&s, sizeof s);
+}
+
+/*
+ * pi = Gamma || c || s (spec 5.3) for x = the secret scalar mod L, the 32-byte nonce key, the
+ * public key and alpha. Returns 0, or -1 when no counter gives a point (pi is then untouched).
+ */
+static inline int vrf_prove(uint8_t pi[VRF_PROOF_BYTES], const uint8_t x[32],
+                            const uint8_t nonce_key[32], const uint8_t pk[32],
+                            const uint8_t *alpha, uint32_t alpha_len) {
+  ge_p3 h;
+  if (encode_to_curve(&h, pk, alpha, alpha_len) < 0) return -1;
+  vrf_prove_from(pi, x, nonce_key, pk, &h, NULL);
   return 0;
+}
+
+/* The proof of the alpha whose evaluation kept `kept` (VRF_KEPT_BYTES), as vrf_prove gives it. */
+static inline void vrf_prove_kept(uint8_t pi[VRF_PROOF_BYTES], const uint8_t x[32],
+                                  const uint8_t nonce_key[32], const uint8_t pk[32],
+                                  const uint8_t kept[VRF_KEPT_BYTES]) {
+  ge_p3 h;
+  fe_frombytes(h.X, kept);
+  fe_frombytes(h.Y, kept + 32);
+  fe_frombytes(h.Z, kept + 64);
+  fe_frombytes(h.T, kept + 96);
+  vrf_prove_from(pi, x, nonce_key, pk, &h, kept + 128);
 }
 
 #endif

@@ -62,20 +62,17 @@ static void fill_lanes(uint8_t group[8][4][32], const uint8_t (*points)[4][32], 
 }
 
 /*
- * pi[80 i..] = the proof (spec 5.3) of the alpha whose H is points[i], for i < m <= 8, with
- * x = the secret scalar mod L and the nonce key (prove.h's vrf_prove, lane by lane).
+ * pi[80 i..] = the proof (spec 5.3) for lanes i < m <= 8 whose H is group[i] (as x8_multiply
+ * takes points) with encoding h[i], and whose Gamma = x H is encoded in gamma[i]: the nonces,
+ * U = k B and V = k H eight at a time, then each lane's challenge and response.
  */
-static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_key[32],
-                         const uint8_t pk[32], const uint8_t (*points)[4][32], size_t m) {
+static void prove_x8_finish(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_key[32],
+                            const uint8_t pk[32], const uint8_t group[8][4][32],
+                            const uint8_t h[8][32], const uint8_t gamma[8][32], size_t m) {
   static const uint8_t challenge_front[2] = {0x03, 0x02}, back = 0x00;
-  uint8_t group[8][4][32], h[8][32], gamma[8][32], u[8][32], v[8][32];
-  uint8_t k[8][32], digest[64];
-  int8_t x_digits[64], k_digits[8][64];
+  uint8_t u[8][32], v[8][32], k[8][32], digest[64];
+  int8_t k_digits[8][64];
   sha512_state s;
-  fill_lanes(group, points, m);
-  /* H and Gamma = x H first (k hashes H's encoding); each pair of encodings shares an inversion */
-  ge_scalar_digits(x_digits, x);
-  x8_encode_and_multiply(h, gamma, (const uint8_t(*)[4][32])group, x_digits);
   /* k = SHA512(nonce_key || compress(H)) mod L (RFC 9381 5.4.2.2), one per lane */
   for (int lane = 0; lane < 8; lane++) {
     sha512_init(&s);
@@ -85,8 +82,7 @@ static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_k
     sc_reduce64(k[lane], digest);
     ge_scalar_digits(k_digits[lane], k[lane]);
   }
-  x8_multiply_base_and_lanes(u, v, (const uint8_t(*)[4][32])group,
-                             (const int8_t(*)[64])k_digits);
+  x8_multiply_base_and_lanes(u, v, group, (const int8_t(*)[64])k_digits);
   for (size_t lane = 0; lane < m; lane++) {
     uint8_t *out = pi + VRF_PROOF_BYTES * lane, c[32] = {0};
     /* c = SHA512(0x03 || 0x02 || Y || H || Gamma || U || V || 0x00)[0..16] */
@@ -106,9 +102,43 @@ static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_k
   }
   vrf_wipe(k, sizeof k);
   vrf_wipe(k_digits, sizeof k_digits);
-  vrf_wipe(x_digits, sizeof x_digits);
   vrf_wipe(digest, sizeof digest);
   vrf_wipe(&s, sizeof s);
+}
+
+/*
+ * pi[80 i..] = the proof (spec 5.3) of the alpha whose H is points[i], for i < m <= 8, with
+ * x = the secret scalar mod L and the nonce key (prove.h's vrf_prove, lane by lane).
+ */
+static void vrf_prove_x8(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_key[32],
+                         const uint8_t pk[32], const uint8_t (*points)[4][32], size_t m) {
+  uint8_t group[8][4][32], h[8][32], gamma[8][32];
+  int8_t x_digits[64];
+  fill_lanes(group, points, m);
+  /* H and Gamma = x H first (k hashes H's encoding); each pair of encodings shares an inversion */
+  ge_scalar_digits(x_digits, x);
+  x8_encode_and_multiply(h, gamma, (const uint8_t(*)[4][32])group, x_digits);
+  vrf_wipe(x_digits, sizeof x_digits);
+  prove_x8_finish(pi, x, nonce_key, pk, (const uint8_t(*)[4][32])group,
+                  (const uint8_t(*)[32])h, (const uint8_t(*)[32])gamma, m);
+}
+
+/*
+ * pi[80 i..] = the proof of the alpha whose evaluation kept kept[VRF_KEPT_BYTES i..] (prove.h),
+ * for i < m <= 8: no hash to curve and no Gamma = x H, only H's encoding to compute before
+ * vrf_prove_x8's last steps. A short group repeats its first entry in the free lanes.
+ */
+static void vrf_prove_x8_kept(uint8_t *pi, const uint8_t x[32], const uint8_t nonce_key[32],
+                              const uint8_t pk[32], const uint8_t *kept, size_t m) {
+  uint8_t group[8][4][32], h[8][32], gamma[8][32];
+  for (size_t lane = 0; lane < 8; lane++) {
+    const uint8_t *entry = kept + VRF_KEPT_BYTES * (lane < m ? lane : 0);
+    memcpy(group[lane], entry, sizeof group[lane]);
+    memcpy(gamma[lane], entry + 128, 32);
+  }
+  x8_encode(h, (const uint8_t(*)[4][32])group);
+  prove_x8_finish(pi, x, nonce_key, pk, (const uint8_t(*)[4][32])group,
+                  (const uint8_t(*)[32])h, (const uint8_t(*)[32])gamma, m);
 }
 
 #endif

@@ -693,6 +693,17 @@ void x8_multiply(uint8_t out[8][32], const uint8_t points[8][4][32], const int8_
   encode_lanes(out, &r);
 }
 
+void x8_multiply_and_times8(uint8_t out_a[8][32], uint8_t out_8a[8][32],
+                            const uint8_t points[8][4][32], const int8_t digits[64]) {
+  gv_p3 p, r, r8;
+  multiply_one_scalar(&r, &p, points, digits);
+  r8 = r;
+  gv_p3_dbl(&r8);
+  gv_p3_dbl(&r8);
+  gv_p3_dbl(&r8);
+  encode_pair(out_a, &r, out_8a, &r8);
+}
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif
@@ -742,6 +753,14 @@ void x8_multiply_base_and_lanes(uint8_t out_b[8][32], uint8_t out_p[8][32],
                                 const uint8_t points[8][4][32], const int8_t digits[8][64]) {
   (void)out_b;
   (void)out_p;
+  (void)points;
+  (void)digits;
+}
+
+void x8_multiply_and_times8(uint8_t out_a[8][32], uint8_t out_8a[8][32],
+                            const uint8_t points[8][4][32], const int8_t digits[64]) {
+  (void)out_a;
+  (void)out_8a;
   (void)points;
   (void)digits;
 }

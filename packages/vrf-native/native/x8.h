@@ -49,6 +49,13 @@ void x8_encode_and_multiply(uint8_t out_p[8][32], uint8_t out_a[8][32],
                             const uint8_t points[8][4][32], const int8_t digits[64]);
 
 /*
+ * An evaluation that keeps Gamma for a proof, with one inversion: out_a[i] = encode(a·P_i) as
+ * x8_multiply and out_8a[i] = encode(8·a·P_i) (Gamma and the 8·Gamma that proof_to_hash hashes).
+ */
+void x8_multiply_and_times8(uint8_t out_a[8][32], uint8_t out_8a[8][32],
+                            const uint8_t points[8][4][32], const int8_t digits[64]);
+
+/*
  * A proof's last two with one inversion: out_b[i] = encode(a_i·B) as x8_multiply_base and
  * out_p[i] = encode(a_i·P_i) as x8_multiply_lanes, for the digits of a_i in digits[i].
  */

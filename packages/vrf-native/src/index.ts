@@ -79,7 +79,29 @@ export interface NativeVrfAddon {
     out: Uint8Array,
     accepted: Uint8Array,
   ): boolean;
+  /**
+   * As `evaluate`, for `secret` as `prove` takes it, also writing to `kept[160i..]` what a
+   * proof of alpha i needs (H's extended coordinates and Gamma's encoding, native/prove.h
+   * VRF_KEPT_BYTES), for about the same work. Returns as `evaluate` does.
+   */
+  evaluateKeeping(
+    secret: Uint8Array,
+    publicKey: Uint8Array,
+    alphas: Uint8Array,
+    out: Uint8Array,
+    kept: Uint8Array,
+  ): number;
+  /**
+   * The 80-byte proofs (into `out`) of the alphas whose evaluations kept `kept` (160 bytes
+   * each, from `evaluateKeeping` under the same secret): the bytes `proveMany` gives, without
+   * the hash to curve and the multiplication Gamma = x H, about half a proof's work. The kept
+   * bytes are trusted, not checked.
+   */
+  proveKept(secret: Uint8Array, publicKey: Uint8Array, kept: Uint8Array, out: Uint8Array): void;
 }
+
+/** Bytes an evaluation keeps per alpha for its proof (`NativeVrfAddon.evaluateKeeping`). */
+export const VRF_KEPT_BYTES = 160;
 
 let loaded: NativeVrfAddon | null | undefined;
 let loadError: string | undefined;
@@ -92,6 +114,8 @@ const ADDON_FUNCTIONS = [
   'prove',
   'proveMany',
   'eightLaneCandidates',
+  'evaluateKeeping',
+  'proveKept',
 ] as const;
 
 /**
@@ -202,5 +226,51 @@ export class NativeVrfKey {
       throw new Error('encode_to_curve found no point in 256 tries');
     }
     return Array.from({ length: n }, (_, i) => out.subarray(64 * i, 64 * i + 64));
+  }
+
+  /**
+   * As `evaluateMany`, with what each alpha's proof needs (`kept`, VRF_KEPT_BYTES each, views
+   * of one buffer), for `proveKept`. Alphas of mixed lengths go one call each.
+   * @throws Error when no counter maps an alpha to a point
+   */
+  evaluateKeeping(alphas: readonly Uint8Array[]): { outputs: Uint8Array[]; kept: Uint8Array[] } {
+    const n = alphas.length;
+    const length = n === 0 ? 0 : alphas[0]!.length;
+    if (!alphas.every((a) => a.length === length)) {
+      const each = alphas.map((alpha) => this.evaluateKeeping([alpha]));
+      return { outputs: each.map((e) => e.outputs[0]!), kept: each.map((e) => e.kept[0]!) };
+    }
+    const joined = new Uint8Array(n * length);
+    for (let i = 0; i < n; i++) joined.set(alphas[i]!, i * length);
+    const out = new Uint8Array(64 * n);
+    const kept = new Uint8Array(VRF_KEPT_BYTES * n);
+    if (this.#addon.evaluateKeeping(this.#secret, this.publicKey, joined, out, kept) !== n) {
+      throw new Error('encode_to_curve found no point in 256 tries');
+    }
+    return {
+      outputs: Array.from({ length: n }, (_, i) => out.subarray(64 * i, 64 * i + 64)),
+      kept: Array.from({ length: n }, (_, i) =>
+        kept.subarray(VRF_KEPT_BYTES * i, VRF_KEPT_BYTES * (i + 1)),
+      ),
+    };
+  }
+
+  /**
+   * The proofs of the alphas whose evaluations kept `kept` (`evaluateKeeping` of this key), in
+   * order (views of one buffer): the bytes `proveMany` gives for about half its work.
+   * @throws RangeError when an entry is not VRF_KEPT_BYTES long
+   */
+  proveKept(kept: readonly Uint8Array[]): Uint8Array[] {
+    const n = kept.length;
+    const joined = new Uint8Array(VRF_KEPT_BYTES * n);
+    kept.forEach((entry, i) => {
+      if (entry.length !== VRF_KEPT_BYTES) {
+        throw new RangeError(`kept entry ${i} is ${entry.length} bytes, not ${VRF_KEPT_BYTES}`);
+      }
+      joined.set(entry, VRF_KEPT_BYTES * i);
+    });
+    const out = new Uint8Array(80 * n);
+    this.#addon.proveKept(this.#secret, this.publicKey, joined, out);
+    return Array.from({ length: n }, (_, i) => out.subarray(80 * i, 80 * i + 80));
   }
 }

@@ -25,6 +25,7 @@ import {
 import { interpretHashAsPoint } from '../../core/src/vrf/ecvrf.js';
 import {
   NativeVrfKey,
+  VRF_KEPT_BYTES,
   addonMismatch,
   loadNativeVrf,
   nativeVrfLoadError,
@@ -356,6 +357,108 @@ test(
   },
 );
 
+test(
+  'an evaluation that keeps its points gives the same outputs, and proofs from them are the portable ones',
+  { skip },
+  () => {
+    const sk = crypto.getRandomValues(new Uint8Array(32));
+    const native = nativeKey(addon!, sk);
+    const lanes = addon!.eightLanes(true);
+    // kept by either path and proved by either path: the kept bytes are the same points
+    for (const [evaluateLanes, proveLanes] of [
+      [true, true],
+      [true, false],
+      [false, true],
+      [false, false],
+    ] as const) {
+      for (const [n, length] of [
+        [19, 32],
+        [8, 32],
+        [3, 7],
+        [2, 32],
+        [1, 0],
+      ] as const) {
+        const alphas = Array.from({ length: n }, () =>
+          crypto.getRandomValues(new Uint8Array(length)),
+        );
+        const at = `${n} alphas, evaluated ${evaluateLanes ? 'in lanes' : 'one at a time'}`;
+        addon!.eightLanes(evaluateLanes && lanes);
+        const { outputs, kept } = native.evaluateKeeping(alphas);
+        assert.deepEqual(
+          outputs.map(toHex),
+          alphas.map((a) => toHex(vrfEvaluate(sk, a))),
+          at,
+        );
+        assert.ok(kept.every((k) => k.length === VRF_KEPT_BYTES));
+        addon!.eightLanes(proveLanes && lanes);
+        assert.deepEqual(
+          native.proveKept(kept).map(toHex),
+          alphas.map((a) => toHex(vrfProve(sk, a, 'noble'))),
+          `${at}, proved ${proveLanes ? 'in lanes' : 'one at a time'}`,
+        );
+      }
+    }
+    addon!.eightLanes(lanes);
+    // alphas of mixed lengths are evaluated one call each, in order
+    const mixed = [new Uint8Array(3), new Uint8Array(40).fill(7), new Uint8Array(0)];
+    const { outputs, kept } = native.evaluateKeeping(mixed);
+    assert.deepEqual(
+      outputs.map(toHex),
+      mixed.map((a) => toHex(vrfEvaluate(sk, a))),
+    );
+    assert.deepEqual(
+      native.proveKept(kept).map(toHex),
+      mixed.map((a) => toHex(vrfProve(sk, a, 'noble'))),
+    );
+    assert.deepEqual(native.evaluateKeeping([]), { outputs: [], kept: [] });
+    assert.deepEqual(native.proveKept([]), []);
+    assert.throws(() => native.proveKept([new Uint8Array(159)]), /kept entry 0 is 159 bytes/);
+    // the entry points' own checks
+    const secret = new Uint8Array(64);
+    const pk = new Uint8Array(32);
+    const one = new Uint8Array(32);
+    assert.throws(
+      () =>
+        addon!.evaluateKeeping(
+          new Uint8Array(63),
+          pk,
+          one,
+          new Uint8Array(64),
+          new Uint8Array(160),
+        ),
+      /secret must be 64 bytes/,
+    );
+    assert.throws(
+      () => addon!.evaluateKeeping(secret, pk, one, new Uint8Array(64), new Uint8Array(159)),
+      /kept 160 per alpha/,
+    );
+    assert.throws(
+      () =>
+        (addon!.evaluateKeeping as (...a: unknown[]) => number)(
+          secret,
+          pk,
+          one,
+          new Uint8Array(64),
+        ),
+      /wrong number of arguments/,
+    );
+    assert.throws(
+      () =>
+        addon!.evaluateKeeping(secret, pk, one, new Uint8Array(64), [] as unknown as Uint8Array),
+      /expected a Uint8Array/,
+    );
+    assert.throws(
+      () =>
+        addon!.proveKept(new Uint8Array(64).fill(255), pk, new Uint8Array(160), new Uint8Array(80)),
+      /secret must be 64 bytes/,
+    );
+    assert.throws(
+      () => addon!.proveKept(secret, pk, new Uint8Array(160), new Uint8Array(81)),
+      /80 bytes and kept 160 per proof/,
+    );
+  },
+);
+
 test('a key is made of 32-byte parts: any other length is a RangeError naming the part', () => {
   const stub = { reduceSecret: () => {} } as unknown as NativeVrfAddon;
   const part = () => new Uint8Array(32);
@@ -462,6 +565,8 @@ test('a binary built from other sources (a function missing) is named and not us
     prove() {},
     proveMany() {},
     eightLaneCandidates() {},
+    evaluateKeeping() {},
+    proveKept() {},
   };
   assert.equal(addonMismatch(complete), undefined);
   const { evaluate: _e, eightLanes: _l, ...old } = complete;
