@@ -352,7 +352,11 @@ export class Directory extends ReadOnlyDirectory {
         values.push(undefined);
       }
       fresh.push({ update, version, job: jobs.length });
-      jobs.push({ label: update.label, freshness: VersionFreshness.Fresh, version });
+      const job: VrfJob = { label: update.label, freshness: VersionFreshness.Fresh, version };
+      // a first version's existence proof is stored after the commit: the engine may keep
+      // what the evaluation computed toward it (a later version's was stored as a marker)
+      if (version === 1n && this.ctx.storeVrfProofs) job.keep = true;
+      jobs.push(job);
       values.push(update.value);
     }
     // each chunk's tree elements are computed as its labels arrive, while the engine works
@@ -386,6 +390,7 @@ export class Directory extends ReadOnlyDirectory {
       for (let i = 0; i < jobs.length; i++) if (!elements.has(i)) element(i, labels[i]!);
     } catch (e) {
       await early?.stop();
+      this.ctx.vrf.forgetKept?.();
       throw e;
     }
     const states: ValueStateRecord[] = fresh.map(({ update, version, job }) => ({
@@ -482,6 +487,7 @@ export class Directory extends ReadOnlyDirectory {
         // nonce again, so what a failed publish left is never wrong
         await storage.db.setVrfProofs(await proving);
         proving = undefined;
+        this.ctx.vrf.forgetKept?.();
       }
       // where the insertion's nodes did not cover the step (a tree that breaks its
       // invariants), its proof is read back through the transaction
@@ -495,6 +501,7 @@ export class Directory extends ReadOnlyDirectory {
     } catch (e) {
       if (!tx.ended) await tx.rollback();
       await early?.stop();
+      this.ctx.vrf.forgetKept?.();
       throw e;
     }
   }
@@ -544,6 +551,7 @@ export class Directory extends ReadOnlyDirectory {
     } finally {
       // a plan that failed leaves them proving an epoch nobody stores
       await early?.stop();
+      this.ctx.vrf.forgetKept?.();
     }
   }
 

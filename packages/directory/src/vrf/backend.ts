@@ -37,6 +37,13 @@ export interface VrfKeyBackend {
   prove(alpha: Uint8Array): Uint8Array;
   /** The proofs of many alphas, in order (the addon proves eight at a time where it can). */
   proveMany(alphas: readonly Uint8Array[]): Uint8Array[];
+  /**
+   * Where the backend can (native): `evaluateMany`, with what each alpha's proof needs kept
+   * (kept-points.ts), for about the same work.
+   */
+  evaluateKeeping?(alphas: readonly Uint8Array[]): { outputs: Uint8Array[]; kept: Uint8Array[] };
+  /** With `evaluateKeeping`: the proofs of the alphas whose evaluations kept `kept`. */
+  proveKept?(kept: readonly Uint8Array[]): Uint8Array[];
 }
 
 /** Whether core's WebAssembly arithmetic loads in this process. */
@@ -89,6 +96,8 @@ export function vrfKeyBackend(
         evaluateMany: (alphas) => key.evaluateMany(alphas),
         prove: (a) => key.prove(a),
         proveMany: (alphas) => key.proveMany(alphas),
+        evaluateKeeping: (alphas) => key.evaluateKeeping(alphas),
+        proveKept: (kept) => key.proveKept(kept),
       };
     }
     if (choice === 'native')

@@ -77,15 +77,18 @@ export async function startEarlyProofs(
   if (vrf.proveWhenIdle === undefined) return undefined;
   const horizon = markerHorizon(epoch, await sweepsFrom(ctx.storage.db));
   const jobs: VrfJob[] = [];
+  // after the rest: first versions' existence proofs, which cost about half as much once the
+  // commit is done (their evaluations keep points toward them: VrfJob.keep)
+  const firsts: VrfJob[] = [];
   // last: existence proofs the store holds already, as markers (read back if not proved here)
   const held: VrfJob[] = [];
   for (const s of states) {
     const part = publishProofJobs(s.username, s.version, horizon);
     const [existence, ...rest] = part.jobs;
-    (s.version === 1n ? jobs : held).push(existence!);
+    (s.version === 1n ? firsts : held).push(existence!);
     jobs.push(...rest, ...part.unlessStored);
   }
-  jobs.push(...held);
+  jobs.push(...firsts, ...held);
   if (jobs.length < MIN_JOBS) return undefined;
   const made: EarlyProofMap = new Map();
   // which jobs are in `made` already: each key is built once, as its proof comes

@@ -18,6 +18,14 @@ import {
 } from '@akd-ts/core';
 import { vrfKeyBackend, type VrfBackendChoice, type VrfKeyBackend } from './backend.js';
 import type { VrfTask, VrfWorkerData } from './vrf-worker.js';
+import {
+  KeptPoints,
+  evaluateKeeping,
+  isKept,
+  keepsPoints,
+  proveWithKept,
+  resultWidth,
+} from './kept-points.js';
 import { packAlphaInputs } from './alpha-inputs.js';
 import { describeConfig } from '../worker-config.js';
 import { openPool, workerScript } from '../worker-pool.js';
@@ -40,6 +48,13 @@ export interface VrfJob {
    * which costs a point decompression and a hash (spec 5.4).
    */
   nodeLabel?: NodeLabel;
+  /**
+   * For an evaluation (`nodeLabels`): the caller proves this job soon (a publish, the
+   * existence proof of a new label's first version), so an engine that can keeps what the
+   * evaluation computed toward the proof (kept-points.ts), found again by the proof job's
+   * `nodeLabel`, and proves it for about half the work.
+   */
+  keep?: boolean;
 }
 
 /** Hears the node labels of jobs `start..start + labels.length` once they are computed. */
@@ -80,6 +95,11 @@ export interface VrfEngine {
    * `onProofs`, when given, may hear proofs as they are made (an engine need not call it).
    */
   proveWhenIdle?(jobs: VrfJob[], onProofs?: IdleProofsListener): IdleProofs;
+  /**
+   * Optional: lets go of whatever evaluations kept toward proofs (`VrfJob.keep`) and no proof
+   * used yet: a publish calls it once its epoch's proofs are stored or have failed.
+   */
+  forgetKept?(): void;
   /** Releases threads or native resources. */
   close(): Promise<void>;
   /** A name for logs and benchmarks (e.g. "native, 2 worker threads"). */
@@ -113,14 +133,28 @@ export function labelProof(
 export class LocalVrfEngine implements VrfEngine {
   readonly name: string;
   readonly #key: VrfKeyBackend;
+  /** What evaluations kept toward proofs (shared with a worker engine that runs here). */
+  readonly #kept: KeptPoints;
 
   constructor(
     private readonly config: Configuration,
     secretKey: Uint8Array,
     backend: VrfBackendChoice = 'auto',
+    kept = new KeptPoints(),
   ) {
     this.#key = vrfKeyBackend(secretKey, backend);
     this.name = `${this.#key.name} (main thread)`;
+    this.#kept = kept;
+  }
+
+  /** Whether evaluations of jobs marked `keep` keep their points here. */
+  get keepsPoints(): boolean {
+    return keepsPoints(this.#key);
+  }
+
+  /** How many jobs' points are kept now, waiting for their proofs. */
+  get keptPoints(): number {
+    return this.#kept.size;
   }
 
   /**
@@ -134,8 +168,15 @@ export class LocalVrfEngine implements VrfEngine {
   ): Promise<NodeLabel[]> {
     const labels: NodeLabel[] = [];
     for (let start = 0; start < jobs.length; start += CHUNK) {
-      const alphas = jobs.slice(start, start + CHUNK).map((job) => alphaOf(this.config, job));
-      const chunk = this.#key.evaluateMany(alphas).map((output) => nodeLabelFromVrfOutput(output));
+      const part = jobs.slice(start, start + CHUNK);
+      const alphas = part.map((job) => alphaOf(this.config, job));
+      const keep = this.keepsPoints ? keepFlags(part) : undefined;
+      const { outputs, kept } =
+        keep === undefined
+          ? { outputs: this.#key.evaluateMany(alphas), kept: [] }
+          : evaluateKeeping(this.#key, alphas, keep);
+      const chunk = outputs.map((output) => nodeLabelFromVrfOutput(output));
+      kept.forEach((k, i) => k !== undefined && this.#kept.keep(chunk[i]!, k));
       labels.push(...chunk);
       onLabels?.(start, chunk);
       onProgress?.(labels.length);
@@ -145,7 +186,7 @@ export class LocalVrfEngine implements VrfEngine {
   }
 
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
-    const proofs = this.#key.proveMany(jobs.map((job) => alphaOf(this.config, job)));
+    const proofs = this.#prove(jobs);
     return proofs.map((proof, i) => labelProof(proof, undefined, jobs[i]!.nodeLabel));
   }
 
@@ -153,14 +194,38 @@ export class LocalVrfEngine implements VrfEngine {
   async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
     for (let start = 0; start < jobs.length; start += CHUNK) {
-      const alphas = jobs.slice(start, start + CHUNK).map((job) => alphaOf(this.config, job));
-      out.push(...this.#key.proveMany(alphas));
+      out.push(...this.#prove(jobs.slice(start, start + CHUNK)));
       await setImmediate();
     }
     return out;
   }
 
-  async close(): Promise<void> {}
+  /** The proofs of `jobs`, from the points their evaluations kept where they did. */
+  #prove(jobs: VrfJob[]): Uint8Array[] {
+    const alphas = jobs.map((job) => alphaOf(this.config, job));
+    const proofs = proveWithKept(this.#key, alphas, this.#kept.pack(jobs));
+    this.#kept.drop(jobs);
+    return proofs;
+  }
+
+  forgetKept(): void {
+    this.#kept.forget();
+  }
+
+  async close(): Promise<void> {
+    this.#kept.forget();
+  }
+}
+
+/** Which of `jobs` keep their evaluations' points (1), or undefined for none. */
+function keepFlags(jobs: readonly VrfJob[]): Uint8Array<ArrayBuffer> | undefined {
+  let flags: Uint8Array<ArrayBuffer> | undefined;
+  for (let i = 0; i < jobs.length; i++) {
+    if (jobs[i]!.keep !== true) continue;
+    flags ??= new Uint8Array(jobs.length);
+    flags[i] = 1;
+  }
+  return flags;
 }
 
 /** Batches smaller than this stay on the calling thread: a task round trip costs ~50 us. */
@@ -215,6 +280,8 @@ export class WorkerVrfEngine implements VrfEngine {
   readonly #hashedByWorkers: boolean;
   readonly #local: LocalVrfEngine;
   readonly #threads: number;
+  /** What evaluations kept toward proofs, shared with `#local` (kept-points.ts). */
+  readonly #kept = new KeptPoints();
 
   constructor(
     private readonly config: Configuration,
@@ -222,7 +289,7 @@ export class WorkerVrfEngine implements VrfEngine {
     options: { threads: number; backend?: VrfBackendChoice; requireWorkers?: boolean },
   ) {
     const backend = options.backend ?? 'auto';
-    this.#local = new LocalVrfEngine(config, secretKey, backend);
+    this.#local = new LocalVrfEngine(config, secretKey, backend, this.#kept);
     this.#threads = Math.max(1, options.threads);
     const workerData: VrfWorkerData = { secretKey: secretKey.slice(), backend };
     const described = describeConfig(config);
@@ -246,6 +313,11 @@ export class WorkerVrfEngine implements VrfEngine {
     this.name = `${kind}, ${this.#threads} worker thread${this.#threads === 1 ? '' : 's'}`;
   }
 
+  /** How many jobs' points are kept now, waiting for their proofs (kept-points.ts). */
+  get keptPoints(): number {
+    return this.#kept.size;
+  }
+
   /** Whether a batch has started the worker threads (a small one never does). */
   get threadsStarted(): boolean {
     return this.#ready !== undefined;
@@ -263,15 +335,16 @@ export class WorkerVrfEngine implements VrfEngine {
   }
 
   /**
-   * Runs `jobs` in tasks of at most `CHUNK` jobs; each result has `width` bytes. Two lanes per
-   * thread each prepare their next task (the alphas) while the other's runs, so a worker
-   * finds its next task queued and never waits for the calling thread (`LANES_PER_THREAD`).
+   * Runs `jobs` in tasks of at most `CHUNK` jobs; each job's result has the bytes
+   * `resultWidth` gives its task. Two lanes per thread each prepare their next task (the
+   * alphas) while the other's runs, so a worker finds its next task queued and never waits
+   * for the calling thread (`LANES_PER_THREAD`). Proofs made let go of the points their
+   * evaluations kept.
    */
   private async run(
     pool: Piscina,
     op: VrfTask['op'],
     jobs: VrfJob[],
-    width: number,
     onProgress?: (done: number) => void,
     onResults?: (start: number, results: Uint8Array[]) => void,
   ): Promise<Uint8Array[]> {
@@ -285,9 +358,10 @@ export class WorkerVrfEngine implements VrfEngine {
         while (next < jobs.length && !failed) {
           const start = next;
           const chunk = jobs.slice(start, (next += size));
-          const { alphas, transferList } = this.#inputs(chunk);
-          const task: VrfTask = { op, alphas };
+          const { task, transferList } = this.#task(op, chunk);
+          const width = resultWidth(task);
           const result = (await pool.run(task, { transferList })) as Uint8Array;
+          if (op === 'proofs') this.#kept.drop(chunk);
           const views: Uint8Array[] = [];
           for (let i = 0; i < chunk.length; i++) {
             views.push((results[start + i] = result.subarray(width * i, width * (i + 1))));
@@ -312,9 +386,23 @@ export class WorkerVrfEngine implements VrfEngine {
     const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.nodeLabels(jobs, onProgress, onLabels);
     const labels: NodeLabel[] = new Array<NodeLabel>(jobs.length);
-    await this.run(pool, 'labels', jobs, 32, onProgress, (start, outputs) => {
+    await this.run(pool, 'labels', jobs, onProgress, (start, outputs) => {
       // views of the task's result buffer, which this thread now owns: no copy per label
-      const chunk = outputs.map((bytes) => new NodeLabel(bytes, 256));
+      let chunk: NodeLabel[];
+      if (outputs[0]?.length === 32) chunk = outputs.map((bytes) => new NodeLabel(bytes, 256));
+      else {
+        // labels with kept points: the labels copied out together, so that they do not hold
+        // the points' bytes once the proofs have let go of them
+        const values = new Uint8Array(32 * outputs.length);
+        chunk = outputs.map((bytes, i) => {
+          values.set(bytes.subarray(0, 32), 32 * i);
+          const label = new NodeLabel(values.subarray(32 * i, 32 * i + 32), 256);
+          const kept = bytes.subarray(32);
+          // a thread that could not keep them left zeros
+          if (jobs[start + i]!.keep === true && isKept(kept)) this.#kept.keep(label, kept);
+          return label;
+        });
+      }
       for (let i = 0; i < chunk.length; i++) labels[start + i] = chunk[i]!;
       onLabels?.(start, chunk);
     });
@@ -324,14 +412,14 @@ export class WorkerVrfEngine implements VrfEngine {
   async proofs(jobs: VrfJob[]): Promise<VrfLabelProof[]> {
     const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.proofs(jobs);
-    const proofs = await this.run(pool, 'proofs', jobs, 80);
+    const proofs = await this.run(pool, 'proofs', jobs);
     return proofs.map((bytes, i) => labelProof(bytes.slice(), undefined, jobs[i]!.nodeLabel));
   }
 
   async proofBytes(jobs: VrfJob[]): Promise<Uint8Array[]> {
     const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.proofBytes(jobs);
-    return this.run(pool, 'proofs', jobs, 80);
+    return this.run(pool, 'proofs', jobs);
   }
 
   /**
@@ -342,7 +430,51 @@ export class WorkerVrfEngine implements VrfEngine {
    */
   proveWhenIdle(jobs: VrfJob[], onProofs?: IdleProofsListener): IdleProofs {
     const pool = this.#closed ? Promise.resolve(undefined) : (this.#idle ??= this.#openIdle());
-    return proveWhenIdle(pool, jobs, (chunk) => this.#inputs(chunk), onProofs);
+    return proveWhenIdle(
+      pool,
+      jobs,
+      (chunk) => {
+        const { task, transferList } = this.#task('proofs', chunk);
+        return task.kept === undefined
+          ? { alphas: task.alphas, transferList }
+          : { alphas: task.alphas, transferList, kept: task.kept };
+      },
+      (start, proofs) => {
+        this.#kept.drop(jobs.slice(start, start + proofs.length));
+        onProofs?.(start, proofs);
+      },
+    );
+  }
+
+  /**
+   * A task of `op` on `chunk`: its VRF inputs (`#inputs`), and for an evaluation, the jobs
+   * that keep their points, for proofs, the points kept (kept-points.ts); with the buffers to
+   * transfer.
+   */
+  #task(
+    op: VrfTask['op'],
+    chunk: readonly VrfJob[],
+  ): { task: VrfTask; transferList: ArrayBuffer[] } {
+    const { alphas, transferList } = this.#inputs(chunk);
+    const task: VrfTask = { op, alphas };
+    if (op === 'labels') {
+      const keep = this.#local.keepsPoints ? keepFlags(chunk) : undefined;
+      if (keep !== undefined) {
+        task.keep = keep;
+        transferList.push(keep.buffer);
+      }
+    } else {
+      const kept = this.#kept.pack(chunk);
+      if (kept !== undefined) {
+        task.kept = kept;
+        transferList.push(kept.bytes.buffer, kept.at.buffer);
+      }
+    }
+    return { task, transferList };
+  }
+
+  forgetKept(): void {
+    this.#kept.forget();
   }
 
   /**
@@ -362,6 +494,7 @@ export class WorkerVrfEngine implements VrfEngine {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#kept.forget();
     await (await this.#ready?.catch(() => undefined))?.destroy();
     await (await this.#idle?.catch(() => undefined))?.destroy();
   }

@@ -34,6 +34,8 @@ const POSTED_PER_THREAD = 1024;
 export interface TaskInputs {
   alphas: VrfTask['alphas'];
   transferList: ArrayBuffer[];
+  /** Points the jobs' evaluations kept (kept-points.ts), where any did. */
+  kept?: VrfTask['kept'];
 }
 
 /** Proving under way on idle threads. */
@@ -100,8 +102,9 @@ export function proveWhenIdle(
   const post = async () => {
     const idle = await pool;
     for (let start = 0; idle !== undefined && start < jobs.length && !stopped; start += TASK) {
-      const { alphas, transferList } = inputs(jobs.slice(start, start + TASK));
+      const { alphas, transferList, kept } = inputs(jobs.slice(start, start + TASK));
       const task: VrfTask = { op: 'proofs', alphas, stop: stopFlag };
+      if (kept !== undefined) task.kept = kept;
       const done = idle.run(task, { transferList }) as Promise<Uint8Array>;
       tasks.push(
         done.then(

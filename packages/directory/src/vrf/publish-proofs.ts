@@ -54,8 +54,10 @@ export async function planPublishProofs(
   const existing: { job: VrfJob; nonce: Uint8Array }[] = [];
   for (const s of states) {
     const part = publishProofJobs(s.username, s.version, horizon);
-    // the first job is the existence proof, whose record carries the nonce
+    // the first job is the existence proof, whose record carries the nonce; its node label,
+    // the version's, finds what the engine kept of its evaluation (VrfJob.keep)
     const [existence, ...rest] = part.jobs;
+    existence!.nodeLabel = s.label;
     const nonce = config.getCommitmentNonce(commitmentKey, s.label, s.version, s.value);
     if (s.version > 1n && !early.has(vrfProofMapKey(existence!))) {
       existing.push({ job: existence!, nonce });

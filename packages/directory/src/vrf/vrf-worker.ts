@@ -9,6 +9,7 @@ import { getPriority } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { vrfKeyBackend, type VrfBackendChoice } from './backend.js';
 import { taskAlphas, type AlphaInputs } from './alpha-inputs.js';
+import { evaluateKeeping, proveWithKept, resultWidth, type KeptInputs } from './kept-points.js';
 import { configOf, type ConfigDescription } from '../worker-config.js';
 
 /** What a VRF worker starts with. */
@@ -30,6 +31,13 @@ export interface VrfTask {
   alphas: Uint8Array | AlphaInputs;
   /** A flag shared with the caller: once it is not 0, the task does nothing (idle-proofs.ts). */
   stop?: Int32Array;
+  /**
+   * `labels`: the jobs whose evaluations keep their points (1), each result then 32 + 160
+   * bytes, the label and what was kept (zeros where nothing); undefined where none keeps.
+   */
+  keep?: Uint8Array;
+  /** `proofs`: points kept by the jobs' evaluations (kept-points.ts). */
+  kept?: KeptInputs;
 }
 
 /** Runs one batch (piscina calls the default export). */
@@ -37,12 +45,18 @@ export default function run(task: VrfTask): Uint8Array {
   if (task.stop !== undefined && Atomics.load(task.stop, 0) !== 0) return new Uint8Array(0);
   const alphas = taskAlphas(config, task.alphas);
   const n = alphas.length;
-  const width = task.op === 'labels' ? 32 : 80;
+  const width = resultWidth(task);
   const out = new Uint8Array(n * width);
-  if (task.op === 'labels') {
+  if (task.op === 'labels' && task.keep !== undefined) {
+    const { outputs, kept } = evaluateKeeping(key, alphas, task.keep);
+    for (let i = 0; i < n; i++) {
+      out.set(outputs[i]!.subarray(0, 32), width * i);
+      if (kept[i] !== undefined) out.set(kept[i]!, width * i + 32);
+    }
+  } else if (task.op === 'labels') {
     key.evaluateMany(alphas).forEach((output, i) => out.set(output.subarray(0, 32), 32 * i));
   } else {
-    key.proveMany(alphas).forEach((proof, i) => out.set(proof, 80 * i));
+    proveWithKept(key, alphas, task.kept).forEach((proof, i) => out.set(proof, 80 * i));
   }
   return out;
 }
