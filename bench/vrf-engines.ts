@@ -2,7 +2,9 @@
  * The VRF backends of the directory side by side, in one process on one key: evaluating one
  * label, evaluating a batch of labels (the publish hot path), and proving (lookups and
  * histories): one proof, a batch of proofs (a publish's stored proofs) and the three proofs of
- * a keyed lookup in one call. Each backend `vrfKeyBackend` can load is measured; the native
+ * a keyed lookup in one call; where the backend keeps what an evaluation computed toward a
+ * proof (native), the batch evaluation that keeps it and the batch proof from it (a publish's
+ * new labels' existence proofs). Each backend `vrfKeyBackend` can load is measured; the native
  * addon twice, with its eight-lane path (AVX-512F) and forced to one lane, when the processor
  * has the former.
  *
@@ -66,6 +68,7 @@ function measure(label: string, key: VrfKeyBackend): void {
   const prove = time(() => key.prove(oneAlpha()), timing);
   const us = (ms: number) => Number((ms * 1000).toFixed(1));
   const cpu = (v: number) => Number(v.toFixed(1));
+  const kept = key.evaluateKeeping?.(alphas).kept;
   reportRow(
     {
       backend: label,
@@ -75,6 +78,13 @@ function measure(label: string, key: VrfKeyBackend): void {
       // a publish's stored proofs come in batches; a keyed lookup proves three in one call
       'cpu batch prove us/proof': cpu(cpuUs(() => key.proveMany(alphas), 2) / batch),
       'cpu lookup prove us': cpu(cpuUs(() => key.proveMany(alphas.slice(0, 3)), 100)),
+      // a new label's existence proof, from what its evaluation kept (native only)
+      ...(kept === undefined
+        ? {}
+        : {
+            'cpu batch keeping us/label': cpu(cpuUs(() => key.evaluateKeeping!(alphas), 4) / batch),
+            'cpu batch prove kept us/proof': cpu(cpuUs(() => key.proveKept!(kept), 2) / batch),
+          }),
       'evaluate us': us(evaluateOne.msPerOp),
       'evaluate best us': us(evaluateOne.minMsPerOp),
       'batch us/label': us(evaluateBatch.msPerOp / batch),
