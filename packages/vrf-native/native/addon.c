@@ -189,6 +189,45 @@ static size_t evaluate_x1_kept(uint8_t *out, uint8_t *kept, const uint8_t pk[32]
 }
 
 /*
+ * The eight-lane paths' scratch for n alphas: each one's point and the try-and-increment's
+ * pending list. Returns 0, or -1 after throwing (out of memory) with nothing left allocated.
+ */
+static int x8_scratch(napi_env env, size_t n, uint8_t (**points)[4][32], size_t **pending) {
+  *points = malloc(n * sizeof **points);
+  *pending = malloc(n * sizeof **pending);
+  if (*points != NULL && *pending != NULL) return 0;
+  free(*points);
+  free(*pending);
+  napi_throw_error(env, NULL, "out of memory");
+  return -1;
+}
+
+/*
+ * How many of n alphas were evaluated into out (and, with kept, what their proofs need into
+ * kept), eight lanes at a time from X8_MIN_BATCH alphas where the processor can, into
+ * *evaluated. Returns 0, or -1 after throwing.
+ */
+static int evaluate_batch(napi_env env, size_t *evaluated, uint8_t *out, uint8_t *kept,
+                          const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
+                          size_t n, const int8_t digits[64]) {
+  /* eight lanes cost about as much as three labels one at a time: fewer go one at a time */
+  if (use_x8 && n >= X8_MIN_BATCH) {
+    uint8_t(*points)[4][32];
+    size_t *pending;
+    if (x8_scratch(env, n, &points, &pending) != 0) return -1;
+    *evaluated = kept == NULL
+                     ? evaluate_x8(out, pk, alphas, alpha_len, n, digits, points, pending)
+                     : evaluate_x8_kept(out, kept, pk, alphas, alpha_len, n, digits, points, pending);
+    free(points);
+    free(pending);
+  } else {
+    *evaluated = kept == NULL ? evaluate_x1(out, pk, alphas, alpha_len, n, digits)
+                              : evaluate_x1_kept(out, kept, pk, alphas, alpha_len, n, digits);
+  }
+  return 0;
+}
+
+/*
  * evaluateKeeping(secret, publicKey, alphas, out, kept): as evaluate, for secret = x mod L ||
  * nonce key (64 bytes, as prove takes it), writing besides each alpha's output what a proof of
  * it needs to kept[160i..] (prove.h VRF_KEPT_BYTES): the same outputs, for about the same work,
@@ -220,24 +259,9 @@ static napi_value evaluate_keeping(napi_env env, napi_callback_info info) {
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
   ge_scalar_digits(digits, data[0]);
-  if (use_x8 && n >= X8_MIN_BATCH) {
-    uint8_t(*points)[4][32] = malloc(n * sizeof *points);
-    size_t *pending = malloc(n * sizeof *pending);
-    if (points == NULL || pending == NULL) {
-      free(points);
-      free(pending);
-      wipe_digits(digits);
-      napi_throw_error(env, NULL, "out of memory");
-      return NULL;
-    }
-    i = evaluate_x8_kept(data[3], data[4], data[1], data[2], alpha_len, n, digits, points, pending);
-    free(points);
-    free(pending);
-  } else {
-    i = evaluate_x1_kept(data[3], data[4], data[1], data[2], alpha_len, n, digits);
-  }
+  const int failed = evaluate_batch(env, &i, data[3], data[4], data[1], data[2], alpha_len, n, digits);
   wipe_digits(digits);
-  if (napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  if (failed != 0 || napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
   return result;
 }
 
@@ -300,25 +324,9 @@ static napi_value evaluate(napi_env env, napi_callback_info info) {
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
   ge_scalar_digits(digits, data[1]);
-  /* eight lanes cost about as much as three labels one at a time: fewer go one at a time */
-  if (use_x8 && n >= X8_MIN_BATCH) {
-    uint8_t(*points)[4][32] = malloc(n * sizeof *points);
-    size_t *pending = malloc(n * sizeof *pending);
-    if (points == NULL || pending == NULL) {
-      free(points);
-      free(pending);
-      wipe_digits(digits);
-      napi_throw_error(env, NULL, "out of memory");
-      return NULL;
-    }
-    i = evaluate_x8(data[3], data[0], data[2], alpha_len, n, digits, points, pending);
-    free(points);
-    free(pending);
-  } else {
-    i = evaluate_x1(data[3], data[0], data[2], alpha_len, n, digits);
-  }
+  const int failed = evaluate_batch(env, &i, data[3], NULL, data[0], data[2], alpha_len, n, digits);
   wipe_digits(digits);
-  if (napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  if (failed != 0 || napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
   return result;
 }
 
@@ -400,14 +408,9 @@ static napi_value prove_many(napi_env env, napi_callback_info info) {
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
   if (use_x8 && n >= X8_MIN_PROVE_BATCH) {
-    uint8_t(*points)[4][32] = malloc(n * sizeof *points);
-    size_t *pending = malloc(n * sizeof *pending);
-    if (points == NULL || pending == NULL) {
-      free(points);
-      free(pending);
-      napi_throw_error(env, NULL, "out of memory");
-      return NULL;
-    }
+    uint8_t(*points)[4][32];
+    size_t *pending;
+    if (x8_scratch(env, n, &points, &pending) != 0) return NULL;
     i = encode_to_curve_x8(data[1], data[2], alpha_len, n, points, pending);
     if (i == n) {
       for (size_t first = 0; first < n; first += 8) {

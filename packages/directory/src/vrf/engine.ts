@@ -387,10 +387,11 @@ export class WorkerVrfEngine implements VrfEngine {
     if (pool === undefined) return this.#local.nodeLabels(jobs, onProgress, onLabels);
     const labels: NodeLabel[] = new Array<NodeLabel>(jobs.length);
     await this.run(pool, 'labels', jobs, onProgress, (start, outputs) => {
-      // views of the task's result buffer, which this thread now owns: no copy per label
       let chunk: NodeLabel[];
-      if (outputs[0]?.length === 32) chunk = outputs.map((bytes) => new NodeLabel(bytes, 256));
-      else {
+      if (outputs[0]?.length === 32) {
+        // views of the task's result buffer, which this thread now owns: no copy per label
+        chunk = outputs.map((bytes) => new NodeLabel(bytes, 256));
+      } else {
         // labels with kept points: the labels copied out together, so that they do not hold
         // the points' bytes once the proofs have let go of them
         const values = new Uint8Array(32 * outputs.length);
