@@ -96,16 +96,6 @@ static napi_value multiply_candidates(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* The VRF output SHA512(0x03 || 0x03 || encode(8·Gamma) || 0x00) (spec 5.3 proof_to_hash). */
-static void proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
-  static const uint8_t front[2] = {0x03, 0x03}, back = 0x00;
-  sha512_state s;
-  sha512_init(&s);
-  sha512_update(&s, front, 2);
-  sha512_update(&s, gamma8, 32);
-  sha512_update(&s, &back, 1);
-  sha512_final(&s, out);
-}
 
 /*
  * The outputs of n alphas of alpha_len bytes, eight lanes at a time (prove_x8.h's hash to
@@ -121,7 +111,7 @@ static size_t evaluate_x8(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
     const size_t m = n - first < 8 ? n - first : 8;
     fill_lanes(group, (const uint8_t(*)[4][32])(points + first), m);
     x8_multiply(gamma8, (const uint8_t(*)[4][32])group, digits);
-    for (size_t k = 0; k < m; k++) proof_to_hash(out + 64 * (first + k), gamma8[k]);
+    for (size_t k = 0; k < m; k++) vrf_proof_to_hash(out + 64 * (first + k), gamma8[k]);
   }
   return n;
 }
@@ -135,7 +125,7 @@ static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
     if (encode_to_curve(&h, pk, alphas + alpha_len * i, (uint32_t)alpha_len) < 0) return i;
     ge_scalarmult(&result, digits, &h, CONSTANTS);
     ge_p3_tobytes(gamma8, &result);
-    proof_to_hash(out + 64 * i, gamma8);
+    vrf_proof_to_hash(out + 64 * i, gamma8);
   }
   return n;
 }
@@ -157,7 +147,7 @@ static size_t evaluate_x8_kept(uint8_t *out, uint8_t *kept, const uint8_t pk[32]
     x8_multiply_and_times8(gamma, gamma8, (const uint8_t(*)[4][32])group, digits);
     for (size_t k = 0; k < m; k++) {
       const size_t i = first + k;
-      proof_to_hash(out + 64 * i, gamma8[k]);
+      vrf_proof_to_hash(out + 64 * i, gamma8[k]);
       memcpy(kept + VRF_KEPT_BYTES * i, points[i], sizeof points[i]);
       memcpy(kept + VRF_KEPT_BYTES * i + 128, gamma[k], 32);
     }
@@ -168,22 +158,12 @@ static size_t evaluate_x8_kept(uint8_t *out, uint8_t *kept, const uint8_t pk[32]
 /* The same one alpha at a time, with the scalar code (processors without AVX-512F). */
 static size_t evaluate_x1_kept(uint8_t *out, uint8_t *kept, const uint8_t pk[32],
                                const uint8_t *alphas, size_t alpha_len, size_t n,
-                               const int8_t digits[64]) {
+                               const uint8_t x[32]) {
   for (size_t i = 0; i < n; i++) {
-    ge_p3 h, gamma, gamma8;
-    uint8_t encoded[32], *entry = kept + VRF_KEPT_BYTES * i;
-    if (encode_to_curve(&h, pk, alphas + alpha_len * i, (uint32_t)alpha_len) < 0) return i;
-    ge_scalarmult(&gamma, digits, &h, CONSTANTS);
-    ge_p3_dbl_to_p3(&gamma8, &gamma);
-    ge_p3_dbl_to_p3(&gamma8, &gamma8);
-    ge_p3_dbl_to_p3(&gamma8, &gamma8);
-    ge_p3_tobytes(encoded, &gamma8);
-    proof_to_hash(out + 64 * i, encoded);
-    fe_tobytes(entry, h.X);
-    fe_tobytes(entry + 32, h.Y);
-    fe_tobytes(entry + 64, h.Z);
-    fe_tobytes(entry + 96, h.T);
-    ge_p3_tobytes(entry + 128, &gamma);
+    if (vrf_evaluate_kept(out + 64 * i, kept + VRF_KEPT_BYTES * i, x, pk, alphas + alpha_len * i,
+                          (uint32_t)alpha_len) != 0) {
+      return i;
+    }
   }
   return n;
 }
@@ -203,18 +183,23 @@ static int x8_scratch(napi_env env, size_t n, uint8_t (**points)[4][32], size_t 
 }
 
 /*
- * How many of n alphas were evaluated into out (and, with kept, what their proofs need into
- * kept), eight lanes at a time from X8_MIN_BATCH alphas where the processor can, into
- * *evaluated. Returns 0, or -1 after throwing.
+ * How many of n alphas were evaluated into out, into *evaluated: with kept, for scalar = x
+ * mod L, keeping what their proofs need; without, for scalar = 8x mod L. Eight lanes at a
+ * time from X8_MIN_BATCH alphas where the processor can. Returns 0, or -1 after throwing.
  */
 static int evaluate_batch(napi_env env, size_t *evaluated, uint8_t *out, uint8_t *kept,
-                          const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
-                          size_t n, const int8_t digits[64]) {
+                          const uint8_t pk[32], const uint8_t scalar[32], const uint8_t *alphas,
+                          size_t alpha_len, size_t n) {
+  int8_t digits[64];
+  ge_scalar_digits(digits, scalar);
   /* eight lanes cost about as much as three labels one at a time: fewer go one at a time */
   if (use_x8 && n >= X8_MIN_BATCH) {
     uint8_t(*points)[4][32];
     size_t *pending;
-    if (x8_scratch(env, n, &points, &pending) != 0) return -1;
+    if (x8_scratch(env, n, &points, &pending) != 0) {
+      wipe_digits(digits);
+      return -1;
+    }
     *evaluated = kept == NULL
                      ? evaluate_x8(out, pk, alphas, alpha_len, n, digits, points, pending)
                      : evaluate_x8_kept(out, kept, pk, alphas, alpha_len, n, digits, points, pending);
@@ -222,8 +207,9 @@ static int evaluate_batch(napi_env env, size_t *evaluated, uint8_t *out, uint8_t
     free(pending);
   } else {
     *evaluated = kept == NULL ? evaluate_x1(out, pk, alphas, alpha_len, n, digits)
-                              : evaluate_x1_kept(out, kept, pk, alphas, alpha_len, n, digits);
+                              : evaluate_x1_kept(out, kept, pk, alphas, alpha_len, n, scalar);
   }
+  wipe_digits(digits);
   return 0;
 }
 
@@ -238,7 +224,6 @@ static napi_value evaluate_keeping(napi_env env, napi_callback_info info) {
   napi_value argv[5], result;
   uint8_t *data[5]; /* secret, publicKey, alphas, out, kept */
   size_t length[5], i, n, alpha_len;
-  int8_t digits[64];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 5) {
     napi_throw_type_error(env, NULL, "wrong number of arguments");
     return NULL;
@@ -258,10 +243,10 @@ static napi_value evaluate_keeping(napi_env env, napi_callback_info info) {
     return NULL;
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
-  ge_scalar_digits(digits, data[0]);
-  const int failed = evaluate_batch(env, &i, data[3], data[4], data[1], data[2], alpha_len, n, digits);
-  wipe_digits(digits);
-  if (failed != 0 || napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  if (evaluate_batch(env, &i, data[3], data[4], data[1], data[0], data[2], alpha_len, n) != 0 ||
+      napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) {
+    return NULL;
+  }
   return result;
 }
 
@@ -308,7 +293,6 @@ static napi_value prove_kept(napi_env env, napi_callback_info info) {
 static napi_value evaluate(napi_env env, napi_callback_info info) {
   uint8_t *data[4]; /* publicKey, scalar, alphas, out */
   size_t length[4];
-  int8_t digits[64];
   napi_value result;
   size_t i, n, alpha_len;
   if (byte_args(env, info, 4, data, length) != 0) return NULL;
@@ -323,10 +307,10 @@ static napi_value evaluate(napi_env env, napi_callback_info info) {
     return NULL;
   }
   alpha_len = n == 0 ? 0 : length[2] / n;
-  ge_scalar_digits(digits, data[1]);
-  const int failed = evaluate_batch(env, &i, data[3], NULL, data[0], data[2], alpha_len, n, digits);
-  wipe_digits(digits);
-  if (failed != 0 || napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) return NULL;
+  if (evaluate_batch(env, &i, data[3], NULL, data[0], data[1], data[2], alpha_len, n) != 0 ||
+      napi_create_uint32(env, (uint32_t)i, &result) != napi_ok) {
+    return NULL;
+  }
   return result;
 }
 

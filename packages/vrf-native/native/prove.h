@@ -97,6 +97,43 @@ static inline void vrf_prove_from(uint8_t pi[VRF_PROOF_BYTES], const uint8_t x[3
   vrf_wipe(&s, sizeof s);
 }
 
+/* The VRF output SHA512(0x03 || 0x03 || encode(8·Gamma) || 0x00) (spec 5.3 proof_to_hash). */
+static inline void vrf_proof_to_hash(uint8_t out[64], const uint8_t gamma8[32]) {
+  static const uint8_t front[2] = {0x03, 0x03}, back = 0x00;
+  sha512_state s;
+  sha512_init(&s);
+  sha512_update(&s, front, 2);
+  sha512_update(&s, gamma8, 32);
+  sha512_update(&s, &back, 1);
+  sha512_final(&s, out);
+}
+
+/*
+ * The 64-byte output of alpha into out (spec 5.3: proof_to_hash of 8 Gamma, Gamma = x H), and
+ * what a proof of it needs into kept (VRF_KEPT_BYTES: H's extended coordinates, encode(Gamma)),
+ * for x = the secret scalar mod L: (8x mod L)·H, which an evaluation without kept points
+ * multiplies, is 8 Gamma. Returns 0, or -1 when no counter gives a point.
+ */
+static inline int vrf_evaluate_kept(uint8_t out[64], uint8_t kept[VRF_KEPT_BYTES],
+                                    const uint8_t x[32], const uint8_t pk[32],
+                                    const uint8_t *alpha, uint32_t alpha_len) {
+  ge_p3 h, gamma, gamma8;
+  uint8_t encoded[32];
+  if (encode_to_curve(&h, pk, alpha, alpha_len) < 0) return -1;
+  vrf_multiply(&gamma, x, &h);
+  ge_p3_dbl_to_p3(&gamma8, &gamma);
+  ge_p3_dbl_to_p3(&gamma8, &gamma8);
+  ge_p3_dbl_to_p3(&gamma8, &gamma8);
+  ge_p3_tobytes(encoded, &gamma8);
+  vrf_proof_to_hash(out, encoded);
+  fe_tobytes(kept, h.X);
+  fe_tobytes(kept + 32, h.Y);
+  fe_tobytes(kept + 64, h.Z);
+  fe_tobytes(kept + 96, h.T);
+  ge_p3_tobytes(kept + 128, &gamma);
+  return 0;
+}
+
 /*
  * pi = Gamma || c || s (spec 5.3) for x = the secret scalar mod L, the 32-byte nonce key, the
  * public key and alpha. Returns 0, or -1 when no counter gives a point (pi is then untouched).

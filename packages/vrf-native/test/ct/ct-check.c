@@ -4,7 +4,9 @@
  * depends on uninitialised value") and every memory index ("use of uninitialised value") that
  * depends on them. Built natively twice from the project's C (packages/vrf-native/native/):
  *   -DAKD_FIELD_LIMBS=5   the addon's proving and key paths (prove.h: vrf_reduce_secret,
- *                         vrf_prove; evaluation multiplies through the same vrf_multiply);
+ *                         vrf_prove; evaluation multiplies through the same vrf_multiply),
+ *                         and the evaluation that keeps points with the proof from them
+ *                         (vrf_evaluate_kept, vrf_prove_kept);
  *   -DAKD_FIELD_LIMBS=10  core's WebAssembly module's C (wasm.c) built for this host: the
  *                         exports its prover and key expansion call, in the prover's order.
  * The eight-lane path (x8.c) is not covered: valgrind does not run AVX-512.
@@ -51,6 +53,16 @@ static int run(uint8_t x[32], uint8_t x8[32], uint8_t proof[80], const uint8_t c
                uint32_t alpha_len) {
   vrf_reduce_secret(x, x8, clamped);
   return vrf_prove(proof, x, nonce_key, pk, alpha, alpha_len);
+}
+
+/* The evaluation that keeps its points, and the proof from them (the addon's one-lane path). */
+static int run_kept(uint8_t output[64], uint8_t proof[80], const uint8_t x[32],
+                    const uint8_t nonce_key[32], const uint8_t pk[32], const uint8_t *alpha,
+                    uint32_t alpha_len) {
+  uint8_t kept[VRF_KEPT_BYTES];
+  if (vrf_evaluate_kept(output, kept, x, pk, alpha, alpha_len) != 0) return -1;
+  vrf_prove_kept(proof, x, nonce_key, pk, kept);
+  return 0;
 }
 #else
 /* core's prover on the module (ecvrf.ts proveOnWasm, keys.ts fromBytes), step for step. */
@@ -137,11 +149,21 @@ int main(int argc, char **argv) {
     fprintf(stderr, "no point in 256 tries\n");
     return 1;
   }
+#if AKD_FIELD_LIMBS == 5
+  uint8_t output[64], kept_proof[80];
+  if (run_kept(output, kept_proof, x, nonce_key, pk, alpha, (uint32_t)alpha_len) != 0) return 1;
+#endif
   PUBLIC(x, 32);
   PUBLIC(x8, 32);
   PUBLIC(proof, 80);
   print_hex("x", x, 32);
   print_hex("x8", x8, 32);
   print_hex("proof", proof, 80);
+#if AKD_FIELD_LIMBS == 5
+  PUBLIC(output, 64);
+  PUBLIC(kept_proof, 80);
+  print_hex("output", output, 64);
+  print_hex("kept-proof", kept_proof, 80);
+#endif
   return 0;
 }
