@@ -228,8 +228,8 @@ test('kept points are found by node label, packed for a task, and let go of', ()
   });
   const points = new KeptPoints();
   assert.equal(points.pack([job(1, label(1))]), undefined, 'nothing kept');
-  points.keep(label(1), new Uint8Array(KEPT_BYTES).fill(1));
-  points.keep(label(3), new Uint8Array(KEPT_BYTES).fill(3));
+  points.keep(label(1), new Uint8Array(KEPT_BYTES).fill(1), job(1));
+  points.keep(label(3), new Uint8Array(KEPT_BYTES).fill(3), job(3));
   assert.equal(points.size, 2);
   // a job without a node label, or with one nothing was kept for, gets none
   const jobs = [job(0), job(1, label(1)), job(2, label(2)), job(3, label(3))];
@@ -240,6 +240,12 @@ test('kept points are found by node label, packed for a task, and let go of', ()
     [0, 1, 0, 3],
   );
   assert.equal(points.pack([job(2, label(2)), job(4)]), undefined);
+  // nor does a job that names the node label of another input: the points are that input's
+  const stale = { ...job(1, label(1)), freshness: VersionFreshness.Stale };
+  assert.equal(
+    points.pack([job(3, label(1)), { ...job(1, label(1)), version: 2n }, stale]),
+    undefined,
+  );
   points.drop([job(0), job(1, label(1))]);
   assert.equal(points.size, 1);
   points.forget();

@@ -176,7 +176,7 @@ export class LocalVrfEngine implements VrfEngine {
           ? { outputs: this.#key.evaluateMany(alphas), kept: [] }
           : evaluateKeeping(this.#key, alphas, keep);
       const chunk = outputs.map((output) => nodeLabelFromVrfOutput(output));
-      kept.forEach((k, i) => k !== undefined && this.#kept.keep(chunk[i]!, k));
+      kept.forEach((k, i) => k !== undefined && this.#kept.keep(chunk[i]!, k, part[i]!));
       labels.push(...chunk);
       onLabels?.(start, chunk);
       onProgress?.(labels.length);
@@ -399,8 +399,9 @@ export class WorkerVrfEngine implements VrfEngine {
           values.set(bytes.subarray(0, 32), 32 * i);
           const label = new NodeLabel(values.subarray(32 * i, 32 * i + 32), 256);
           const kept = bytes.subarray(32);
+          const job = jobs[start + i]!;
           // a thread that could not keep them left zeros
-          if (jobs[start + i]!.keep === true && isKept(kept)) this.#kept.keep(label, kept);
+          if (job.keep === true && isKept(kept)) this.#kept.keep(label, kept, job);
           return label;
         });
       }

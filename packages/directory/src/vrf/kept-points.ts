@@ -7,7 +7,7 @@
  * them again by the proof job's node label, which is the evaluation's output.
  */
 
-import type { NodeLabel } from '@akd-ts/core';
+import { bytesEqual, type NodeLabel } from '@akd-ts/core';
 import type { VrfJob } from './engine.js';
 import type { VrfKeyBackend } from './backend.js';
 
@@ -29,19 +29,29 @@ export interface KeptInputs {
   at: Uint8Array<ArrayBuffer>;
 }
 
+/** Points kept, with the input they were computed for. */
+interface Kept {
+  kept: Uint8Array;
+  input: Pick<VrfJob, 'label' | 'freshness' | 'version'>;
+}
+
 /**
  * The points an engine's evaluations kept, by node label, until their proofs are made
- * (`drop`) or the epoch's proofs end (`forget`).
+ * (`drop`) or the epoch's proofs end (`forget`). A proof job gets them only where its input
+ * is the one they were computed for: a job that named another input's node label (a
+ * caller's mistake) is proved from its alpha, never from points of another alpha.
  */
 export class KeptPoints {
-  readonly #byLabel = new Map<string, Uint8Array>();
+  readonly #byLabel = new Map<string, Kept>();
 
   get size(): number {
     return this.#byLabel.size;
   }
 
-  keep(label: NodeLabel, kept: Uint8Array): void {
-    this.#byLabel.set(label.key, kept);
+  /** Keeps `kept`, computed by the evaluation of `job` whose output is `label`. */
+  keep(label: NodeLabel, kept: Uint8Array, job: VrfJob): void {
+    const { label: input, freshness, version } = job;
+    this.#byLabel.set(label.key, { kept, input: { label: input, freshness, version } });
   }
 
   /** What is kept for `jobs` (by their node labels), packed for a task; undefined for none. */
@@ -49,14 +59,14 @@ export class KeptPoints {
     if (this.#byLabel.size === 0) return undefined;
     let inputs: KeptInputs | undefined;
     for (let i = 0; i < jobs.length; i++) {
-      const label = jobs[i]!.nodeLabel;
-      const kept = label === undefined ? undefined : this.#byLabel.get(label.key);
-      if (kept === undefined) continue;
+      const job = jobs[i]!;
+      const found = job.nodeLabel === undefined ? undefined : this.#byLabel.get(job.nodeLabel.key);
+      if (found === undefined || !sameInput(found.input, job)) continue;
       inputs ??= {
         bytes: new Uint8Array(KEPT_BYTES * jobs.length),
         at: new Uint8Array(jobs.length),
       };
-      inputs.bytes.set(kept, KEPT_BYTES * i);
+      inputs.bytes.set(found.kept, KEPT_BYTES * i);
       inputs.at[i] = 1;
     }
     return inputs;
@@ -72,6 +82,11 @@ export class KeptPoints {
   forget(): void {
     this.#byLabel.clear();
   }
+}
+
+/** Whether `a` and `b` are the same VRF input (label, freshness, version). */
+function sameInput(a: Kept['input'], b: VrfJob): boolean {
+  return a.freshness === b.freshness && a.version === b.version && bytesEqual(a.label, b.label);
 }
 
 /**
