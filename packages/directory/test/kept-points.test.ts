@@ -228,8 +228,8 @@ test('kept points are found by node label, packed for a task, and let go of', ()
   });
   const points = new KeptPoints();
   assert.equal(points.pack([job(1, label(1))]), undefined, 'nothing kept');
-  points.keep(label(1), new Uint8Array(KEPT_BYTES).fill(1), job(1));
-  points.keep(label(3), new Uint8Array(KEPT_BYTES).fill(3), job(3));
+  points.keep(label(1), new Uint8Array(KEPT_BYTES).fill(1), 0, job(1));
+  points.keep(label(3), new Uint8Array(2 * KEPT_BYTES).fill(3, KEPT_BYTES), KEPT_BYTES, job(3));
   assert.equal(points.size, 2);
   // a job without a node label, or with one nothing was kept for, gets none
   const jobs = [job(0), job(1, label(1)), job(2, label(2)), job(3, label(3))];
@@ -256,6 +256,7 @@ test('kept points are found by node label, packed for a task, and let go of', ()
   const z = new Uint8Array(KEPT_BYTES);
   z[95] = 1;
   assert.equal(isKept(z), true);
+  assert.equal(isKept(new Uint8Array(2 * KEPT_BYTES).fill(1, 0, KEPT_BYTES), KEPT_BYTES), false);
 });
 
 test(

@@ -176,7 +176,7 @@ export class LocalVrfEngine implements VrfEngine {
           ? { outputs: this.#key.evaluateMany(alphas), kept: [] }
           : evaluateKeeping(this.#key, alphas, keep);
       const chunk = outputs.map((output) => nodeLabelFromVrfOutput(output));
-      kept.forEach((k, i) => k !== undefined && this.#kept.keep(chunk[i]!, k, part[i]!));
+      kept.forEach((k, i) => k !== undefined && this.#kept.keep(chunk[i]!, k, 0, part[i]!));
       labels.push(...chunk);
       onLabels?.(start, chunk);
       onProgress?.(labels.length);
@@ -395,13 +395,17 @@ export class WorkerVrfEngine implements VrfEngine {
         // labels with kept points: the labels copied out together, so that they do not hold
         // the points' bytes once the proofs have let go of them
         const values = new Uint8Array(32 * outputs.length);
+        const first = outputs[0]!;
+        const width = first.length;
+        const whole = new Uint8Array(first.buffer, first.byteOffset, width * outputs.length);
         chunk = outputs.map((bytes, i) => {
           values.set(bytes.subarray(0, 32), 32 * i);
           const label = new NodeLabel(values.subarray(32 * i, 32 * i + 32), 256);
-          const kept = bytes.subarray(32);
           const job = jobs[start + i]!;
           // a thread that could not keep them left zeros
-          if (job.keep === true && isKept(kept)) this.#kept.keep(label, kept, job);
+          if (job.keep === true && isKept(whole, width * i + 32)) {
+            this.#kept.keep(label, whole, width * i + 32, job);
+          }
           return label;
         });
       }

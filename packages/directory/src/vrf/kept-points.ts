@@ -29,10 +29,14 @@ export interface KeptInputs {
   at: Uint8Array<ArrayBuffer>;
 }
 
-/** Points kept, with the input they were computed for. */
+/**
+ * Points kept: `KEPT_BYTES` at `at` in `bytes` (a task's whole result: no view of its own per
+ * label), with the evaluation job they were computed for.
+ */
 interface Kept {
-  kept: Uint8Array;
-  input: Pick<VrfJob, 'label' | 'freshness' | 'version'>;
+  bytes: Uint8Array;
+  at: number;
+  job: VrfJob;
 }
 
 /**
@@ -48,10 +52,12 @@ export class KeptPoints {
     return this.#byLabel.size;
   }
 
-  /** Keeps `kept`, computed by the evaluation of `job` whose output is `label`. */
-  keep(label: NodeLabel, kept: Uint8Array, job: VrfJob): void {
-    const { label: input, freshness, version } = job;
-    this.#byLabel.set(label.key, { kept, input: { label: input, freshness, version } });
+  /**
+   * Keeps the points at `at` in `bytes`, computed by the evaluation of `job`, whose output is
+   * `label`. About 300 bytes a job with the map's entry, most of it the task's result.
+   */
+  keep(label: NodeLabel, bytes: Uint8Array, at: number, job: VrfJob): void {
+    this.#byLabel.set(label.key, { bytes, at, job });
   }
 
   /** What is kept for `jobs` (by their node labels), packed for a task; undefined for none. */
@@ -61,12 +67,12 @@ export class KeptPoints {
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!;
       const found = job.nodeLabel === undefined ? undefined : this.#byLabel.get(job.nodeLabel.key);
-      if (found === undefined || !sameInput(found.input, job)) continue;
+      if (found === undefined || !sameInput(found.job, job)) continue;
       inputs ??= {
         bytes: new Uint8Array(KEPT_BYTES * jobs.length),
         at: new Uint8Array(jobs.length),
       };
-      inputs.bytes.set(found.kept, KEPT_BYTES * i);
+      inputs.bytes.set(found.bytes.subarray(found.at, found.at + KEPT_BYTES), KEPT_BYTES * i);
       inputs.at[i] = 1;
     }
     return inputs;
@@ -85,16 +91,16 @@ export class KeptPoints {
 }
 
 /** Whether `a` and `b` are the same VRF input (label, freshness, version). */
-function sameInput(a: Kept['input'], b: VrfJob): boolean {
+function sameInput(a: VrfJob, b: VrfJob): boolean {
   return a.freshness === b.freshness && a.version === b.version && bytesEqual(a.label, b.label);
 }
 
 /**
- * Whether `kept` holds points rather than the zeros of a job nothing was kept for: H's Z
- * coordinate (bytes 64-95) is never 0.
+ * Whether the `KEPT_BYTES` at `at` in `bytes` hold points rather than the zeros of a job
+ * nothing was kept for: H's Z coordinate (bytes 64-95 of them) is never 0.
  */
-export function isKept(kept: Uint8Array): boolean {
-  for (let i = 64; i < 96; i++) if (kept[i] !== 0) return true;
+export function isKept(bytes: Uint8Array, at = 0): boolean {
+  for (let i = at + 64; i < at + 96; i++) if (bytes[i] !== 0) return true;
   return false;
 }
 
