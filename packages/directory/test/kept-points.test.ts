@@ -118,6 +118,28 @@ test(
   },
 );
 
+test('engines whose backend cannot keep points keep none, and prove the same bytes', async () => {
+  const sk = crypto.getRandomValues(new Uint8Array(32));
+  const jobs = jobsOf(150);
+  const expected = portable(sk, jobs);
+  for (const engine of [
+    new LocalVrfEngine(config, sk, 'wasm'),
+    new WorkerVrfEngine(config, sk, { threads: 2, backend: 'wasm' }),
+  ]) {
+    try {
+      const labels = await engine.nodeLabels(jobs);
+      assert.equal(engine.keptPoints, 0, engine.name);
+      assert.deepEqual(
+        (await engine.proofBytes(withLabels(jobs, labels))).map(toHex),
+        expected,
+        engine.name,
+      );
+    } finally {
+      await engine.close();
+    }
+  }
+});
+
 test(
   'the idle threads prove from kept points too, and their proofs let go of them',
   { skip: (process.platform !== 'linux' && 'idle threads are niced on Linux only') || skip },
