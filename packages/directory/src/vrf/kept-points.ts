@@ -54,7 +54,7 @@ export class KeptPoints {
 
   /**
    * Keeps the points at `at` in `bytes`, computed by the evaluation of `job`, whose output is
-   * `label`. About 300 bytes a job with the map's entry, most of it the task's result.
+   * `label`. About 330 bytes a job with the map's entry, most of it the task's result.
    */
   keep(label: NodeLabel, bytes: Uint8Array, at: number, job: VrfJob): void {
     this.#byLabel.set(label.key, { bytes, at, job });
