@@ -97,25 +97,6 @@ static napi_value multiply_candidates(napi_env env, napi_callback_info info) {
 }
 
 
-/*
- * The outputs of n alphas of alpha_len bytes, eight lanes at a time (prove_x8.h's hash to
- * curve, then the points multiplied eight at a time). `points` and `pending` have room for n.
- * Returns n, or the first alpha without a point.
- */
-static size_t evaluate_x8(uint8_t *out, const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
-                          size_t n, const int8_t digits[64], uint8_t (*points)[4][32], size_t *pending) {
-  uint8_t gamma8[8][32], group[8][4][32];
-  const size_t found = encode_to_curve_x8(pk, alphas, alpha_len, n, points, pending);
-  if (found != n) return found;
-  for (size_t first = 0; first < n; first += 8) {
-    const size_t m = n - first < 8 ? n - first : 8;
-    fill_lanes(group, (const uint8_t(*)[4][32])(points + first), m);
-    x8_multiply(gamma8, (const uint8_t(*)[4][32])group, digits);
-    for (size_t k = 0; k < m; k++) vrf_proof_to_hash(out + 64 * (first + k), gamma8[k]);
-  }
-  return n;
-}
-
 /* The same one alpha at a time, with the scalar code (processors without AVX-512F). */
 static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alphas, size_t alpha_len,
                           size_t n, const int8_t digits[64]) {
@@ -131,23 +112,28 @@ static size_t evaluate_x1(uint8_t *out, const uint8_t pk[32], const uint8_t *alp
 }
 
 /*
- * As evaluate_x8, keeping for each alpha what a proof of it needs (VRF_KEPT_BYTES, prove.h):
- * Gamma = x H is multiplied, then doubled three times for the output (8 Gamma = (8x mod L) H,
- * the point evaluate_x8 encodes), both encoded with one inversion.
+ * The outputs of n alphas of alpha_len bytes, eight lanes at a time (prove_x8.h's hash to
+ * curve, then the points multiplied eight at a time), for the digits of 8x mod L; or, with
+ * `kept`, for the digits of x, keeping for each alpha what a proof of it needs
+ * (VRF_KEPT_BYTES, prove.h): Gamma = x H is multiplied, then doubled three times for the
+ * output (8 Gamma = (8x mod L) H), both encoded with one inversion. `points` and `pending`
+ * have room for n. Returns n, or the first alpha without a point.
  */
-static size_t evaluate_x8_kept(uint8_t *out, uint8_t *kept, const uint8_t pk[32],
-                               const uint8_t *alphas, size_t alpha_len, size_t n,
-                               const int8_t digits[64], uint8_t (*points)[4][32], size_t *pending) {
+static size_t evaluate_x8(uint8_t *out, uint8_t *kept, const uint8_t pk[32], const uint8_t *alphas,
+                          size_t alpha_len, size_t n, const int8_t digits[64],
+                          uint8_t (*points)[4][32], size_t *pending) {
   uint8_t gamma[8][32], gamma8[8][32], group[8][4][32];
   const size_t found = encode_to_curve_x8(pk, alphas, alpha_len, n, points, pending);
   if (found != n) return found;
   for (size_t first = 0; first < n; first += 8) {
     const size_t m = n - first < 8 ? n - first : 8;
     fill_lanes(group, (const uint8_t(*)[4][32])(points + first), m);
-    x8_multiply_and_times8(gamma, gamma8, (const uint8_t(*)[4][32])group, digits);
+    if (kept == NULL) x8_multiply(gamma8, (const uint8_t(*)[4][32])group, digits);
+    else x8_multiply_and_times8(gamma, gamma8, (const uint8_t(*)[4][32])group, digits);
     for (size_t k = 0; k < m; k++) {
       const size_t i = first + k;
       vrf_proof_to_hash(out + 64 * i, gamma8[k]);
+      if (kept == NULL) continue;
       memcpy(kept + VRF_KEPT_BYTES * i, points[i], sizeof points[i]);
       memcpy(kept + VRF_KEPT_BYTES * i + 128, gamma[k], 32);
     }
@@ -200,9 +186,7 @@ static int evaluate_batch(napi_env env, size_t *evaluated, uint8_t *out, uint8_t
       wipe_digits(digits);
       return -1;
     }
-    *evaluated = kept == NULL
-                     ? evaluate_x8(out, pk, alphas, alpha_len, n, digits, points, pending)
-                     : evaluate_x8_kept(out, kept, pk, alphas, alpha_len, n, digits, points, pending);
+    *evaluated = evaluate_x8(out, kept, pk, alphas, alpha_len, n, digits, points, pending);
     free(points);
     free(pending);
   } else {

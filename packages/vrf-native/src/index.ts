@@ -152,6 +152,18 @@ export function nativeVrfLoadError(): string | undefined {
   return loadError;
 }
 
+/**
+ * The alphas one after another, as the addon's batch calls take them, or undefined where their
+ * lengths differ (they then go one call each).
+ */
+function joinAlphas(alphas: readonly Uint8Array[]): Uint8Array | undefined {
+  const length = alphas.length === 0 ? 0 : alphas[0]!.length;
+  if (!alphas.every((a) => a.length === length)) return undefined;
+  const joined = new Uint8Array(alphas.length * length);
+  for (let i = 0; i < alphas.length; i++) joined.set(alphas[i]!, i * length);
+  return joined;
+}
+
 /** A secret key ready for native evaluation and proving. Secret: never log it. */
 export class NativeVrfKey {
   /** The public key `Y = x·B` (spec 5.2). */
@@ -192,10 +204,8 @@ export class NativeVrfKey {
    */
   proveMany(alphas: readonly Uint8Array[]): Uint8Array[] {
     const n = alphas.length;
-    const length = n === 0 ? 0 : alphas[0]!.length;
-    if (!alphas.every((a) => a.length === length)) return alphas.map((a) => this.prove(a));
-    const joined = new Uint8Array(n * length);
-    for (let i = 0; i < n; i++) joined.set(alphas[i]!, i * length);
+    const joined = joinAlphas(alphas);
+    if (joined === undefined) return alphas.map((a) => this.prove(a));
     const out = new Uint8Array(80 * n);
     if (this.#addon.proveMany(this.#secret, this.publicKey, joined, out) !== n) {
       throw new Error('encode_to_curve found no point in 256 tries');
@@ -215,12 +225,8 @@ export class NativeVrfKey {
    */
   evaluateMany(alphas: readonly Uint8Array[]): Uint8Array[] {
     const n = alphas.length;
-    const length = n === 0 ? 0 : alphas[0]!.length;
-    if (!alphas.every((a) => a.length === length)) {
-      return alphas.flatMap((alpha) => this.evaluateMany([alpha]));
-    }
-    const joined = new Uint8Array(n * length);
-    for (let i = 0; i < n; i++) joined.set(alphas[i]!, i * length);
+    const joined = joinAlphas(alphas);
+    if (joined === undefined) return alphas.flatMap((alpha) => this.evaluateMany([alpha]));
     const out = new Uint8Array(64 * n);
     if (this.#addon.evaluate(this.publicKey, this.#x8, joined, out) !== n) {
       throw new Error('encode_to_curve found no point in 256 tries');
@@ -235,13 +241,11 @@ export class NativeVrfKey {
    */
   evaluateKeeping(alphas: readonly Uint8Array[]): { outputs: Uint8Array[]; kept: Uint8Array[] } {
     const n = alphas.length;
-    const length = n === 0 ? 0 : alphas[0]!.length;
-    if (!alphas.every((a) => a.length === length)) {
+    const joined = joinAlphas(alphas);
+    if (joined === undefined) {
       const each = alphas.map((alpha) => this.evaluateKeeping([alpha]));
       return { outputs: each.map((e) => e.outputs[0]!), kept: each.map((e) => e.kept[0]!) };
     }
-    const joined = new Uint8Array(n * length);
-    for (let i = 0; i < n; i++) joined.set(alphas[i]!, i * length);
     const out = new Uint8Array(64 * n);
     const kept = new Uint8Array(VRF_KEPT_BYTES * n);
     if (this.#addon.evaluateKeeping(this.#secret, this.publicKey, joined, out, kept) !== n) {
