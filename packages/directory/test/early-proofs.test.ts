@@ -8,7 +8,7 @@ import type { Piscina } from 'piscina';
 import { AkdError, VersionFreshness, toHex, utf8, type AkdLabel } from '@akd-ts/core';
 import { MemoryDatabase, vrfProofMapKey, type Database } from '@akd-ts/storage';
 import type { Directory, VrfJob } from '@akd-ts/directory';
-import { proveWhenIdle, type IdleProofs, type TaskInputs } from '../src/vrf/idle-proofs.js';
+import { proveWhenIdle, type IdleProofs, type PreparedTask } from '../src/vrf/idle-proofs.js';
 import type { VrfTask } from '../src/vrf/vrf-worker.js';
 import type { DirectoryContext } from '../src/context.js';
 import { engineReplacing, keylessReader, openDirectory } from './support/build.js';
@@ -27,11 +27,11 @@ const alphaOf = (job: VrfJob) => {
   return alpha;
 };
 
-/** A task's inputs in these tests: the alphas of its jobs. */
-const inputsOf = (chunk: VrfJob[]): TaskInputs => {
+/** A task in these tests: the alphas of its jobs. */
+const inputsOf = (chunk: VrfJob[]): PreparedTask => {
   const alphas = new Uint8Array(32 * chunk.length);
   chunk.forEach((job, i) => alphas.set(alphaOf(job), 32 * i));
-  return { alphas, transferList: [] };
+  return { task: { op: 'proofs', alphas }, transferList: [] };
 };
 
 /**

@@ -34,7 +34,7 @@ import {
   proveWhenIdle,
   type IdleProofs,
   type IdleProofsListener,
-  type TaskInputs,
+  type PreparedTask,
 } from './idle-proofs.js';
 
 /** One VRF input: (label, freshness, version), hashed into alpha by the configuration. */
@@ -338,15 +338,15 @@ export class WorkerVrfEngine implements VrfEngine {
    * Runs `jobs` in tasks of at most `CHUNK` jobs; each job's result has the bytes
    * `resultWidth` gives its task. Two lanes per thread each prepare their next task (the
    * alphas) while the other's runs, so a worker finds its next task queued and never waits
-   * for the calling thread (`LANES_PER_THREAD`). Proofs made let go of the points their
-   * evaluations kept.
+   * for the calling thread (`LANES_PER_THREAD`); `onResults` hears each task's results and its
+   * whole result buffer. Proofs made let go of the points their evaluations kept.
    */
   private async run(
     pool: Piscina,
     op: VrfTask['op'],
     jobs: VrfJob[],
     onProgress?: (done: number) => void,
-    onResults?: (start: number, results: Uint8Array[]) => void,
+    onResults?: (start: number, results: Uint8Array[], result: Uint8Array) => void,
   ): Promise<Uint8Array[]> {
     const size = Math.min(CHUNK, Math.ceil(jobs.length / this.#threads));
     const results: Uint8Array[] = [];
@@ -366,7 +366,7 @@ export class WorkerVrfEngine implements VrfEngine {
           for (let i = 0; i < chunk.length; i++) {
             views.push((results[start + i] = result.subarray(width * i, width * (i + 1))));
           }
-          onResults?.(start, views);
+          onResults?.(start, views, result);
           onProgress?.((done += chunk.length));
         }
       } catch (error) {
@@ -386,7 +386,7 @@ export class WorkerVrfEngine implements VrfEngine {
     const pool = await this.#poolFor(jobs.length);
     if (pool === undefined) return this.#local.nodeLabels(jobs, onProgress, onLabels);
     const labels: NodeLabel[] = new Array<NodeLabel>(jobs.length);
-    await this.run(pool, 'labels', jobs, onProgress, (start, outputs) => {
+    await this.run(pool, 'labels', jobs, onProgress, (start, outputs, result) => {
       let chunk: NodeLabel[];
       if (outputs[0]?.length === 32) {
         // views of the task's result buffer, which this thread now owns: no copy per label
@@ -395,16 +395,14 @@ export class WorkerVrfEngine implements VrfEngine {
         // labels with kept points: the labels copied out together, so that they do not hold
         // the points' bytes once the proofs have let go of them
         const values = new Uint8Array(32 * outputs.length);
-        const first = outputs[0]!;
-        const width = first.length;
-        const whole = new Uint8Array(first.buffer, first.byteOffset, width * outputs.length);
+        const width = outputs[0]!.length;
         chunk = outputs.map((bytes, i) => {
           values.set(bytes.subarray(0, 32), 32 * i);
           const label = new NodeLabel(values.subarray(32 * i, 32 * i + 32), 256);
           const job = jobs[start + i]!;
           // a thread that could not keep them left zeros
-          if (job.keep === true && isKept(whole, width * i + 32)) {
-            this.#kept.keep(label, whole, width * i + 32, job);
+          if (job.keep === true && isKept(result, width * i + 32)) {
+            this.#kept.keep(label, result, width * i + 32, job);
           }
           return label;
         });
@@ -439,12 +437,7 @@ export class WorkerVrfEngine implements VrfEngine {
     return proveWhenIdle(
       pool,
       jobs,
-      (chunk) => {
-        const { task, transferList } = this.#task('proofs', chunk);
-        return task.kept === undefined
-          ? { alphas: task.alphas, transferList }
-          : { alphas: task.alphas, transferList, kept: task.kept };
-      },
+      (chunk) => this.#task('proofs', chunk),
       (start, proofs) => {
         this.#kept.drop(jobs.slice(start, start + proofs.length));
         onProofs?.(start, proofs);
@@ -457,10 +450,7 @@ export class WorkerVrfEngine implements VrfEngine {
    * that keep their points, for proofs, the points kept (kept-points.ts); with the buffers to
    * transfer.
    */
-  #task(
-    op: VrfTask['op'],
-    chunk: readonly VrfJob[],
-  ): { task: VrfTask; transferList: ArrayBuffer[] } {
+  #task(op: VrfTask['op'], chunk: readonly VrfJob[]): PreparedTask {
     const { alphas, transferList } = this.#inputs(chunk);
     const task: VrfTask = { op, alphas };
     if (op === 'labels') {
@@ -488,7 +478,7 @@ export class WorkerVrfEngine implements VrfEngine {
    * (alpha-inputs.ts: the hashing is theirs then), else their alphas; with the buffers to
    * transfer.
    */
-  #inputs(chunk: readonly VrfJob[]): TaskInputs {
+  #inputs(chunk: readonly VrfJob[]): { alphas: VrfTask['alphas']; transferList: ArrayBuffer[] } {
     if (this.#hashedByWorkers) {
       const inputs = packAlphaInputs(chunk);
       return { alphas: inputs, transferList: [inputs.bytes.buffer, inputs.ends.buffer] };

@@ -30,12 +30,10 @@ const TASK = 1024;
 /** Tasks a thread may hold posted: enough for the largest epoch's proofs (a million jobs). */
 const POSTED_PER_THREAD = 1024;
 
-/** A task's VRF inputs (`VrfTask.alphas`), with the buffers that travel with it. */
-export interface TaskInputs {
-  alphas: VrfTask['alphas'];
+/** A chunk's task, with the buffers that travel with it. */
+export interface PreparedTask {
+  task: VrfTask;
   transferList: ArrayBuffer[];
-  /** Points the jobs' evaluations kept (kept-points.ts), where any did. */
-  kept?: VrfTask['kept'];
 }
 
 /** Proving under way on idle threads. */
@@ -85,14 +83,15 @@ export async function openIdlePool(
 export type IdleProofsListener = (start: number, proofs: Uint8Array[]) => void;
 
 /**
- * Proves `jobs` on `pool` (from openIdlePool; undefined: nothing is proved), `inputs` giving
- * each task's VRF inputs; `onProofs` hears each task's proofs as it ends. A task that fails
+ * Proves `jobs` on `pool` (from openIdlePool; undefined: nothing is proved), `prepare` giving
+ * each chunk's task (`op` 'proofs'; the stop flag is set here); `onProofs` hears each task's
+ * proofs as it ends. A task that fails
  * leaves its jobs without proofs.
  */
 export function proveWhenIdle(
   pool: Promise<Piscina | undefined>,
   jobs: VrfJob[],
-  inputs: (chunk: VrfJob[]) => TaskInputs,
+  prepare: (chunk: VrfJob[]) => PreparedTask,
   onProofs?: IdleProofsListener,
 ): IdleProofs {
   const proofs = Array.from<Uint8Array | undefined>({ length: jobs.length });
@@ -102,9 +101,8 @@ export function proveWhenIdle(
   const post = async () => {
     const idle = await pool;
     for (let start = 0; idle !== undefined && start < jobs.length && !stopped; start += TASK) {
-      const { alphas, transferList, kept } = inputs(jobs.slice(start, start + TASK));
-      const task: VrfTask = { op: 'proofs', alphas, stop: stopFlag };
-      if (kept !== undefined) task.kept = kept;
+      const { task, transferList } = prepare(jobs.slice(start, start + TASK));
+      task.stop = stopFlag;
       const done = idle.run(task, { transferList }) as Promise<Uint8Array>;
       tasks.push(
         done.then(
