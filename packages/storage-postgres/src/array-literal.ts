@@ -103,3 +103,13 @@ export class ArrayLiteral {
     return this.buf.toString('latin1', 0, this.pos + 1);
   }
 }
+
+/**
+ * A bytea[] array literal of `values`, about `bytesEach` bytes each (its first capacity, 18
+ * by default: a growing literal doubles, so a guess costs little).
+ */
+export function byteaArray(values: readonly Uint8Array[], bytesEach = 18): string {
+  const literal = new ArrayLiteral(values.length * (4 + 2 * bytesEach));
+  for (const v of values) literal.bytes(v);
+  return literal.toString();
+}

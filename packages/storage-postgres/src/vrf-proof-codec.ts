@@ -13,7 +13,7 @@ import {
   type VrfProofKey,
   type VrfProofRow,
 } from '@akd-ts/storage';
-import { ArrayLiteral } from './array-literal.js';
+import { byteaArray } from './array-literal.js';
 import type { PgRow } from './client.js';
 import { addVrfProofEntriesRow, decodeValueStateRow, decodeVrfProofRow } from './codec.js';
 import type { TableNames } from './queries.js';
@@ -44,13 +44,6 @@ export function vrfProofReadChunks(picker: VrfProofPicker, size: number): VrfPro
   }
   if (chunk.keys.length > 0) out.push(chunk);
   return out;
-}
-
-/** A bytea[] array literal of `values`, about `bytesEach` bytes each (its first capacity). */
-function byteaArray(values: Uint8Array[], bytesEach: number): string {
-  const literal = new ArrayLiteral(values.length * (4 + 2 * bytesEach));
-  for (const v of values) literal.bytes(v);
-  return literal.toString();
 }
 
 /** The values of a `vrfProofRead` statement: the chunk's labels and its keys' bytes. */
