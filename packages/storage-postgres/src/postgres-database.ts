@@ -76,7 +76,7 @@ import {
   nodeColumns,
   valueStateColumns,
 } from './codec.js';
-import { ArrayLiteral } from './array-literal.js';
+import { ArrayLiteral, byteaArray } from './array-literal.js';
 import { nodeBytesAnswer, nodeBytesQueries } from './node-bytes.js';
 import {
   FENCE_SETTING,
@@ -98,7 +98,6 @@ import {
   type LayoutMigrationResult,
 } from './layout-migration.js';
 import {
-  decodeVersionRow,
   isRootKey,
   versionBytesAnswer,
   versionKey,
@@ -106,14 +105,10 @@ import {
   versionValues,
   type VersionRow,
 } from './version-codec.js';
-import {
-  VersionReads,
-  askValues,
-  refusedState,
-  versionId,
-  type VersionAsk,
-} from './version-reads.js';
+import { VersionReads, refusedState, versionId, type VersionAsk } from './version-reads.js';
 import { deleteVersions } from './version-delete.js';
+import { VersionSubtrees } from './version-subtrees.js';
+import { Coalescer } from './coalescer.js';
 import { checkOptions, type PostgresDatabaseOptions, type Settings } from './options.js';
 import { promoteStore, type PromoteOptions, type PromoteResult } from './promote.js';
 import { buildStatements, type Statements } from './queries.js';
@@ -146,12 +141,16 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-/** A bytea[] array literal of byte strings. */
-function byteaArray(values: Uint8Array[]): string {
-  const literal = new ArrayLiteral(values.length * 40);
-  for (const v of values) literal.bytes(v);
-  return literal.toString();
+/** One lookup's read of its state and stored VRF proofs (`getUserStateAndVrfProofs`). */
+interface StateProofsCall {
+  username: Uint8Array;
+  flag: ValueStateFlag;
+  /** The flag's statement parameter (`flagParam`). */
+  param: unknown[];
 }
+
+/** The most lookups whose state reads one statement joins. */
+const MAX_JOINED_STATES = 64;
 
 /** A bytea[] array literal of labels' storage keys. */
 function labelKeyArray(labels: NodeLabel[]): string {
@@ -253,6 +252,7 @@ export class PostgresDatabase implements Database, ReplicationAware {
   readonly #versions: VersionReads;
   /** The server refused the walk statement for its SQL (class 42): walks are made here. */
   #walkUnfit = false;
+  readonly #subtrees: VersionSubtrees;
 
   private constructor(connections: PgConnections, settings: Settings) {
     this.#connections = connections;
@@ -260,6 +260,12 @@ export class PostgresDatabase implements Database, ReplicationAware {
     this.#settings = settings;
     this.#sql = buildStatements(settings.schema);
     this.#versions = new VersionReads(this.#sql, settings.readChunkSize);
+    this.#subtrees = new VersionSubtrees({
+      statement: this.#sql.versionSubtrees,
+      table: this.#sql.display.nodeVersions,
+      query: (query, operation) => this.#query(query, operation),
+      versions: (asks) => this.#readVersions(asks),
+    });
     // An idle pooled connection that dies (server restart, terminated backend) is dropped by
     // the pool, which then emits 'error'; with no listener that would end the process.
     this.#pool.on('error', () => undefined);
@@ -927,10 +933,10 @@ export class PostgresDatabase implements Database, ReplicationAware {
   }
 
   /**
-   * `batchGetSubtrees` on the versions layout: from the versions `epochs` names (without
-   * them, from the versions visible at `epoch` of the records reads by label find, which are
-   * answered as such), each child by the write epoch its parent records, in one recursive
-   * statement (version-sql.ts).
+   * `batchGetSubtrees` on the versions layout: from the versions `epochs` names, joined with
+   * the walks of other lookups at `epoch` (version-subtrees.ts); without them, from the
+   * versions visible at `epoch` of the records reads by label find, which are answered as
+   * such.
    */
   async #versionSubtrees(
     labels: readonly NodeLabel[],
@@ -938,22 +944,12 @@ export class PostgresDatabase implements Database, ReplicationAware {
     epoch: bigint,
     epochs: readonly bigint[] | undefined,
   ): Promise<TreeNodeRecord[]> {
-    const out: TreeNodeRecord[] = [];
-    const answered = new Set<string>();
     const starts = new Map<string, VersionAsk>();
     const start = (label: NodeLabel, e: bigint) => {
       const key = versionKey(label);
       if (e <= MAX_STORED) starts.set(versionId(e, key), { label, key, epoch: e });
     };
-    if (epochs === undefined) {
-      const { found } = await this.#readByLabel(labels);
-      for (const record of found.values()) {
-        out.push(record);
-        answered.add(record.label.key);
-        const visible = nodeAtEpoch(record, epoch);
-        if (visible !== undefined) start(record.label, visible.lastEpoch);
-      }
-    } else {
+    if (epochs !== undefined) {
       if (epochs.length !== labels.length) {
         throw new RangeError(`${labels.length} labels but ${epochs.length} epochs`);
       }
@@ -961,47 +957,17 @@ export class PostgresDatabase implements Database, ReplicationAware {
         assertU64(epochs[i]!, 'epochs[i]');
         start(label, epochs[i]!);
       });
+      return this.#subtrees.read([...starts.values()], targets, epoch);
     }
-    const asks = [...starts.values()];
-    if (asks.length === 0) return out;
-    const versionsOf = async () => {
-      const found = await this.#readVersions(asks);
-      return asks.flatMap((a) => {
-        const n = found.get(versionId(a.epoch, a.key));
-        return n === undefined || answered.has(a.label.key)
-          ? []
-          : [{ kind: 'treeNode' as const, label: a.label, latest: n, previous: undefined }];
-      });
-    };
-    if (this.#subtreesUnfit) return [...out, ...(await versionsOf())];
-    const [epochList, keyList] = askValues(asks);
-    const values = [
-      keyList,
-      epochList,
-      byteaArray(targets.filter((t) => t.len === 256).map((t) => t.val)),
-    ];
-    let rows: PgRow[];
-    try {
-      rows = await this.#query(
-        { ...this.#sql.versionSubtrees, values },
-        `reading the subtrees below ${asks.length} tree-node versions`,
-      );
-    } catch (e) {
-      const state = refusedState(e);
-      if (state === undefined) throw e;
-      if (state === '42') this.#subtreesUnfit = true;
-      return [...out, ...(await versionsOf())];
+    const out: TreeNodeRecord[] = [];
+    const { found } = await this.#readByLabel(labels);
+    for (const record of found.values()) {
+      out.push(record);
+      const visible = nodeAtEpoch(record, epoch);
+      if (visible !== undefined) start(record.label, visible.lastEpoch);
     }
-    const seen = new Set<string>();
-    for (const row of rows) {
-      const node = decodeVersionRow(row, this.#sql.display.nodeVersions);
-      const id = versionId(node.lastEpoch, row.label as Uint8Array);
-      // a damaged store's links may reach a version twice: each is answered once
-      if (seen.has(id) || answered.has(node.label.key)) continue;
-      seen.add(id);
-      out.push({ kind: 'treeNode', label: node.label, latest: node, previous: undefined });
-    }
-    return out;
+    const below = await this.#subtrees.read([...starts.values()], targets, epoch, false);
+    return [...out, ...below.filter((r) => !found.has(r.label.key))];
   }
 
   /** The records of `labels` alone, for `batchGetSubtrees` on a server that cannot walk. */
@@ -1077,14 +1043,41 @@ export class PostgresDatabase implements Database, ReplicationAware {
     const what = `value state (${flag.kind}) of user ${hex(username)}`;
     if (param === null) throw notFound(what);
     if (await this.#olderVrfProofs()) return stateThenVrfProofs(this, username, flag, keys);
-    const rows = await this.#query(
-      { ...this.#sql.userStateProofs[flag.kind], values: [username, ...param] },
-      'reading a user state and its VRF proofs',
-    );
+    const group = `${flag.kind}:${param.join()}`;
+    const rows = await this.#stateProofs.call(group, { username, flag, param });
     const answer = userStateProofsAnswer(rows, username, keys, this.#sql.display);
     if (answer === undefined) throw notFound(what);
     return answer;
   }
+
+  /**
+   * The rows of `userStateProofs` for each call, where the calls share a flag and its
+   * parameter: concurrent lookups' reads in one statement (coalescer.ts).
+   */
+  async #stateProofsRows(calls: readonly StateProofsCall[]): Promise<PgRow[][]> {
+    const operation = 'reading a user state and its VRF proofs';
+    const [first] = calls;
+    if (first === undefined) return [];
+    const { flag, param } = first;
+    if (calls.length === 1) {
+      const query = { ...this.#sql.userStateProofs[flag.kind], values: [first.username, ...param] };
+      return [await this.#query(query, operation)];
+    }
+    const values = [byteaArray(calls.map((c) => c.username)), ...param];
+    const rows = await this.#query(
+      { ...this.#sql.userStatesProofs[flag.kind], values },
+      `${operation} (${calls.length} users)`,
+    );
+    const out = calls.map((): PgRow[] => []);
+    for (const row of rows) out[Number(row.i) - 1]?.push(row);
+    return out;
+  }
+
+  readonly #stateProofs = new Coalescer<StateProofsCall, PgRow[]>(
+    (calls) => this.#stateProofsRows(calls),
+    () => 1,
+    MAX_JOINED_STATES,
+  );
 
   /**
    * Whether the older layout's `vrf_proofs` had a row when first asked. No code writes it any

@@ -156,6 +156,8 @@ export interface Statements {
   userStates: Record<FlagKind, PgQuery>;
   /** A state with its label's rows of stored VRF proofs (`getUserStateAndVrfProofs`). */
   userStateProofs: Record<FlagKind, PgQuery>;
+  /** `userStateProofs` of several labels in one statement, rows tagged by label (`i`). */
+  userStatesProofs: Record<FlagKind, PgQuery>;
   /** Whether the older layout's table of stored VRF proofs has a row. */
   olderVrfProofs: PgQuery;
   settingGet: PgQuery;
@@ -335,6 +337,22 @@ export function buildStatements(schema: string): Statements {
           `ORDER BY ${order} LIMIT 1) s UNION ALL ` +
           `SELECT 1, label, NULL, NULL, NULL, NULL, NULL, seq, entries ` +
           `FROM ${tables.vrfProofRows} WHERE label = $1 ORDER BY src, seq`,
+      };
+    }),
+    // `userStateProofs` of several labels `$1` at once (concurrent lookups' reads joined,
+    // coalescer.ts), each label's rows tagged with its place `i` in `$1`, from 1
+    userStatesProofs: per((kind) => {
+      const { where, order } = flagFilter(kind, 'v.');
+      const labels = `unnest($1::bytea[]) WITH ORDINALITY AS u(label, i)`;
+      return {
+        name: name(`user_states_proofs_${kind}`),
+        text:
+          `SELECT u.i, 0 AS src, s.*, NULL::int8 AS seq, NULL::bytea AS entries FROM ${labels} ` +
+          `CROSS JOIN LATERAL (SELECT ${vStateCols} FROM ${tables.valueStates} v ` +
+          `WHERE v.username = u.label${where} ORDER BY ${order} LIMIT 1) s UNION ALL ` +
+          `SELECT u.i, 1, r.label, NULL, NULL, NULL, NULL, NULL, r.seq, r.entries FROM ${labels} ` +
+          `CROSS JOIN LATERAL (SELECT r.label, r.seq, r.entries FROM ${tables.vrfProofRows} r ` +
+          `WHERE r.label = u.label ORDER BY r.seq OFFSET 0) r ORDER BY 1, 2, seq`,
       };
     }),
     olderVrfProofs: {

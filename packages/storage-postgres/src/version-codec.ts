@@ -245,34 +245,82 @@ function view(bytes: Uint8Array): Uint8Array {
 }
 
 /**
+ * The version stored under `epoch` and `key` with `data`: the checks of a row, whatever way
+ * it came (a row, or joined with others).
+ * @throws AkdError `STORAGE_CORRUPT` naming the table, the key and the field
+ */
+function decodeStored(
+  epoch: bigint | undefined,
+  key: unknown,
+  data: unknown,
+  table: string,
+  shownEpoch: unknown,
+): TreeNode {
+  const fail = (column: string, problem: string): never => {
+    const shownKey = key instanceof Uint8Array ? hex(key) : String(key);
+    throw new AkdError(
+      'STORAGE_CORRUPT',
+      `corrupt row in ${table}, key epoch ${String(shownEpoch)} label ${shownKey}: ${column} ${problem}`,
+      { field: `${table}.${column}` },
+    );
+  };
+  if (epoch === undefined || epoch > MAX_STORED) return fail('epoch', 'is not an epoch');
+  if (!(key instanceof Uint8Array)) return fail('label', 'is not bytea');
+  if (!(data instanceof Uint8Array)) return fail('data', 'is not bytea');
+  let column = 'label';
+  try {
+    const l = decodeKey(view(key));
+    column = 'data';
+    return decodeVersion(l, epoch, view(data));
+  } catch (err) {
+    if (!(err instanceof Malformed)) throw err;
+    return fail(column, err.message);
+  }
+}
+
+/**
  * A `node_versions` row (`epoch`, `label`, `data`) as a node version.
  * @throws AkdError `STORAGE_CORRUPT` naming the table, the key and the column
  */
 export function decodeVersionRow(row: PgRow, table: string): TreeNode {
   const { epoch, label, data } = row;
-  const keyText = () =>
-    `epoch ${String(epoch)} label ${label instanceof Uint8Array ? hex(label) : String(label)}`;
-  const fail = (column: string, problem: string): never => {
-    throw new AkdError(
-      'STORAGE_CORRUPT',
-      `corrupt row in ${table}, key ${keyText()}: ${column} ${problem}`,
-      { field: `${table}.${column}` },
-    );
-  };
-  let e: bigint | undefined;
-  if (typeof epoch === 'string' && /^\d{1,19}$/.test(epoch)) e = BigInt(epoch);
-  if (e === undefined || e > MAX_STORED) return fail('epoch', 'is not an epoch');
-  if (!(label instanceof Uint8Array)) return fail('label', 'is not bytea');
-  if (!(data instanceof Uint8Array)) return fail('data', 'is not bytea');
-  let column = 'label';
-  try {
-    const l = decodeKey(view(label));
-    column = 'data';
-    return decodeVersion(l, e, view(data));
-  } catch (err) {
-    if (!(err instanceof Malformed)) throw err;
-    return fail(column, err.message);
+  const e = typeof epoch === 'string' && /^\d{1,19}$/.test(epoch) ? BigInt(epoch) : undefined;
+  return decodeStored(e, label, data, table, epoch);
+}
+
+/**
+ * The versions joined in one value by version-sql.ts `versionSubtreesSql`, each with its key,
+ * in the value's order; none for NULL (no version found).
+ * @throws AkdError `STORAGE_CORRUPT` for a value that does not frame, or a version that does
+ * not decode (as `decodeVersionRow` names it)
+ */
+export function decodeJoinedVersions(
+  joined: unknown,
+  table: string,
+): { key: Uint8Array; node: TreeNode }[] {
+  if (joined === null || joined === undefined) return [];
+  const bad = (what: string) =>
+    new AkdError('STORAGE_CORRUPT', `reading ${table} joined: ${what}`, { field: table });
+  if (!(joined instanceof Uint8Array)) throw bad('the joined versions are not bytea');
+  const bytes = view(joined);
+  const at = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: { key: Uint8Array; node: TreeNode }[] = [];
+  let i = 0;
+  // one length's end past the value, for the frame's checks
+  const end = (from: number) => (from + 4 > bytes.length ? -1 : from + 4 + at.getUint32(from));
+  while (i < bytes.length) {
+    const keyEnd = i + 8 > bytes.length ? -1 : end(i + 8);
+    const dataEnd = keyEnd < 0 || keyEnd > bytes.length ? -1 : end(keyEnd);
+    if (dataEnd < 0 || dataEnd > bytes.length) throw bad(`the version at byte ${i} does not frame`);
+    const epoch = at.getBigUint64(i);
+    const key = bytes.subarray(i + 12, keyEnd);
+    out.push({
+      key,
+      node: decodeStored(epoch, key, bytes.subarray(keyEnd + 4, dataEnd), table, epoch),
+    });
+    i = dataEnd;
   }
+  return out;
 }
 
 /** A node version as a row: its write epoch, key and data. */

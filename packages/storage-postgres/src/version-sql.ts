@@ -155,6 +155,11 @@ export function versionBytesSql(table: string): string {
  * each one that is not a leaf and whose label prefixes one of the 32-byte targets `$3`, both
  * children, each by the write epoch its parent's blob records. The depth column stops a walk
  * on links that loop, which no tree has.
+ *
+ * The versions come back joined in one value (`recs`), for each version
+ * `be64(epoch) || be32(length) || key || be32(length) || data` (version-codec.ts
+ * `decodeJoinedVersions`): a lookup's walk returns about ten versions, and as rows each of
+ * their three fields cost the driver a parse of its own, more than the statement's round trip.
  */
 export function versionSubtreesSql(table: string): string {
   return (
@@ -168,7 +173,8 @@ export function versionSubtreesSql(table: string): string {
     children('w.data', 'p') +
     `JOIN ${table} v ON v.epoch = c.epoch AND v.label = c.label ` +
     `WHERE w.depth < 257 AND (p1.head >> 2) <> ${LEAF} AND ${prefixesATarget('w.label', '$3')}` +
-    `) SELECT epoch, label, data FROM w`
+    `) SELECT string_agg(int8send(epoch) || int4send(length(label)) || label || ` +
+    `int4send(length(data)) || data, ''::bytea) AS recs FROM w`
   );
 }
 

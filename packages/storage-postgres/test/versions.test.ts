@@ -33,8 +33,14 @@ import { Directory, InMemoryVrfKeyStore } from '@akd-ts/directory';
 import pg from 'pg';
 import { PostgresDatabase } from '@akd-ts/storage-postgres';
 import { testLabel, testNode } from '@akd-ts/storage/conformance';
-import { decodeVersionRow, versionData, versionKey } from '../src/version-codec.js';
+import {
+  decodeJoinedVersions,
+  decodeVersionRow,
+  versionData,
+  versionKey,
+} from '../src/version-codec.js';
 import { POSTGRES_URL, SKIP, SchemaJanitor, openDb, sql } from './support/postgres.js';
+import { TrackingPool } from './support/tracking-pool.js';
 
 const schemas = new SchemaJanitor();
 after(() => schemas.dropAll());
@@ -137,6 +143,48 @@ test('a version row round-trips every field, odd labels and child epochs include
         e instanceof AkdError && e.code === 'STORAGE_CORRUPT' && /node_versions/.test(e.message),
     );
   }
+});
+
+test('versions joined in one value decode as their rows do; a value that does not frame is corrupt', () => {
+  const nodes = [
+    node(NodeLabel.root(), 3n, { nodeType: NodeType.Root }),
+    node(bits(0xab, 256), MAX, { minDescendantEpoch: 0n }),
+  ];
+  const frame = (epoch: bigint, key: Uint8Array, data: Uint8Array) => {
+    const out = new Uint8Array(16 + key.length + data.length);
+    const view = new DataView(out.buffer);
+    view.setBigUint64(0, epoch);
+    view.setUint32(8, key.length);
+    out.set(key, 12);
+    view.setUint32(12 + key.length, data.length);
+    out.set(data, 16 + key.length);
+    return out;
+  };
+  const frames = nodes.map((n) => frame(n.lastEpoch, versionKey(n.label), versionData(n)));
+  const joined = Buffer.concat(frames);
+  assert.deepEqual(
+    decodeJoinedVersions(joined, 't').map((v) => v.node),
+    nodes,
+  );
+  assert.deepEqual(decodeJoinedVersions(joined, 't')[1]!.key, versionKey(nodes[1]!.label));
+  assert.deepEqual(decodeJoinedVersions(null, 't'), []);
+  const corrupt = (what: RegExp) => (e: unknown) =>
+    e instanceof AkdError && e.code === 'STORAGE_CORRUPT' && what.test(e.message);
+  assert.throws(() => decodeJoinedVersions('\\x00', 't'), corrupt(/not bytea/));
+  // cut anywhere inside the second version: it does not frame
+  for (const cut of [1, 7, 9, 14, 20, frames[1]!.length - 1]) {
+    const short = joined.subarray(0, frames[0]!.length + cut);
+    assert.throws(() => decodeJoinedVersions(short, 't'), corrupt(/at byte \d+ does not frame/));
+  }
+  // a length past the end
+  const long = Buffer.from(joined);
+  new DataView(long.buffer, long.byteOffset).setUint32(8, 1000);
+  assert.throws(() => decodeJoinedVersions(long, 't'), corrupt(/does not frame/));
+  // an epoch past 2^63 - 1, and a blob that does not decode, name the version
+  const past = frame(1n << 63n, versionKey(NodeLabel.root()), versionData(nodes[0]!));
+  assert.throws(() => decodeJoinedVersions(past, 'akd.v'), corrupt(/akd\.v.*epoch/));
+  const blob = frame(2n, versionKey(NodeLabel.root()), new Uint8Array([4 << 2]));
+  assert.throws(() => decodeJoinedVersions(blob, 'akd.v'), corrupt(/key epoch 2 label 0000: data/));
 });
 
 /**
@@ -506,6 +554,86 @@ test('corrupt version rows are STORAGE_CORRUPT on every read', pgTest, async () 
   }
 });
 
+test(
+  'reads made at once share a statement: walks at one epoch, states of one flag',
+  pgTest,
+  async () => {
+    const schema = schemas.fresh('vj');
+    const plain = await openDb(schema, { nodeLayout: 'versions' });
+    const { leaf, inner } = await smallTree(plain);
+    const pool = new TrackingPool({ connectionString: POSTGRES_URL!, max: 4 });
+    const db = await PostgresDatabase.fromConnections({ pool }, { schema });
+    const statements = async (read: () => Promise<unknown>) => {
+      const from = pool.log.length;
+      await read();
+      return pool.log.slice(from).map((l) => l.statement);
+    };
+    try {
+      const root = NodeLabel.root();
+      const walks = () =>
+        Promise.all([
+          db.batchGetSubtrees([root], [leaf], 2n, [2n]),
+          db.batchGetSubtrees([inner], [leaf], 2n, [2n]),
+          db.batchGetSubtrees([root], [bits(0xff, 256)], 2n, [2n]),
+        ]);
+      assert.equal((await statements(walks)).length, 1);
+      const [fromRoot, fromInner, other] = await walks();
+      const alone = await plain.batchGetSubtrees([inner], [leaf], 2n, [2n]);
+      assert.deepEqual(fromInner, alone, 'a walk joined with others answers as alone');
+      assert.ok(fromRoot.length > fromInner.length && other.length > 0);
+      // another epoch's walk goes in a statement of its own
+      const epochs = () =>
+        Promise.all([
+          db.batchGetSubtrees([root], [leaf], 2n, [2n]),
+          db.batchGetSubtrees([root], [leaf], 1n, [1n]),
+        ]);
+      assert.equal((await statements(epochs)).length, 2);
+
+      const u = (name: string) => new TextEncoder().encode(name);
+      for (const [i, name] of ['ann', 'bo', 'cy'].entries()) {
+        await plain.set({
+          kind: 'valueState',
+          username: u(name),
+          epoch: 2n,
+          version: 1n,
+          label: bits(i, 256),
+          value: u(name),
+        });
+        await plain.setVrfProofs([
+          { label: u(name), freshness: 1, version: 1n, proof: new Uint8Array(80).fill(i) },
+        ]);
+      }
+      const keys = (s: { username: Uint8Array; version: bigint }) => [
+        { label: s.username, freshness: 1 as const, version: s.version },
+      ];
+      const leq = { kind: 'leqEpoch', epoch: 2n } as const;
+      const states = () =>
+        Promise.all(['ann', 'bo', 'cy'].map((n) => db.getUserStateAndVrfProofs(u(n), leq, keys)));
+      // the first read asks whether older tables hold proofs; then one statement for the three
+      await states();
+      assert.equal((await statements(states)).length, 1);
+      const answers = await states();
+      for (const [i, a] of answers.entries()) {
+        assert.equal(a.state.label.val[0], i);
+        assert.deepEqual(
+          a.proofs.map((p) => p.proof[0]),
+          [i],
+        );
+      }
+      // another flag parameter is another statement
+      const two = () =>
+        Promise.all([
+          db.getUserStateAndVrfProofs(u('ann'), leq, keys),
+          db.getUserStateAndVrfProofs(u('bo'), { kind: 'leqEpoch', epoch: 3n }, keys),
+        ]);
+      assert.equal((await statements(two)).length, 2);
+    } finally {
+      await db.close();
+      await plain.close();
+    }
+  },
+);
+
 /** A pool whose statements named with one of `refuse` fail as on a server without a function. */
 class RefusingPool extends pg.Pool {
   constructor(
@@ -571,6 +699,15 @@ test('a server without the statements of versions is read a level at a time', pg
       const got = await db.batchGetNodes(labels);
       const want = await plain.batchGetNodes(labels);
       assert.deepEqual(got, want);
+      // reads at once (first refused joined, then not asked): each gets its own start versions
+      const together = await Promise.all([
+        db.batchGetSubtrees([NodeLabel.root()], [leaf], 2n, [2n]),
+        db.batchGetSubtrees([inner], [leaf], 2n, [2n]),
+      ]);
+      assert.deepEqual(
+        together.map((rs) => rs.map((r) => r.label.key)),
+        [[NodeLabel.root().key], [inner.key]],
+      );
       const subtrees = await db.batchGetSubtrees([NodeLabel.root()], [leaf], 2n, [2n]);
       assert.deepEqual(
         subtrees.map((r) => r.label.key),

@@ -322,6 +322,25 @@ export function runVersionedNodeConformance(
         check(await db.batchGetSubtrees([ROOT], [A], 1n, [1n]), [v.R1, v.A1, v.B1], 'epoch 1');
         // from a node deeper down, by the version its parent records
         check(await db.batchGetSubtrees([I], [C], 3n, [2n]), [v.I2, v.A1, v.C2], 'from I');
+        // at once (a driver may join reads at one epoch): each holds what it holds alone, and
+        // nothing its walk from the root at its epoch would not reach
+        const within = (got: TreeNodeRecord[], walk: TreeNode[], what: string) => {
+          const names = new Set(walk.map((n) => `${n.label}@${n.lastEpoch}`));
+          for (const r of got) {
+            assert.ok(names.has(`${r.label}@${r.latest.lastEpoch}`), `${what}: ${r.label}`);
+          }
+        };
+        const [fromI, toB, early] = await Promise.all([
+          db.batchGetSubtrees([I], [C], 3n, [2n]),
+          db.batchGetSubtrees([ROOT], [B], 3n, [3n]),
+          db.batchGetSubtrees([ROOT], [A], 1n, [1n]),
+        ]);
+        check(fromI, [v.I2, v.A1, v.C2], 'from I, at once');
+        within(fromI, [v.R3, v.I2, v.B3, v.A1, v.C2], 'from I, at once');
+        check(toB, [v.R3, v.I2, v.B3], 'toward B, at once');
+        within(toB, [v.R3, v.I2, v.B3], 'toward B, at once');
+        check(early, [v.R1, v.A1, v.B1], 'epoch 1, at once');
+        within(early, [v.R1, v.A1, v.B1], 'epoch 1, at once');
       }),
     );
   });

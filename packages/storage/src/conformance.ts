@@ -857,6 +857,36 @@ export function runDatabaseConformance(name: string, makeFreshDb: () => Promise<
         const other = (s: ValueStateRecord): VrfProofKey[] => [
           { label: u('fay'), freshness: 1, version: s.version },
         ];
+        // reads at once (a driver may join them): each answered as alone, a failure its own
+        if (db.getUserStateAndVrfProofs !== undefined) {
+          const max = { kind: 'maxEpoch' } as const;
+          const alone = [
+            await db.getUserStateAndVrfProofs(u('erin'), max, keys),
+            await db.getUserStateAndVrfProofs(u('fay'), max, keys),
+          ];
+          const together = await Promise.allSettled([
+            db.getUserStateAndVrfProofs(u('fay'), max, keys),
+            db.getUserStateAndVrfProofs(u('gus'), max, keys),
+            db.getUserStateAndVrfProofs(u('erin'), max, other),
+            db.getUserStateAndVrfProofs(u('erin'), max, keys),
+            db.getUserStateAndVrfProofs(u('fay'), max, keys),
+          ]);
+          const [fay, gus, wrong, erin, fayAgain] = together;
+          const value = (r: PromiseSettledResult<unknown>) => {
+            assert.equal(r.status, 'fulfilled');
+            return (r as PromiseFulfilledResult<unknown>).value;
+          };
+          assert.deepEqual(value(erin), alone[0]);
+          assert.deepEqual(value(fay), alone[1]);
+          assert.deepEqual(value(fayAgain), alone[1]);
+          assert.equal(gus.status, 'rejected');
+          assert.equal(
+            ((gus as PromiseRejectedResult).reason as AkdError).code,
+            'STORAGE_NOT_FOUND',
+          );
+          assert.equal(wrong.status, 'rejected');
+          assert.ok((wrong as PromiseRejectedResult).reason instanceof RangeError);
+        }
         await assert.rejects(
           new StorageManager(db).getUserStateAndVrfProofs(u('erin'), { kind: 'maxEpoch' }, other),
           RangeError,
