@@ -223,6 +223,36 @@ test('a driver answering too little or too much costs reads, never another walk'
   }
 });
 
+test('the walk takes what a subtree read answers from the answer, not again from the cache', async () => {
+  const elements = randomLeaves(200, 31);
+  const reference = new MemoryDatabase();
+  const azks = await growTree(new StorageManager(reference), [elements]);
+  const targets = [elements[17]!.label, elements[90]!.label];
+  const expected = await preloadOf(reference, azks, targets, 1n);
+  // starts only: the walk goes on below each read's answer, a read per level
+  const db = new ScriptedSubtrees((starts) => starts);
+  await db.batchSet(reference.allRecords());
+  const storage = new StorageManager(db);
+  const read = new Set<string>();
+  const peekedAfterRead: string[] = [];
+  const readSubtrees = storage.readSubtrees.bind(storage);
+  storage.readSubtrees = async (...args) => {
+    const found = await readSubtrees(...args);
+    for (const r of found) read.add(r.label.key);
+    return found;
+  };
+  const peekNodes = storage.peekNodes.bind(storage);
+  storage.peekNodes = (labels) => {
+    for (const l of labels) if (read.has(l.key)) peekedAfterRead.push(l.key);
+    return peekNodes(labels);
+  };
+  const visited: VisitedNodes = new Map();
+  await azks.preloadFor(storage, targets, 1n, { levels: undefined, maxBatchSize: 1000, visited });
+  assert.deepEqual([...visited.keys()].sort(), expected.labels);
+  assert.ok(read.size > 2, 'the walk read subtrees');
+  assert.deepEqual(peekedAfterRead, []);
+});
+
 test('a transaction and a store without subtree reads say so', async () => {
   const storage = new StorageManager(new MemoryDatabase());
   assert.equal(storage.readsSubtrees(), false);

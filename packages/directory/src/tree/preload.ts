@@ -261,17 +261,22 @@ async function walkSubtrees(w: Walk, root: NodeLabel, targets: NodeLabel[]): Pro
         if (w.stats !== undefined && depth + 1 > w.stats.levels) w.stats.levels = depth + 1;
         if (!(first && counted)) count += labels.length;
         first = false;
-        const cached = w.reader.peekNodes(labels);
+        // what was just read is fresher than the cache, which may hold a stale record; the
+        // cache is asked only for the rest (a compact cache decodes every record it answers)
+        const got = labels.map((l) => fetched.get(l.key));
+        const cached = w.reader.peekNodes(
+          fetched.size === 0 ? labels : labels.filter((_, i) => got[i] === undefined),
+        );
         const next: NodeLabel[] = [];
         const lacking: NodeLabel[] = [];
+        let c = 0;
         for (let i = 0; i < labels.length; i++) {
-          // what was just read is fresher than the cache, which may hold a stale record
-          const got = fetched.get(labels[i]!.key);
-          if (got !== undefined && stale(w, got)) {
-            throw notAtRecordedEpoch(labels[i]!, w.epoch, w.recorded.get(got.label.key)!, got);
+          const read = got[i];
+          if (read !== undefined && stale(w, read)) {
+            throw notAtRecordedEpoch(labels[i]!, w.epoch, w.recorded.get(read.label.key)!, read);
           }
-          const record =
-            got ?? (cached[i] !== undefined && !stale(w, cached[i]!) ? cached[i] : undefined);
+          const peeked = read === undefined ? cached[c++] : undefined;
+          const record = read ?? (peeked !== undefined && !stale(w, peeked) ? peeked : undefined);
           if (record !== undefined) visit(w, record, next);
           else lacking.push(labels[i]!);
         }
