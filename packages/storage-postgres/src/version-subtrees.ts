@@ -4,8 +4,9 @@
  * (version-sql.ts `versionSubtreesSql`). The walks of concurrent lookups at the same epoch
  * share one statement (coalescer.ts): their starts and targets are joined, and each walk is
  * answered what a statement of its own would have read, its walk made again over the joined
- * answer (`ownWalk`). Only walks at one epoch join: a walk's rows are the versions visible at
- * its epoch, which another epoch's walk must not be given.
+ * answer (`ownWalk`), so that no walk is given a version of another's tree. Walks join by
+ * epoch: the walks of one epoch share their upper nodes, those of two (a reader across a
+ * publish) share fewer, and a statement's work grows with its targets.
  */
 
 import { LEAF_LEN, type NodeLabel } from '@akd-ts/core';
