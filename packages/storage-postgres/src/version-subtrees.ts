@@ -89,11 +89,6 @@ export class VersionSubtrees {
 
   constructor(private readonly s: SubtreeStatements) {}
 
-  /** Whether the server cannot run the statement: the driver reads start versions alone. */
-  get unfit(): boolean {
-    return this.#unfit;
-  }
-
   /**
    * The records of the versions `asks` names and of the versions below them toward `targets`
    * at `epoch`. Without `join`, one statement of this walk alone (a walk that began with
