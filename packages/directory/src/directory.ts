@@ -389,8 +389,7 @@ export class Directory extends ReadOnlyDirectory {
       });
       for (let i = 0; i < jobs.length; i++) if (!elements.has(i)) element(i, labels[i]!);
     } catch (e) {
-      await early?.stop();
-      this.ctx.vrf.forgetKept?.();
+      await this.endEpochProofs(early);
       throw e;
     }
     const states: ValueStateRecord[] = fresh.map(({ update, version, job }) => ({
@@ -500,8 +499,7 @@ export class Directory extends ReadOnlyDirectory {
       return { epochHash: { epoch, hash }, storeProofs };
     } catch (e) {
       if (!tx.ended) await tx.rollback();
-      await early?.stop();
-      this.ctx.vrf.forgetKept?.();
+      await this.endEpochProofs(early);
       throw e;
     }
   }
@@ -532,6 +530,15 @@ export class Directory extends ReadOnlyDirectory {
   }
 
   /**
+   * Ends the proving of an epoch's proofs, stored or given up: the idle threads' early proofs
+   * stop, and the engine lets go of the points its evaluations kept toward them.
+   */
+  private async endEpochProofs(early: EarlyProofs | undefined): Promise<void> {
+    await early?.stop();
+    this.ctx.vrf.forgetKept?.();
+  }
+
+  /**
    * Stores the proofs of `epoch`, which this writer just committed, unless it lost the lock
    * meanwhile: the mark must not move behind what a writer after it stored (that writer
    * catches up what this one owes).
@@ -550,8 +557,7 @@ export class Directory extends ReadOnlyDirectory {
       await proveEpoch(this.ctx, epoch, states, mayWrite, { early });
     } finally {
       // a plan that failed leaves them proving an epoch nobody stores
-      await early?.stop();
-      this.ctx.vrf.forgetKept?.();
+      await this.endEpochProofs(early);
     }
   }
 
